@@ -1,0 +1,114 @@
+//! Atomic replacement: write a temp file in the same folder, fsync, rename.
+//!
+//! Readers see either the old file or the new one, never a mix; a crash or
+//! Ctrl+C before the rename leaves the old file untouched, and the temp file
+//! is removed when the writer is dropped without committing.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Replace `path` with `bytes` atomically, creating parent folders.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = AtomicFile::create(path)?;
+    file.write_all(bytes)?;
+    file.commit()
+}
+
+/// A file being written next to its destination; [`AtomicFile::commit`]
+/// publishes it, dropping it discards it.
+pub struct AtomicFile {
+    temp: Option<PathBuf>,
+    file: Option<io::BufWriter<File>>,
+    dest: PathBuf,
+}
+
+impl AtomicFile {
+    pub fn create(dest: &Path) -> io::Result<Self> {
+        let dir = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        fs::create_dir_all(&dir)?;
+        let name = dest
+            .file_name()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "destination has no file name"))?
+            .to_string_lossy();
+        // Unique per process and call, so concurrent writers never share a temp file.
+        let unique = format!(
+            ".{name}.{}.{}.tmp",
+            std::process::id(),
+            COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let temp = dir.join(unique);
+        let file = fs::OpenOptions::new().write(true).create_new(true).open(&temp)?;
+        Ok(Self { temp: Some(temp), file: Some(io::BufWriter::new(file)), dest: dest.to_path_buf() })
+    }
+
+    /// Flush, fsync and rename over the destination.
+    pub fn commit(mut self) -> io::Result<()> {
+        let file = self.file.take().expect("commit is called once");
+        let file = file.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        drop(file);
+        let temp = self.temp.take().expect("commit is called once");
+        fs::rename(&temp, &self.dest).inspect_err(|_| {
+            let _ = fs::remove_file(&temp);
+        })?;
+        // Make the rename itself durable where the platform allows it.
+        if let Some(dir) = self.dest.parent() {
+            if let Ok(d) = File::open(if dir.as_os_str().is_empty() { Path::new(".") } else { dir }) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    }
+}
+
+static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.as_mut().expect("not committed").write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.as_mut().expect("not committed").flush()
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if let Some(temp) = self.temp.take() {
+            drop(self.file.take());
+            let _ = fs::remove_file(temp);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn dropped_writer_keeps_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.json");
+        write_atomic(&p, b"old").unwrap();
+        {
+            let mut f = AtomicFile::create(&p).unwrap();
+            f.write_all(b"half").unwrap();
+        }
+        assert_eq!(fs::read(&p).unwrap(), b"old");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}

@@ -1,0 +1,93 @@
+//! Reading JSON, JSONL and YAML files as records, tolerating bad rows.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Json,
+    Jsonl,
+    Yaml,
+}
+
+impl Format {
+    /// The format a file name implies, if any.
+    pub fn from_path(path: &Path) -> Option<Self> {
+        match path.extension()?.to_str()? {
+            "json" => Some(Self::Json),
+            "jsonl" | "ndjson" => Some(Self::Jsonl),
+            "yaml" | "yml" => Some(Self::Yaml),
+            _ => None,
+        }
+    }
+}
+
+/// A JSONL row that was skipped, with its 1-based line number and why.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BadRow {
+    pub line: usize,
+    pub reason: String,
+}
+
+/// What [`read_records`] found: the value (an array for JSONL) and skipped rows.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Records {
+    pub value: Value,
+    pub bad_rows: Vec<BadRow>,
+}
+
+/// Parse `text` in `format`. For JSONL each non-blank line is a row; rows
+/// that fail to parse or that `check` rejects are collected in `bad_rows`
+/// instead of failing the read. JSON and YAML documents are all-or-nothing.
+pub fn read_records(
+    text: &str,
+    format: Format,
+    check: &dyn Fn(&Value) -> Result<(), String>,
+) -> Result<Records, String> {
+    match format {
+        Format::Json => serde_json::from_str(text)
+            .map(|value| Records { value, bad_rows: vec![] })
+            .map_err(|e| format!("invalid JSON at line {} column {}: {e}", e.line(), e.column())),
+        Format::Yaml => serde_yaml::from_str(text)
+            .map(|value| Records { value, bad_rows: vec![] })
+            .map_err(|e| match e.location() {
+                Some(l) => format!("invalid YAML at line {} column {}: {e}", l.line(), l.column()),
+                None => format!("invalid YAML: {e}"),
+            }),
+        Format::Jsonl => {
+            let mut rows = Vec::new();
+            let mut bad_rows = Vec::new();
+            for (i, line) in text.lines().enumerate() {
+                let line = line.trim_start_matches('\u{feff}').trim();
+                if line.is_empty() {
+                    continue;
+                }
+                let parsed = serde_json::from_str::<Value>(line)
+                    .map_err(|e| e.to_string())
+                    .and_then(|v| check(&v).map(|()| v));
+                match parsed {
+                    Ok(v) => rows.push(v),
+                    Err(reason) => bad_rows.push(BadRow { line: i + 1, reason }),
+                }
+            }
+            Ok(Records { value: Value::Array(rows), bad_rows })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jsonl_skips_bad_rows_with_line_numbers() {
+        let text = "{\"a\":1}\nnot json\n\n{\"b\":2}\n[1]\n";
+        let only_objects = |v: &Value| if v.is_object() { Ok(()) } else { Err("not an object".into()) };
+        let r = read_records(text, Format::Jsonl, &only_objects).unwrap();
+        assert_eq!(r.value.as_array().unwrap().len(), 2);
+        let lines: Vec<_> = r.bad_rows.iter().map(|b| b.line).collect();
+        assert_eq!(lines, vec![2, 5]);
+    }
+}

@@ -1,0 +1,93 @@
+//! LLM providers behind one interface.
+//!
+//! An `llm` stage renders its prompt, asks a [`Provider`] for a JSON value,
+//! and gates it with the stage's output schema (the repair loop lives in the
+//! stage, see `stages::llm`). Providers own the wire format, authentication,
+//! timeouts and retries; none of them ever prints or logs a key.
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Which model class a stage asks for; each provider maps it to a model name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    Fast,
+    #[default]
+    Default,
+}
+
+/// One structured-output call, already rendered.
+#[derive(Debug, Clone)]
+pub struct LlmRequest {
+    /// The stage asking, for messages and the run report.
+    pub stage: String,
+    /// Instructions (the template's `system` block).
+    pub system: Option<String>,
+    /// A large block that stays the same across calls of this stage (the
+    /// template's `cached` block), sent first so providers can cache it.
+    pub cached: Option<String>,
+    /// The per-call message (the template's `user` block, or the whole render).
+    pub user: String,
+    /// The JSON Schema the answer must satisfy (the stage's `output:` gate).
+    pub schema: Option<Value>,
+    /// A short identifier for the schema (tool / response_format name).
+    pub schema_name: String,
+    pub tier: Tier,
+    pub max_tokens: u32,
+}
+
+/// Token accounting of one or more calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, o: Self) {
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+        self.cache_read_tokens += o.cache_read_tokens;
+        self.cache_write_tokens += o.cache_write_tokens;
+    }
+}
+
+/// A provider's answer: the JSON value it produced (not yet schema-checked).
+#[derive(Debug, Clone)]
+pub struct LlmReply {
+    pub value: Value,
+    pub usage: Usage,
+    /// Transport-level retries spent on this call (429, 5xx, timeouts).
+    pub retries: u32,
+    pub model: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    #[error("{provider}: request timed out after {}s", .after.as_secs())]
+    Timeout { provider: String, after: Duration },
+    #[error("{provider}: {message}")]
+    Transport { provider: String, message: String },
+    #[error("{provider}: HTTP {status}: {message}")]
+    Http { provider: String, status: u16, message: String },
+    #[error("{provider}: the answer held no JSON value: {message}")]
+    NoJson { provider: String, message: String },
+    #[error("{provider}: {message}")]
+    Setup { provider: String, message: String },
+}
+
+/// A model behind some wire format.
+pub trait Provider: Send + Sync {
+    /// `anthropic`, `openai`, `claude-code`.
+    fn name(&self) -> &str;
+    /// The model a tier maps to, as configured.
+    fn model(&self, tier: Tier) -> String;
+    /// Make one call (with the provider's own transport retries).
+    fn complete<'a>(&'a self, request: &'a LlmRequest) -> BoxFuture<'a, Result<LlmReply, LlmError>>;
+}

@@ -1,0 +1,61 @@
+//! Where a run's user-facing lines go.
+//!
+//! Stages that print (`emit`, `ask`, native functions with progress lines)
+//! write through this handle, so the CLI sends them to stdout while tests
+//! capture them and compare the exact bytes.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+#[derive(Clone)]
+pub struct Output {
+    sink: Arc<Mutex<Sink>>,
+}
+
+enum Sink {
+    Stdout,
+    Buffer(Vec<u8>),
+}
+
+impl Output {
+    pub fn stdout() -> Self {
+        Self { sink: Arc::new(Mutex::new(Sink::Stdout)) }
+    }
+
+    /// A capturing sink; read it back with [`Output::captured`].
+    pub fn buffer() -> Self {
+        Self { sink: Arc::new(Mutex::new(Sink::Buffer(Vec::new()))) }
+    }
+
+    /// Print one line (a newline is added). Lines from concurrent stages
+    /// never interleave mid-line.
+    pub fn line(&self, text: &str) {
+        let mut sink = self.sink.lock().unwrap_or_else(|e| e.into_inner());
+        match &mut *sink {
+            Sink::Stdout => {
+                let mut out = std::io::stdout().lock();
+                // A closed pipe (`| head`) is not an error worth failing a run for.
+                let _ = writeln!(out, "{text}");
+                let _ = out.flush();
+            }
+            Sink::Buffer(buf) => {
+                buf.extend_from_slice(text.as_bytes());
+                buf.push(b'\n');
+            }
+        }
+    }
+
+    /// Everything captured so far (empty for stdout).
+    pub fn captured(&self) -> String {
+        match &*self.sink.lock().unwrap_or_else(|e| e.into_inner()) {
+            Sink::Stdout => String::new(),
+            Sink::Buffer(buf) => String::from_utf8_lossy(buf).into_owned(),
+        }
+    }
+}
+
+impl Default for Output {
+    fn default() -> Self {
+        Self::stdout()
+    }
+}

@@ -1,0 +1,174 @@
+//! Native code the pipelines call by name: `fn:` stages and the `builtin:`
+//! implementations of `llm` stages.
+//!
+//! The engine knows nothing of any domain. A product registers its functions
+//! here once at start-up; the compiler checks every name a pipeline uses
+//! against this registry, and the executor calls through it.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::output::Output;
+
+/// What a native call gets besides its arguments.
+#[derive(Clone)]
+pub struct CallContext {
+    /// The folder the run works in (`--project`); relative paths resolve here.
+    pub workdir: PathBuf,
+    /// Where user-facing lines go (stdout in the CLI, a buffer in tests).
+    pub output: Output,
+    /// The stage making the call, for messages.
+    pub stage: String,
+}
+
+pub type NativeFuture = Pin<Box<dyn Future<Output = anyhow::Result<Value>> + Send>>;
+
+/// A registered native function: JSON arguments in, JSON result out.
+pub type NativeFn = Arc<dyn Fn(Value, CallContext) -> NativeFuture + Send + Sync>;
+
+/// One registered entry with the one-line summary `graph` and `validate` show.
+#[derive(Clone)]
+pub struct Native {
+    pub summary: &'static str,
+    pub call: NativeFn,
+}
+
+/// The two namespaces a pipeline can call into.
+#[derive(Clone, Default)]
+pub struct Registry {
+    functions: BTreeMap<String, Native>,
+    builtins: BTreeMap<String, Native>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Register a `fn:` function whose work is synchronous (CPU or file I/O).
+    /// It runs on tokio's blocking pool so it never stalls the scheduler.
+    pub fn function<A, R, F>(&mut self, name: &str, summary: &'static str, f: F) -> &mut Self
+    where
+        A: DeserializeOwned + Send + 'static,
+        R: Serialize + Send + 'static,
+        F: Fn(A, &CallContext) -> anyhow::Result<R> + Send + Sync + 'static,
+    {
+        let native = blocking(name, summary, f);
+        self.functions.insert(name.to_owned(), native);
+        self
+    }
+
+    /// Register a `fn:` function that is itself asynchronous (network, timers).
+    pub fn async_function<A, R, F, Fut>(&mut self, name: &str, summary: &'static str, f: F) -> &mut Self
+    where
+        A: DeserializeOwned + Send + 'static,
+        R: Serialize + Send + 'static,
+        F: Fn(A, CallContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = anyhow::Result<R>> + Send + 'static,
+    {
+        let native = asynchronous(name, summary, f);
+        self.functions.insert(name.to_owned(), native);
+        self
+    }
+
+    /// Register the native implementation of an `llm` stage (`builtin:`),
+    /// what the offline `builtin` provider runs instead of a model.
+    pub fn builtin<A, R, F>(&mut self, name: &str, summary: &'static str, f: F) -> &mut Self
+    where
+        A: DeserializeOwned + Send + 'static,
+        R: Serialize + Send + 'static,
+        F: Fn(A, &CallContext) -> anyhow::Result<R> + Send + Sync + 'static,
+    {
+        let native = blocking(name, summary, f);
+        self.builtins.insert(name.to_owned(), native);
+        self
+    }
+
+    /// Register an asynchronous builtin (used by tests and benchmarks that
+    /// need a task which waits without holding a thread).
+    pub fn async_builtin<A, R, F, Fut>(&mut self, name: &str, summary: &'static str, f: F) -> &mut Self
+    where
+        A: DeserializeOwned + Send + 'static,
+        R: Serialize + Send + 'static,
+        F: Fn(A, CallContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = anyhow::Result<R>> + Send + 'static,
+    {
+        let native = asynchronous(name, summary, f);
+        self.builtins.insert(name.to_owned(), native);
+        self
+    }
+
+    pub fn get_function(&self, name: &str) -> Option<&Native> {
+        self.functions.get(name)
+    }
+
+    pub fn get_builtin(&self, name: &str) -> Option<&Native> {
+        self.builtins.get(name)
+    }
+
+    pub fn function_names(&self) -> impl Iterator<Item = &str> {
+        self.functions.keys().map(String::as_str)
+    }
+
+    pub fn builtin_names(&self) -> impl Iterator<Item = &str> {
+        self.builtins.keys().map(String::as_str)
+    }
+}
+
+fn decode<A: DeserializeOwned>(name: &str, args: Value) -> anyhow::Result<A> {
+    serde_json::from_value(args).map_err(|e| anyhow::anyhow!("bad arguments for `{name}`: {e}"))
+}
+
+fn encode<R: Serialize>(name: &str, result: R) -> anyhow::Result<Value> {
+    serde_json::to_value(result).map_err(|e| anyhow::anyhow!("`{name}` returned unserialisable output: {e}"))
+}
+
+fn blocking<A, R, F>(name: &str, summary: &'static str, f: F) -> Native
+where
+    A: DeserializeOwned + Send + 'static,
+    R: Serialize + Send + 'static,
+    F: Fn(A, &CallContext) -> anyhow::Result<R> + Send + Sync + 'static,
+{
+    let f = Arc::new(f);
+    let name: Arc<str> = name.into();
+    let call: NativeFn = Arc::new(move |args, ctx| {
+        let f = Arc::clone(&f);
+        let name = Arc::clone(&name);
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                let args = decode(&name, args)?;
+                encode(&name, f(args, &ctx)?)
+            })
+            .await
+            .map_err(|e| anyhow::anyhow!("native function panicked: {e}"))?
+        })
+    });
+    Native { summary, call }
+}
+
+fn asynchronous<A, R, F, Fut>(name: &str, summary: &'static str, f: F) -> Native
+where
+    A: DeserializeOwned + Send + 'static,
+    R: Serialize + Send + 'static,
+    F: Fn(A, CallContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = anyhow::Result<R>> + Send + 'static,
+{
+    let f = Arc::new(f);
+    let name: Arc<str> = name.into();
+    let call: NativeFn = Arc::new(move |args, ctx| {
+        let f = Arc::clone(&f);
+        let name = Arc::clone(&name);
+        Box::pin(async move {
+            let args = decode(&name, args)?;
+            encode(&name, f(args, ctx).await?)
+        })
+    });
+    Native { summary, call }
+}
