@@ -1,1 +1,6 @@
+mod eval;
+mod search;
+mod index;
+mod build;
+
 fn main() {}

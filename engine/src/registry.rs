@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::mcp::CallGuard;
 use crate::output::Output;
 
 /// What a native call gets besides its arguments.
@@ -40,11 +41,12 @@ pub struct Native {
     pub call: NativeFn,
 }
 
-/// The two namespaces a pipeline can call into.
+/// The namespaces a pipeline can call into.
 #[derive(Clone, Default)]
 pub struct Registry {
     functions: BTreeMap<String, Native>,
     builtins: BTreeMap<String, Native>,
+    guards: BTreeMap<String, Arc<dyn CallGuard>>,
 }
 
 impl Registry {
@@ -103,6 +105,20 @@ impl Registry {
         let native = asynchronous(name, summary, f);
         self.builtins.insert(name.to_owned(), native);
         self
+    }
+
+    /// Register a scope guard `mcp` stages name in `guard:`.
+    pub fn guard(&mut self, name: &str, guard: Arc<dyn CallGuard>) -> &mut Self {
+        self.guards.insert(name.to_owned(), guard);
+        self
+    }
+
+    pub fn get_guard(&self, name: &str) -> Option<&Arc<dyn CallGuard>> {
+        self.guards.get(name)
+    }
+
+    pub fn guard_names(&self) -> impl Iterator<Item = &str> {
+        self.guards.keys().map(String::as_str)
     }
 
     pub fn get_function(&self, name: &str) -> Option<&Native> {

@@ -5,6 +5,22 @@
 //! stage, see `stages::llm`). Providers own the wire format, authentication,
 //! timeouts and retries; none of them ever prints or logs a key.
 
+mod anthropic;
+pub mod check;
+mod claude_code;
+pub mod config;
+pub mod extract;
+mod http;
+mod limit;
+mod openai;
+mod retry;
+mod secret;
+mod structured;
+
+pub use check::{check, CheckReport};
+pub use config::{connect, connect_with_env, CommandLine, JsonMode, LlmConfig, Models, ProviderKind};
+pub use limit::limit_concurrency;
+
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -38,6 +54,17 @@ pub struct LlmRequest {
     pub schema_name: String,
     pub tier: Tier,
     pub max_tokens: u32,
+}
+
+impl LlmRequest {
+    /// The stage's `max_tokens`, or `default` (the configured one) when the
+    /// stage sets none (`0`).
+    pub fn max_tokens_or(&self, default: u32) -> u32 {
+        match self.max_tokens {
+            0 => default,
+            n => n,
+        }
+    }
 }
 
 /// Token accounting of one or more calls.
@@ -75,11 +102,28 @@ pub enum LlmError {
     #[error("{provider}: {message}")]
     Transport { provider: String, message: String },
     #[error("{provider}: HTTP {status}: {message}")]
-    Http { provider: String, status: u16, message: String },
+    Http {
+        provider: String,
+        status: u16,
+        message: String,
+    },
     #[error("{provider}: the answer held no JSON value: {message}")]
     NoJson { provider: String, message: String },
     #[error("{provider}: {message}")]
     Setup { provider: String, message: String },
+    /// The last failure of a call whose transport retries all failed too.
+    #[error("{last} (gave up after {retries} {})", if *.retries == 1 { "retry" } else { "retries" })]
+    GaveUp { retries: u32, last: Box<LlmError> },
+}
+
+impl LlmError {
+    /// Transport retries spent before this error, for the run report.
+    pub fn retries(&self) -> u32 {
+        match self {
+            LlmError::GaveUp { retries, .. } => *retries,
+            _ => 0,
+        }
+    }
 }
 
 /// A model behind some wire format.
@@ -89,5 +133,21 @@ pub trait Provider: Send + Sync {
     /// The model a tier maps to, as configured.
     fn model(&self, tier: Tier) -> String;
     /// Make one call (with the provider's own transport retries).
-    fn complete<'a>(&'a self, request: &'a LlmRequest) -> BoxFuture<'a, Result<LlmReply, LlmError>>;
+    fn complete<'a>(&'a self, request: &'a LlmRequest)
+        -> BoxFuture<'a, Result<LlmReply, LlmError>>;
+}
+
+/// The start of `text`, for messages quoting what a server or model said.
+fn excerpt(text: &str) -> String {
+    const MAX_CHARS: usize = 300;
+    let text = text.trim();
+    match text.char_indices().nth(MAX_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+/// Why an answer without JSON stopped where it did.
+fn cut_off_message(max_tokens: u32) -> String {
+    format!("the answer was cut off at max_tokens ({max_tokens}); raise the stage's max_tokens or llm.max_tokens")
 }

@@ -1,0 +1,97 @@
+//! The provider layer's own cost per call: the anthropic and openai providers
+//! against a local scripted server that answers instantly, so what is left is
+//! request building, JSON encoding/decoding, HTTP on loopback, retries
+//! bookkeeping and the concurrency limit. The server runs in the same process
+//! (and on the same cores), so the figures are a lower bound.
+//!
+//! Run: `cargo bench -p engine --bench provider_overhead`
+
+#[path = "../tests/support/llm_server.rs"]
+mod llm_server;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use engine::llm::{connect_with_env, LlmConfig, LlmRequest, Provider, Tier};
+use llm_server::{LlmServer, Reply};
+use serde_json::json;
+
+/// Calls measured per configuration (after a warm-up of a tenth as many).
+const CALLS: usize = 4000;
+
+fn request() -> LlmRequest {
+    LlmRequest {
+        stage: "bench".into(),
+        system: Some("You tag Unity assets.".into()),
+        cached: Some("INDEX ".repeat(200)),
+        user: "Tag: Assets/Zombies/Zombie_Walk.prefab".into(),
+        schema: Some(json!({
+            "type": "object",
+            "properties": {"tags": {"type": "array", "items": {"type": "string"}}},
+            "required": ["tags"],
+        })),
+        schema_name: "tags".into(),
+        tier: Tier::Fast,
+        max_tokens: 0,
+    }
+}
+
+async fn provider(kind: &str, concurrency: usize) -> (LlmServer, Arc<dyn Provider>) {
+    let answer = match kind {
+        "anthropic" => Reply::anthropic_tool(
+            "tags",
+            json!({"tags": ["zombie", "enemy"]}),
+            json!({"input_tokens": 1, "output_tokens": 1}),
+        ),
+        _ => Reply::openai_content(
+            "{\"tags\": [\"zombie\", \"enemy\"]}",
+            json!({"prompt_tokens": 1, "completion_tokens": 1}),
+        ),
+    };
+    let server = LlmServer::start(vec![answer]).await;
+    let config: LlmConfig =
+        serde_yaml::from_str(&format!("provider: {kind}\nbase_url: {}", server.url()))
+            .expect("bench config");
+    let provider = connect_with_env(&config, concurrency, |_| Some("bench-key".into()))
+        .expect("connects")
+        .expect("not builtin");
+    (server, provider)
+}
+
+/// Runs `calls` calls from `concurrency` workers; returns the wall time.
+async fn run(provider: &Arc<dyn Provider>, concurrency: usize, calls: usize) -> Duration {
+    let started = Instant::now();
+    let workers = (0..concurrency).map(|_| {
+        let provider = provider.clone();
+        tokio::spawn(async move {
+            let request = request();
+            for _ in 0..calls / concurrency {
+                provider
+                    .complete(&request)
+                    .await
+                    .expect("the local server answers");
+            }
+        })
+    });
+    for worker in futures::future::join_all(workers).await {
+        worker.expect("worker finished");
+    }
+    started.elapsed()
+}
+
+fn main() {
+    let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
+    println!("provider   concurrency   calls/s   µs/call (wall / calls)");
+    for kind in ["anthropic", "openai"] {
+        for concurrency in [1, 16] {
+            runtime.block_on(async {
+                let (_server, provider) = provider(kind, concurrency).await;
+                run(&provider, concurrency, CALLS / 10).await;
+                let elapsed = run(&provider, concurrency, CALLS).await;
+                let per_second = CALLS as f64 / elapsed.as_secs_f64();
+                let micros = elapsed.as_secs_f64() * 1e6 / CALLS as f64;
+                println!("{kind:<10} {concurrency:>11} {per_second:>9.0} {micros:>9.1}");
+            });
+        }
+    }
+}

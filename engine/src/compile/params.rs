@@ -1,0 +1,156 @@
+//! Params layering: pipeline defaults < config file < `--set key=value`.
+
+use serde_json::Value;
+
+use crate::diagnostic::{Diagnostic, Diagnostics};
+use crate::spec::SourceMap;
+
+/// The config file's values (a nested map) and where they sit.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigLayer {
+    pub file: String,
+    pub values: Value,
+    pub source: SourceMap,
+}
+
+/// Everything above the pipeline's own defaults.
+#[derive(Debug, Clone, Default)]
+pub struct ParamLayers {
+    pub config: Option<ConfigLayer>,
+    /// `--set` pairs in command-line order (later wins), values parsed as YAML scalars.
+    pub sets: Vec<(String, Value)>,
+}
+
+/// One resolved leaf param, for `--dry-run`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ResolvedParam {
+    pub key: String,
+    pub value: Value,
+    /// `default`, `config (<file>:<line>:<col>)` or `--set`.
+    pub source: String,
+}
+
+impl ParamLayers {
+    /// Parse `key=value` (the value as a YAML scalar: numbers, booleans, strings).
+    pub fn parse_set(arg: &str) -> Result<(String, Value), String> {
+        let (k, v) = arg.split_once('=').ok_or_else(|| format!("`--set {arg}`: expected key=value"))?;
+        let value: serde_yaml::Value = serde_yaml::from_str(v).unwrap_or(serde_yaml::Value::String(v.to_owned()));
+        Ok((k.trim().to_owned(), crate::spec::json(&value)))
+    }
+
+    /// Resolve a pipeline's params. `--set` keys that name nothing in the
+    /// pipeline are errors; config keys the pipeline does not use are left
+    /// for other pipelines (the product validates the config file itself).
+    pub fn resolve(&self, defaults: &Value, file: &str) -> Result<(Value, Vec<ResolvedParam>), Diagnostics> {
+        let mut resolved = defaults.clone();
+        let mut leaves = Vec::new();
+        flatten(defaults, "", &mut leaves);
+        let mut report = Vec::new();
+        for key in &leaves {
+            let mut value = get_path(defaults, key).cloned().unwrap_or(Value::Null);
+            let mut source = "default".to_owned();
+            if let Some(cfg) = &self.config {
+                if let Some(v) = get_path(&cfg.values, key) {
+                    value = v.clone();
+                    let (l, c) = cfg.source.value(key);
+                    source = format!("config ({}:{l}:{c})", cfg.file);
+                }
+            }
+            if let Some((_, v)) = self.sets.iter().rev().find(|(k, _)| k == key) {
+                value = v.clone();
+                source = "--set".to_owned();
+            }
+            set_path(&mut resolved, key, value.clone());
+            report.push(ResolvedParam { key: key.clone(), value, source });
+        }
+        let mut errors = Diagnostics::default();
+        for (key, _) in &self.sets {
+            let known = leaves.iter().any(|l| l == key || l.starts_with(&format!("{key}.")));
+            if !known {
+                errors.push(
+                    Diagnostic::new("--set", (1, 1), format!("`{key}` is not a param of {file}"))
+                        .suggest(key, leaves.iter().map(String::as_str))
+                        .help_if_none(format!("params of this pipeline: {}", leaves.join(", "))),
+                );
+            }
+        }
+        if errors.is_empty() {
+            Ok((resolved, report))
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+impl Diagnostic {
+    fn help_if_none(self, help: String) -> Self {
+        if self.help.is_some() {
+            self
+        } else {
+            self.help(help)
+        }
+    }
+}
+
+/// Dotted paths of every non-map value (lists are leaves).
+pub fn flatten(v: &Value, prefix: &str, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, v) in m {
+                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                flatten(v, &key, out);
+            }
+        }
+        _ if !prefix.is_empty() => out.push(prefix.to_owned()),
+        _ => {}
+    }
+}
+
+pub fn get_path<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    key.split('.').try_fold(v, |v, seg| v.as_object()?.get(seg))
+}
+
+fn set_path(v: &mut Value, key: &str, value: Value) {
+    let mut cur = v;
+    let segs: Vec<&str> = key.split('.').collect();
+    for seg in &segs[..segs.len() - 1] {
+        if !cur.is_object() {
+            *cur = Value::Object(Default::default());
+        }
+        cur = cur.as_object_mut().expect("object").entry(seg.to_string()).or_insert(Value::Object(Default::default()));
+    }
+    if let Some(m) = cur.as_object_mut() {
+        m.insert(segs[segs.len() - 1].to_owned(), value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn layers_in_order() {
+        let text = "confidence_threshold:\n  auto: 0.8\n";
+        let layers = ParamLayers {
+            config: Some(ConfigLayer {
+                file: "cfg.yml".into(),
+                values: json!({"confidence_threshold": {"auto": 0.8}, "other": 1}),
+                source: SourceMap::parse(text),
+            }),
+            sets: vec![ParamLayers::parse_set("k=5").unwrap()],
+        };
+        let defaults = json!({"k": 3, "confidence_threshold": {"auto": 0.7, "confirm": 0.4}});
+        let (v, report) = layers.resolve(&defaults, "p.yaml").unwrap();
+        assert_eq!(v, json!({"k": 5, "confidence_threshold": {"auto": 0.8, "confirm": 0.4}}));
+        let src: Vec<_> = report.iter().map(|r| r.source.as_str()).collect();
+        assert_eq!(src, vec!["default", "config (cfg.yml:2:9)", "--set"]);
+    }
+
+    #[test]
+    fn unknown_set_key_is_an_error_with_suggestion() {
+        let layers = ParamLayers { config: None, sets: vec![ParamLayers::parse_set("confidence_treshold.auto=1").unwrap()] };
+        let err = layers.resolve(&json!({"confidence_threshold": {"auto": 0.7}}), "p.yaml").unwrap_err();
+        assert!(err.to_string().contains("did you mean `confidence_threshold.auto`"), "{err}");
+    }
+}

@@ -1,0 +1,173 @@
+//! Anthropic's Messages API.
+//!
+//! Prompt convention: the template's `system` block is the `system` field;
+//! its `cached` block is the first content block of the user message, marked
+//! `cache_control: ephemeral` so calls that share it (map-reduce chunks of
+//! one stage) read it from the cache; the `user` block follows. Structured
+//! output forces one tool whose `input_schema` is the stage's schema, and the
+//! answer is that tool call's `input`.
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::{json, Value};
+
+use super::config::{LlmConfig, TierModels};
+use super::extract::extract_json;
+use super::http::HttpTransport;
+use super::secret::ApiKey;
+use super::structured::{json_instructions, WireSchema};
+use super::{cut_off_message, excerpt, LlmError, LlmReply, LlmRequest, Provider, Tier, Usage};
+
+const NAME: &str = "anthropic";
+const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+const API_VERSION: &str = "2023-06-01";
+
+pub(crate) struct Anthropic {
+    http: HttpTransport,
+    url: String,
+    headers: HeaderMap,
+    models: TierModels,
+    max_tokens: u32,
+}
+
+impl Anthropic {
+    pub(crate) fn new(config: &LlmConfig, key: ApiKey, key_env: String) -> Result<Self, LlmError> {
+        let mut headers = HeaderMap::new();
+        let key_header = key.header("").map_err(|message| LlmError::Setup {
+            provider: NAME.into(),
+            message: format!("{message} (from ${key_env})"),
+        })?;
+        headers.insert(HeaderName::from_static("x-api-key"), key_header);
+        headers.insert(
+            HeaderName::from_static("anthropic-version"),
+            HeaderValue::from_static(API_VERSION),
+        );
+        Ok(Self {
+            http: HttpTransport::new(NAME, Some(key), key_env, config.retry_policy())?,
+            url: format!("{}/v1/messages", config.base_url_or(DEFAULT_BASE_URL)),
+            headers,
+            models: config.tier_models(),
+            max_tokens: config.max_tokens,
+        })
+    }
+
+    fn body(&self, request: &LlmRequest, wire: Option<&WireSchema>) -> Value {
+        let mut content = Vec::new();
+        if let Some(cached) = &request.cached {
+            content.push(
+                json!({"type": "text", "text": cached, "cache_control": {"type": "ephemeral"}}),
+            );
+        }
+        content.push(json!({"type": "text", "text": request.user}));
+        if wire.is_none() {
+            content.push(json!({"type": "text", "text": json_instructions(None)}));
+        }
+        let mut body = json!({
+            "model": self.models.get(request.tier),
+            "max_tokens": request.max_tokens_or(self.max_tokens),
+            "messages": [{"role": "user", "content": content}],
+        });
+        if let Some(system) = &request.system {
+            body["system"] = json!(system);
+        }
+        if let Some(wire) = wire {
+            body["tools"] = json!([{
+                "name": wire.name,
+                "description": format!("Record the answer of stage `{}`; its input is the answer.", request.stage),
+                "input_schema": wire.schema,
+            }]);
+            body["tool_choice"] = json!({"type": "tool", "name": wire.name});
+        }
+        body
+    }
+
+    async fn call(&self, request: &LlmRequest) -> Result<LlmReply, LlmError> {
+        let wire = WireSchema::of(request);
+        let body = self.body(request, wire.as_ref());
+        let (answer, retries) = self.http.post_json(&self.url, &self.headers, &body).await?;
+        let value = answer_value(
+            &answer,
+            wire.as_ref(),
+            request.max_tokens_or(self.max_tokens),
+        )
+        .map_err(|message| {
+            self.http.scrub(LlmError::NoJson {
+                provider: NAME.into(),
+                message,
+            })
+        })?;
+        Ok(LlmReply {
+            value,
+            usage: messages_usage(&answer["usage"]),
+            retries,
+            model: answer["model"]
+                .as_str()
+                .map_or_else(|| self.models.get(request.tier), str::to_owned),
+        })
+    }
+}
+
+impl Provider for Anthropic {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn model(&self, tier: Tier) -> String {
+        self.models.get(tier)
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a LlmRequest,
+    ) -> BoxFuture<'a, Result<LlmReply, LlmError>> {
+        self.call(request).boxed()
+    }
+}
+
+/// The forced tool call's input, else JSON found in the text blocks.
+fn answer_value(
+    answer: &Value,
+    wire: Option<&WireSchema>,
+    max_tokens: u32,
+) -> Result<Value, String> {
+    let blocks = answer["content"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if let Some(wire) = wire {
+        let tool_input = blocks
+            .iter()
+            .find(|b| b["type"] == "tool_use" && b["name"] == wire.name.as_str())
+            .map(|b| b["input"].clone());
+        if let Some(input) = tool_input {
+            return Ok(wire.unwrap(input));
+        }
+    }
+    let text: String = blocks.iter().filter_map(|b| b["text"].as_str()).collect();
+    if let Some(value) = extract_json(&text) {
+        return Ok(match wire {
+            Some(wire) => wire.unwrap(value),
+            None => value,
+        });
+    }
+    if answer["stop_reason"] == "max_tokens" {
+        return Err(cut_off_message(max_tokens));
+    }
+    Err(format!(
+        "no tool call and no JSON in the text: {}",
+        excerpt(&text)
+    ))
+}
+
+/// Token counts from a Messages API `usage` object (Claude Code's result
+/// envelope reports the same one).
+pub(crate) fn messages_usage(usage: &Value) -> Usage {
+    let count = |field: &str| usage[field].as_u64().unwrap_or(0);
+    Usage {
+        input_tokens: count("input_tokens"),
+        output_tokens: count("output_tokens"),
+        cache_read_tokens: count("cache_read_input_tokens"),
+        cache_write_tokens: count("cache_creation_input_tokens"),
+    }
+}

@@ -1,0 +1,55 @@
+//! `providers check`: one tiny call that proves the provider, its key and its
+//! model work, and says exactly what failed when they do not.
+
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::{LlmRequest, Provider, Tier};
+
+/// What one check call found. `error` is the provider's own message (keys
+/// already scrubbed), or why the answer did not match the tiny schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckReport {
+    pub provider: String,
+    pub model: String,
+    pub latency_ms: u64,
+    pub error: Option<String>,
+}
+
+/// Asks `provider` (default tier, the one most stages use) for `{"ok": true}`.
+pub async fn check(provider: &dyn Provider) -> CheckReport {
+    let request = LlmRequest {
+        stage: "providers-check".into(),
+        system: None,
+        cached: None,
+        user: "Connectivity check: answer with ok set to true.".into(),
+        schema: Some(json!({
+            "type": "object",
+            "properties": {"ok": {"type": "boolean"}},
+            "required": ["ok"],
+            "additionalProperties": false,
+        })),
+        schema_name: "check".into(),
+        tier: Tier::Default,
+        max_tokens: 64,
+    };
+    let started = Instant::now();
+    let outcome = provider.complete(&request).await;
+    let latency_ms = started.elapsed().as_millis() as u64;
+    let (model, error) = match outcome {
+        Ok(reply) if reply.value.get("ok").is_some_and(Value::is_boolean) => (reply.model, None),
+        Ok(reply) => {
+            let error = format!("the answer does not match {{ok: boolean}}: {}", reply.value);
+            (reply.model, Some(error))
+        }
+        Err(error) => (provider.model(Tier::Default), Some(error.to_string())),
+    };
+    CheckReport {
+        provider: provider.name().to_owned(),
+        model,
+        latency_ms,
+        error,
+    }
+}

@@ -1,0 +1,377 @@
+//! A Model Context Protocol client over stdio (a spawned command) or
+//! streamable HTTP (a URL), built on the official `rmcp` SDK.
+//!
+//! It knows nothing of any particular server: the caller says how to reach
+//! one ([`ServerConfig`], from a config file or Claude Code's `.mcp.json`),
+//! then lists and calls tools with plain JSON.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, ContentBlock, Implementation};
+use rmcp::service::RunningService;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+/// How many of the server's last stderr lines an error message quotes.
+const STDERR_TAIL_LINES: usize = 12;
+
+/// How to reach one MCP server: `command` (+ `args`, `env`) for stdio, or
+/// `url` for streamable HTTP. This is the shape of the `mcp:` section of a
+/// project config.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    #[serde(default)]
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment for the spawned command (added to the inherited one).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Bound on start-up + initialisation, and on each request.
+    #[serde(default = "default_timeout_s")]
+    pub timeout_s: f64,
+}
+
+fn default_timeout_s() -> f64 {
+    60.0
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self { command: None, args: vec![], env: BTreeMap::new(), url: None, timeout_s: default_timeout_s() }
+    }
+}
+
+impl ServerConfig {
+    /// A one-line description for messages (`mcp-for-unity --transport stdio`).
+    pub fn describe(&self) -> String {
+        match (&self.command, &self.url) {
+            (Some(command), _) => std::iter::once(command.as_str())
+                .chain(self.args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+            (None, Some(url)) => url.clone(),
+            (None, None) => "(no command or url)".to_owned(),
+        }
+    }
+
+    fn timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.timeout_s.max(0.1))
+    }
+}
+
+/// Why talking to an MCP server failed.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    /// The server could not be started, did not answer, or failed to
+    /// initialise: nothing can be sent to it.
+    #[error("MCP server `{server}` is unavailable: {detail}")]
+    Unavailable { server: String, detail: String },
+    /// A configuration file that names servers could not be used.
+    #[error("{path}: {detail}")]
+    Config { path: String, detail: String },
+    /// The server answered a request with a protocol error or not in time.
+    #[error("MCP request `{request}` to `{server}` failed: {detail}")]
+    Request { server: String, request: String, detail: String },
+    /// The tool ran and reported an error (`isError: true`).
+    #[error("MCP tool `{tool}` reported an error: {detail}")]
+    ToolFailed { tool: String, detail: String },
+    /// The audit line for a call could not be written, so the call was not sent.
+    #[error("cannot audit the MCP call, so it was not sent: {0}")]
+    Audit(#[from] crate::io::AppendError),
+}
+
+/// A tool the server offers.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub description: String,
+}
+
+/// A live session with one MCP server. Dropping it ends the session (and a
+/// spawned server process); [`McpClient::close`] does so gracefully.
+pub struct McpClient {
+    service: RunningService<RoleClient, ClientConfig>,
+    server: String,
+    timeout: Duration,
+    stderr_tail: StderrTail,
+}
+
+impl McpClient {
+    /// Start (stdio) or reach (HTTP) the server and run the MCP
+    /// initialisation handshake, all within `config.timeout_s`.
+    pub async fn connect(config: &ServerConfig) -> Result<Self, McpError> {
+        let server = config.describe();
+        let timeout = config.timeout();
+        let unavailable = |detail: String| McpError::Unavailable { server: server.clone(), detail };
+        let info = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("unity-assets-engine", env!("CARGO_PKG_VERSION")),
+        );
+        let stderr_tail = StderrTail::default();
+        let handshake = async {
+            match (&config.command, &config.url) {
+                (Some(command), _) => {
+                    let mut cmd = tokio::process::Command::new(command);
+                    cmd.args(&config.args).envs(&config.env);
+                    let (transport, stderr) = TokioChildProcess::builder(cmd)
+                        .stderr(Stdio::piped())
+                        .spawn()
+                        .map_err(|e| unavailable(spawn_failure(command, &e)))?;
+                    if let Some(stderr) = stderr {
+                        stderr_tail.collect(stderr);
+                    }
+                    info.clone().serve(transport).await.map_err(|e| unavailable(e.to_string()))
+                }
+                (None, Some(url)) => {
+                    let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+                    info.clone().serve(transport).await.map_err(|e| unavailable(e.to_string()))
+                }
+                (None, None) => Err(unavailable("the configuration names neither a `command` nor a `url`".into())),
+            }
+        };
+        let service = match tokio::time::timeout(timeout, handshake).await {
+            Ok(Ok(service)) => service,
+            Ok(Err(McpError::Unavailable { server, detail })) => {
+                return Err(McpError::Unavailable { server, detail: stderr_tail.append_to(detail) })
+            }
+            Ok(Err(other)) => return Err(other),
+            Err(_) => {
+                let detail = format!("no answer to `initialize` within {:.1} s", timeout.as_secs_f64());
+                return Err(unavailable(stderr_tail.append_to(detail)));
+            }
+        };
+        Ok(Self { service, server, timeout, stderr_tail })
+    }
+
+    /// The server's own name and version, as it announced them.
+    pub fn server_name(&self) -> String {
+        match self.service.peer_info().and_then(|info| info.server_info.clone()) {
+            Some(implementation) => format!("{} {}", implementation.name, implementation.version),
+            None => self.server.clone(),
+        }
+    }
+
+    /// Every tool the server offers (all pages).
+    pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, McpError> {
+        let tools = self.request("tools/list", self.service.list_all_tools()).await?;
+        Ok(tools
+            .into_iter()
+            .map(|t| ToolInfo {
+                name: t.name.into_owned(),
+                description: t.description.map(|d| d.into_owned()).unwrap_or_default(),
+            })
+            .collect())
+    }
+
+    /// Call `tool` with a JSON object of arguments. Returns the tool's
+    /// structured result, or its text content parsed as JSON when it is
+    /// JSON (as a string otherwise). A tool that reports `isError` gives
+    /// [`McpError::ToolFailed`].
+    pub async fn call_tool(&self, tool: &str, args: Value) -> Result<Value, McpError> {
+        let arguments = match args {
+            Value::Object(map) => map,
+            Value::Null => serde_json::Map::new(),
+            other => {
+                return Err(McpError::Request {
+                    server: self.server.clone(),
+                    request: format!("tools/call {tool}"),
+                    detail: format!("arguments must be a JSON object, got {other}"),
+                })
+            }
+        };
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let result = self.request(&format!("tools/call {tool}"), self.service.call_tool(params)).await?;
+        let value = match result.structured_content {
+            Some(value) => value,
+            None => content_as_json(&result.content),
+        };
+        if result.is_error == Some(true) {
+            return Err(McpError::ToolFailed { tool: tool.to_owned(), detail: value.to_string() });
+        }
+        Ok(value)
+    }
+
+    /// End the session; a spawned server gets its stdin closed, then a
+    /// signal if it lingers.
+    pub async fn close(self) {
+        let _ = self.service.cancel().await;
+    }
+
+    async fn request<T, E: std::fmt::Display>(
+        &self,
+        request: &str,
+        fut: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, McpError> {
+        let failure = |detail: String| McpError::Request {
+            server: self.server.clone(),
+            request: request.to_owned(),
+            detail: self.stderr_tail.append_to(detail),
+        };
+        match tokio::time::timeout(self.timeout, fut).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(failure(e.to_string())),
+            Err(_) => Err(failure(format!("no answer within {:.1} s", self.timeout.as_secs_f64()))),
+        }
+    }
+}
+
+fn spawn_failure(command: &str, error: &std::io::Error) -> String {
+    if error.kind() == std::io::ErrorKind::NotFound {
+        format!("command `{command}` not found (is it installed and on PATH?)")
+    } else {
+        format!("cannot start `{command}`: {error}")
+    }
+}
+
+/// Tool results without structured content carry JSON as text blocks.
+fn content_as_json(content: &[ContentBlock]) -> Value {
+    let text: String = content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
+    serde_json::from_str(&text).unwrap_or(Value::String(text))
+}
+
+/// The last lines a spawned server wrote to stderr, kept so that an error
+/// can say what the server itself complained about, without flooding the
+/// user's terminal with its logs.
+#[derive(Clone, Default)]
+struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+impl StderrTail {
+    fn collect(&self, stderr: tokio::process::ChildStderr) {
+        let lines = Arc::clone(&self.0);
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = reader.next_line().await {
+                let mut lines = lines.lock().unwrap_or_else(|e| e.into_inner());
+                if lines.len() == STDERR_TAIL_LINES {
+                    lines.pop_front();
+                }
+                lines.push_back(line);
+            }
+        });
+    }
+
+    fn append_to(&self, detail: String) -> String {
+        let lines = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if lines.is_empty() {
+            return detail;
+        }
+        let tail: Vec<&str> = lines.iter().map(String::as_str).collect();
+        format!("{detail}\n  server stderr (last lines):\n    {}", tail.join("\n    "))
+    }
+}
+
+/// The servers a Claude Code `.mcp.json` declares:
+/// `{"mcpServers": {NAME: {command, args, env} | {type: "http", url}}}`.
+pub fn read_mcp_json(path: &Path) -> Result<BTreeMap<String, ServerConfig>, McpError> {
+    let config_error = |detail: String| McpError::Config { path: path.display().to_string(), detail };
+    let text = std::fs::read_to_string(path).map_err(|e| config_error(format!("cannot read: {e}")))?;
+    let file: McpJson = serde_json::from_str(&text)
+        .map_err(|e| config_error(format!("not a valid .mcp.json (line {}, column {}): {e}", e.line(), e.column())))?;
+    file.mcp_servers
+        .into_iter()
+        .map(|(name, entry)| {
+            let config = entry.into_config().map_err(|detail| config_error(format!("server `{name}`: {detail}")))?;
+            Ok((name, config))
+        })
+        .collect()
+}
+
+#[derive(Deserialize)]
+struct McpJson {
+    #[serde(rename = "mcpServers", default)]
+    mcp_servers: BTreeMap<String, McpJsonServer>,
+}
+
+#[derive(Deserialize)]
+struct McpJsonServer {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    url: Option<String>,
+}
+
+impl McpJsonServer {
+    fn into_config(self) -> Result<ServerConfig, String> {
+        let config = match (self.kind.as_deref(), self.command, self.url) {
+            (None | Some("stdio"), Some(command), _) => {
+                ServerConfig { command: Some(command), args: self.args, env: self.env, ..ServerConfig::default() }
+            }
+            (None | Some("http"), None, Some(url)) => ServerConfig { url: Some(url), ..ServerConfig::default() },
+            (Some("sse"), ..) => {
+                return Err("the legacy SSE transport is not supported; serve the server over streamable HTTP (\"type\": \"http\")".into())
+            }
+            (kind, ..) => {
+                return Err(format!(
+                    "needs `command` (stdio) or `url` (\"type\": \"http\"), found type {}",
+                    kind.unwrap_or("(none)")
+                ))
+            }
+        };
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_claude_code_mcp_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".mcp.json");
+        std::fs::write(
+            &path,
+            r#"{"mcpServers": {
+                "unityMCP": {"command": "uvx", "args": ["mcp-for-unity", "--transport", "stdio"], "env": {"DISABLE_TELEMETRY": "1"}},
+                "remote": {"type": "http", "url": "http://127.0.0.1:8080/mcp"}
+            }}"#,
+        )
+        .unwrap();
+        let servers = read_mcp_json(&path).unwrap();
+        assert_eq!(servers["unityMCP"].describe(), "uvx mcp-for-unity --transport stdio");
+        assert_eq!(servers["unityMCP"].env["DISABLE_TELEMETRY"], "1");
+        assert_eq!(servers["remote"].url.as_deref(), Some("http://127.0.0.1:8080/mcp"));
+    }
+
+    #[test]
+    fn rejects_sse_servers_with_a_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".mcp.json");
+        std::fs::write(&path, r#"{"mcpServers": {"old": {"type": "sse", "url": "http://x/sse"}}}"#).unwrap();
+        let err = read_mcp_json(&path).unwrap_err().to_string();
+        assert!(err.contains("server `old`") && err.contains("SSE"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn missing_command_is_unavailable() {
+        let config = ServerConfig { command: Some("surely-not-an-installed-mcp-server".into()), ..ServerConfig::default() };
+        let err = McpClient::connect(&config).await.err().expect("must fail");
+        assert!(matches!(err, McpError::Unavailable { .. }), "{err}");
+        assert!(err.to_string().contains("not found"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn silent_server_times_out_as_unavailable() {
+        let config = ServerConfig { command: Some("sleep".into()), args: vec!["5".into()], timeout_s: 0.3, ..ServerConfig::default() };
+        let err = McpClient::connect(&config).await.err().expect("must time out");
+        assert!(matches!(err, McpError::Unavailable { .. }) && err.to_string().contains("initialize"), "{err}");
+    }
+}

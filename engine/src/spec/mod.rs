@@ -1,0 +1,616 @@
+//! The pipeline file as written: a serde model of the YAML, unresolved.
+//!
+//! Parsing is tolerant in one way only: it collects *every* problem it can
+//! find (unknown keys, wrong shapes, missing action) instead of stopping at
+//! the first, each with `file:line:col` from the [`SourceMap`].
+
+mod source_map;
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+pub use source_map::{Pos, SourceMap};
+
+use crate::diagnostic::{Diagnostic, Diagnostics};
+
+/// The action keys: exactly one per stage.
+pub const ACTIONS: &[&str] = &["fn", "llm", "run", "read", "write", "append", "emit", "exit", "ask", "http", "exec", "mcp"];
+/// The iteration modifiers: at most one per stage.
+pub const MODIFIERS: &[&str] = &["for_each", "map_reduce", "repeat"];
+/// Keys every stage may carry.
+pub const COMMON: &[&str] = &["needs", "when", "with", "output", "on_invalid", "on_locked", "summary"];
+const TOP_LEVEL: &[&str] = &["pipeline", "summary", "inputs", "params", "output", "stages"];
+
+/// A parsed pipeline file.
+#[derive(Debug, Clone)]
+pub struct PipelineSpec {
+    pub name: String,
+    pub summary: String,
+    pub inputs: BTreeMap<String, InputSpec>,
+    pub params: Value,
+    pub output: Option<Value>,
+    /// In file order.
+    pub stages: Vec<StageSpec>,
+    pub file: String,
+    pub source: SourceMap,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputSpec {
+    #[serde(rename = "type", default = "any")]
+    pub kind: String,
+    pub default: Option<Value>,
+    pub description: Option<String>,
+}
+
+fn any() -> String {
+    "any".into()
+}
+
+#[derive(Debug, Clone)]
+pub struct StageSpec {
+    pub name: String,
+    pub needs: Vec<String>,
+    pub when: Option<String>,
+    pub with: Option<Value>,
+    pub output: Option<String>,
+    pub on_invalid: Option<Fallback>,
+    pub on_locked: Option<Fallback>,
+    pub summary: Option<String>,
+    pub action: Action,
+    pub modifier: Option<Modifier>,
+}
+
+/// What to do when a stage's output fails its gate (or its file is locked):
+/// fail the run, or go on with a fixed output.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Fallback {
+    Fail(FailWord),
+    Output {
+        output: Value,
+    },
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FailWord {
+    Fail,
+}
+
+#[derive(Debug, Clone)]
+pub enum Action {
+    Fn(String),
+    Llm(LlmSpec),
+    Run(String),
+    Read(ReadSpec),
+    Write(WriteSpec),
+    Append(AppendSpec),
+    Emit(Value),
+    Exit(ExitSpec),
+    Ask(AskSpec),
+    Http(HttpSpec),
+    Exec(ExecSpec),
+    Mcp(McpSpec),
+}
+
+impl Action {
+    pub fn key(&self) -> &'static str {
+        match self {
+            Action::Fn(_) => "fn",
+            Action::Llm(_) => "llm",
+            Action::Run(_) => "run",
+            Action::Read(_) => "read",
+            Action::Write(_) => "write",
+            Action::Append(_) => "append",
+            Action::Emit(_) => "emit",
+            Action::Exit(_) => "exit",
+            Action::Ask(_) => "ask",
+            Action::Http(_) => "http",
+            Action::Exec(_) => "exec",
+            Action::Mcp(_) => "mcp",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmSpec {
+    pub prompt: String,
+    pub builtin: Option<String>,
+    #[serde(default)]
+    pub tier: crate::llm::Tier,
+    #[serde(default)]
+    pub repair: u32,
+    pub max_tokens: Option<u32>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadSpec {
+    pub path: Value,
+    pub format: Option<crate::io::Format>,
+    pub schema: Option<String>,
+    #[serde(default)]
+    pub bad_rows: BadRows,
+    #[serde(default)]
+    pub missing: Missing,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum BadRows {
+    #[default]
+    Skip,
+    Fail,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Missing {
+    #[default]
+    Fail,
+    Null,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteFormat {
+    #[default]
+    Json,
+    Jsonl,
+    Yaml,
+    Text,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteSpec {
+    pub path: Value,
+    pub value: Value,
+    #[serde(default)]
+    pub format: WriteFormat,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppendSpec {
+    pub path: Value,
+    pub value: Value,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExitSpec {
+    pub code: Value,
+    pub status: Option<Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AskSpec {
+    pub prompt: Value,
+    pub choices: Value,
+    pub answer: Option<Value>,
+    pub default: Option<Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpSpec {
+    #[serde(default = "default_method")]
+    pub method: String,
+    pub url: Value,
+    pub headers: Option<Value>,
+    pub query: Option<Value>,
+    pub body: Option<Value>,
+    pub timeout_s: Option<u64>,
+}
+
+fn default_method() -> String {
+    "GET".into()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecSpec {
+    pub command: Value,
+    pub stdin: Option<Value>,
+    pub timeout_s: Option<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpSpec {
+    pub server: Value,
+    pub tool: Value,
+    #[serde(default)]
+    pub args: Value,
+    /// The registered guard that vets every call before it is sent.
+    pub guard: String,
+    /// The JSONL audit file every call (allowed or denied) is written to.
+    pub audit: Value,
+    pub sub_intent: Option<Value>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Modifier {
+    ForEach(ForEachSpec),
+    MapReduce(MapReduceSpec),
+    Repeat(RepeatSpec),
+}
+
+impl Modifier {
+    pub fn key(&self) -> &'static str {
+        match self {
+            Modifier::ForEach(_) => "for_each",
+            Modifier::MapReduce(_) => "map_reduce",
+            Modifier::Repeat(_) => "repeat",
+        }
+    }
+
+    /// The loop variable names the action sees.
+    pub fn locals(&self) -> Vec<String> {
+        match self {
+            Modifier::ForEach(f) => vec![f.as_name.clone(), "index".into()],
+            Modifier::MapReduce(m) => vec![m.as_name.clone(), "index".into()],
+            Modifier::Repeat(r) => vec![r.as_name.clone(), "iteration".into()],
+        }
+    }
+}
+
+fn item() -> String {
+    "item".into()
+}
+fn chunk() -> String {
+    "chunk".into()
+}
+fn value() -> String {
+    "value".into()
+}
+fn concurrency() -> usize {
+    4
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForEachSpec {
+    pub items: Value,
+    #[serde(rename = "as", default = "item")]
+    pub as_name: String,
+    #[serde(default = "concurrency")]
+    pub concurrency: usize,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MapReduceSpec {
+    pub items: Value,
+    pub chunk_size: Value,
+    #[serde(rename = "as", default = "chunk")]
+    pub as_name: String,
+    #[serde(default = "concurrency")]
+    pub concurrency: usize,
+    #[serde(default)]
+    pub reduce: ReduceSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReduceSpec {
+    /// Concatenate the per-chunk lists (default true).
+    pub flatten: Option<bool>,
+    /// A field of each item to sort by (stable; ties keep chunk order).
+    pub sort_by: Option<String>,
+    #[serde(default)]
+    pub order: Order,
+    pub top_k: Option<Value>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    #[default]
+    Desc,
+    Asc,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepeatSpec {
+    pub over: Option<Value>,
+    pub times: Option<u32>,
+    #[serde(rename = "as", default = "value")]
+    pub as_name: String,
+    pub until: Option<String>,
+}
+
+/// Parse one pipeline file; every problem found is returned at once.
+pub fn parse(file: &str, text: &str) -> Result<PipelineSpec, Diagnostics> {
+    let source = SourceMap::parse(text);
+    let mut errors = Diagnostics::default();
+    let doc: serde_yaml::Value = match serde_yaml::from_str(text) {
+        Ok(doc) => doc,
+        Err(e) => {
+            let at = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
+            errors.push(Diagnostic::new(file, at, format!("invalid YAML: {}", strip_location(&e.to_string()))));
+            return Err(errors);
+        }
+    };
+    let Some(top) = doc.as_mapping() else {
+        errors.push(Diagnostic::new(file, (1, 1), "a pipeline file must be a mapping with `pipeline:` and `stages:`"));
+        return Err(errors);
+    };
+    let mut p = Parser { file, source: &source, errors: &mut errors };
+    p.check_keys("", top, TOP_LEVEL);
+
+    let name = p.string(top, "", "pipeline").unwrap_or_default();
+    if name.is_empty() {
+        p.error("", "missing `pipeline:` (the pipeline's name)");
+    }
+    let summary = p.string(top, "", "summary").unwrap_or_default();
+    let inputs = match get(top, "inputs") {
+        Some(v) => p.typed::<BTreeMap<String, InputSpec>>("inputs", v).unwrap_or_default(),
+        None => BTreeMap::new(),
+    };
+    let params = get(top, "params").map(json).unwrap_or(Value::Object(Default::default()));
+    let output = get(top, "output").map(json);
+    let mut stages = Vec::new();
+    match get(top, "stages").map(|v| v.as_mapping()) {
+        Some(Some(map)) => {
+            for (k, v) in map {
+                let Some(stage_name) = k.as_str() else {
+                    p.error("stages", "stage names must be strings");
+                    continue;
+                };
+                if let Some(stage) = p.stage(stage_name, v) {
+                    stages.push(stage);
+                }
+            }
+        }
+        Some(None) => p.error("stages", "`stages:` must be a mapping of stage name → stage"),
+        None => p.error("", "missing `stages:`"),
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(PipelineSpec { name, summary, inputs, params, output, stages, file: file.to_owned(), source })
+}
+
+/// serde_yaml appends " at line X column Y" itself; we print positions our way.
+fn strip_location(msg: &str) -> String {
+    match msg.find(" at line ") {
+        Some(i) => msg[..i].to_owned(),
+        None => msg.to_owned(),
+    }
+}
+
+fn get<'a>(map: &'a serde_yaml::Mapping, key: &str) -> Option<&'a serde_yaml::Value> {
+    map.get(serde_yaml::Value::String(key.to_owned()))
+}
+
+/// YAML → JSON; tags are dropped, non-string keys stringified.
+pub(crate) fn json(v: &serde_yaml::Value) -> Value {
+    use serde_yaml::Value as Y;
+    match v {
+        Y::Null => Value::Null,
+        Y::Bool(b) => Value::Bool(*b),
+        Y::Number(n) => serde_json::to_value(n).unwrap_or(Value::Null),
+        Y::String(s) => Value::String(s.clone()),
+        Y::Sequence(s) => Value::Array(s.iter().map(json).collect()),
+        Y::Mapping(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let key = match k {
+                        Y::String(s) => s.clone(),
+                        other => serde_yaml::to_string(other).unwrap_or_default().trim().to_owned(),
+                    };
+                    (key, json(v))
+                })
+                .collect(),
+        ),
+        Y::Tagged(t) => json(&t.value),
+    }
+}
+
+struct Parser<'a> {
+    file: &'a str,
+    source: &'a SourceMap,
+    errors: &'a mut Diagnostics,
+}
+
+impl Parser<'_> {
+    fn error(&mut self, path: &str, message: impl Into<String>) {
+        self.errors.push(Diagnostic::new(self.file, self.source.key(path), message));
+    }
+
+    fn check_keys(&mut self, path: &str, map: &serde_yaml::Mapping, allowed: &[&str]) {
+        for k in map.keys() {
+            let key = k.as_str().unwrap_or("?");
+            if !allowed.contains(&key) {
+                let at = join(path, key);
+                let d = Diagnostic::new(self.file, self.source.key(&at), format!("unknown key `{key}`"))
+                    .suggest(key, allowed.iter().copied());
+                self.errors.push(d);
+            }
+        }
+    }
+
+    fn string(&mut self, map: &serde_yaml::Mapping, path: &str, key: &str) -> Option<String> {
+        let v = get(map, key)?;
+        match v.as_str() {
+            Some(s) => Some(s.to_owned()),
+            None => {
+                self.error(&join(path, key), format!("`{key}` must be a string"));
+                None
+            }
+        }
+    }
+
+    /// Deserialize a piece, turning serde's message into a positioned one.
+    fn typed<T: serde::de::DeserializeOwned>(&mut self, path: &str, v: &serde_yaml::Value) -> Option<T> {
+        match serde_yaml::from_value::<T>(v.clone()) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                let msg = strip_location(&e.to_string());
+                // Point unknown fields at the offending key, with a suggestion.
+                if let Some(field) = between(&msg, "unknown field `", "`") {
+                    let expected: Vec<&str> = msg
+                        .split("expected ")
+                        .nth(1)
+                        .map(|rest| rest.split('`').skip(1).step_by(2).collect())
+                        .unwrap_or_default();
+                    let at = self.source.key(&join(path, field));
+                    self.errors.push(
+                        Diagnostic::new(self.file, at, format!("unknown key `{field}` in `{path}`"))
+                            .suggest(field, expected.iter().copied()),
+                    );
+                } else {
+                    self.errors.push(Diagnostic::new(self.file, self.source.value(path), format!("`{path}`: {msg}")));
+                }
+                None
+            }
+        }
+    }
+
+    fn stage(&mut self, name: &str, v: &serde_yaml::Value) -> Option<StageSpec> {
+        let path = format!("stages.{name}");
+        let map = match v.as_mapping() {
+            Some(m) => m,
+            None => {
+                // `name: {emit: "..."}` is the shape; a bare string is a common slip.
+                self.error(&path, format!("stage `{name}` must be a mapping with one action key ({})", ACTIONS.join(", ")));
+                return None;
+            }
+        };
+        if !valid_stage_name(name) {
+            self.error(&path, format!("stage name `{name}` must start with a letter and use only a-z, 0-9, `_` and `-`"));
+        }
+        let known: Vec<&str> = ACTIONS.iter().chain(MODIFIERS).chain(COMMON).copied().collect();
+        for k in map.keys() {
+            let key = k.as_str().unwrap_or("?");
+            if !known.contains(&key) {
+                let d = Diagnostic::new(self.file, self.source.key(&join(&path, key)), format!("unknown stage kind or key `{key}` in stage `{name}`"))
+                    .suggest(key, known.iter().copied());
+                self.errors.push(d);
+            }
+        }
+        let actions: Vec<&str> = ACTIONS.iter().copied().filter(|a| get(map, a).is_some()).collect();
+        let modifiers: Vec<&str> = MODIFIERS.iter().copied().filter(|m| get(map, m).is_some()).collect();
+        if actions.len() > 1 {
+            self.error(&path, format!("stage `{name}` has {} actions ({}); give it exactly one", actions.len(), actions.join(", ")));
+        }
+        if modifiers.len() > 1 {
+            self.error(&path, format!("stage `{name}` has {} modifiers ({}); use at most one", modifiers.len(), modifiers.join(", ")));
+        }
+        let Some(&action_key) = actions.first() else {
+            if !map.keys().any(|k| !known.contains(&k.as_str().unwrap_or("?"))) {
+                self.error(&path, format!("stage `{name}` has no action; add one of: {}", ACTIONS.join(", ")));
+            }
+            return None;
+        };
+        let av = get(map, action_key).expect("present");
+        let ap = join(&path, action_key);
+        let action = match action_key {
+            "fn" => self.typed::<String>(&ap, av).map(Action::Fn),
+            "llm" => self.typed(&ap, av).map(Action::Llm),
+            "run" => self.typed::<String>(&ap, av).map(Action::Run),
+            "read" => self.typed(&ap, av).map(Action::Read),
+            "write" => self.typed(&ap, av).map(Action::Write),
+            "append" => self.typed(&ap, av).map(Action::Append),
+            "emit" => Some(Action::Emit(json(av))),
+            "exit" => self.typed(&ap, av).map(Action::Exit),
+            "ask" => self.typed(&ap, av).map(Action::Ask),
+            "http" => self.typed(&ap, av).map(Action::Http),
+            "exec" => self.typed(&ap, av).map(Action::Exec),
+            "mcp" => self.typed(&ap, av).map(Action::Mcp),
+            _ => unreachable!("ACTIONS is exhaustive"),
+        };
+        let modifier = match modifiers.first() {
+            Some(&m) => {
+                let mv = get(map, m).expect("present");
+                let mp = join(&path, m);
+                match m {
+                    "for_each" => self.typed(&mp, mv).map(Modifier::ForEach),
+                    "map_reduce" => self.typed(&mp, mv).map(Modifier::MapReduce),
+                    "repeat" => {
+                        let r: Option<RepeatSpec> = self.typed(&mp, mv);
+                        if let Some(r) = &r {
+                            if r.over.is_some() == r.times.is_some() {
+                                self.error(&mp, "`repeat` needs exactly one of `over: [...]` or `times: N` (its bound)");
+                            }
+                        }
+                        r.map(Modifier::Repeat)
+                    }
+                    _ => unreachable!("MODIFIERS is exhaustive"),
+                }
+            }
+            None => None,
+        };
+        let needs = match get(map, "needs") {
+            Some(v) => self.typed::<OneOrMany>(&join(&path, "needs"), v).map(|n| n.0).unwrap_or_default(),
+            None => vec![],
+        };
+        let when = self.string(map, &path, "when");
+        let output = self.string(map, &path, "output");
+        let summary = self.string(map, &path, "summary");
+        let with = get(map, "with").map(json);
+        let on_invalid = get(map, "on_invalid").and_then(|v| self.typed(&join(&path, "on_invalid"), &fallback_value(v)));
+        let on_locked = get(map, "on_locked").and_then(|v| self.typed(&join(&path, "on_locked"), &fallback_value(v)));
+        Some(StageSpec { name: name.to_owned(), needs, when, with, output, on_invalid, on_locked, summary, action: action?, modifier: match (modifiers.first(), modifier) {
+            (Some(_), None) => return None,
+            (_, m) => m,
+        } })
+    }
+}
+
+/// `on_invalid: fail` and `on_invalid: {output: ...}` share one serde shape.
+fn fallback_value(v: &serde_yaml::Value) -> serde_yaml::Value {
+    v.clone()
+}
+
+/// `needs: a` is accepted as `needs: [a]`.
+struct OneOrMany(Vec<String>);
+
+impl<'de> Deserialize<'de> for OneOrMany {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            One(String),
+            Many(Vec<String>),
+        }
+        Ok(OneOrMany(match Raw::deserialize(d)? {
+            Raw::One(s) => vec![s],
+            Raw::Many(v) => v,
+        }))
+    }
+}
+
+fn valid_stage_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '-')
+}
+
+/// How a stage is named inside templates: `-` becomes `_`.
+pub fn ident(stage: &str) -> String {
+    stage.replace('-', "_")
+}
+
+fn join(base: &str, part: &str) -> String {
+    if base.is_empty() {
+        part.to_owned()
+    } else {
+        format!("{base}.{part}")
+    }
+}
+
+fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
+    let i = s.find(start)? + start.len();
+    let j = s[i..].find(end)? + i;
+    Some(&s[i..j])
+}

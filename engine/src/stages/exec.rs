@@ -1,0 +1,50 @@
+//! `exec:` — run a command (no shell), optionally feeding stdin.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::AsyncWriteExt;
+
+use crate::run::Flow;
+use crate::template::{Scope, Tmpl};
+
+use super::StageCx;
+
+pub async fn run(cx: &StageCx<'_>, scope: &Scope, command: &Tmpl, stdin: Option<&Tmpl>, timeout_s: Option<u64>) -> Result<Flow, String> {
+    let argv: Vec<String> = match cx.eval(command, scope)? {
+        Value::Array(a) => a.iter().map(|v| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string())).collect(),
+        Value::String(s) => s.split_whitespace().map(str::to_owned).collect(),
+        other => return Err(format!("`exec.command` must be a list of arguments, got {other}")),
+    };
+    let (program, args) = argv.split_first().ok_or("`exec.command` is empty")?;
+    let input = match stdin {
+        Some(t) => Some(match cx.eval(t, scope)? {
+            Value::String(s) => s,
+            other => other.to_string(),
+        }),
+        None => None,
+    };
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
+        .current_dir(&cx.rt.workdir)
+        .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+    if let (Some(text), Some(mut pipe)) = (input, child.stdin.take()) {
+        pipe.write_all(text.as_bytes()).await.map_err(|e| format!("cannot write to `{program}`: {e}"))?;
+    }
+    let limit = Duration::from_secs(timeout_s.unwrap_or(60));
+    let out = tokio::time::timeout(limit, child.wait_with_output())
+        .await
+        .map_err(|_| format!("`{program}` did not finish within {}s", limit.as_secs()))?
+        .map_err(|e| e.to_string())?;
+    Ok(Flow::Value(json!({
+        "code": out.status.code(),
+        "stdout": String::from_utf8_lossy(&out.stdout),
+        "stderr": String::from_utf8_lossy(&out.stderr),
+    })))
+}

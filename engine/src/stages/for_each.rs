@@ -1,0 +1,50 @@
+//! `for_each:` — the action once per item, at most `concurrency` at once;
+//! results come back in input order whatever order they finish in.
+
+use std::sync::Arc;
+
+use futures::stream::{self, StreamExt};
+use serde_json::Value;
+
+use crate::compile::StageModifier;
+use crate::run::Flow;
+use crate::template::Scope;
+
+use super::{action, StageCx};
+
+pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
+    let Some(StageModifier::ForEach { items, as_name, concurrency }) = &cx.stage.modifier else { unreachable!("dispatched on for_each") };
+    let items = list(cx.eval(items, scope)?, "for_each.items")?;
+    let mut results = stream::iter(items.into_iter().enumerate())
+        .map(|(i, item)| {
+            let s = scope.with(as_name, Arc::new(item)).with("index", Arc::new(Value::from(i)));
+            async move { (i, action(cx, &s).await) }
+        })
+        .buffered(*concurrency);
+    let mut out = Vec::new();
+    while let Some((i, r)) = results.next().await {
+        match r.map_err(|e| format!("item {i}: {e}"))? {
+            Flow::Value(v) => out.push(v),
+            exit @ Flow::Exit { .. } => return Ok(exit),
+        }
+    }
+    Ok(Flow::Value(Value::Array(out)))
+}
+
+/// The list to iterate; `null` (a skipped upstream) is an empty list.
+pub fn list(v: Value, what: &str) -> Result<Vec<Value>, String> {
+    match v {
+        Value::Array(a) => Ok(a),
+        Value::Null => Ok(vec![]),
+        other => Err(format!("`{what}` must be a list, got {}", short(&other))),
+    }
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.len() > 80 {
+        format!("{}…", &s[..s.floor_char_boundary(80)])
+    } else {
+        s
+    }
+}

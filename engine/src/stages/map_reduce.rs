@@ -1,0 +1,60 @@
+//! `map_reduce:` — chunk a list, one action per chunk concurrently, then
+//! reduce: flatten the per-chunk lists, stable-sort by a field, keep top-k.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use futures::stream::{self, StreamExt};
+use serde_json::{json, Value};
+
+use crate::compile::StageModifier;
+use crate::run::Flow;
+use crate::spec::Order;
+use crate::template::Scope;
+
+use super::for_each::list;
+use super::{action, StageCx};
+
+pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
+    let Some(StageModifier::MapReduce { items, chunk_size, as_name, concurrency, reduce, top_k }) = &cx.stage.modifier else {
+        unreachable!("dispatched on map_reduce")
+    };
+    let items = list(cx.eval(items, scope)?, "map_reduce.items")?;
+    let size = cx.eval(chunk_size, scope)?.as_u64().filter(|&n| n > 0).ok_or("`map_reduce.chunk_size` must be a positive integer")? as usize;
+    let chunks: Vec<Value> = items.chunks(size).map(|c| Value::Array(c.to_vec())).collect();
+    let n_chunks = chunks.len();
+    let mut results = stream::iter(chunks.into_iter().enumerate())
+        .map(|(i, chunk)| {
+            let s = scope.with(as_name, Arc::new(chunk)).with("index", Arc::new(Value::from(i)));
+            async move { (i, action(cx, &s).await) }
+        })
+        .buffered(*concurrency);
+    let mut mapped = Vec::with_capacity(n_chunks);
+    while let Some((i, r)) = results.next().await {
+        match r.map_err(|e| format!("chunk {i}: {e}"))? {
+            Flow::Value(v) => mapped.push(v),
+            exit @ Flow::Exit { .. } => return Ok(exit),
+        }
+    }
+    let mut out: Vec<Value> = if reduce.flatten.unwrap_or(true) {
+        mapped.into_iter().flat_map(|v| match v {
+            Value::Array(a) => a,
+            Value::Null => vec![],
+            other => vec![other],
+        }).collect()
+    } else {
+        mapped
+    };
+    if let Some(field) = &reduce.sort_by {
+        let key = |v: &Value| v.get(field).and_then(Value::as_f64).unwrap_or(f64::NEG_INFINITY);
+        out.sort_by(|a, b| {
+            let o = key(a).partial_cmp(&key(b)).unwrap_or(Ordering::Equal);
+            if reduce.order == Order::Desc { o.reverse() } else { o }
+        });
+    }
+    if let Some(k) = top_k {
+        let k = cx.eval(k, scope)?.as_u64().ok_or("`reduce.top_k` must be an integer")? as usize;
+        out.truncate(k);
+    }
+    Ok(Flow::Value(json!({"items": out, "chunks": n_chunks})))
+}

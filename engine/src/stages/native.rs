@@ -1,0 +1,13 @@
+//! `fn:` — call a registered native function with the stage's `with:`.
+
+use crate::registry::Native;
+use crate::run::Flow;
+use crate::template::Scope;
+
+use super::StageCx;
+
+pub async fn run(cx: &StageCx<'_>, scope: &Scope, native: &Native) -> Result<Flow, String> {
+    let args = cx.with(scope)?;
+    let out = (native.call)(args, cx.call_context()).await.map_err(|e| format!("{e:#}"))?;
+    Ok(Flow::Value(out))
+}

@@ -1,0 +1,34 @@
+//! `read:` — a JSON, JSONL or YAML file; JSONL rows may be checked one by one.
+
+use serde_json::{json, Value};
+
+use crate::compile::Gate;
+use crate::io::{read_records, Format};
+use crate::run::Flow;
+use crate::spec::{BadRows, Missing};
+use crate::template::{Scope, Tmpl};
+
+use super::StageCx;
+
+pub fn run(cx: &StageCx<'_>, scope: &Scope, path: &Tmpl, format: Option<Format>, rows: Option<&Gate>, bad_rows: BadRows, missing: Missing) -> Result<Flow, String> {
+    let path = cx.path(&cx.eval(path, scope)?)?;
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && missing == Missing::Null => {
+            return Ok(Flow::Value(json!({"value": null, "bad_rows": []})));
+        }
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let format = format.or_else(|| Format::from_path(&path)).ok_or_else(|| format!("cannot tell the format of {}; set `read.format`", path.display()))?;
+    let check = |v: &Value| match rows {
+        Some(g) => g.check(v).map_err(|e| e.join("; ")),
+        None => Ok(()),
+    };
+    let records = read_records(&text, format, &check).map_err(|e| format!("{}: {e}", path.display()))?;
+    if bad_rows == BadRows::Fail {
+        if let Some(b) = records.bad_rows.first() {
+            return Err(format!("{}:{}: bad row: {}", path.display(), b.line, b.reason));
+        }
+    }
+    serde_json::to_value(records).map(Flow::Value).map_err(|e| e.to_string())
+}

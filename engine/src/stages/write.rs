@@ -1,0 +1,43 @@
+//! `write:` — replace a file atomically (temp in the same folder, fsync, rename).
+
+use serde_json::{json, Value};
+
+use crate::io::write_atomic;
+use crate::run::Flow;
+use crate::spec::WriteFormat;
+use crate::template::{Scope, Tmpl};
+
+use super::StageCx;
+
+pub fn run(cx: &StageCx<'_>, scope: &Scope, path: &Tmpl, value: &Tmpl, format: WriteFormat) -> Result<Flow, String> {
+    let path = cx.path(&cx.eval(path, scope)?)?;
+    let value = cx.eval(value, scope)?;
+    let bytes = encode(&value, format)?;
+    write_atomic(&path, &bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(Flow::Value(json!({"path": path.display().to_string(), "bytes": bytes.len()})))
+}
+
+/// The bytes of `value` in `format`; JSON is pretty with a final newline.
+pub fn encode(value: &Value, format: WriteFormat) -> Result<Vec<u8>, String> {
+    let mut out = match format {
+        WriteFormat::Json => serde_json::to_vec_pretty(value).map_err(|e| e.to_string())?,
+        WriteFormat::Jsonl => {
+            let rows = value.as_array().ok_or("jsonl needs a list of rows")?;
+            let mut out = Vec::new();
+            for r in rows {
+                serde_json::to_writer(&mut out, r).map_err(|e| e.to_string())?;
+                out.push(b'\n');
+            }
+            return Ok(out);
+        }
+        WriteFormat::Yaml => serde_yaml::to_string(value).map_err(|e| e.to_string())?.into_bytes(),
+        WriteFormat::Text => match value {
+            Value::String(s) => s.clone().into_bytes(),
+            other => other.to_string().into_bytes(),
+        },
+    };
+    if !out.ends_with(b"\n") {
+        out.push(b'\n');
+    }
+    Ok(out)
+}

@@ -1,0 +1,335 @@
+//! YAML values with minijinja inside, compiled once and evaluated per run.
+//!
+//! A string that is exactly one `{{ expr }}` evaluates to the expression's
+//! *value* (a list stays a list); any other string with `{{`/`{%` renders to
+//! a string; maps and lists are evaluated element by element. Plain dotted
+//! lookups (`{{ route.sub_intents }}`) skip minijinja and read the JSON
+//! directly, so passing large stage outputs around costs one clone.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use minijinja::value::Serde;
+use minijinja::Environment;
+use serde_json::Value;
+
+/// A compiled templated value.
+#[derive(Debug, Clone)]
+pub enum Tmpl {
+    Literal(Value),
+    /// A whole-string `{{ expr }}`; `path` is set when it is a plain dotted lookup.
+    Expr { source: String, path: Option<Vec<String>> },
+    /// A string template rendered to text.
+    Text(String),
+    List(Vec<Tmpl>),
+    Map(Vec<(String, Tmpl)>),
+}
+
+/// A syntax error in one templated string, with its place in the YAML value.
+#[derive(Debug)]
+pub struct TemplateError {
+    /// Dotted path below the compiled value (`with.query`).
+    pub path: String,
+    pub message: String,
+}
+
+/// The environment every pipeline template is evaluated in: strict about
+/// undefined names so a typo fails loudly instead of rendering empty.
+pub fn environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    // Prompt files read best with block tags on their own lines.
+    if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder().trim_blocks(true).lstrip_blocks(true).build() {
+        env.set_syntax(syntax);
+    }
+    env
+}
+
+impl Tmpl {
+    /// Compile `value`, reporting every syntax error found below it.
+    pub fn compile(env: &Environment<'static>, value: &Value, errors: &mut Vec<TemplateError>) -> Tmpl {
+        compile_at(env, value, "", errors)
+    }
+
+    /// A constant value (no templates).
+    pub fn literal(value: Value) -> Tmpl {
+        Tmpl::Literal(value)
+    }
+
+    /// Every variable path this value reads (`inputs.query`, `route`), with
+    /// the dotted place inside the value where it is read.
+    pub fn references(&self, env: &Environment<'static>) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        self.collect_refs(env, "", &mut out);
+        out
+    }
+
+    fn collect_refs(&self, env: &Environment<'static>, at: &str, out: &mut Vec<(String, String)>) {
+        match self {
+            Tmpl::Literal(_) => {}
+            Tmpl::Expr { source, path } => match path {
+                Some(p) => out.push((p.join("."), at.to_owned())),
+                None => {
+                    if let Ok(expr) = env.compile_expression(source) {
+                        out.extend(sorted(expr.undeclared_variables(true)).into_iter().map(|v| (v, at.to_owned())));
+                    }
+                }
+            },
+            Tmpl::Text(source) => {
+                if let Ok(t) = env.template_from_str(source) {
+                    out.extend(sorted(t.undeclared_variables(true)).into_iter().map(|v| (v, at.to_owned())));
+                }
+            }
+            Tmpl::List(items) => {
+                for (i, t) in items.iter().enumerate() {
+                    t.collect_refs(env, &join(at, &i.to_string()), out);
+                }
+            }
+            Tmpl::Map(entries) => {
+                for (k, t) in entries {
+                    t.collect_refs(env, &join(at, k), out);
+                }
+            }
+        }
+    }
+
+    /// The root names read (`inputs`, `route`, ...).
+    pub fn roots(&self, env: &Environment<'static>) -> BTreeSet<String> {
+        self.references(env).into_iter().map(|(p, _)| p.split('.').next().unwrap_or_default().to_owned()).collect()
+    }
+
+    /// The literal value, when the whole thing holds no template.
+    pub fn as_literal(&self) -> Option<&Value> {
+        match self {
+            Tmpl::Literal(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Evaluate against a scope.
+    pub fn eval(&self, env: &Environment<'static>, scope: &Scope) -> Result<Value, String> {
+        match self {
+            Tmpl::Literal(v) => Ok(v.clone()),
+            Tmpl::Expr { source, path } => {
+                if let Some(path) = path {
+                    if let Some(v) = scope.lookup(path) {
+                        return Ok(v);
+                    }
+                }
+                let expr = env.compile_expression(source).map_err(|e| describe(&e))?;
+                let value = expr.eval(scope.context(&expr.undeclared_variables(false))).map_err(|e| describe(&e))?;
+                to_json(&value)
+            }
+            Tmpl::Text(source) => {
+                let t = env.template_from_str(source).map_err(|e| describe(&e))?;
+                let ctx = scope.context(&t.undeclared_variables(false));
+                t.render(ctx).map(Value::String).map_err(|e| describe(&e))
+            }
+            Tmpl::List(items) => items.iter().map(|t| t.eval(env, scope)).collect::<Result<_, _>>().map(Value::Array),
+            Tmpl::Map(entries) => {
+                let mut map = serde_json::Map::with_capacity(entries.len());
+                for (k, t) in entries {
+                    map.insert(k.clone(), t.eval(env, scope)?);
+                }
+                Ok(Value::Object(map))
+            }
+        }
+    }
+
+    /// Evaluate a condition: JSON truthiness (null, false, 0, "", [] and {} are false).
+    pub fn eval_bool(&self, env: &Environment<'static>, scope: &Scope) -> Result<bool, String> {
+        Ok(truthy(&self.eval(env, scope)?))
+    }
+}
+
+pub fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty() && s != "false",
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+fn sorted(set: std::collections::HashSet<String>) -> Vec<String> {
+    let mut v: Vec<_> = set.into_iter().collect();
+    v.sort();
+    v
+}
+
+fn describe(e: &minijinja::Error) -> String {
+    let mut msg = e.kind().to_string();
+    if let Some(detail) = e.detail() {
+        msg.push_str(": ");
+        msg.push_str(detail);
+    }
+    msg
+}
+
+fn to_json(v: &minijinja::Value) -> Result<Value, String> {
+    if v.is_undefined() {
+        return Ok(Value::Null);
+    }
+    serde_json::to_value(v).map_err(|e| format!("expression result is not JSON: {e}"))
+}
+
+fn join(base: &str, part: &str) -> String {
+    if base.is_empty() {
+        part.to_owned()
+    } else {
+        format!("{base}.{part}")
+    }
+}
+
+fn compile_at(env: &Environment<'static>, value: &Value, at: &str, errors: &mut Vec<TemplateError>) -> Tmpl {
+    match value {
+        Value::String(s) if s.contains("{{") || s.contains("{%") => {
+            if let Some(expr) = whole_expression(s) {
+                match env.compile_expression(expr) {
+                    Ok(_) => Tmpl::Expr { source: expr.to_owned(), path: dotted_path(expr) },
+                    Err(e) => {
+                        errors.push(TemplateError { path: at.to_owned(), message: describe(&e) });
+                        Tmpl::Literal(Value::Null)
+                    }
+                }
+            } else {
+                match env.template_from_str(s) {
+                    Ok(_) => Tmpl::Text(s.clone()),
+                    Err(e) => {
+                        errors.push(TemplateError { path: at.to_owned(), message: describe(&e) });
+                        Tmpl::Literal(Value::Null)
+                    }
+                }
+            }
+        }
+        Value::Array(items) if contains_template(value) => Tmpl::List(
+            items.iter().enumerate().map(|(i, v)| compile_at(env, v, &join(at, &i.to_string()), errors)).collect(),
+        ),
+        Value::Object(map) if contains_template(value) => {
+            Tmpl::Map(map.iter().map(|(k, v)| (k.clone(), compile_at(env, v, &join(at, k), errors))).collect())
+        }
+        other => Tmpl::Literal(other.clone()),
+    }
+}
+
+fn contains_template(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.contains("{{") || s.contains("{%"),
+        Value::Array(a) => a.iter().any(contains_template),
+        Value::Object(o) => o.values().any(contains_template),
+        _ => false,
+    }
+}
+
+/// `"{{ a.b }}"` → `Some("a.b")`; anything with text around it → None.
+fn whole_expression(s: &str) -> Option<&str> {
+    let t = s.trim();
+    let inner = t.strip_prefix("{{")?.strip_suffix("}}")?;
+    if inner.contains("{{") || inner.contains("}}") || inner.contains("{%") {
+        return None;
+    }
+    Some(inner.trim())
+}
+
+/// `a.b.c` (identifiers only) → its segments.
+fn dotted_path(expr: &str) -> Option<Vec<String>> {
+    let parts: Vec<String> = expr.split('.').map(str::to_owned).collect();
+    let ident = |p: &String| {
+        let mut c = p.chars();
+        c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == '_') && c.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    parts.iter().all(ident).then_some(parts)
+}
+
+/// The variables a template can see, by root name.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    roots: HashMap<String, Arc<Value>>,
+}
+
+impl Scope {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn set(&mut self, name: impl Into<String>, value: Arc<Value>) {
+        self.roots.insert(name.into(), value);
+    }
+
+    /// A copy with one more variable (loop variables).
+    pub fn with(&self, name: &str, value: Arc<Value>) -> Scope {
+        let mut s = self.clone();
+        s.set(name, value);
+        s
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<Value>> {
+        self.roots.get(name)
+    }
+
+    /// A dotted lookup; None when any segment is missing (then the caller
+    /// falls back to minijinja, which produces the proper undefined error).
+    fn lookup(&self, path: &[String]) -> Option<Value> {
+        let mut v: &Value = self.roots.get(path.first()?)?;
+        for seg in &path[1..] {
+            v = match v {
+                Value::Object(m) => m.get(seg)?,
+                _ => return None,
+            };
+        }
+        Some(v.clone())
+    }
+
+    /// A minijinja context holding only the roots a template reads.
+    fn context(&self, names: &std::collections::HashSet<String>) -> minijinja::Value {
+        let map: BTreeMap<String, minijinja::Value> = names
+            .iter()
+            .filter_map(|n| self.roots.get(n).map(|v| (n.clone(), minijinja::Value::from(Serde(&**v)))))
+            .collect();
+        minijinja::Value::from(map)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn eval(v: Value, scope: &Scope) -> Value {
+        let env = environment();
+        let mut errs = vec![];
+        let t = Tmpl::compile(&env, &v, &mut errs);
+        assert!(errs.is_empty(), "{errs:?}");
+        t.eval(&env, scope).unwrap()
+    }
+
+    #[test]
+    fn whole_expressions_keep_their_type() {
+        let mut s = Scope::new();
+        s.set("route", Arc::new(json!({"sub_intents": [1, 2]})));
+        assert_eq!(eval(json!("{{ route.sub_intents }}"), &s), json!([1, 2]));
+        assert_eq!(eval(json!("{{ route.sub_intents | length > 1 }}"), &s), json!(true));
+        assert_eq!(eval(json!("n={{ route.sub_intents | length }}"), &s), json!("n=2"));
+        assert_eq!(eval(json!({"a": ["{{ route.sub_intents[0] }}", 3]}), &s), json!({"a": [1, 3]}));
+    }
+
+    #[test]
+    fn reports_syntax_errors_by_path() {
+        let env = environment();
+        let mut errs = vec![];
+        Tmpl::compile(&env, &json!({"a": {"b": "{{ x | }}"}}), &mut errs);
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].path, "a.b");
+    }
+
+    #[test]
+    fn collects_references() {
+        let env = environment();
+        let mut errs = vec![];
+        let t = Tmpl::compile(&env, &json!({"q": "{{ inputs.query }}", "n": "{% if route.ok %}{{ params.k }}{% endif %}"}), &mut errs);
+        let roots = t.roots(&env);
+        assert!(roots.contains("inputs") && roots.contains("route") && roots.contains("params"));
+    }
+}

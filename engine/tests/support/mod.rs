@@ -1,0 +1,3 @@
+//! Helpers shared by the engine's integration tests and benches.
+
+pub mod llm_server;

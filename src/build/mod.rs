@@ -1,0 +1,142 @@
+//! Build: confidence-gated scene assembly through MCP for Unity — the native
+//! pieces `pipelines/build.yaml` calls (seed 003).
+//!
+//! The pipeline owns the flow (preflight → search → gate → confirm → plan →
+//! guard + execute → summary); each function here is one narrow step:
+//! [`preflight`] decides freshness, [`gate`] applies the confidence
+//! thresholds and the `--choose/--yes/--non-interactive` answers, [`plan`]
+//! is the builtin planner, [`scope`] the guard enforced in code, [`execute`]
+//! the audited calls, [`summary`] the closing report.
+
+pub mod execute;
+pub mod gate;
+pub mod plan;
+pub mod preflight;
+pub mod scope;
+pub mod summary;
+
+use engine::mcp::ServerConfig;
+use engine::Registry;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use execute::{Execution, GroupPlan};
+use gate::{Answers, Decision, Thresholds};
+use plan::{Plan, PlanRequest};
+use scope::ScopePolicy;
+
+#[derive(Deserialize)]
+struct GateArgs {
+    groups: Value,
+    thresholds: Thresholds,
+    #[serde(flatten)]
+    answers: Answers,
+}
+
+#[derive(Deserialize)]
+struct ResolveArgs {
+    decisions: Vec<Decision>,
+    /// The `ask` answers, one per pending decision, in order.
+    #[serde(default)]
+    answers: Vec<Value>,
+}
+
+/// A group to plan for, paired by position with its plan.
+#[derive(Deserialize)]
+struct Target {
+    group: usize,
+    sub_intent: String,
+}
+
+#[derive(Deserialize)]
+struct ExecuteArgs {
+    targets: Vec<Target>,
+    plans: Vec<Plan>,
+    policy: ScopePolicy,
+    #[serde(default)]
+    mcp: Option<ServerConfig>,
+}
+
+#[derive(Deserialize)]
+struct SummaryArgs {
+    decisions: Vec<Decision>,
+    #[serde(default)]
+    execution: Option<Execution>,
+}
+
+#[derive(Deserialize)]
+struct DoctorArgs {
+    #[serde(default)]
+    mcp: Option<ServerConfig>,
+}
+
+/// Register the build functions and the doctor's MCP check.
+pub fn register(registry: &mut Registry) {
+    registry
+        .function("build.preflight", "Is search-result.json fresh for the current index? (R3)", |_: Value, ctx| {
+            Ok(preflight::check(&ctx.workdir))
+        })
+        .function("build.gate", "Confidence gate per group: auto / confirm / reject, with flag answers", |a: GateArgs, _| {
+            let decisions = gate::decide(&a.groups, a.thresholds, &a.answers)?;
+            let pending: Vec<Value> = decisions
+                .iter()
+                .filter(|d| d.choice == gate::Choice::Pending)
+                .map(|d| {
+                    let (prompt, choices) = gate::dialog(d);
+                    json!({"group": d.group, "prompt": prompt, "choices": choices})
+                })
+                .collect();
+            let targets = plan_targets(&decisions);
+            Ok(json!({"decisions": decisions, "pending": pending, "targets": targets}))
+        })
+        .function("build.resolve", "Apply the confirm dialog's answers to the pending groups", |a: ResolveArgs, _| {
+            let mut answers = a.answers.into_iter();
+            let decisions: Vec<Decision> = a
+                .decisions
+                .into_iter()
+                .map(|d| match d.choice {
+                    gate::Choice::Pending => gate::apply_answer(d, &answers.next().unwrap_or(Value::Null)),
+                    _ => d,
+                })
+                .collect();
+            let targets = plan_targets(&decisions);
+            Ok(json!({"decisions": decisions, "targets": targets}))
+        })
+        .builtin("build.plan", "Deterministic MCP for Unity calls per asset type", |a: PlanRequest, _| Ok(plan::plan(&a)))
+        .async_function(
+            "build.execute",
+            "Scope-check every plan, then send the allowed calls to MCP for Unity, audited",
+            |a: ExecuteArgs, ctx| async move {
+                anyhow::ensure!(
+                    a.targets.len() == a.plans.len(),
+                    "build.execute: {} targets but {} plans",
+                    a.targets.len(),
+                    a.plans.len()
+                );
+                let plans = a
+                    .targets
+                    .into_iter()
+                    .zip(a.plans)
+                    .map(|(t, p)| GroupPlan { group: t.group, sub_intent: t.sub_intent, calls: p.calls })
+                    .collect();
+                execute::execute(&ctx.workdir, a.mcp, a.policy, plans).await
+            },
+        )
+        .function("build.summary", "Per sub-intent verdicts, audit lines and the next step", |a: SummaryArgs, _| {
+            Ok(summary::summarize(&a.decisions, a.execution.as_ref()))
+        })
+        .async_function("doctor.mcp", "MCP for Unity reachable: initialize + tools/list", |a: DoctorArgs, ctx| async move {
+            Ok(execute::doctor(&ctx.workdir, a.mcp).await)
+        });
+}
+
+/// The groups that have an asset to plan for, with what the planner needs.
+fn plan_targets(decisions: &[Decision]) -> Vec<Value> {
+    decisions
+        .iter()
+        .filter_map(|d| {
+            let chosen = d.chosen.as_ref()?;
+            Some(json!({"group": d.group, "sub_intent": d.sub_intent, "asset": {"guid": chosen.guid, "path": chosen.path}}))
+        })
+        .collect()
+}

@@ -1,0 +1,124 @@
+//! The closing report (seed Step 7): one verdict line per sub-intent, the
+//! closest candidates of rejected groups, counts, audit lines, next step.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::execute::Execution;
+use super::gate::{Choice, Decision};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    AutoApplied,
+    ConfirmedAndApplied,
+    Unconfirmed,
+    Rejected,
+    ScopeViolation,
+    Failed,
+}
+
+impl Verdict {
+    fn label(self) -> &'static str {
+        match self {
+            Verdict::AutoApplied => "auto applied",
+            Verdict::ConfirmedAndApplied => "confirmed and applied",
+            Verdict::Unconfirmed => "unconfirmed",
+            Verdict::Rejected => "rejected",
+            Verdict::ScopeViolation => "scope_violation",
+            Verdict::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub verdicts: Vec<Verdict>,
+    pub lines: Vec<String>,
+    /// 1 when a group failed or hit the scope guard, else 0.
+    pub exit_code: i32,
+}
+
+const PREFIX: &str = "[unity-assets:build]";
+
+pub fn summarize(decisions: &[Decision], execution: Option<&Execution>) -> Summary {
+    let audit_lines = execution.map_or(0, |e| e.audit_lines);
+    let mut lines = Vec::new();
+    let mut verdicts = Vec::new();
+    for d in decisions {
+        let violation = execution.and_then(|e| e.violations.iter().find(|v| v.group == d.group));
+        let applied = execution.and_then(|e| e.groups.iter().find(|g| g.group == d.group));
+        let chosen = d.chosen.as_ref().map(|c| format!("{} ({:.2})", c.path, c.confidence)).unwrap_or_default();
+        let (verdict, detail) = match (d.choice, violation, applied) {
+            (_, Some(v), _) => (Verdict::ScopeViolation, format!("{} — nothing was sent for this group", v.reason)),
+            (_, _, Some(a)) if !a.ok => (Verdict::Failed, a.error.clone().unwrap_or_default()),
+            (Choice::Auto, _, Some(_)) => (Verdict::AutoApplied, chosen),
+            (Choice::Confirmed, _, Some(_)) => (Verdict::ConfirmedAndApplied, chosen),
+            (Choice::Auto | Choice::Confirmed, _, None) => (Verdict::Failed, format!("{chosen} was not applied")),
+            (Choice::Unconfirmed | Choice::Pending, ..) => (
+                Verdict::Unconfirmed,
+                format!("best confidence {:.2}; rerun with --choose {}=N or --yes", d.max_confidence, d.group),
+            ),
+            (Choice::Aborted, ..) => (Verdict::Rejected, "aborted by the user".into()),
+            (Choice::NoFit, ..) => (Verdict::Rejected, "no fitting candidate".into()),
+        };
+        lines.push(format!("{PREFIX} {}. {} — {}: {detail}", d.group, d.sub_intent, verdict.label()));
+        if d.choice == Choice::NoFit {
+            for c in d.candidates.iter().take(3) {
+                lines.push(format!("    closest: {} ({:.2}) — {}", c.path, c.confidence, c.reasoning));
+            }
+            lines.push("    try: rephrase the request and run `unity-assets search`, or `unity-assets reindex` if assets changed".into());
+        }
+        verdicts.push(verdict);
+    }
+    let mut counts: BTreeMap<Verdict, usize> = BTreeMap::new();
+    for v in &verdicts {
+        *counts.entry(*v).or_default() += 1;
+    }
+    let counted: Vec<String> = counts.iter().map(|(v, n)| format!("{n} {}", v.label())).collect();
+    lines.push(format!("{PREFIX} summary: {}; {audit_lines} audit lines written", counted.join(", ")));
+    let failed = verdicts.iter().any(|v| matches!(v, Verdict::Failed | Verdict::ScopeViolation));
+    lines.push(format!(
+        "{PREFIX} next: {}",
+        if failed {
+            "see the reasons above; the audit log is .claude/unity-asset-index/orchestrator-audit.jsonl"
+        } else {
+            "check the assets added to the scene, then review the changes with git diff"
+        }
+    ));
+    Summary { verdicts, lines, exit_code: i32::from(failed) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::execute::{Applied, Violation};
+    use crate::build::gate::{decide, Answers, Thresholds};
+    use serde_json::json;
+
+    #[test]
+    fn every_group_gets_a_verdict_line() {
+        let groups = json!([
+            {"sub_intent": "enemy", "candidates": [{"guid": "a", "path": "Assets/Z.prefab", "confidence": 0.9, "reasoning": "r"}]},
+            {"sub_intent": "music", "candidates": [{"guid": "b", "path": "Assets/M.ogg", "confidence": 0.5, "reasoning": "r"}]},
+            {"sub_intent": "sky", "candidates": [{"guid": "c", "path": "Assets/S.mat", "confidence": 0.1, "reasoning": "weak"}]},
+            {"sub_intent": "evil", "candidates": [{"guid": "d", "path": "Assets/E.prefab", "confidence": 0.95, "reasoning": "r"}]},
+        ]);
+        let decisions = decide(&groups, Thresholds { auto: 0.7, confirm: 0.4 }, &Answers { non_interactive: true, ..Answers::default() }).unwrap();
+        let execution = Execution {
+            status: "ok".into(),
+            message: None,
+            groups: vec![Applied { group: 1, ok: true, calls_sent: 2, error: None }],
+            violations: vec![Violation { group: 4, tool: "manage_asset".into(), reason: "manage_asset delete is forbidden".into() }],
+            audit_lines: 3,
+            mcp_ms: 0,
+        };
+        let s = summarize(&decisions, Some(&execution));
+        assert_eq!(s.verdicts, [Verdict::AutoApplied, Verdict::Unconfirmed, Verdict::Rejected, Verdict::ScopeViolation]);
+        assert_eq!(s.lines[0], "[unity-assets:build] 1. enemy — auto applied: Assets/Z.prefab (0.90)");
+        assert!(s.lines.iter().any(|l| l.contains("closest: Assets/S.mat (0.10) — weak")));
+        assert!(s.lines.iter().any(|l| l.ends_with("1 auto applied, 1 unconfirmed, 1 rejected, 1 scope_violation; 3 audit lines written")));
+        assert_eq!(s.exit_code, 1);
+    }
+}

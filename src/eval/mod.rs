@@ -1,0 +1,399 @@
+//! `unity-assets eval GOLDEN.yml`: search quality on a labelled query set.
+//!
+//! Two formats are read:
+//! - the seed golden set (`sch1_recall` + `orc1_routing`, with
+//!   `assets-template.yml` beside it naming each golden id's file), see
+//!   `../shared/benchmarks/seed-golden/README.md`;
+//! - our own: `queries: [{query, accepted: [paths or guids], category?}]`
+//!   and optionally `routing: [{query, multi, min_sub_intents?}]`.
+//!
+//! [`evaluate`] takes the search and the router as closures, so the CLI can
+//! plug in the pipeline runner and tests the builtin ranker directly.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// How many results the metrics look at.
+pub const CUTOFF: usize = 3;
+
+/// A labelled query: which results count as right.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GoldenQuery {
+    pub id: String,
+    pub query: String,
+    pub category: Option<String>,
+    /// The one answer Recall@3 looks for (seed: `expected_golden_id`);
+    /// `None` means any accepted answer counts.
+    pub expected: Option<Answer>,
+    /// Every acceptable answer (Precision@3, MRR).
+    pub accepted: Vec<Answer>,
+}
+
+/// One acceptable result, matched by path or by guid.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Answer {
+    pub path: Option<String>,
+    pub guid: Option<String>,
+}
+
+impl Answer {
+    fn matches(&self, hit: &Hit) -> bool {
+        self.path.as_deref().is_some_and(|p| p == hit.path) || self.guid.as_deref().is_some_and(|g| g == hit.guid)
+    }
+}
+
+/// A labelled routing case: is the query one request or several?
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoutingCase {
+    pub id: String,
+    pub query: String,
+    pub multi: bool,
+    pub min_sub_intents: Option<usize>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GoldenSet {
+    pub queries: Vec<GoldenQuery>,
+    pub routing: Vec<RoutingCase>,
+}
+
+/// One search result as eval sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub guid: String,
+    pub path: String,
+}
+
+/// The guid the seed's fixture builder gave `dir/name+ext`: the first 16
+/// bytes of its SHA-256, as 32 lowercase hex digits.
+pub fn seed_guid(relative_path: &str) -> String {
+    Sha256::digest(relative_path.as_bytes())[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// An entry of the seed's `assets-template.yml`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SeedTemplate {
+    pub kind: String,
+    pub name: String,
+    pub dir: String,
+    pub ext: String,
+    #[serde(default)]
+    pub labels: Vec<String>,
+    #[serde(default)]
+    pub tags_hint: Vec<String>,
+    #[serde(default)]
+    pub summary_hint: String,
+    #[serde(default)]
+    pub golden_id: Option<String>,
+}
+
+impl SeedTemplate {
+    pub fn path(&self) -> String {
+        format!("{}/{}{}", self.dir, self.name, self.ext)
+    }
+}
+
+/// Read `assets-template.yml`.
+pub fn load_seed_templates(path: &Path) -> anyhow::Result<Vec<SeedTemplate>> {
+    #[derive(Deserialize)]
+    struct File {
+        templates: Vec<SeedTemplate>,
+    }
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let file: File = serde_yaml::from_str(&text).with_context(|| format!("{} is not a seed template file", path.display()))?;
+    Ok(file.templates)
+}
+
+#[derive(Deserialize)]
+struct SeedGolden {
+    #[serde(default)]
+    sch1_recall: Vec<SeedQuery>,
+    #[serde(default)]
+    orc1_routing: Vec<SeedRouting>,
+}
+
+#[derive(Deserialize)]
+struct SeedQuery {
+    id: String,
+    query: String,
+    expected_golden_id: String,
+    #[serde(default)]
+    expected_relevant_ids: Vec<String>,
+    #[serde(default)]
+    category: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct SeedRouting {
+    id: String,
+    query: String,
+    expected_multi: bool,
+    #[serde(default)]
+    expected_sub_intents_min: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OwnGolden {
+    queries: Vec<OwnQuery>,
+    #[serde(default)]
+    routing: Vec<OwnRouting>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OwnQuery {
+    #[serde(default)]
+    id: Option<String>,
+    query: String,
+    accepted: Vec<String>,
+    #[serde(default)]
+    category: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OwnRouting {
+    query: String,
+    multi: bool,
+    #[serde(default)]
+    min_sub_intents: Option<usize>,
+}
+
+/// Read a golden file in either format (the seed format needs its
+/// `assets-template.yml` in the same folder).
+pub fn load_golden(path: &Path) -> anyhow::Result<GoldenSet> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let value: serde_yaml::Value =
+        serde_yaml::from_str(&text).with_context(|| format!("{} is not valid YAML", path.display()))?;
+    if value.get("sch1_recall").is_some() || value.get("orc1_routing").is_some() {
+        let templates_path = path.with_file_name("assets-template.yml");
+        let templates = load_seed_templates(&templates_path)
+            .with_context(|| format!("the seed golden format needs {} beside it", templates_path.display()))?;
+        let seed: SeedGolden = serde_yaml::from_value(value).with_context(|| format!("{}", path.display()))?;
+        return seed_set(seed, &templates);
+    }
+    let own: OwnGolden = serde_yaml::from_value(value).with_context(|| {
+        format!("{}: expected `queries: [{{query, accepted: [paths]}}]` or the seed's `sch1_recall`", path.display())
+    })?;
+    Ok(GoldenSet {
+        queries: own
+            .queries
+            .into_iter()
+            .enumerate()
+            .map(|(i, q)| GoldenQuery {
+                id: q.id.unwrap_or_else(|| format!("q{:02}", i + 1)),
+                query: q.query,
+                category: q.category,
+                expected: None,
+                accepted: q.accepted.into_iter().map(own_answer).collect(),
+            })
+            .collect(),
+        routing: own
+            .routing
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| RoutingCase {
+                id: format!("r{:02}", i + 1),
+                query: r.query,
+                multi: r.multi,
+                min_sub_intents: r.min_sub_intents,
+            })
+            .collect(),
+    })
+}
+
+/// A 32-hex-digit entry is a guid, anything else a path.
+fn own_answer(text: String) -> Answer {
+    if text.len() == 32 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Answer { path: None, guid: Some(text.to_ascii_lowercase()) }
+    } else {
+        Answer { path: Some(text), guid: None }
+    }
+}
+
+fn seed_set(seed: SeedGolden, templates: &[SeedTemplate]) -> anyhow::Result<GoldenSet> {
+    let by_id: HashMap<&str, &SeedTemplate> =
+        templates.iter().filter_map(|t| t.golden_id.as_deref().map(|id| (id, t))).collect();
+    let answer = |query_id: &str, golden_id: &str| -> anyhow::Result<Answer> {
+        let t = by_id
+            .get(golden_id)
+            .with_context(|| format!("{query_id}: golden id `{golden_id}` is not in assets-template.yml"))?;
+        let path = t.path();
+        Ok(Answer { guid: Some(seed_guid(&path)), path: Some(path) })
+    };
+    let mut queries = Vec::new();
+    for q in seed.sch1_recall {
+        let mut ids = q.expected_relevant_ids.clone();
+        if !ids.contains(&q.expected_golden_id) {
+            ids.push(q.expected_golden_id.clone());
+        }
+        queries.push(GoldenQuery {
+            expected: Some(answer(&q.id, &q.expected_golden_id)?),
+            accepted: ids.iter().map(|id| answer(&q.id, id)).collect::<anyhow::Result<_>>()?,
+            id: q.id,
+            query: q.query,
+            category: q.category,
+        });
+    }
+    let routing = seed
+        .orc1_routing
+        .into_iter()
+        .map(|r| RoutingCase {
+            id: r.id,
+            query: r.query,
+            multi: r.expected_multi,
+            min_sub_intents: r.expected_sub_intents_min,
+        })
+        .collect();
+    Ok(GoldenSet { queries, routing })
+}
+
+/// Recall@3, Precision@3 and MRR over some queries.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Metrics {
+    pub queries: usize,
+    pub recall_at_3: f64,
+    pub precision_at_3: f64,
+    pub mrr: f64,
+}
+
+/// How one query went.
+#[derive(Debug, Clone, Serialize)]
+pub struct QueryOutcome {
+    pub id: String,
+    pub query: String,
+    pub category: Option<String>,
+    pub hit: bool,
+    /// 1-based rank of the first accepted result, if any.
+    pub first_rank: Option<usize>,
+    pub relevant_in_top: usize,
+    pub top: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RoutingScore {
+    pub correct: usize,
+    pub total: usize,
+    pub multi_correct: usize,
+    pub multi_total: usize,
+    pub single_correct: usize,
+    pub single_total: usize,
+    /// Per case: id and the number of sub-intents produced.
+    pub cases: Vec<(String, usize, bool)>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Report {
+    pub overall: Metrics,
+    pub by_category: BTreeMap<String, Metrics>,
+    pub outcomes: Vec<QueryOutcome>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routing: Option<RoutingScore>,
+}
+
+/// Run every query through `search` (ranked results, best first) and every
+/// routing case through `route` (the number of sub-intents it produced).
+pub fn evaluate(
+    set: &GoldenSet,
+    mut search: impl FnMut(&str) -> anyhow::Result<Vec<Hit>>,
+    mut route: impl FnMut(&str) -> anyhow::Result<usize>,
+) -> anyhow::Result<Report> {
+    let mut outcomes = Vec::new();
+    for q in &set.queries {
+        let hits = search(&q.query).with_context(|| format!("search failed for {} ({:?})", q.id, q.query))?;
+        let accepted = |hit: &Hit| q.accepted.iter().any(|a| a.matches(hit));
+        let top = &hits[..hits.len().min(CUTOFF)];
+        let hit = match &q.expected {
+            Some(expected) => top.iter().any(|h| expected.matches(h)),
+            None => top.iter().any(accepted),
+        };
+        let relevant: HashSet<&str> = top.iter().filter(|h| accepted(h)).map(|h| h.path.as_str()).collect();
+        outcomes.push(QueryOutcome {
+            id: q.id.clone(),
+            query: q.query.clone(),
+            category: q.category.clone(),
+            hit,
+            first_rank: hits.iter().position(accepted).map(|i| i + 1),
+            relevant_in_top: relevant.len(),
+            top: top.iter().map(|h| h.path.clone()).collect(),
+        });
+    }
+    let mut by_category: BTreeMap<String, Vec<&QueryOutcome>> = BTreeMap::new();
+    for o in &outcomes {
+        by_category.entry(o.category.clone().unwrap_or_else(|| "uncategorised".into())).or_default().push(o);
+    }
+    let routing = if set.routing.is_empty() {
+        None
+    } else {
+        let mut score = RoutingScore::default();
+        for case in &set.routing {
+            let n = route(&case.query).with_context(|| format!("routing failed for {} ({:?})", case.id, case.query))?;
+            let right = (n > 1) == case.multi && case.min_sub_intents.is_none_or(|min| n >= min);
+            score.total += 1;
+            score.correct += usize::from(right);
+            if case.multi {
+                score.multi_total += 1;
+                score.multi_correct += usize::from(right);
+            } else {
+                score.single_total += 1;
+                score.single_correct += usize::from(right);
+            }
+            score.cases.push((case.id.clone(), n, right));
+        }
+        Some(score)
+    };
+    Ok(Report {
+        overall: metrics(outcomes.iter()),
+        by_category: by_category.into_iter().map(|(k, v)| (k, metrics(v.into_iter()))).collect(),
+        outcomes,
+        routing,
+    })
+}
+
+fn metrics<'a>(outcomes: impl Iterator<Item = &'a QueryOutcome>) -> Metrics {
+    let (mut n, mut hits, mut precision, mut rr) = (0usize, 0usize, 0f64, 0f64);
+    for o in outcomes {
+        n += 1;
+        hits += usize::from(o.hit);
+        precision += o.relevant_in_top as f64 / CUTOFF as f64;
+        rr += o.first_rank.map_or(0.0, |r| 1.0 / r as f64);
+    }
+    let avg = |x: f64| if n == 0 { 0.0 } else { x / n as f64 };
+    Metrics { queries: n, recall_at_3: avg(hits as f64), precision_at_3: avg(precision), mrr: avg(rr) }
+}
+
+impl Report {
+    /// The human summary `unity-assets eval` prints.
+    pub fn render(&self) -> String {
+        let line = |name: &str, m: &Metrics| {
+            format!(
+                "{name:<20} n={:<3} Recall@3 {:.3}  Precision@3 {:.3}  MRR {:.3}",
+                m.queries, m.recall_at_3, m.precision_at_3, m.mrr
+            )
+        };
+        let mut out = line("overall", &self.overall);
+        for (category, m) in &self.by_category {
+            let _ = write!(out, "\n{}", line(&format!("  {category}"), m));
+        }
+        for o in self.outcomes.iter().filter(|o| !o.hit) {
+            let _ = write!(out, "\nmiss {}: {:?} → top {:?}", o.id, o.query, o.top);
+        }
+        if let Some(r) = &self.routing {
+            let _ = write!(
+                out,
+                "\nrouting {}/{} (multi {}/{}, single {}/{})",
+                r.correct, r.total, r.multi_correct, r.multi_total, r.single_correct, r.single_total
+            );
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,219 @@
+//! The indexer's tables, parsed from `data/asset-types.yml`,
+//! `data/type-taxonomy.yml` and `data/filename-conventions.yml`.
+//!
+//! The files are embedded in the binary and overridable per project, so the
+//! indexer never reads them itself: whoever loads resources hands their text
+//! to [`IndexData::from_yaml`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use anyhow::Context as _;
+use serde::Deserialize;
+
+/// Everything the scan and the builtin tagger look up.
+#[derive(Debug, Clone)]
+pub struct IndexData {
+    pub types: AssetTypes,
+    /// Subtype rules per type name.
+    pub taxonomy: BTreeMap<String, TypeTaxonomy>,
+    pub conventions: Conventions,
+    /// Importer setting keys any rule mentions: the only settings a `.meta`
+    /// parse keeps.
+    pub setting_keys: BTreeSet<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssetTypes {
+    pub fallback: String,
+    pub rules: Vec<TypeRule>,
+    pub class_ids: BTreeMap<u32, String>,
+    /// Extensions of files holding Unity YAML (read at index_depth normal/rich).
+    pub yaml_extensions: BTreeSet<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TypeRule {
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub extensions: BTreeSet<String>,
+    #[serde(default)]
+    pub importer: Option<String>,
+    #[serde(default)]
+    pub settings: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pub classes: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TypeTaxonomy {
+    #[serde(default)]
+    pub rules: Vec<SubtypeRule>,
+    #[serde(default)]
+    pub default: Option<String>,
+    #[serde(default)]
+    pub use_cases: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubtypeRule {
+    pub subtype: String,
+    #[serde(default)]
+    pub settings: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pub signals: Vec<String>,
+    #[serde(default)]
+    pub folders: Vec<String>,
+    #[serde(default)]
+    pub words: Vec<String>,
+    #[serde(default)]
+    pub use_cases: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Conventions {
+    pub signals: Vec<SignalRule>,
+    pub project_folders: BTreeSet<String>,
+    pub package_markers: BTreeSet<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignalRule {
+    pub signal: String,
+    #[serde(default)]
+    pub prefix: Vec<String>,
+    #[serde(default)]
+    pub suffix: Vec<String>,
+    #[serde(default)]
+    pub contains: Vec<String>,
+}
+
+impl IndexData {
+    /// Parse the three data files; errors name the file and the problem.
+    pub fn from_yaml(taxonomy: &str, conventions: &str, types: &str) -> anyhow::Result<Self> {
+        let mut types: AssetTypes =
+            serde_yaml::from_str(types).context("data/asset-types.yml is not a valid type table")?;
+        let mut taxonomy: BTreeMap<String, TypeTaxonomy> =
+            serde_yaml::from_str(taxonomy).context("data/type-taxonomy.yml is not a valid taxonomy")?;
+        let mut conventions: Conventions = serde_yaml::from_str(conventions)
+            .context("data/filename-conventions.yml is not a valid convention table")?;
+
+        // Matching is case-insensitive: lower-case every key once here.
+        for rule in &mut types.rules {
+            rule.extensions = rule.extensions.iter().map(|e| e.to_lowercase()).collect();
+        }
+        types.yaml_extensions = types.yaml_extensions.iter().map(|e| e.to_lowercase()).collect();
+        for rule in &mut conventions.signals {
+            for list in [&mut rule.prefix, &mut rule.suffix, &mut rule.contains] {
+                list.iter_mut().for_each(|p| *p = p.to_lowercase());
+            }
+        }
+        conventions.project_folders = conventions.project_folders.iter().map(|f| f.to_lowercase()).collect();
+        conventions.package_markers = conventions.package_markers.iter().map(|f| f.to_lowercase()).collect();
+        for entry in taxonomy.values_mut() {
+            for rule in &mut entry.rules {
+                rule.folders.iter_mut().for_each(|f| *f = f.to_lowercase());
+                rule.words.iter_mut().for_each(|w| *w = w.to_lowercase());
+            }
+        }
+
+        check_subtypes(&taxonomy)?;
+        let signal_names: BTreeSet<&str> = conventions.signals.iter().map(|s| s.signal.as_str()).collect();
+        for (type_name, entry) in &taxonomy {
+            for rule in &entry.rules {
+                if let Some(unknown) = rule.signals.iter().find(|s| !signal_names.contains(s.as_str())) {
+                    anyhow::bail!(
+                        "data/type-taxonomy.yml: {type_name}/{} uses signal `{unknown}`, which \
+                         data/filename-conventions.yml does not define",
+                        rule.subtype
+                    );
+                }
+            }
+        }
+
+        let setting_keys = types
+            .rules
+            .iter()
+            .flat_map(|r| r.settings.keys())
+            .chain(taxonomy.values().flat_map(|t| t.rules.iter().flat_map(|r| r.settings.keys())))
+            .cloned()
+            .collect();
+        Ok(Self { types, taxonomy, conventions, setting_keys })
+    }
+
+    /// The name of a Unity class ID, if the table knows it.
+    pub fn class_name(&self, class_id: u32) -> Option<&str> {
+        self.types.class_ids.get(&class_id).map(String::as_str)
+    }
+}
+
+/// `type_subtype` must match `^[A-Za-z]+/[a-z0-9-]+$`: reject data that could not.
+fn check_subtypes(taxonomy: &BTreeMap<String, TypeTaxonomy>) -> anyhow::Result<()> {
+    let kebab = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    for (type_name, entry) in taxonomy {
+        anyhow::ensure!(
+            !type_name.is_empty() && type_name.bytes().all(|b| b.is_ascii_alphabetic()),
+            "data/type-taxonomy.yml: type `{type_name}` must be letters only"
+        );
+        let subtypes = entry.rules.iter().map(|r| &r.subtype).chain(entry.default.as_ref());
+        for subtype in subtypes {
+            anyhow::ensure!(
+                kebab(subtype),
+                "data/type-taxonomy.yml: subtype `{type_name}/{subtype}` must be kebab-case (a-z, 0-9, -)"
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) fn embedded() -> IndexData {
+    IndexData::from_yaml(
+        include_str!("../../data/type-taxonomy.yml"),
+        include_str!("../../data/filename-conventions.yml"),
+        include_str!("../../data/asset-types.yml"),
+    )
+    .expect("the embedded data files parse")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_tables_parse_and_collect_setting_keys() {
+        let data = embedded();
+        assert!(data.setting_keys.contains("textureType"));
+        assert!(data.setting_keys.contains("animationType"));
+        assert_eq!(data.class_name(114), Some("MonoBehaviour"));
+    }
+
+    #[test]
+    fn rejects_a_subtype_that_is_not_kebab_case() {
+        let taxonomy = "Sprite:\n  rules:\n    - {subtype: Big_UI, folders: [ui]}\n";
+        let err = IndexData::from_yaml(
+            taxonomy,
+            include_str!("../../data/filename-conventions.yml"),
+            include_str!("../../data/asset-types.yml"),
+        )
+        .unwrap_err();
+        assert!(format!("{err:#}").contains("Sprite/Big_UI"), "{err:#}");
+    }
+
+    #[test]
+    fn rejects_an_unknown_signal() {
+        let taxonomy = "Sprite:\n  rules:\n    - {subtype: ui, signals: [sparkle]}\n";
+        let err = IndexData::from_yaml(
+            taxonomy,
+            include_str!("../../data/filename-conventions.yml"),
+            include_str!("../../data/asset-types.yml"),
+        )
+        .unwrap_err();
+        assert!(format!("{err:#}").contains("sparkle"), "{err:#}");
+    }
+}

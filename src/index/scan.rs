@@ -1,0 +1,414 @@
+//! Walk a Unity project and turn every `.meta`/asset pair into a [`ScannedAsset`].
+//!
+//! The walk covers `Assets/` and every embedded package folder under
+//! `Packages/`, in parallel, skipping what Unity skips (dot-folders, dot-files,
+//! folders ending in `~`) and the configured `ignore_paths`. No gitignore
+//! semantics: a Unity project's `.gitignore` says nothing about assets.
+//! Problems with single files become [`Warning`]s; only a missing `Assets/`
+//! folder or an unreadable labels file fails the scan.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fs;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::classify::{self, Subject};
+use super::data::IndexData;
+use super::labels::{merge_labels, CuratedLabels};
+use super::meta::{parse_meta, Meta};
+use super::packages::{self, PackageRoot};
+use super::record::{Depth, Details, ScannedAsset};
+use super::unity_yaml::{self, YamlFacts};
+
+const MONO_BEHAVIOUR: u32 = 114;
+/// Object classes that are a prefab's structure rather than its components.
+const NOT_COMPONENTS: [u32; 2] = [1, 1001];
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ScanOptions {
+    #[serde(default)]
+    pub index_depth: Depth,
+    /// Project-relative folders or files to leave out (`Assets/Plugins/Editor`).
+    #[serde(default)]
+    pub ignore_paths: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningKind {
+    /// A `.meta` whose asset is missing: Unity deletes it on import.
+    OrphanMeta,
+    /// An asset without `.meta`: Unity has not imported it yet.
+    MissingMeta,
+    /// A GUID already used by an earlier path; the first path keeps it.
+    DuplicateGuid,
+    /// A `.meta` without a valid guid.
+    BadMeta,
+    /// A file that could not be read.
+    Unreadable,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    pub kind: WarningKind,
+    pub path: String,
+    pub detail: String,
+}
+
+/// A package that holds at least one asset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageInfo {
+    pub package_id: String,
+    pub name: String,
+    pub root: String,
+}
+
+/// The output of `index.scan`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScanResult {
+    pub index_depth: Depth,
+    /// When the scan began (RFC 3339), for the run's elapsed time.
+    pub started_at: String,
+    /// Sorted by path.
+    pub assets: Vec<ScannedAsset>,
+    /// Sorted by root.
+    pub packages: Vec<PackageInfo>,
+    /// Sorted by kind, then path.
+    pub warnings: Vec<Warning>,
+    /// Files walked (assets and metas).
+    pub files: usize,
+}
+
+/// A walked file or folder, project-relative with `/` separators.
+struct Entry {
+    path: String,
+    is_dir: bool,
+}
+
+/// One asset with its parsed meta, before cross-asset steps (duplicates, script names).
+struct Parsed {
+    asset: ScannedAsset,
+    yaml: Option<YamlFacts>,
+}
+
+pub fn scan(project: &Path, data: &IndexData, options: &ScanOptions) -> anyhow::Result<ScanResult> {
+    anyhow::ensure!(
+        project.join("Assets").is_dir(),
+        "{} has no Assets/ folder: run in a Unity project's root folder or pass --project DIR",
+        project.display()
+    );
+    let started_at = time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339)?;
+    let curated = CuratedLabels::load(project)?;
+    let (entries, mut warnings) = walk(project, &options.ignore_paths);
+    let files = entries.iter().filter(|e| !e.is_dir).count();
+
+    let dirs: HashSet<&str> = entries.iter().filter(|e| e.is_dir).map(|e| e.path.as_str()).collect();
+    let plain_files: HashSet<&str> =
+        entries.iter().filter(|e| !e.is_dir && !e.path.ends_with(".meta")).map(|e| e.path.as_str()).collect();
+    let markers = packages::marker_folders(plain_files.iter().copied(), &data.conventions);
+
+    // Pair metas with their assets; folder metas are not assets.
+    let mut pairs = Vec::new();
+    let mut has_meta = HashSet::new();
+    for entry in entries.iter().filter(|e| !e.is_dir) {
+        let Some(target) = entry.path.strip_suffix(".meta") else { continue };
+        has_meta.insert(target);
+        if plain_files.contains(target) {
+            pairs.push(target);
+        } else if !dirs.contains(target) {
+            warnings.push(warning(WarningKind::OrphanMeta, &entry.path, "no asset next to this .meta; not indexed"));
+        }
+    }
+    for path in &plain_files {
+        if !has_meta.contains(path) {
+            warnings.push(warning(WarningKind::MissingMeta, path, "no .meta file; open the project in Unity to import it"));
+        }
+    }
+
+    let context = ParseContext { project, data, options, curated: &curated, markers: &markers };
+    let results: Vec<Result<Parsed, Warning>> = pairs.par_iter().map(|path| context.parse(path)).collect();
+
+    let mut parsed = Vec::with_capacity(results.len());
+    let mut first_path_of: HashMap<String, String> = HashMap::new();
+    for result in results {
+        match result {
+            Ok(p) => match first_path_of.get(&p.asset.guid) {
+                Some(first) => warnings.push(warning(
+                    WarningKind::DuplicateGuid,
+                    &p.asset.path,
+                    &format!("guid {} is already used by {first}; kept that one", p.asset.guid),
+                )),
+                None => {
+                    first_path_of.insert(p.asset.guid.clone(), p.asset.path.clone());
+                    parsed.push(p);
+                }
+            },
+            Err(w) => warnings.push(w),
+        }
+    }
+
+    let script_names: HashMap<&str, &str> = parsed
+        .iter()
+        .filter(|p| p.asset.asset_type == "MonoScript")
+        .map(|p| (p.asset.guid.as_str(), p.asset.name.as_str()))
+        .collect();
+    let details: Vec<Option<Details>> =
+        parsed.iter().map(|p| details(data, options.index_depth, p, &script_names)).collect();
+
+    let roots: BTreeSet<PackageRoot> =
+        parsed.iter().map(|p| packages::package_of(&p.asset.path, &markers, &data.conventions)).collect();
+    let ids = packages::package_ids(&roots);
+    let assets: Vec<ScannedAsset> = parsed
+        .into_iter()
+        .zip(details)
+        .map(|(p, details)| ScannedAsset { details, ..p.asset })
+        .map(|mut a| {
+            a.package_id = ids[&a.package_id].clone();
+            a
+        })
+        .collect();
+    let packages = roots
+        .into_iter()
+        .map(|r| PackageInfo { package_id: ids[&r.root].clone(), name: r.name, root: r.root })
+        .collect();
+
+    warnings.sort_by(|a, b| (a.kind, &a.path).cmp(&(b.kind, &b.path)));
+    Ok(ScanResult { index_depth: options.index_depth, started_at, assets, packages, warnings, files })
+}
+
+struct ParseContext<'a> {
+    project: &'a Path,
+    data: &'a IndexData,
+    options: &'a ScanOptions,
+    curated: &'a CuratedLabels,
+    markers: &'a BTreeSet<String>,
+}
+
+impl ParseContext<'_> {
+    /// Read and classify one asset and its `.meta`. The package is carried as
+    /// its root path in `package_id` until ids are assigned.
+    fn parse(&self, path: &str) -> Result<Parsed, Warning> {
+        let meta_path = format!("{path}.meta");
+        let unreadable = |p: &str, e: std::io::Error| warning(WarningKind::Unreadable, p, &e.to_string());
+        let meta_bytes = fs::read(self.project.join(&meta_path)).map_err(|e| unreadable(&meta_path, e))?;
+        let meta = parse_meta(&String::from_utf8_lossy(&meta_bytes), &self.data.setting_keys)
+            .map_err(|e| warning(WarningKind::BadMeta, &meta_path, &e.to_string()))?;
+        let meta_stat = fs::metadata(self.project.join(&meta_path)).map_err(|e| unreadable(&meta_path, e))?;
+        let asset_stat = fs::metadata(self.project.join(path)).map_err(|e| unreadable(path, e))?;
+
+        let extension = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+        let yaml = self.read_yaml(path, &extension);
+        let main_class = main_class(&meta, yaml.as_ref(), || self.peek_main_class(path, &extension));
+        let subject = Subject {
+            path,
+            extension: &extension,
+            importer: meta.importer.as_deref(),
+            settings: &meta.settings,
+            main_class,
+        };
+        let asset_type = classify::asset_type(self.data, &subject);
+        let name = classify::file_stem(path).to_owned();
+        let filename_signals = classify::filename_signals(self.data, &name);
+        let (type_subtype, use_cases) = match classify::subtype(self.data, &asset_type, &subject, &filename_signals) {
+            Some((sub, uses)) => (Some(format!("{asset_type}/{sub}")), uses.to_vec()),
+            None => (None, classify::type_use_cases(self.data, &asset_type).to_vec()),
+        };
+        let package = packages::package_of(path, self.markers, &self.data.conventions);
+
+        let asset = ScannedAsset {
+            guid: meta.guid.clone(),
+            path: path.to_owned(),
+            name,
+            asset_type,
+            type_subtype,
+            filename_signals,
+            labels: merge_labels(self.curated.for_path(path), &meta.labels),
+            package_id: package.root,
+            use_cases,
+            signature: format!(
+                "{}:{}:{}:{}",
+                mtime_nanos(&asset_stat),
+                asset_stat.len(),
+                mtime_nanos(&meta_stat),
+                meta_stat.len()
+            ),
+            size: asset_stat.len(),
+            last_modified: rfc3339_seconds(asset_stat.modified().ok()),
+            details: None,
+        };
+        Ok(Parsed { asset, yaml })
+    }
+
+    /// The asset's Unity YAML facts, read only at depth normal/rich.
+    fn read_yaml(&self, path: &str, extension: &str) -> Option<YamlFacts> {
+        if self.options.index_depth == Depth::Minimal || !self.data.types.yaml_extensions.contains(extension) {
+            return None;
+        }
+        let text = fs::read_to_string(self.project.join(path)).ok()?;
+        unity_yaml::is_unity_yaml(&text).then(|| unity_yaml::scan(&text))
+    }
+
+    /// The first object's class of a `.asset` whose meta does not name it:
+    /// reads only the file's head.
+    fn peek_main_class(&self, path: &str, extension: &str) -> Option<u32> {
+        use std::io::Read as _;
+        if extension != "asset" {
+            return None;
+        }
+        let mut head = [0u8; 1024];
+        let mut file = fs::File::open(self.project.join(path)).ok()?;
+        let n = file.read(&mut head).ok()?;
+        let text = String::from_utf8_lossy(&head[..n]);
+        unity_yaml::is_unity_yaml(&text).then(|| unity_yaml::scan(&text).classes.first().copied()).flatten()
+    }
+}
+
+fn main_class(meta: &Meta, yaml: Option<&YamlFacts>, peek: impl FnOnce() -> Option<u32>) -> Option<u32> {
+    meta.main_class_id().or_else(|| yaml.and_then(|y| y.classes.first().copied())).or_else(peek)
+}
+
+/// Normal/rich extras; `None` at minimal depth.
+fn details(data: &IndexData, depth: Depth, parsed: &Parsed, script_names: &HashMap<&str, &str>) -> Option<Details> {
+    if depth == Depth::Minimal {
+        return None;
+    }
+    let asset = &parsed.asset;
+    let mut details = Details::default();
+    let Some(yaml) = &parsed.yaml else { return Some(details) };
+    details.dependencies = yaml.guids.iter().filter(|g| **g != asset.guid).cloned().collect();
+    if depth < Depth::Rich {
+        return Some(details);
+    }
+    match asset.asset_type.as_str() {
+        "Prefab" => details.component_types = Some(component_types(data, yaml, script_names)),
+        "Material" => details.shader_props = Some(yaml.shader_props.iter().cloned().collect()),
+        "AnimatorController" => details.animator_states = Some(yaml.animator_states.iter().cloned().collect()),
+        _ => {}
+    }
+    Some(details)
+}
+
+/// Component class names of a prefab; MonoBehaviours by their script's name
+/// when the script is in the project.
+fn component_types(data: &IndexData, yaml: &YamlFacts, script_names: &HashMap<&str, &str>) -> Vec<String> {
+    let mut names = BTreeSet::new();
+    let mut unresolved_script = false;
+    for guid in &yaml.script_guids {
+        match script_names.get(guid.as_str()) {
+            Some(name) => names.insert((*name).to_owned()),
+            None => {
+                unresolved_script = true;
+                false
+            }
+        };
+    }
+    for &class in yaml.classes.iter().filter(|c| !NOT_COMPONENTS.contains(c)) {
+        if class == MONO_BEHAVIOUR && !unresolved_script {
+            continue;
+        }
+        names.insert(data.class_name(class).map_or_else(|| format!("Class{class}"), str::to_owned));
+    }
+    names.into_iter().collect()
+}
+
+fn warning(kind: WarningKind, path: &str, detail: &str) -> Warning {
+    Warning { kind, path: path.to_owned(), detail: detail.to_owned() }
+}
+
+fn mtime_nanos(meta: &fs::Metadata) -> u128 {
+    meta.modified().ok().and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos())
+}
+
+fn rfc3339_seconds(time: Option<SystemTime>) -> String {
+    let secs = time.and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs());
+    let secs = i64::try_from(secs).unwrap_or(i64::MAX);
+    time::OffsetDateTime::from_unix_timestamp(secs)
+        .ok()
+        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or_default()
+}
+
+/// Every file and folder under `Assets/` and `Packages/<name>/`, sorted by
+/// path, and a warning for each entry the walk could not read.
+fn walk(project: &Path, ignore_paths: &[String]) -> (Vec<Entry>, Vec<Warning>) {
+    let mut roots = vec![project.join("Assets")];
+    if let Ok(read) = fs::read_dir(project.join("Packages")) {
+        roots.extend(read.filter_map(Result::ok).filter(|e| e.path().is_dir()).map(|e| e.path()));
+    }
+    let ignored: Vec<String> = ignore_paths.iter().map(|p| p.trim_end_matches('/').to_owned()).collect();
+    let relative = {
+        let project = project.to_path_buf();
+        move |path: &Path| -> Option<String> {
+            let rel = path.strip_prefix(&project).ok()?;
+            let parts: Vec<_> = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect();
+            Some(parts.join("/"))
+        }
+    };
+
+    let mut builder = ignore::WalkBuilder::new(&roots[0]);
+    for root in &roots[1..] {
+        builder.add(root);
+    }
+    let filter_relative = relative.clone();
+    builder.standard_filters(false).follow_links(false).filter_entry(move |entry| {
+        if entry.depth() == 0 {
+            return true;
+        }
+        let name = entry.file_name().to_string_lossy();
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        if name.starts_with('.') || (is_dir && name.ends_with('~')) {
+            return false;
+        }
+        let rel = filter_relative(entry.path()).unwrap_or_default();
+        !ignored.iter().any(|i| rel == *i || rel.strip_prefix(i.as_str()).is_some_and(|rest| rest.starts_with('/')))
+    });
+
+    let found = Mutex::new(Vec::new());
+    let problems = Mutex::new(Vec::new());
+    builder.build_parallel().run(|| {
+        let found = &found;
+        let problems = &problems;
+        let relative = relative.clone();
+        Box::new(move |result| {
+            match result {
+                Ok(entry) if entry.depth() > 0 => {
+                    let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                    if let Some(path) = relative(entry.path()) {
+                        found.lock().unwrap_or_else(|e| e.into_inner()).push(Entry { path, is_dir });
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    let path = walk_error_path(&e).and_then(|p| relative(p)).unwrap_or_default();
+                    let w = warning(WarningKind::Unreadable, &path, &e.to_string());
+                    problems.lock().unwrap_or_else(|e| e.into_inner()).push(w);
+                }
+            }
+            ignore::WalkState::Continue
+        })
+    });
+    let mut entries = found.into_inner().unwrap_or_else(|e| e.into_inner());
+    entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    (entries, problems.into_inner().unwrap_or_else(|e| e.into_inner()))
+}
+
+fn walk_error_path(error: &ignore::Error) -> Option<&Path> {
+    match error {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => walk_error_path(err),
+        _ => None,
+    }
+}
+
+/// Group counts of warnings by kind, for summaries.
+pub fn warning_counts(warnings: &[Warning]) -> BTreeMap<WarningKind, usize> {
+    let mut counts = BTreeMap::new();
+    for w in warnings {
+        *counts.entry(w.kind).or_default() += 1;
+    }
+    counts
+}

@@ -1,0 +1,269 @@
+//! The index folder `.claude/unity-asset-index/`: its files, the indexer's
+//! state, the manifest, the crash-safety partial, and the freshness rule
+//! search, build and doctor share.
+//!
+//! **Freshness.** `state.json`'s `last_run` is the modification time of
+//! `assets.jsonl` as read back from the file system right after the indexer
+//! wrote (or, for an empty change set, touched) it, in RFC 3339 UTC with
+//! nanoseconds. The index is fresh when the two are equal: any later write to
+//! `assets.jsonl` by something else, or a crash between writing it and
+//! `state.json`, shows as stale. Reading the time back (rather than using
+//! the clock) makes the comparison exact on file systems with coarse mtimes.
+//!
+//! **Manifest version** `v<major>.<minor>`: `v1.0` for a first index; the
+//! major number moves (minor back to 0) when `schema_tier` (`index_depth`)
+//! changes; the minor number moves when `assets.jsonl` or `packages.jsonl`
+//! change content; a run that changes neither keeps the version (and only
+//! `last_run` moves).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use super::record::{AssetRecord, Depth};
+
+pub const INDEX_DIR: &str = ".claude/unity-asset-index";
+pub const ASSETS_FILE: &str = "assets.jsonl";
+pub const PACKAGES_FILE: &str = "packages.jsonl";
+pub const MANIFEST_FILE: &str = "manifest.json";
+pub const STATE_FILE: &str = "state.json";
+pub const PARTIAL_FILE: &str = "assets.jsonl.partial";
+
+pub fn index_dir(project: &Path) -> PathBuf {
+    project.join(INDEX_DIR)
+}
+
+/// `state.json`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    /// The mtime of `assets.jsonl` after the last finished run.
+    #[serde(default)]
+    pub last_run: Option<String>,
+    /// Set from planning until finalize: a run that has not finished.
+    #[serde(default)]
+    pub in_progress_run: Option<String>,
+    #[serde(default)]
+    pub completed_batches: Vec<String>,
+    #[serde(default)]
+    pub pending_batches: Vec<String>,
+    /// guid → signature (asset and meta mtime + size) of the last finished run.
+    #[serde(default)]
+    pub guid_signatures: BTreeMap<String, String>,
+    #[serde(default)]
+    pub last_error: Option<String>,
+}
+
+/// `manifest.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub version: String,
+    pub last_run: String,
+    pub schema_tier: Depth,
+}
+
+/// One finished row in `assets.jsonl.partial`: a tagged asset of the run in
+/// progress, with the signature it was tagged at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartialRow {
+    pub batch: String,
+    pub signature: String,
+    pub tagged_by: TaggedBy,
+    #[serde(flatten)]
+    pub tags: super::record::TagRow,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaggedBy {
+    Llm,
+    Builtin,
+}
+
+/// Read `state.json`; a missing file is the empty state, a corrupt one an error
+/// saying how to recover.
+pub fn read_state(project: &Path) -> anyhow::Result<State> {
+    read_json(&index_dir(project).join(STATE_FILE)).map(Option::unwrap_or_default)
+}
+
+pub fn write_state(project: &Path, state: &State) -> anyhow::Result<()> {
+    write_json(&index_dir(project).join(STATE_FILE), state)
+}
+
+pub fn read_manifest(project: &Path) -> anyhow::Result<Option<Manifest>> {
+    read_json(&index_dir(project).join(MANIFEST_FILE))
+}
+
+pub fn write_manifest(project: &Path, manifest: &Manifest) -> anyhow::Result<()> {
+    write_json(&index_dir(project).join(MANIFEST_FILE), manifest)
+}
+
+/// The next manifest version (see the module docs).
+pub fn next_version(previous: Option<&Manifest>, tier: Depth, content_changed: bool) -> String {
+    let Some(previous) = previous else { return "v1.0".to_owned() };
+    let (major, minor) = parse_version(&previous.version).unwrap_or((1, 0));
+    if previous.schema_tier != tier {
+        format!("v{}.0", major + 1)
+    } else if content_changed {
+        format!("v{major}.{}", minor + 1)
+    } else {
+        format!("v{major}.{minor}")
+    }
+}
+
+fn parse_version(version: &str) -> Option<(u64, u64)> {
+    let (major, minor) = version.strip_prefix('v')?.split_once('.')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// The rows of the previous `assets.jsonl` (bad rows skipped: they are re-tagged).
+pub fn read_assets(project: &Path) -> anyhow::Result<Vec<AssetRecord>> {
+    read_jsonl(&index_dir(project).join(ASSETS_FILE))
+}
+
+/// The rows of `assets.jsonl.partial` (a torn last line from a crash is skipped).
+pub fn read_partial(project: &Path) -> anyhow::Result<Vec<PartialRow>> {
+    read_jsonl(&index_dir(project).join(PARTIAL_FILE))
+}
+
+fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let parse = |v: &serde_json::Value| T::deserialize(v).map(drop).map_err(|e| e.to_string());
+    let records = engine::io::read_records(&text, engine::io::Format::Jsonl, &parse)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let serde_json::Value::Array(rows) = records.value else { return Ok(Vec::new()) };
+    rows.into_iter().map(|v| T::deserialize(v).map_err(Into::into)).collect()
+}
+
+/// Remove a file if present.
+pub fn remove_if_present(path: &Path) -> anyhow::Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("cannot remove {}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Option<T>> {
+    match fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text).map(Some).with_context(|| {
+            format!("{} is corrupt; delete it and run `unity-assets reindex`", path.display())
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(value)?;
+    bytes.push(b'\n');
+    engine::io::write_atomic(path, &bytes).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Set a file's mtime to now without changing its bytes, and return the
+/// mtime as the file system stores it.
+pub fn touch(path: &Path) -> anyhow::Result<String> {
+    let file = fs::OpenOptions::new().write(true).open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    file.set_modified(SystemTime::now()).with_context(|| format!("cannot set the time of {}", path.display()))?;
+    drop(file);
+    mtime_rfc3339(path)
+}
+
+/// A file's mtime in RFC 3339 UTC with nanoseconds.
+pub fn mtime_rfc3339(path: &Path) -> anyhow::Result<String> {
+    let modified = fs::metadata(path)
+        .and_then(|m| m.modified())
+        .with_context(|| format!("cannot read the modification time of {}", path.display()))?;
+    Ok(OffsetDateTime::from(modified).format(&Rfc3339)?)
+}
+
+/// Whether the index can be trusted (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum Freshness {
+    /// No `assets.jsonl`, `manifest.json` or `state.json`.
+    Missing { reason: String },
+    /// `assets.jsonl` changed after the last run, or the last run did not finish.
+    Stale { reason: String },
+    Fresh { last_run: String },
+}
+
+impl Freshness {
+    pub fn is_fresh(&self) -> bool {
+        matches!(self, Self::Fresh { .. })
+    }
+}
+
+/// Shared by search, build and doctor: is the project's index fresh?
+pub fn index_freshness(project: &Path) -> Freshness {
+    let dir = index_dir(project);
+    for file in [ASSETS_FILE, MANIFEST_FILE, STATE_FILE] {
+        if !dir.join(file).is_file() {
+            return Freshness::Missing { reason: format!("{INDEX_DIR}/{file} does not exist") };
+        }
+    }
+    let state = match read_state(project) {
+        Ok(state) => state,
+        Err(e) => return Freshness::Stale { reason: format!("{e:#}") },
+    };
+    let Some(last_run) = state.last_run else {
+        return Freshness::Stale { reason: "state.json has no last_run: no index run has finished".to_owned() };
+    };
+    let mtime = match mtime_rfc3339(&dir.join(ASSETS_FILE)) {
+        Ok(mtime) => mtime,
+        Err(e) => return Freshness::Stale { reason: format!("{e:#}") },
+    };
+    let same = match (OffsetDateTime::parse(&last_run, &Rfc3339), OffsetDateTime::parse(&mtime, &Rfc3339)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        Freshness::Fresh { last_run }
+    } else {
+        Freshness::Stale { reason: format!("assets.jsonl modified at {mtime}, but the last index run is {last_run}") }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifest_version_moves_as_documented() {
+        let m = |version: &str, tier| Manifest { version: version.into(), last_run: String::new(), schema_tier: tier };
+        assert_eq!(next_version(None, Depth::Minimal, true), "v1.0");
+        assert_eq!(next_version(Some(&m("v1.3", Depth::Minimal)), Depth::Minimal, false), "v1.3");
+        assert_eq!(next_version(Some(&m("v1.3", Depth::Minimal)), Depth::Minimal, true), "v1.4");
+        assert_eq!(next_version(Some(&m("v1.3", Depth::Minimal)), Depth::Rich, true), "v2.0");
+        assert_eq!(next_version(Some(&m("garbage", Depth::Minimal)), Depth::Minimal, true), "v1.1");
+    }
+
+    #[test]
+    fn freshness_follows_the_assets_mtime() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path();
+        assert!(matches!(index_freshness(project), Freshness::Missing { .. }));
+        let index = index_dir(project);
+        fs::create_dir_all(&index).unwrap();
+        fs::write(index.join(ASSETS_FILE), "").unwrap();
+        let manifest = Manifest { version: "v1.0".into(), last_run: String::new(), schema_tier: Depth::Minimal };
+        write_manifest(project, &manifest).unwrap();
+        let last_run = touch(&index.join(ASSETS_FILE)).unwrap();
+        write_state(project, &State { last_run: Some(last_run), ..State::default() }).unwrap();
+        assert!(index_freshness(project).is_fresh());
+
+        let later = SystemTime::now() + std::time::Duration::from_secs(5);
+        fs::OpenOptions::new().write(true).open(index.join(ASSETS_FILE)).unwrap().set_modified(later).unwrap();
+        assert!(matches!(index_freshness(project), Freshness::Stale { .. }));
+    }
+}

@@ -1,0 +1,481 @@
+//! The builtin ranker: BM25F ordering and calibrated confidences.
+//!
+//! # Method
+//! A record is a set of *fields* (name, tags, labels, filename signals, type,
+//! path folders, summary, use cases). One streaming pass tokenises every
+//! field ([`super::text`]) and looks each term up in the query's term table,
+//! so nothing is cloned or interned per record and only matching records are
+//! kept; the same pass sums field lengths for BM25F's length normalisation.
+//!
+//! - **Order**: confidence, then BM25F (k1 = 1.2, per-field boosts and `b`),
+//!   summed over query concepts with their IDF, so between two equally
+//!   covering records the one whose matches are in its name, or rarer, wins.
+//! - **Confidence** is calibrated on *coverage*, not on the BM25 score
+//!   (which has no fixed scale and moves with the corpus):
+//!   `coverage = Σ w_c · m_c / Σ w_c` where `m_c` is how well concept `c` is
+//!   matched (1 in a name/tag/label, 0.85 in the summary, 0.7 in a folder
+//!   name, times the term's weight: 0.7 for a sibling translation) and
+//!   `w_c = prior_c · (0.5 + 0.5 · idf_c / idf_max)` (an unknown Korean word
+//!   counts half, a weak word a third, a concept matched everywhere half).
+//!   Then `confidence = 0.05 + 0.85 · coverage`, plus at most 0.05 for the
+//!   subtype priority and 0.10 for past picks, capped at 0.99. So **0.70**
+//!   (auto) needs ≈ 80 % of the query's weighted meaning found in strong
+//!   fields, **0.40** (confirm) needs ≈ 40 %, and a record that matches
+//!   nothing real — a query the vocabulary cannot read, or only a filler
+//!   word — stays at 0.05–0.30, under the confirm threshold.
+//! - **Subtype priority** (seed CRIT-SCH6): with a `subtype_hint`, an exact
+//!   `type_subtype` match gets +0.05, the same type +0.02, anything else
+//!   nothing; the tier is stated in every reasoning.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::query::Query;
+use super::records::{AssetRow, PackageRow};
+use super::text::{for_each_term, Scratch};
+
+/// The fields a record is scored on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Name,
+    Tags,
+    Labels,
+    Signals,
+    Type,
+    Path,
+    Summary,
+    UseCases,
+}
+
+const FIELDS: usize = 8;
+
+impl Field {
+    /// BM25F boost, length-normalisation `b`, and coverage credit.
+    const fn params(self) -> (f32, f32, f32) {
+        match self {
+            Field::Name => (3.0, 0.3, 1.0),
+            Field::Tags => (2.0, 0.3, 1.0),
+            Field::Labels => (2.0, 0.3, 1.0),
+            Field::Signals => (1.5, 0.3, 0.9),
+            Field::Type => (1.5, 0.3, 0.9),
+            Field::Path => (1.0, 0.75, 0.7),
+            Field::Summary => (1.0, 0.75, 0.85),
+            Field::UseCases => (0.8, 0.75, 0.8),
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Field::Name => "name",
+            Field::Tags => "tags",
+            Field::Labels => "labels",
+            Field::Signals => "filename signals",
+            Field::Type => "type",
+            Field::Path => "path",
+            Field::Summary => "summary",
+            Field::UseCases => "use cases",
+        }
+    }
+
+    const ALL: [Field; FIELDS] = [
+        Field::Name,
+        Field::Tags,
+        Field::Labels,
+        Field::Signals,
+        Field::Type,
+        Field::Path,
+        Field::Summary,
+        Field::UseCases,
+    ];
+}
+
+/// Something the ranker can score: it hands out its text field by field.
+pub trait Document {
+    fn visit(&self, f: &mut dyn FnMut(Field, &str));
+}
+
+impl Document for AssetRow {
+    fn visit(&self, f: &mut dyn FnMut(Field, &str)) {
+        f(Field::Name, &self.name);
+        self.llm_tags.iter().for_each(|t| f(Field::Tags, t));
+        self.labels.iter().for_each(|t| f(Field::Labels, t));
+        self.filename_signals.iter().for_each(|t| f(Field::Signals, t));
+        f(Field::Type, &self.kind);
+        if let Some(subtype) = &self.type_subtype {
+            f(Field::Type, subtype);
+        }
+        // Folders only: the file name is the `name` field already.
+        f(Field::Path, self.path.rsplit_once('/').map_or("", |(dirs, _)| dirs));
+        f(Field::Summary, &self.llm_summary);
+        self.llm_use_cases.iter().for_each(|t| f(Field::UseCases, t));
+    }
+}
+
+impl Document for PackageRow {
+    fn visit(&self, f: &mut dyn FnMut(Field, &str)) {
+        f(Field::Name, &self.name);
+        f(Field::Path, &self.root);
+        self.type_counts.keys().for_each(|t| f(Field::Type, t));
+        f(Field::Summary, &self.summary);
+    }
+}
+
+const K1: f32 = 1.2;
+/// Confidence = FLOOR + SPAN · coverage (see the module docs).
+const FLOOR: f32 = 0.05;
+const SPAN: f32 = 0.85;
+const MAX_CONFIDENCE: f32 = 0.99;
+/// Concepts beyond this many are ignored (a bit mask tracks fields per concept).
+const MAX_CONCEPTS: usize = 32;
+
+/// How one record scored.
+#[derive(Debug, Clone)]
+pub struct Scored {
+    /// Index of the record in the slice given to [`score`].
+    pub index: usize,
+    pub coverage: f32,
+    pub bm25: f32,
+    /// Per concept: the fields it was found in (bit `i` = `Field::ALL[i]`).
+    pub found_in: Vec<u8>,
+}
+
+/// Scores of every record matching at least one concept, unordered.
+pub fn score<D: Document>(docs: &[D], query: &Query) -> Vec<Scored> {
+    let concepts = &query.concepts[..query.concepts.len().min(MAX_CONCEPTS)];
+    let n_concepts = concepts.len();
+    let mut table: HashMap<&str, Vec<(usize, f32)>> = HashMap::new();
+    for (c, concept) in concepts.iter().enumerate() {
+        for (term, weight) in &concept.terms {
+            table.entry(term.as_str()).or_default().push((c, *weight));
+        }
+    }
+
+    struct Hit {
+        index: usize,
+        lens: [u16; FIELDS],
+        /// `n_concepts × FIELDS` weighted term frequencies.
+        tf: Vec<f32>,
+    }
+    let mut hits: Vec<Hit> = Vec::new();
+    let mut len_sums = [0f64; FIELDS];
+    let mut scratch = Scratch::default();
+    let mut tf = vec![0f32; n_concepts * FIELDS];
+    for (index, doc) in docs.iter().enumerate() {
+        let mut lens = [0u16; FIELDS];
+        let mut matched = false;
+        doc.visit(&mut |field, text| {
+            let f = field as usize;
+            for_each_term(text, &mut scratch, |term| {
+                lens[f] = lens[f].saturating_add(1);
+                if let Some(entries) = table.get(term) {
+                    matched = true;
+                    for &(c, weight) in entries {
+                        tf[c * FIELDS + f] += weight;
+                    }
+                }
+            });
+        });
+        for (sum, len) in len_sums.iter_mut().zip(lens) {
+            *sum += f64::from(len);
+        }
+        if matched {
+            hits.push(Hit { index, lens, tf: std::mem::replace(&mut tf, vec![0f32; n_concepts * FIELDS]) });
+        }
+    }
+
+    let n = docs.len().max(1) as f32;
+    let avg: Vec<f32> = len_sums.iter().map(|s| (*s as f32 / n).max(1.0)).collect();
+    let mut df = vec![0f32; n_concepts];
+    for hit in &hits {
+        for (c, d) in df.iter_mut().enumerate() {
+            if hit.tf[c * FIELDS..(c + 1) * FIELDS].iter().any(|&x| x > 0.0) {
+                *d += 1.0;
+            }
+        }
+    }
+    let idf: Vec<f32> = df.iter().map(|&d| (1.0 + (n - d + 0.5) / (d + 0.5)).ln()).collect();
+    let idf_max = (1.0 + (n + 0.5) / 0.5).ln();
+    let weights: Vec<f32> =
+        concepts.iter().zip(&idf).map(|(c, &i)| c.prior * (0.5 + 0.5 * i / idf_max)).collect();
+    let total_weight: f32 = weights.iter().sum::<f32>().max(f32::EPSILON);
+
+    hits.into_iter()
+        .map(|hit| {
+            let mut bm25 = 0.0;
+            let mut covered = 0.0;
+            let mut found_in = vec![0u8; n_concepts];
+            for c in 0..n_concepts {
+                let mut tfn = 0.0;
+                let mut best: f32 = 0.0;
+                for (f, field) in Field::ALL.iter().enumerate() {
+                    let x = hit.tf[c * FIELDS + f];
+                    if x <= 0.0 {
+                        continue;
+                    }
+                    let (boost, b, credit) = field.params();
+                    tfn += boost * x / (1.0 - b + b * f32::from(hit.lens[f]) / avg[f]);
+                    // Weighted hits in one field, capped at a full match: two
+                    // half-weight parts of a compound make one whole word.
+                    best = best.max(credit * x.min(1.0));
+                    found_in[c] |= 1 << f;
+                }
+                bm25 += concepts[c].prior * idf[c] * tfn * (K1 + 1.0) / (tfn + K1);
+                covered += weights[c] * best;
+            }
+            Scored { index: hit.index, coverage: covered / total_weight, bm25, found_in }
+        })
+        .collect()
+}
+
+/// The calibrated confidence of a coverage (see the module docs).
+pub fn confidence(coverage: f32, bonus: f32) -> f32 {
+    round3((FLOOR + SPAN * coverage + bonus).clamp(0.0, MAX_CONFIDENCE))
+}
+
+fn round3(x: f32) -> f32 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// Where a record stands against a `subtype_hint` (seed Step 5.1.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubtypeTier {
+    Exact,
+    SameType,
+    Other,
+    NoHint,
+}
+
+impl SubtypeTier {
+    pub fn of(row: &AssetRow, hint: Option<&str>) -> Self {
+        let Some(hint) = hint else { return Self::NoHint };
+        if row.type_subtype.as_deref().is_some_and(|s| s.eq_ignore_ascii_case(hint)) {
+            return Self::Exact;
+        }
+        let hint_type = hint.split_once('/').map_or(hint, |(t, _)| t);
+        if row.kind.eq_ignore_ascii_case(hint_type) {
+            Self::SameType
+        } else {
+            Self::Other
+        }
+    }
+
+    fn bonus(self) -> f32 {
+        match self {
+            Self::Exact => 0.05,
+            Self::SameType => 0.02,
+            Self::Other | Self::NoHint => 0.0,
+        }
+    }
+
+    fn sentence(self, hint: Option<&str>) -> String {
+        let hint = hint.unwrap_or_default();
+        let hint_type = hint.split_once('/').map_or(hint, |(t, _)| t);
+        match self {
+            Self::Exact => format!("Subtype priority: exact match of {hint} (first tier)."),
+            Self::SameType => {
+                format!("Subtype priority: same {hint_type} type but not {hint} (second tier, after exact matches).")
+            }
+            Self::Other => format!("Subtype priority: not a {hint_type} (last tier, after exact and same-type matches)."),
+            Self::NoHint => "No subtype hint was given, so every type ranks alike.".to_owned(),
+        }
+    }
+}
+
+/// One ranked asset, as search-result.json holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub guid: String,
+    pub path: String,
+    pub confidence: f32,
+    pub reasoning: String,
+}
+
+/// How to rank a set of asset rows for one sub-intent.
+#[derive(Debug, Default)]
+pub struct RankOptions<'a> {
+    pub subtype_hint: Option<&'a str>,
+    /// Extra confidence per guid from past picks (see [`super::hints::past_pick_boosts`]).
+    pub past_boosts: HashMap<String, f32>,
+    pub top_k: usize,
+}
+
+/// The best `top_k` assets for `query`, best first; only assets matching at
+/// least one concept are returned.
+pub fn rank_assets(rows: &[AssetRow], query: &Query, options: &RankOptions) -> Vec<Candidate> {
+    let mut scored: Vec<(f32, Scored, SubtypeTier, f32)> = score(rows, query)
+        .into_iter()
+        .map(|s| {
+            let row = &rows[s.index];
+            let tier = SubtypeTier::of(row, options.subtype_hint);
+            let past = options.past_boosts.get(&row.guid).copied().unwrap_or(0.0);
+            (confidence(s.coverage, tier.bonus() + past), s, tier, past)
+        })
+        .collect();
+    let order = |a: &(f32, Scored, SubtypeTier, f32), b: &(f32, Scored, SubtypeTier, f32)| {
+        b.0.total_cmp(&a.0)
+            .then(b.1.bm25.total_cmp(&a.1.bm25))
+            .then_with(|| rows[a.1.index].path.cmp(&rows[b.1.index].path))
+    };
+    top_k_sorted(&mut scored, options.top_k, order);
+    scored
+        .into_iter()
+        .map(|(confidence, s, tier, past)| {
+            let row = &rows[s.index];
+            let mut reasoning = explain(query, &s);
+            reasoning.push(' ');
+            reasoning.push_str(&tier.sentence(options.subtype_hint));
+            if past > 0.0 {
+                reasoning.push_str(&format!(
+                    " Boosted by {past:.2} because it was picked before for a similar request."
+                ));
+            }
+            Candidate { guid: row.guid.clone(), path: row.path.clone(), confidence, reasoning }
+        })
+        .collect()
+}
+
+/// A package chosen for drill-down.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PackageChoice {
+    pub package_id: String,
+    pub confidence: f32,
+    pub reasoning: String,
+}
+
+/// The best `top_k` packages for `query`; packages matching nothing are
+/// not returned.
+pub fn rank_packages(packages: &[PackageRow], query: &Query, top_k: usize) -> Vec<PackageChoice> {
+    let mut scored: Vec<(f32, Scored)> =
+        score(packages, query).into_iter().map(|s| (confidence(s.coverage, 0.0), s)).collect();
+    top_k_sorted(&mut scored, top_k, |a, b| {
+        b.0.total_cmp(&a.0)
+            .then(b.1.bm25.total_cmp(&a.1.bm25))
+            .then_with(|| packages[a.1.index].package_id.cmp(&packages[b.1.index].package_id))
+    });
+    scored
+        .into_iter()
+        .map(|(confidence, s)| PackageChoice {
+            package_id: packages[s.index].package_id.clone(),
+            confidence,
+            reasoning: explain(query, &s),
+        })
+        .collect()
+}
+
+/// Keep the best `k` of `items` under `order`, sorted.
+fn top_k_sorted<T>(items: &mut Vec<T>, k: usize, order: impl Fn(&T, &T) -> std::cmp::Ordering) {
+    if k == 0 {
+        items.clear();
+        return;
+    }
+    if items.len() > k {
+        items.select_nth_unstable_by(k - 1, &order);
+        items.truncate(k);
+    }
+    items.sort_by(order);
+}
+
+/// "Matches 2 of 3 query concepts: zombie (name, tags), … Not found: …."
+fn explain(query: &Query, scored: &Scored) -> String {
+    let mut found = Vec::new();
+    let mut missing = Vec::new();
+    for (concept, &mask) in query.concepts.iter().zip(&scored.found_in) {
+        if mask == 0 {
+            missing.push(concept.label.clone());
+        } else {
+            let fields: Vec<&str> =
+                Field::ALL.iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, f)| f.label()).collect();
+            found.push(format!("{} ({})", concept.label, fields.join(", ")));
+        }
+    }
+    let mut text = format!(
+        "Matches {} of {} query concepts: {}.",
+        found.len(),
+        scored.found_in.len(),
+        found.join("; ")
+    );
+    if !missing.is_empty() {
+        text.push_str(&format!(" Not found: {}.", missing.join(", ")));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::vocab::Vocabulary;
+
+    fn row(guid: &str, path: &str, kind: &str, tags: &[&str], summary: &str) -> AssetRow {
+        let name = path.rsplit('/').next().unwrap().split('.').next().unwrap().to_owned();
+        AssetRow {
+            guid: guid.into(),
+            path: path.into(),
+            name,
+            kind: kind.into(),
+            llm_tags: tags.iter().map(|t| t.to_string()).collect(),
+            llm_summary: summary.into(),
+            ..Default::default()
+        }
+    }
+
+    fn rows() -> Vec<AssetRow> {
+        vec![
+            row("a", "Assets/Kit/Zombie_Basic.prefab", "Prefab", &["zombie", "enemy", "character"], "Basic zombie enemy."),
+            row("b", "Assets/Kit/Tree_Pine.prefab", "Prefab", &["tree", "forest"], "Pine tree."),
+            row("c", "Assets/Audio/SFX_Zombie.wav", "AudioClip", &["sfx", "zombie"], "Zombie groan sound effect."),
+            row("d", "Assets/UI/MainMenu.prefab", "Prefab", &["ui", "menu"], "Main menu UI prefab."),
+        ]
+    }
+
+    fn rank(q: &str, hint: Option<&str>) -> Vec<Candidate> {
+        let query = Query::analyze(q, &Vocabulary::embedded());
+        rank_assets(&rows(), &query, &RankOptions { subtype_hint: hint, top_k: 3, ..Default::default() })
+    }
+
+    #[test]
+    fn full_match_is_auto_and_ranks_first() {
+        let got = rank("좀비 적 캐릭터 프리팹", Some("Prefab/character"));
+        assert_eq!(got[0].guid, "a");
+        assert!(got[0].confidence >= 0.70, "{got:?}");
+        assert!(got[0].reasoning.contains("same Prefab type"), "{}", got[0].reasoning);
+        assert!(got.iter().all(|c| c.guid != "b"), "the tree matches nothing: {got:?}");
+    }
+
+    #[test]
+    fn no_real_match_stays_under_confirm() {
+        assert!(rank("우주선 레이저 무기", None).iter().all(|c| c.confidence < 0.40));
+        assert!(rank("spaceship laser", None).is_empty());
+    }
+
+    #[test]
+    fn partial_match_sits_between_thresholds() {
+        let got = rank("좀비 신음 효과음 공포", None);
+        assert_eq!(got[0].guid, "c");
+        assert!((0.40..0.99).contains(&got[0].confidence), "{got:?}");
+        assert!(got[0].reasoning.contains("Not found: 공포 (horror)"), "{}", got[0].reasoning);
+    }
+
+    #[test]
+    fn exact_subtype_outranks_same_type() {
+        let mut rows = rows();
+        rows[3].type_subtype = Some("Prefab/ui".into());
+        rows.push(row("e", "Assets/UI/MainMenuSkin.prefab", "Prefab", &["ui", "menu"], "Main menu UI prefab."));
+        let query = Query::analyze("메인 메뉴 UI", &Vocabulary::embedded());
+        let got = rank_assets(&rows, &query, &RankOptions { subtype_hint: Some("Prefab/ui"), top_k: 2, ..Default::default() });
+        assert_eq!(got[0].guid, "d");
+        assert!(got[0].reasoning.contains("exact match of Prefab/ui"));
+        assert!(got[1].reasoning.contains("second tier"));
+    }
+
+    #[test]
+    fn past_pick_boost_reorders_ties() {
+        let mut rows = rows();
+        rows.push(row("z", "Assets/Kit/Zombie_Fast.prefab", "Prefab", &["zombie", "enemy"], "Fast zombie enemy."));
+        let query = Query::analyze("zombie enemy", &Vocabulary::embedded());
+        let boosts = HashMap::from([("z".to_owned(), 0.08)]);
+        let got = rank_assets(&rows, &query, &RankOptions { past_boosts: boosts, top_k: 2, ..Default::default() });
+        assert_eq!(got[0].guid, "z");
+        assert!(got[0].reasoning.contains("picked before"));
+    }
+}

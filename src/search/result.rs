@@ -1,0 +1,164 @@
+//! `search-result.json` (seed Step 6) and the answer printed for a person
+//! (Step 7). `reasoning` is carried through untouched: the summary shows its
+//! first sentence, the file keeps every byte.
+
+use serde::{Deserialize, Serialize};
+
+use super::rank::Candidate;
+
+pub const RESULT_FILE: &str = "search-result.json";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Ok,
+    NoMatch,
+    NoQuery,
+}
+
+/// The `search-result.json` document (`schemas/search-result.schema.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchResult {
+    pub manifest_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    pub status: Status,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggested_action: Option<String>,
+    #[serde(default)]
+    pub groups: Vec<ResultGroup>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultGroup {
+    pub sub_intent: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category_hint: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subtype_hint: Option<String>,
+    pub candidates: Vec<Candidate>,
+}
+
+impl SearchResult {
+    /// The result of a search: `ok` with groups, or `no_match` (with the
+    /// reindex suggestion) when no group holds a candidate.
+    pub fn found(query: &str, manifest_version: Option<String>, groups: Vec<ResultGroup>) -> Self {
+        let groups: Vec<ResultGroup> = groups.into_iter().filter(|g| !g.candidates.is_empty()).collect();
+        if groups.is_empty() {
+            return Self::no_match(query, manifest_version);
+        }
+        Self { manifest_version, query: Some(query.to_owned()), status: Status::Ok, reason: None, suggested_action: None, groups }
+    }
+
+    /// Fallback stage 3: nothing reached the confirm threshold.
+    pub fn no_match(query: &str, manifest_version: Option<String>) -> Self {
+        Self {
+            manifest_version,
+            query: Some(query.to_owned()),
+            status: Status::NoMatch,
+            reason: None,
+            suggested_action: Some("reindex".to_owned()),
+            groups: Vec::new(),
+        }
+    }
+
+    /// A query the validator rejected.
+    pub fn no_query(query: &str, manifest_version: Option<String>, reason: &str) -> Self {
+        Self {
+            manifest_version,
+            query: Some(query.to_owned()),
+            status: Status::NoQuery,
+            reason: Some(reason.to_owned()),
+            suggested_action: None,
+            groups: Vec::new(),
+        }
+    }
+
+    /// The highest confidence of any candidate (0 when there is none).
+    pub fn best_confidence(groups: &[ResultGroup]) -> f32 {
+        groups.iter().flat_map(|g| &g.candidates).map(|c| c.confidence).fold(0.0, f32::max)
+    }
+
+    /// The answer for a person: how many sub-intents, the top 3 of each with
+    /// its global pick number, confidence and first reasoning sentence, and
+    /// the next step.
+    pub fn summary(&self, shown_per_group: usize) -> String {
+        let query = self.query.as_deref().unwrap_or_default();
+        match self.status {
+            Status::NoQuery => {
+                format!("[unity-assets:search] no query: {}", self.reason.as_deref().unwrap_or_default())
+            }
+            Status::NoMatch => "[unity-assets:search] no asset matched; run `unity-assets reindex`, then search again".to_owned(),
+            Status::Ok => {
+                let mut lines = vec![format!("[unity-assets:search] {} sub-intent(s) for \"{query}\"", self.groups.len())];
+                let mut offset = 0;
+                for (i, group) in self.groups.iter().enumerate() {
+                    lines.push(format!("{}. {}", i + 1, group.sub_intent));
+                    for (j, c) in group.candidates.iter().take(shown_per_group).enumerate() {
+                        lines.push(format!("   [{}] {} ({:.2}) — {}", offset + j, c.path, c.confidence, first_sentence(&c.reasoning)));
+                    }
+                    offset += group.candidates.len();
+                }
+                lines.push(format!(
+                    "Next: `unity-assets pick N` to choose candidate [N], or `unity-assets build \"{query}\"` to assemble a scene."
+                ));
+                lines.join("\n")
+            }
+        }
+    }
+}
+
+/// The first sentence of a reasoning text, on one line.
+fn first_sentence(text: &str) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.find(". ") {
+        Some(end) => line[..=end].to_owned(),
+        None => line,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(guid: &str, confidence: f32) -> Candidate {
+        Candidate {
+            guid: guid.into(),
+            path: format!("Assets/{guid}.prefab"),
+            confidence,
+            reasoning: format!("Matches {guid} fully.\nSecond sentence stays in the file."),
+        }
+    }
+
+    #[test]
+    fn summary_numbers_candidates_globally_and_suggests_next_steps() {
+        let groups = vec![
+            ResultGroup { sub_intent: "적".into(), category_hint: None, subtype_hint: None, candidates: vec![candidate("a", 0.9), candidate("b", 0.5)] },
+            ResultGroup { sub_intent: "UI".into(), category_hint: None, subtype_hint: None, candidates: vec![candidate("c", 0.7)] },
+        ];
+        let result = SearchResult::found("적 + UI", Some("v1.0".into()), groups);
+        let text = result.summary(3);
+        assert!(text.starts_with("[unity-assets:search] 2 sub-intent(s)"), "{text}");
+        assert!(text.contains("   [2] Assets/c.prefab (0.70) — Matches c fully."), "{text}");
+        assert!(text.contains("unity-assets pick N") && text.contains("unity-assets build \"적 + UI\""));
+        assert!(result.groups[0].candidates[0].reasoning.contains("Second sentence"));
+        assert_eq!(SearchResult::best_confidence(&result.groups), 0.9);
+    }
+
+    #[test]
+    fn empty_groups_become_no_match_that_fits_the_schema() {
+        let result = SearchResult::found("q", Some("v1.0".into()), vec![]);
+        assert_eq!(result.status, Status::NoMatch);
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../schemas/search-result.schema.json")).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        assert!(validator.is_valid(&serde_json::to_value(&result).unwrap()));
+        let ok = SearchResult::found("q", None, vec![ResultGroup {
+            sub_intent: "q".into(), category_hint: None, subtype_hint: None, candidates: vec![candidate("a", 0.5)],
+        }]);
+        assert!(validator.is_valid(&serde_json::to_value(&ok).unwrap()));
+        assert!(validator.is_valid(&serde_json::to_value(SearchResult::no_query("", None, "비어 있음")).unwrap()));
+    }
+}

@@ -1,0 +1,247 @@
+//! Text normalisation shared by the validator, the router and the ranker.
+//!
+//! Asset fields are English identifiers and prose (`Zombie_Fast`, `main-menu`,
+//! `"Fast-chasing zombie enemy prefab."`); queries are Korean or English
+//! prose. Both sides go through the same word splitting and stemming so a term
+//! produced from a query compares equal to a term produced from a record:
+//! - a *word* is a run of letters/digits joined by `-` or `_`;
+//! - a word splits into *parts* at `-`/`_`, lower→Upper (`MainMenu`),
+//!   acronym ends (`HUDOverlay`) and letter↔digit boundaries; every part is a
+//!   term and, when there are several, so is their concatenation
+//!   (`main-menu`, `MainMenu` → `main`, `menu`, `mainmenu`), so `top-down`
+//!   in a tag meets `topdown` in a query;
+//! - English terms are lowercased and lightly stemmed ([`stem`]);
+//! - Korean words are kept whole; query words also lose trailing particles
+//!   ([`korean_forms`]).
+
+/// Call `emit` with every term of `text`, in order. `scratch` is reused
+/// between calls so scanning many records allocates nothing per term.
+pub fn for_each_term(text: &str, scratch: &mut Scratch, mut emit: impl FnMut(&str)) {
+    for word in words(text) {
+        scratch.parts.clear();
+        split_parts(word, &mut scratch.parts);
+        scratch.joined.clear();
+        for &(start, end) in &scratch.parts {
+            let part = &word[start..end];
+            if part.chars().count() < 2 && !part.chars().any(is_hangul) {
+                // Single letters and digits ("a", "2") carry no meaning alone,
+                // but still count towards the compound ("2d", "ui2").
+                lower_into(part, &mut scratch.joined);
+                continue;
+            }
+            scratch.term.clear();
+            stem_into(part, &mut scratch.term);
+            emit(&scratch.term);
+            lower_into(part, &mut scratch.joined);
+        }
+        if scratch.parts.len() > 1 && scratch.joined.chars().count() >= 2 {
+            scratch.term.clear();
+            stem_into(&scratch.joined, &mut scratch.term);
+            emit(&scratch.term);
+        }
+    }
+}
+
+/// All terms of `text` (see [`for_each_term`]).
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for_each_term(text, &mut Scratch::default(), |t| out.push(t.to_owned()));
+    out
+}
+
+/// The single term a phrase stands for: `"sound-effect"`, `"sound effect"` and
+/// `"SoundEffects"` all give `soundeffect`. Used for alias and rule entries,
+/// which name one concept even when written as several words.
+pub fn phrase_term(phrase: &str) -> Option<String> {
+    let joined: String = phrase.chars().filter(|c| c.is_alphanumeric()).collect();
+    if joined.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    stem_into(&joined, &mut out);
+    Some(out)
+}
+
+/// Reusable buffers for [`for_each_term`].
+#[derive(Default)]
+pub struct Scratch {
+    parts: Vec<(usize, usize)>,
+    joined: String,
+    term: String,
+}
+
+/// Words of `text`: runs of alphanumerics, with `-` and `_` inside a word.
+pub fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+        .map(|w| w.trim_matches(|c| c == '-' || c == '_'))
+        .filter(|w| !w.is_empty())
+}
+
+pub fn is_hangul(c: char) -> bool {
+    matches!(c, '\u{AC00}'..='\u{D7A3}' | '\u{1100}'..='\u{11FF}' | '\u{3130}'..='\u{318F}')
+}
+
+/// Byte ranges of the parts of one word.
+fn split_parts(word: &str, out: &mut Vec<(usize, usize)>) {
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    let mut start: Option<usize> = None;
+    for (i, &(at, c)) in chars.iter().enumerate() {
+        if c == '-' || c == '_' {
+            if let Some(s) = start.take() {
+                out.push((s, at));
+            }
+            continue;
+        }
+        let Some(s) = start else {
+            start = Some(at);
+            continue;
+        };
+        let prev = chars[i - 1].1;
+        let next = chars.get(i + 1).map(|&(_, n)| n);
+        let boundary = (prev.is_lowercase() && c.is_uppercase())
+            || (prev.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase))
+            || (prev.is_ascii_digit() != c.is_ascii_digit() && prev != '-' && prev != '_');
+        if boundary && s < at {
+            out.push((s, at));
+            start = Some(at);
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, word.len()));
+    }
+}
+
+fn lower_into(s: &str, out: &mut String) {
+    for c in s.chars() {
+        out.extend(c.to_lowercase());
+    }
+}
+
+/// Lowercase and stem one word into `out`, in place (no allocation).
+fn stem_into(word: &str, out: &mut String) {
+    let start = out.len();
+    lower_into(word, out);
+    let (keep, suffix) = stem_edit(&out[start..]);
+    out.truncate(start + keep);
+    out.push_str(suffix);
+}
+
+/// A light English stemmer: plurals, `-ing`, `-ed`, with the doubled
+/// consonant undone (`running` → `run`). Both sides of every comparison are
+/// stemmed the same way, so it only has to be consistent, not linguistically
+/// exact; it is deliberately timid so that distinct words stay distinct.
+pub fn stem(word: &str) -> String {
+    let (keep, suffix) = stem_edit(word);
+    format!("{}{suffix}", &word[..keep])
+}
+
+/// The stem of `word` as an edit: keep this many bytes, then add this suffix.
+fn stem_edit(word: &str) -> (usize, &'static str) {
+    if word.len() <= 3 || !word.is_ascii() {
+        return (word.len(), "");
+    }
+    // A final y and ie both become i, so enemy/enemies and zombie/zombies
+    // meet: enemi, zombi.
+    if word.ends_with("ies") && word.len() >= 5 {
+        return (word.len() - 3, "i");
+    }
+    let w = if word.ends_with("sses") {
+        &word[..word.len() - 2]
+    } else if word.ends_with('s') && !word.ends_with("ss") && !word.ends_with("us") && !word.ends_with("is") {
+        &word[..word.len() - 1]
+    } else {
+        word
+    };
+    for suffix in ["ing", "ed"] {
+        if let Some(base) = w.strip_suffix(suffix) {
+            if base.len() >= 3 && base.bytes().any(|b| b"aeiouy".contains(&b)) {
+                return (undouble(base).len(), "");
+            }
+        }
+    }
+    let b = w.as_bytes();
+    match b {
+        [.., b'i', b'e'] => (w.len() - 1, ""),
+        [.., c, b'y'] if !b"aeiou".contains(c) => (w.len() - 1, "i"),
+        _ => (w.len(), ""),
+    }
+}
+
+fn undouble(base: &str) -> &str {
+    let b = base.as_bytes();
+    let n = b.len();
+    if n >= 2 && b[n - 1] == b[n - 2] && !b"aeioulsz".contains(&b[n - 1]) {
+        &base[..n - 1]
+    } else {
+        base
+    }
+}
+
+/// Korean particles and endings a query word may carry, longest first.
+const PARTICLES: &[&str] = &[
+    "에서는", "으로는", "으로", "에서", "에게", "한테", "까지", "부터", "처럼", "보다", "하고", "이랑", "에는", "에도",
+    "랑", "은", "는", "이", "가", "을", "를", "의", "에", "용", "로", "와", "과", "도", "만", "한",
+];
+
+/// A Korean query word and the forms left after removing trailing particles
+/// one at a time (`게임용으로` → `게임용으로`, `게임용`, `게임`). The word
+/// itself comes first; a form is never reduced to nothing.
+pub fn korean_forms(word: &str) -> Vec<String> {
+    let mut forms = vec![word.to_owned()];
+    let mut current = word;
+    for _ in 0..2 {
+        let Some(next) = PARTICLES
+            .iter()
+            .find_map(|p| current.strip_suffix(p).filter(|rest| rest.chars().any(is_hangul)))
+        else {
+            break;
+        };
+        forms.push(next.to_owned());
+        current = next;
+    }
+    forms
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn splits_camel_snake_kebab_and_digits() {
+        assert_eq!(terms("Wall_02_Decorated"), ["wall", "02", "decorat", "wall02decorat"]);
+        assert_eq!(terms("MainMenu"), ["main", "menu", "mainmenu"]);
+        assert_eq!(terms("HUDOverlay"), ["hud", "overlay", "hudoverlay"]);
+        assert_eq!(terms("top-down view"), ["top", "down", "topdown", "view"]);
+        assert_eq!(terms("Assets/Packages/ZombieKit/Prefabs/Zombie_Fast.prefab").len(), 10);
+    }
+
+    #[test]
+    fn stems_consistently() {
+        assert_eq!(stem("zombies"), stem("zombie"));
+        assert_eq!(stem("settings"), stem("setting"));
+        assert_eq!(stem("running"), "run");
+        assert_eq!(stem("weathered"), "weather");
+        assert_eq!(stem("enemies"), stem("enemy"));
+        assert_eq!(stem("glass"), "glass");
+        assert_eq!(stem("ui"), "ui");
+        assert_eq!(phrase_term("sound-effect"), phrase_term("Sound Effects"));
+    }
+
+    #[test]
+    fn strips_korean_particles() {
+        assert_eq!(korean_forms("게임용으로"), ["게임용으로", "게임용", "게임"]);
+        assert_eq!(korean_forms("메뉴와"), ["메뉴와", "메뉴"]);
+        assert_eq!(korean_forms("이"), ["이"]);
+        assert_eq!(terms("좀비 캐릭터"), ["좀비", "캐릭터"]);
+    }
+
+    proptest! {
+        #[test]
+        fn tokenizer_never_panics(s in "\\PC*") {
+            let _ = terms(&s);
+            for w in words(&s) { let _ = korean_forms(w); }
+            let _ = phrase_term(&s);
+        }
+    }
+}

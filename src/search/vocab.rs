@@ -1,0 +1,306 @@
+//! The search vocabulary (`data/aliases.yml`): Korean↔English aliases,
+//! stopwords, category words, subtype rules and scene-request roles.
+//!
+//! Loaded once per file and cached (the search pipeline asks for it from
+//! several stages); a missing or broken file prints one warning and the
+//! search goes on without aliases, as the seed requires.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde::Deserialize;
+
+use super::text::{is_hangul, korean_forms, phrase_term};
+
+/// The copy shipped in the binary, used when no project file is named.
+const EMBEDDED: &str = include_str!("../../data/aliases.yml");
+
+/// `data/aliases.yml` as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VocabularyFile {
+    /// The file format version; only 1 exists, so it is accepted and not read.
+    #[serde(default, rename = "version")]
+    _version: Option<u32>,
+    #[serde(default)]
+    aliases: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    stopwords: Vec<String>,
+    #[serde(default)]
+    weak_words: Vec<String>,
+    #[serde(default)]
+    categories: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    subtype_hints: Vec<SubtypeRuleFile>,
+    #[serde(default)]
+    scene_request: Option<SceneRequest>,
+}
+
+/// One entry of a rule: a word, or several words that must all be present.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Phrase {
+    One(String),
+    All(Vec<String>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubtypeRuleFile {
+    any: Vec<Phrase>,
+    #[serde(default)]
+    with: Vec<Phrase>,
+    subtype: Option<String>,
+}
+
+/// How a request for a whole game or scene is split into roles.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneRequest {
+    pub triggers: Vec<String>,
+    pub requires_any: Vec<String>,
+    pub roles: Vec<SceneRole>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneRole {
+    pub intent: String,
+    pub category: Option<String>,
+    pub subtype: Option<String>,
+}
+
+/// A subtype rule with every word normalised like query words.
+#[derive(Debug)]
+pub struct SubtypeRule {
+    any: Vec<Vec<String>>,
+    with: Vec<Vec<String>>,
+    pub subtype: Option<String>,
+}
+
+impl SubtypeRule {
+    /// Whether a query whose normalised words are `words` matches this rule.
+    pub fn matches(&self, words: &HashSet<String>) -> bool {
+        let hit = |phrases: &[Vec<String>]| phrases.iter().any(|all| all.iter().all(|w| words.contains(w)));
+        hit(&self.any) && (self.with.is_empty() || hit(&self.with))
+    }
+}
+
+/// The loaded vocabulary, normalised for lookups.
+#[derive(Debug, Default)]
+pub struct Vocabulary {
+    /// Korean (or any) key → its aliases as written (for the hint block).
+    aliases: BTreeMap<String, Vec<String>>,
+    /// Normalised English term → the keys listing it (the backward map).
+    reverse: HashMap<String, Vec<String>>,
+    stopwords: HashSet<String>,
+    weak: HashSet<String>,
+    /// Category → normalised English terms.
+    categories: Vec<(String, HashSet<String>)>,
+    pub subtype_rules: Vec<SubtypeRule>,
+    pub scene_request: SceneRequest,
+}
+
+impl Vocabulary {
+    /// The vocabulary shipped in the binary.
+    pub fn embedded() -> Arc<Self> {
+        static EMBEDDED_VOCABULARY: OnceLock<Arc<Vocabulary>> = OnceLock::new();
+        EMBEDDED_VOCABULARY
+            .get_or_init(|| Arc::new(Self::parse(EMBEDDED).expect("the embedded data/aliases.yml is valid (tested)")))
+            .clone()
+    }
+
+    /// The vocabulary at `path` (cached by path and modification time), or
+    /// the embedded one when `path` is `None`. A file that cannot be read or
+    /// parsed gives an empty vocabulary and a warning, passed to `warn` once
+    /// per file version.
+    pub fn load(path: Option<&Path>, warn: impl FnOnce(String)) -> Arc<Self> {
+        let Some(path) = path else { return Self::embedded() };
+        static CACHE: OnceLock<Mutex<HashMap<PathBuf, (Option<std::time::SystemTime>, Arc<Vocabulary>)>>> =
+            OnceLock::new();
+        let mtime = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        let mut cache = CACHE.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((seen, vocabulary)) = cache.get(path) {
+            if *seen == mtime {
+                return vocabulary.clone();
+            }
+        }
+        let loaded = std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| Self::parse(&text));
+        let vocabulary = Arc::new(loaded.unwrap_or_else(|reason| {
+            warn(format!(
+                "[unity-assets:search] warning: aliases file {} unusable ({reason}); continuing without aliases",
+                path.display()
+            ));
+            Self::default()
+        }));
+        cache.insert(path.to_path_buf(), (mtime, vocabulary.clone()));
+        vocabulary
+    }
+
+    /// Parse the YAML text of an aliases file.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let file: VocabularyFile = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+        let mut reverse: HashMap<String, Vec<String>> = HashMap::new();
+        let aliases: BTreeMap<String, Vec<String>> =
+            file.aliases.into_iter().map(|(key, list)| (key.to_lowercase(), list)).collect();
+        for (key, list) in &aliases {
+            for term in list.iter().filter_map(|a| phrase_term(a)) {
+                let keys = reverse.entry(term).or_default();
+                if !keys.contains(key) {
+                    keys.push(key.clone());
+                }
+            }
+        }
+        let normalise_all = |words: Vec<String>| words.iter().filter_map(|w| normal_word(w)).collect();
+        let phrases = |list: Vec<Phrase>| {
+            list.into_iter()
+                .map(|p| match p {
+                    Phrase::One(w) => vec![w],
+                    Phrase::All(ws) => ws,
+                })
+                .map(|ws| ws.iter().filter_map(|w| normal_word(w)).collect::<Vec<_>>())
+                .filter(|ws| !ws.is_empty())
+                .collect()
+        };
+        Ok(Self {
+            aliases,
+            reverse,
+            stopwords: normalise_all(file.stopwords),
+            weak: normalise_all(file.weak_words),
+            categories: file
+                .categories
+                .into_iter()
+                .map(|(name, words)| (name, words.iter().filter_map(|w| phrase_term(w)).collect()))
+                .collect(),
+            subtype_rules: file
+                .subtype_hints
+                .into_iter()
+                .map(|r| SubtypeRule { any: phrases(r.any), with: phrases(r.with), subtype: r.subtype })
+                .collect(),
+            scene_request: file.scene_request.unwrap_or_default(),
+        })
+    }
+
+    pub fn is_stopword(&self, normal: &str) -> bool {
+        self.stopwords.contains(normal)
+    }
+
+    pub fn is_weak(&self, normal: &str) -> bool {
+        self.weak.contains(normal)
+    }
+
+    pub fn aliases_of(&self, key: &str) -> Option<&[String]> {
+        self.aliases.get(key).map(Vec::as_slice)
+    }
+
+    /// Keys whose alias lists hold the normalised English `term`.
+    pub fn keys_for_term(&self, term: &str) -> &[String] {
+        self.reverse.get(term).map(Vec::as_slice).unwrap_or_default()
+    }
+
+    /// The alias keys a Korean query word stands for (seed Step 4.0): an
+    /// exact match of the word or of a particle-stripped form first; else
+    /// the keys contained in the word (longest first, not overlapping; keys
+    /// of two syllables or more, since one syllable inside a word is noise);
+    /// else the shortest key containing the word (two syllables or more).
+    pub fn korean_keys(&self, word: &str) -> Vec<String> {
+        let forms = korean_forms(word);
+        if let Some(exact) = forms.iter().find(|f| self.aliases.contains_key(f.as_str())) {
+            return vec![exact.clone()];
+        }
+        let stripped = forms.last().map(String::as_str).unwrap_or(word);
+        let mut inside: Vec<&String> =
+            self.aliases.keys().filter(|k| k.chars().count() >= 2 && stripped.contains(k.as_str())).collect();
+        inside.sort_by_key(|k| std::cmp::Reverse(k.chars().count()));
+        let mut taken: Vec<(usize, usize)> = Vec::new();
+        let mut found = Vec::new();
+        for key in inside {
+            for (at, _) in stripped.match_indices(key.as_str()) {
+                let span = (at, at + key.len());
+                if taken.iter().all(|&(s, e)| span.1 <= s || span.0 >= e) {
+                    taken.push(span);
+                    found.push((at, key.clone()));
+                    break;
+                }
+            }
+        }
+        if !found.is_empty() {
+            found.sort();
+            return found.into_iter().map(|(_, k)| k).collect();
+        }
+        if stripped.chars().count() >= 2 {
+            if let Some(key) = self
+                .aliases
+                .keys()
+                .filter(|k| k.contains(stripped))
+                .min_by_key(|k| k.chars().count())
+            {
+                return vec![key.clone()];
+            }
+        }
+        Vec::new()
+    }
+
+    /// The category whose words overlap `terms` most (ties: first by name).
+    pub fn category_of<'a>(&self, terms: impl Iterator<Item = &'a str> + Clone) -> Option<&str> {
+        self.categories
+            .iter()
+            .map(|(name, words)| (name, terms.clone().filter(|t| words.contains(*t)).count()))
+            .filter(|&(_, hits)| hits > 0)
+            .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
+            .map(|(name, _)| name.as_str())
+    }
+}
+
+/// A query word as rules and stopword lists compare it: Korean words as
+/// written (particles are stripped by the caller), English words as terms.
+pub fn normal_word(word: &str) -> Option<String> {
+    if word.chars().any(is_hangul) {
+        Some(word.trim().to_lowercase()).filter(|w| !w.is_empty())
+    } else {
+        phrase_term(word)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_file_parses_and_covers_the_basics() {
+        let v = Vocabulary::embedded();
+        assert_eq!(v.aliases_of("좀비").unwrap()[0], "zombie");
+        assert!(v.keys_for_term(&crate::search::text::stem("zombie")).contains(&"좀비".to_owned()));
+        assert!(v.is_stopword("만들어줘"));
+        assert!(!v.subtype_rules.is_empty());
+        assert!(!v.scene_request.roles.is_empty());
+    }
+
+    #[test]
+    fn korean_keys_exact_stripped_and_partial() {
+        let v = Vocabulary::embedded();
+        assert_eq!(v.korean_keys("메뉴와"), ["메뉴"]);
+        assert_eq!(v.korean_keys("분위기의"), ["분위기"]);
+        assert_eq!(v.korean_keys("평화로운"), ["평화"]);
+        assert_eq!(v.korean_keys("스폰설정"), ["스폰", "설정"]);
+        assert!(v.korean_keys("우주선").is_empty());
+    }
+
+    #[test]
+    fn broken_file_warns_once_and_gives_empty_vocabulary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("aliases.yml");
+        std::fs::write(&path, "aliases: [not, a, map").unwrap();
+        let mut warnings = Vec::new();
+        let v = Vocabulary::load(Some(&path), |w| warnings.push(w));
+        assert!(v.aliases_of("좀비").is_none());
+        let _again = Vocabulary::load(Some(&path), |w| warnings.push(w));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let missing = Vocabulary::load(Some(&dir.path().join("none.yml")), |w| warnings.push(w));
+        assert!(missing.aliases_of("좀비").is_none());
+        assert_eq!(warnings.len(), 2);
+    }
+}
