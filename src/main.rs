@@ -1,6 +1,101 @@
-mod eval;
-mod search;
-mod index;
-mod build;
+//! `unity-assets`: natural-language asset search and scene building for
+//! Unity projects, every step a declarative pipeline run by `engine`.
 
-fn main() {}
+mod build;
+mod cli;
+mod commands;
+mod config;
+mod eval;
+mod exit;
+mod index;
+mod project;
+mod search;
+
+use std::io::IsTerminal;
+
+use clap::Parser;
+use serde_json::{json, Map, Value};
+
+use cli::{Cli, Command, ProvidersCommand};
+use commands::{Outcome, Show};
+use project::Project;
+
+fn main() {
+    let cli = Cli::parse();
+    init_tracing(cli.verbose, cli.quiet);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            std::process::exit(exit::FAILED);
+        }
+    };
+    let outcome = runtime.block_on(dispatch(cli));
+    if let Some(msg) = &outcome.message {
+        eprintln!("{}", paint_error(msg));
+    }
+    // Let blocking tasks of a cancelled run finish their cleanup briefly.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    std::process::exit(outcome.code);
+}
+
+async fn dispatch(cli: Cli) -> Outcome {
+    let project = match Project::open(&cli.project, cli.provider, cli.model.as_deref()) {
+        Ok(p) => p,
+        Err(d) => return Outcome::invalid(d),
+    };
+    let inputs = |pairs: Value| -> Map<String, Value> { pairs.as_object().cloned().unwrap_or_default() };
+    match cli.command {
+        Command::Search { query, reindex, json, run } => {
+            commands::run_pipeline(&project, "search", inputs(json!({"query": query, "reindex": reindex, "json": json})), &run, Show::Nothing).await
+        }
+        Command::Pick { index, run } => commands::run_pipeline(&project, "pick", inputs(json!({"index": index})), &run, Show::Nothing).await,
+        Command::Build { request, yes, choose, non_interactive, run } => {
+            let fields = json!({"request": request, "yes": yes, "choose": choose, "non_interactive": non_interactive});
+            commands::run_pipeline(&project, "build", inputs(fields), &run, Show::Nothing).await
+        }
+        Command::Index { run } => commands::run_pipeline(&project, "index", inputs(json!({"force": false})), &run, Show::Nothing).await,
+        Command::Reindex { run } => commands::run_pipeline(&project, "index", inputs(json!({"force": true})), &run, Show::Nothing).await,
+        Command::Doctor { offline, run } => commands::run_pipeline(&project, "doctor", inputs(json!({"offline": offline})), &run, Show::Nothing).await,
+        Command::Eval { golden, json } => commands::eval::command(&project, &golden, json).await,
+        Command::Run { name, inputs: flags, dry_run, json, run } => {
+            if dry_run {
+                return commands::dry_run(&project, &name, &run);
+            }
+            match commands::inputs_from_flags(&flags) {
+                Ok(i) => commands::run_pipeline(&project, &name, i, &run, if json { Show::Json } else { Show::Nothing }).await,
+                Err(o) => o,
+            }
+        }
+        Command::Validate { names } => commands::validate(&project, &names),
+        Command::Graph { name, format } => commands::graph(&project, &name, &format),
+        Command::Eject { force } => commands::eject::eject(&project, force),
+        Command::Providers { command: ProvidersCommand::Check } => commands::providers::providers_check(&project).await,
+    }
+}
+
+/// Logs go to stderr: warnings by default, `-v` stage spans, `-vv` all;
+/// `RUST_LOG` wins. Colour only on a terminal and without `NO_COLOR`.
+fn init_tracing(verbose: u8, quiet: bool) {
+    use tracing_subscriber::EnvFilter;
+    let level = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "warn",
+        (false, 1) => "info,engine=debug",
+        (false, _) => "debug",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(use_color()).with_target(false).without_time().init();
+}
+
+fn use_color() -> bool {
+    std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal()
+}
+
+fn paint_error(msg: &str) -> String {
+    if use_color() {
+        msg.replace(": error:", ": \x1b[1;31merror\x1b[0m:").replace("\n  help:", "\n  \x1b[1;36mhelp\x1b[0m:")
+    } else {
+        msg.to_owned()
+    }
+}

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use build::execute::{self, GroupPlan};
 use build::plan::{plan, PlanAsset, PlanRequest, PlannedCall};
-use build::scope::ScopePolicy;
+use build::scope::{ScopePolicy, UnityScopeGuard};
 use engine::mcp::{args_digest, AuditRow, AuditVerdict, ServerConfig};
 use fake_unity::FakeUnity;
 use serde_json::json;
@@ -38,8 +38,16 @@ fn server_command() -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
-fn policy() -> ScopePolicy {
-    serde_yaml::from_str(include_str!("../data/scope-policy.yml")).expect("the shipped policy parses")
+fn guard() -> UnityScopeGuard {
+    let policy: ScopePolicy = serde_yaml::from_str(include_str!("../data/scope-policy.yml")).expect("the shipped policy parses");
+    UnityScopeGuard::new(policy)
+}
+
+/// The pipeline's guard and execute stages, in order.
+async fn guard_and_execute(project: &Path, server: ServerConfig, plans: Vec<GroupPlan>) -> execute::Execution {
+    let guard = guard();
+    let screened = execute::screen(project, &guard, plans).expect("screening audits to a writable folder");
+    execute::execute(project, Some(server), &guard, screened).await.expect("execute")
 }
 
 /// A Unity project with a few assets, a fake editor open on it, and the
@@ -86,7 +94,7 @@ fn setup(command: &Path) -> Setup {
 }
 
 fn planned(group: usize, sub_intent: &str, path: &str) -> GroupPlan {
-    let request = PlanRequest { sub_intent: sub_intent.into(), asset: PlanAsset { path: path.into(), guid: String::new(), kind: None } };
+    let request = PlanRequest { asset: PlanAsset { path: path.into(), kind: None } };
     GroupPlan { group, sub_intent: sub_intent.into(), calls: plan(&request).calls }
 }
 
@@ -121,7 +129,7 @@ async fn plans_reach_the_editor_through_the_guard_and_forbidden_calls_never_do()
         planned(5, HOSTILE, ASSETS[3]),
     ];
     let started = Instant::now();
-    let execution = execute::execute(&s.project, Some(s.server.clone()), policy(), plans).await.unwrap();
+    let execution = guard_and_execute(&s.project, s.server.clone(), plans).await;
     let wall = started.elapsed();
 
     assert_eq!(execution.status, "ok", "{:?}", execution.message);
@@ -135,6 +143,12 @@ async fn plans_reach_the_editor_through_the_guard_and_forbidden_calls_never_do()
     for c in &received {
         eprintln!("editor received: {} {}", c.tool, c.params);
     }
+    eprintln!(
+        "editor also answered {} housekeeping queries ({}) and {} pings",
+        s.editor.commands().len() - received.len(),
+        fake_unity::HOUSEKEEPING.join(", "),
+        s.editor.pings()
+    );
     let shape: Vec<(&str, Option<&str>)> = received.iter().map(|c| (c.tool.as_str(), c.action())).collect();
     let create_save = [("manage_gameobject", Some("create")), ("manage_scene", Some("save"))];
     assert_eq!(shape, [create_save, create_save, create_save, create_save].concat());
@@ -191,7 +205,7 @@ async fn a_missing_server_command_is_mcp_unavailable_and_sends_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let server = ServerConfig { command: Some("mcp-for-unity-not-installed-here".into()), ..ServerConfig::default() };
     let plans = vec![planned(1, "zombie enemy", ASSETS[0])];
-    let execution = execute::execute(dir.path(), Some(server), policy(), plans).await.unwrap();
+    let execution = guard_and_execute(dir.path(), server, plans).await;
     assert_eq!(execution.status, "mcp_unavailable");
     let message = execution.message.unwrap();
     assert!(message.starts_with("[unity-assets:build] error: mcp_unavailable"), "{message}");

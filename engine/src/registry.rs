@@ -27,6 +27,8 @@ pub struct CallContext {
     pub output: Output,
     /// The stage making the call, for messages.
     pub stage: String,
+    /// The run's resources, so data files (`data/...`) honour overrides.
+    pub resources: crate::resources::Resources,
 }
 
 pub type NativeFuture = Pin<Box<dyn Future<Output = anyhow::Result<Value>> + Send>>;

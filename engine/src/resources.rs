@@ -14,16 +14,22 @@ pub struct Resource {
     pub origin: String,
 }
 
-/// Embedded files with an optional override folder on top.
+/// Embedded folders (each under its name: `pipelines`, `prompts`, ...) with
+/// an optional override folder on top.
 #[derive(Clone)]
 pub struct Resources {
-    embedded: &'static Dir<'static>,
+    embedded: Vec<(&'static str, &'static Dir<'static>)>,
     overrides: Option<PathBuf>,
 }
 
 impl Resources {
-    pub fn new(embedded: &'static Dir<'static>, overrides: Option<PathBuf>) -> Self {
-        Self { embedded, overrides }
+    pub fn new(embedded: &[(&'static str, &'static Dir<'static>)], overrides: Option<PathBuf>) -> Self {
+        Self { embedded: embedded.to_vec(), overrides }
+    }
+
+    /// Files from a folder only (tests and tools with no embedded set).
+    pub fn from_dir(dir: PathBuf) -> Self {
+        Self { embedded: vec![], overrides: Some(dir) }
     }
 
     /// The override folder, if any.
@@ -39,17 +45,15 @@ impl Resources {
                 return Some(Resource { text: Cow::Owned(text), origin: p.display().to_string() });
             }
         }
-        let file = self.embedded.get_file(rel)?;
-        let text = file.contents_utf8()?;
+        let (folder, rest) = rel.split_once('/')?;
+        let (_, dir) = self.embedded.iter().find(|(name, _)| *name == folder)?;
+        let text = dir.get_file(rest)?.contents_utf8()?;
         Some(Resource { text: Cow::Borrowed(text), origin: rel.to_owned() })
     }
 
     /// Relative paths of every file under `folder`, embedded and overridden, sorted.
     pub fn list(&self, folder: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        if let Some(dir) = self.embedded.get_dir(folder) {
-            collect_embedded(dir, &mut out);
-        }
+        let mut out: Vec<String> = self.embedded_files().into_iter().map(|(p, _)| p).filter(|p| p.starts_with(&format!("{folder}/"))).collect();
         if let Some(root) = &self.overrides {
             collect_disk(root, &root.join(folder), &mut out);
         }
@@ -58,32 +62,23 @@ impl Resources {
         out
     }
 
-    /// Every embedded file, for `eject`.
-    pub fn embedded_files(&self) -> Vec<(&'static str, &'static [u8])> {
+    /// Every embedded file with its relative path, for `eject`.
+    pub fn embedded_files(&self) -> Vec<(String, &'static [u8])> {
         let mut out = Vec::new();
-        collect_bytes(self.embedded, &mut out);
-        out.sort_by_key(|(p, _)| *p);
+        for (name, dir) in &self.embedded {
+            collect_embedded(name, dir, &mut out);
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
         out
     }
 }
 
-fn collect_embedded(dir: &'static Dir<'static>, out: &mut Vec<String>) {
+fn collect_embedded(prefix: &str, dir: &'static Dir<'static>, out: &mut Vec<(String, &'static [u8])>) {
     for f in dir.files() {
-        out.push(f.path().to_string_lossy().replace('\\', "/"));
+        out.push((format!("{prefix}/{}", f.path().to_string_lossy().replace('\\', "/")), f.contents()));
     }
     for d in dir.dirs() {
-        collect_embedded(d, out);
-    }
-}
-
-fn collect_bytes(dir: &'static Dir<'static>, out: &mut Vec<(&'static str, &'static [u8])>) {
-    for f in dir.files() {
-        if let Some(p) = f.path().to_str() {
-            out.push((p, f.contents()));
-        }
-    }
-    for d in dir.dirs() {
-        collect_bytes(d, out);
+        collect_embedded(prefix, d, out);
     }
 }
 

@@ -10,7 +10,6 @@ use serde_json::Value;
 
 use super::plan::PlannedCall;
 use super::preflight::INDEX_DIR;
-use super::scope::{ScopePolicy, UnityScopeGuard};
 
 /// What users are told when MCP for Unity cannot be reached.
 pub const INSTALL_GUIDANCE: &str = "\
@@ -69,10 +68,17 @@ pub struct Violation {
     pub reason: String,
 }
 
+/// The plans after the scope check: what may be sent, and the held-back groups.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Screened {
+    pub cleared: Vec<GroupPlan>,
+    pub violations: Vec<Violation>,
+}
+
 /// Check every call of every plan before anything is sent. A group with a
 /// denied call is reported as a violation (the denial is audited) and none
 /// of its calls will be sent; the other groups go on.
-pub fn screen(project: &Path, guard: &dyn CallGuard, plans: Vec<GroupPlan>) -> anyhow::Result<(Vec<GroupPlan>, Vec<Violation>)> {
+pub fn screen(project: &Path, guard: &dyn CallGuard, plans: Vec<GroupPlan>) -> anyhow::Result<Screened> {
     let audit = audit_path(project);
     let mut cleared = Vec::new();
     let mut violations = Vec::new();
@@ -90,7 +96,7 @@ pub fn screen(project: &Path, guard: &dyn CallGuard, plans: Vec<GroupPlan>) -> a
             }
         }
     }
-    Ok((cleared, violations))
+    Ok(Screened { cleared, violations })
 }
 
 /// What happened to one cleared group in the editor.
@@ -117,16 +123,16 @@ pub struct Execution {
     pub mcp_ms: u64,
 }
 
-/// Screen the plans, then send the cleared groups' calls in order through
-/// the guard, stopping a group at its first failing call.
+/// Send the screened groups' calls in order, each through the guard again
+/// (so no call bypasses it) and audited, stopping a group at its first
+/// failing call. Nothing is started when there is nothing to send.
 pub async fn execute(
     project: &Path,
     server: Option<ServerConfig>,
-    policy: ScopePolicy,
-    plans: Vec<GroupPlan>,
+    guard: &dyn CallGuard,
+    screened: Screened,
 ) -> anyhow::Result<Execution> {
-    let guard = UnityScopeGuard::new(policy);
-    let (cleared, violations) = screen(project, &guard, plans)?;
+    let Screened { cleared, violations } = screened;
     let audit_lines = violations.len();
     let mut execution = Execution { status: "ok".into(), message: None, groups: vec![], violations, audit_lines, mcp_ms: 0 };
     if cleared.iter().all(|p| p.calls.is_empty()) {
@@ -153,7 +159,7 @@ pub async fn execute(
         let mut applied = Applied { group: plan.group, ok: true, calls_sent: 0, error: None };
         for call in plan.calls {
             let started = Instant::now();
-            let outcome = guarded_call(&client, &guard, &audit, &plan.sub_intent, &call.tool, call.args).await;
+            let outcome = guarded_call(&client, guard, &audit, &plan.sub_intent, &call.tool, call.args).await;
             in_mcp += started.elapsed();
             if !matches!(outcome, Err(McpError::Audit(_))) {
                 execution.audit_lines += 1;
@@ -176,7 +182,9 @@ pub async fn execute(
         }
         execution.groups.push(applied);
     }
+    let started = Instant::now();
     client.close().await;
+    in_mcp += started.elapsed();
     execution.mcp_ms = in_mcp.as_millis() as u64;
     Ok(execution)
 }
@@ -216,6 +224,7 @@ pub async fn doctor(project: &Path, server: Option<ServerConfig>) -> DoctorCheck
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::build::scope::{ScopePolicy, UnityScopeGuard};
     use serde_json::json;
 
     fn policy() -> ScopePolicy {
@@ -236,7 +245,7 @@ mod tests {
                 ],
             },
         ];
-        let (cleared, violations) = screen(dir.path(), &UnityScopeGuard::new(policy()), plans).unwrap();
+        let Screened { cleared, violations } = screen(dir.path(), &UnityScopeGuard::new(policy()), plans).unwrap();
         assert_eq!(cleared.iter().map(|p| p.group).collect::<Vec<_>>(), [1]);
         assert_eq!((violations[0].group, violations[0].tool.as_str()), (2, "manage_asset"));
         let audit = std::fs::read_to_string(audit_path(dir.path())).unwrap();

@@ -20,10 +20,10 @@ use engine::Registry;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use execute::{Execution, GroupPlan};
+use execute::{Execution, GroupPlan, Screened};
 use gate::{Answers, Decision, Thresholds};
 use plan::{Plan, PlanRequest};
-use scope::ScopePolicy;
+use scope::{ScopePolicy, UnityScopeGuard};
 
 #[derive(Deserialize)]
 struct GateArgs {
@@ -49,9 +49,15 @@ struct Target {
 }
 
 #[derive(Deserialize)]
-struct ExecuteArgs {
+struct GuardArgs {
     targets: Vec<Target>,
     plans: Vec<Plan>,
+    policy: ScopePolicy,
+}
+
+#[derive(Deserialize)]
+struct ExecuteArgs {
+    screened: Screened,
     policy: ScopePolicy,
     #[serde(default)]
     mcp: Option<ServerConfig>,
@@ -103,23 +109,26 @@ pub fn register(registry: &mut Registry) {
             Ok(json!({"decisions": decisions, "targets": targets}))
         })
         .builtin("build.plan", "Deterministic MCP for Unity calls per asset type", |a: PlanRequest, _| Ok(plan::plan(&a)))
+        .function("build.guard", "Scope-check every planned call before anything is sent; audit denials", |a: GuardArgs, ctx| {
+            anyhow::ensure!(
+                a.targets.len() == a.plans.len(),
+                "build.guard: {} targets but {} plans",
+                a.targets.len(),
+                a.plans.len()
+            );
+            let plans = a
+                .targets
+                .into_iter()
+                .zip(a.plans)
+                .map(|(t, p)| GroupPlan { group: t.group, sub_intent: t.sub_intent, calls: p.calls })
+                .collect();
+            execute::screen(&ctx.workdir, &UnityScopeGuard::new(a.policy), plans)
+        })
         .async_function(
             "build.execute",
-            "Scope-check every plan, then send the allowed calls to MCP for Unity, audited",
+            "Send the cleared calls to MCP for Unity, each guarded and audited",
             |a: ExecuteArgs, ctx| async move {
-                anyhow::ensure!(
-                    a.targets.len() == a.plans.len(),
-                    "build.execute: {} targets but {} plans",
-                    a.targets.len(),
-                    a.plans.len()
-                );
-                let plans = a
-                    .targets
-                    .into_iter()
-                    .zip(a.plans)
-                    .map(|(t, p)| GroupPlan { group: t.group, sub_intent: t.sub_intent, calls: p.calls })
-                    .collect();
-                execute::execute(&ctx.workdir, a.mcp, a.policy, plans).await
+                execute::execute(&ctx.workdir, a.mcp, &UnityScopeGuard::new(a.policy), a.screened).await
             },
         )
         .function("build.summary", "Per sub-intent verdicts, audit lines and the next step", |a: SummaryArgs, _| {

@@ -16,21 +16,20 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-/// The asset a plan uses.
+/// The asset a plan uses (its other fields, like `guid`, are ignored).
 #[derive(Debug, Clone, Deserialize)]
 pub struct PlanAsset {
     pub path: String,
-    #[serde(default)]
-    pub guid: String,
     /// Unity type from the index (`Prefab`, `AudioClip`, ...); inferred from
     /// the extension when absent.
     #[serde(default, rename = "type")]
     pub kind: Option<String>,
 }
 
+/// What the `plan` stage sees; the builtin planner needs only the asset
+/// (the sub-intent is there for LLM planners).
 #[derive(Debug, Clone, Deserialize)]
 pub struct PlanRequest {
-    pub sub_intent: String,
     pub asset: PlanAsset,
 }
 
@@ -125,10 +124,7 @@ mod tests {
     use super::*;
 
     fn request(path: &str, kind: Option<&str>) -> PlanRequest {
-        PlanRequest {
-            sub_intent: "x".into(),
-            asset: PlanAsset { path: path.into(), guid: "g".into(), kind: kind.map(str::to_owned) },
-        }
+        PlanRequest { asset: PlanAsset { path: path.into(), kind: kind.map(str::to_owned) } }
     }
 
     fn tools(plan: &Plan) -> Vec<(String, Option<String>)> {

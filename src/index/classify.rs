@@ -54,24 +54,19 @@ pub fn filename_signals(data: &IndexData, stem: &str) -> Vec<String> {
         .collect()
 }
 
-/// The matching subtype rule, or the type's default, as `(subtype, use_cases)`.
-pub fn subtype<'d>(
-    data: &'d IndexData,
-    asset_type: &str,
-    subject: &Subject,
-    signals: &[String],
-) -> Option<(&'d str, &'d [String])> {
+/// `type_subtype` (`Texture/normal-map`) and the use cases of the matching
+/// subtype rule, or of the type's default subtype.
+pub fn subtype(data: &IndexData, asset_type: &str, subject: &Subject, signals: &[String]) -> Option<(String, Vec<String>)> {
     let entry = data.taxonomy.get(asset_type)?;
+    let category = entry.category.as_deref().unwrap_or(asset_type);
     let folders: Vec<String> = folder_segments(subject.path).map(str::to_lowercase).collect();
     let words = name_words(file_stem(subject.path));
     let matched = entry.rules.iter().find(|rule| rule_holds(rule, subject, signals, &folders, &words));
-    match matched {
-        Some(rule) => {
-            let use_cases = if rule.use_cases.is_empty() { &entry.use_cases } else { &rule.use_cases };
-            Some((rule.subtype.as_str(), use_cases.as_slice()))
-        }
-        None => entry.default.as_deref().map(|d| (d, entry.use_cases.as_slice())),
-    }
+    let (subtype, use_cases) = match matched {
+        Some(rule) => (&rule.subtype, if rule.use_cases.is_empty() { &entry.use_cases } else { &rule.use_cases }),
+        None => (entry.default.as_ref()?, &entry.use_cases),
+    };
+    Some((format!("{category}/{subtype}"), use_cases.clone()))
 }
 
 /// The type's general use cases (when no subtype rule applies).
@@ -209,20 +204,21 @@ mod tests {
         let check = |ty: &str, path: &str, settings: &BTreeMap<String, String>| {
             let s = subject(path, None, settings);
             let signals = filename_signals(&data, file_stem(path));
-            subtype(&data, ty, &s, &signals).map(|(sub, _)| sub.to_owned())
+            subtype(&data, ty, &s, &signals).map(|(sub, _)| sub)
         };
-        assert_eq!(check("Sprite", "Assets/UIKit/UI/Button.png", &none).as_deref(), Some("ui"));
-        assert_eq!(check("AudioClip", "Assets/AudioKit/Music/Theme.ogg", &none).as_deref(), Some("music"));
-        assert_eq!(check("AudioClip", "Assets/AudioKit/Gunshot.wav", &none).as_deref(), Some("sfx"));
+        assert_eq!(check("Sprite", "Assets/UIKit/UI/Button.png", &none).as_deref(), Some("Sprite/ui"));
+        assert_eq!(check("AudioClip", "Assets/AudioKit/Music/Theme.ogg", &none).as_deref(), Some("AudioClip/music"));
+        assert_eq!(check("AudioClip", "Assets/AudioKit/Gunshot.wav", &none).as_deref(), Some("AudioClip/sfx"));
         let humanoid = settings(&[("animationType", "3")]);
-        assert_eq!(check("Model", "Assets/Kit/Bob.fbx", &humanoid).as_deref(), Some("character"));
-        assert_eq!(check("Texture2D", "Assets/Kit/Rock_normal.png", &none).as_deref(), Some("normal-map"));
-        assert_eq!(check("Prefab", "Assets/Kit/Characters/Walker.prefab", &none).as_deref(), Some("character"));
+        assert_eq!(check("Model", "Assets/Kit/Bob.fbx", &humanoid).as_deref(), Some("Model/character"));
+        assert_eq!(check("Texture2D", "Assets/Kit/Rock_normal.png", &none).as_deref(), Some("Texture/normal-map"));
+        assert_eq!(check("Prefab", "Assets/Kit/Characters/Walker.prefab", &none).as_deref(), Some("Prefab/character"));
         assert_eq!(check("Material", "Assets/Kit/Stone.mat", &none), None);
         let pattern = regex_like_type_subtype();
         for (name, entry) in &data.taxonomy {
+            let category = entry.category.as_deref().unwrap_or(name);
             for sub in entry.rules.iter().map(|r| &r.subtype).chain(entry.default.as_ref()) {
-                assert!(pattern(&format!("{name}/{sub}")), "{name}/{sub}");
+                assert!(pattern(&format!("{category}/{sub}")), "{category}/{sub}");
             }
         }
     }

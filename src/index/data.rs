@@ -49,6 +49,10 @@ pub struct TypeRule {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TypeTaxonomy {
+    /// The letters-only prefix of `type_subtype` when the type name has other
+    /// characters (`Texture2D` → `Texture`); the type name otherwise.
+    #[serde(default)]
+    pub category: Option<String>,
     #[serde(default)]
     pub rules: Vec<SubtypeRule>,
     #[serde(default)]
@@ -156,9 +160,10 @@ impl IndexData {
 fn check_subtypes(taxonomy: &BTreeMap<String, TypeTaxonomy>) -> anyhow::Result<()> {
     let kebab = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
     for (type_name, entry) in taxonomy {
+        let category = entry.category.as_deref().unwrap_or(type_name);
         anyhow::ensure!(
-            !type_name.is_empty() && type_name.bytes().all(|b| b.is_ascii_alphabetic()),
-            "data/type-taxonomy.yml: type `{type_name}` must be letters only"
+            !category.is_empty() && category.bytes().all(|b| b.is_ascii_alphabetic()),
+            "data/type-taxonomy.yml: `{type_name}` needs a letters-only `category:` for its type_subtype prefix"
         );
         let subtypes = entry.rules.iter().map(|r| &r.subtype).chain(entry.default.as_ref());
         for subtype in subtypes {

@@ -36,6 +36,7 @@ pub use store::{index_freshness, Freshness};
 use record::Depth;
 use run::{Batch, Diff};
 use scan::{ScanOptions, ScanResult};
+use store::TaggedBy;
 use tagger::{TagBatch, TagRequest};
 
 /// Gives the index functions the data tables in effect for a call (embedded
@@ -72,6 +73,8 @@ struct CheckpointArgs {
     /// The retry stage's output; null when nothing was retried.
     #[serde(default)]
     retry: Option<TagBatch>,
+    /// `builtin` when the provider is the offline builtin, else `llm`.
+    answered_by: TaggedBy,
     #[serde(default)]
     index_depth: Depth,
 }
@@ -100,7 +103,10 @@ struct ReportArgs {
 pub fn register(registry: &mut Registry, data: DataSource) {
     registry
         .function("index.scan", "walk Assets/ and Packages/, parse .meta files, classify and group assets", {
-            move |options: ScanOptions, ctx: &CallContext| scan::scan(&ctx.workdir, &data(ctx)?, &options)
+            move |options: ScanOptions, ctx: &CallContext| {
+                let data: Arc<IndexData> = data(ctx)?;
+                scan::scan(&ctx.workdir, &data, &options)
+            }
         })
         .function("index.diff", "compare scanned signatures with the last finished run", |a: DiffArgs, ctx| {
             run::diff(&ctx.workdir, &a.scan, a.force)
@@ -114,7 +120,7 @@ pub fn register(registry: &mut Registry, data: DataSource) {
         .function("index.checkpoint", "keep good rows, tag the rest with the builtin, append the batch to the partial", {
             |a: CheckpointArgs, ctx| {
                 let answers: Vec<&TagBatch> = a.tags.iter().chain(a.retry.iter()).collect();
-                run::checkpoint(&ctx.workdir, &a.batch, &answers, a.index_depth)
+                run::checkpoint(&ctx.workdir, &a.batch, &answers, a.answered_by, a.index_depth)
             }
         })
         .function("index.finalize", "merge tags and write assets.jsonl, packages.jsonl, manifest.json, state.json", {

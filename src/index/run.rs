@@ -236,18 +236,20 @@ pub struct Checkpoint {
 
 /// Keep the first usable row per asset from the tagger's answer, then from
 /// the retry, else tag it with the builtin; append the rows to the partial
-/// file and mark the batch complete.
+/// file and mark the batch complete. `answered_by` says who produced
+/// `answers` (the builtin provider answers tag stages with the builtin too).
 pub fn checkpoint(
     project: &Path,
     batch: &Batch,
     answers: &[&TagBatch],
+    answered_by: TaggedBy,
     depth: Depth,
 ) -> anyhow::Result<Checkpoint> {
     let mut result = Checkpoint { batch: batch.id.clone(), llm: 0, builtin: 0 };
     let mut lines = String::new();
     for (asset, signature) in batch.assets.iter().zip(&batch.signatures) {
         let (tags, tagged_by) = match usable_row(&asset.guid, answers, depth) {
-            Some(row) => (normalised(row.clone()), TaggedBy::Llm),
+            Some(row) => (normalised(row.clone()), answered_by),
             None => (tagger::tag_one(asset, depth), TaggedBy::Builtin),
         };
         match tagged_by {

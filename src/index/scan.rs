@@ -213,10 +213,14 @@ impl ParseContext<'_> {
         let asset_type = classify::asset_type(self.data, &subject);
         let name = classify::file_stem(path).to_owned();
         let filename_signals = classify::filename_signals(self.data, &name);
-        let (type_subtype, use_cases) = match classify::subtype(self.data, &asset_type, &subject, &filename_signals) {
-            Some((sub, uses)) => (Some(format!("{asset_type}/{sub}")), uses.to_vec()),
+        let (type_subtype, mut use_cases) = match classify::subtype(self.data, &asset_type, &subject, &filename_signals) {
+            Some((type_subtype, uses)) => (Some(type_subtype), uses),
             None => (None, classify::type_use_cases(self.data, &asset_type).to_vec()),
         };
+        if use_cases.is_empty() {
+            // Types the taxonomy does not cover are "for" what they are.
+            use_cases.push(super::tagger::type_tag(&asset_type));
+        }
         let package = packages::package_of(path, self.markers, &self.data.conventions);
 
         let asset = ScannedAsset {

@@ -88,7 +88,7 @@ fn tags(subject: &TagSubject) -> Vec<String> {
             tags.push(tag);
         }
     };
-    add(type_words(&subject.asset_type).join("-"));
+    add(type_tag(&subject.asset_type));
     if let Some((_, sub)) = subject.type_subtype.as_deref().and_then(|t| t.split_once('/')) {
         add(sub.to_owned());
     }
@@ -101,6 +101,11 @@ fn tags(subject: &TagSubject) -> Vec<String> {
 
 fn meaningful_words(text: &str) -> impl Iterator<Item = String> {
     name_words(text).into_iter().filter(|w| w.len() > 1 && !NOISE_WORDS.contains(&w.as_str()))
+}
+
+/// The kebab-case tag of a type (`AnimatorController` → `animator-controller`).
+pub fn type_tag(asset_type: &str) -> String {
+    type_words(asset_type).join("-")
 }
 
 /// `AnimatorController` → `animator`, `controller`; `Texture2D` → `texture`.

@@ -7,18 +7,292 @@
 //! The pipeline YAML owns the flow, thresholds and K values.
 
 pub mod hints;
+pub mod load;
+pub mod pick;
 pub mod query;
 pub mod rank;
 pub mod records;
+pub mod result;
 pub mod route;
 pub mod text;
 pub mod validate;
 pub mod vocab;
 
-use rank::{Candidate, RankOptions};
-use records::AssetRow;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use engine::{CallContext, Registry};
+use serde::{Deserialize, Serialize};
+
+use hints::PastPickGroup;
+use query::Query;
+use rank::{Candidate, PackageChoice, RankOptions};
+use records::{AssetRow, PackageRow};
+use result::{ResultGroup, SearchResult};
 use route::SubIntent;
 use vocab::Vocabulary;
+
+/// Where the index lives inside a project (DESIGN §5).
+pub const INDEX_DIR: &str = ".claude/unity-asset-index";
+
+fn index_dir(ctx: &CallContext) -> PathBuf {
+    ctx.workdir.join(INDEX_DIR)
+}
+
+/// The vocabulary a call asked for: `aliases` (a path, relative to the
+/// project) or the embedded one; an unusable file warns once.
+fn vocabulary(aliases: Option<&Path>, ctx: &CallContext) -> Arc<Vocabulary> {
+    let path = aliases.map(|p| ctx.workdir.join(p));
+    Vocabulary::load(path.as_deref(), |warning| ctx.output.line(&warning))
+}
+
+#[derive(Deserialize)]
+struct QueryArgs {
+    query: String,
+    #[serde(default)]
+    aliases: Option<PathBuf>,
+}
+
+#[derive(Serialize)]
+struct FreshnessOut {
+    fresh: bool,
+    reason: Option<String>,
+    /// The structured warning naming both ways out (seed Step 2).
+    warning: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct HintsArgs {
+    query: String,
+    #[serde(default)]
+    aliases: Option<PathBuf>,
+    #[serde(default = "default_feedback_rows")]
+    feedback_rows: usize,
+    #[serde(default = "default_picks_per_intent")]
+    picks_per_intent: usize,
+}
+
+fn default_feedback_rows() -> usize {
+    20
+}
+
+fn default_picks_per_intent() -> usize {
+    3
+}
+
+#[derive(Serialize)]
+struct HintsOut {
+    aliases_block: Option<String>,
+    past_picks_block: Option<String>,
+    past_picks: Vec<PastPickGroup>,
+    /// Set when feedback rows were skipped: the line of the last bad one.
+    skipped_line: Option<usize>,
+}
+
+#[derive(Serialize)]
+struct IndexOut {
+    manifest_version: Option<String>,
+    total_assets: usize,
+    packages: Vec<PackageRow>,
+}
+
+#[derive(Deserialize)]
+struct RowsArgs {
+    /// Only these packages' rows; all rows when absent.
+    #[serde(default)]
+    package_ids: Option<Vec<String>>,
+}
+
+#[derive(Serialize)]
+struct RowsOut {
+    count: usize,
+    rows: Vec<AssetRow>,
+}
+
+#[derive(Deserialize)]
+struct SelectPackagesArgs {
+    intent: String,
+    packages: Vec<PackageRow>,
+    top_k: usize,
+    #[serde(default)]
+    aliases: Option<PathBuf>,
+}
+
+#[derive(Serialize)]
+struct SelectPackagesOut {
+    packages: Vec<PackageChoice>,
+}
+
+#[derive(Deserialize)]
+struct RankArgs {
+    intent: String,
+    #[serde(default)]
+    subtype_hint: Option<String>,
+    rows: Vec<AssetRow>,
+    top_k: usize,
+    #[serde(default)]
+    past_picks: Vec<PastPickGroup>,
+    #[serde(default)]
+    aliases: Option<PathBuf>,
+}
+
+#[derive(Serialize)]
+struct RankOut {
+    candidates: Vec<Candidate>,
+}
+
+#[derive(Deserialize)]
+struct GroupsArgs {
+    sub_intents: Vec<SubIntent>,
+    /// Per sub-intent, in the same order: `{candidates}` (or null when skipped).
+    retrieved: Vec<Option<Retrieved>>,
+}
+
+#[derive(Deserialize)]
+struct Retrieved {
+    #[serde(default)]
+    candidates: Vec<Candidate>,
+}
+
+#[derive(Serialize)]
+struct GroupsOut {
+    groups: Vec<ResultGroup>,
+    best_confidence: f32,
+}
+
+#[derive(Deserialize)]
+struct ResultArgs {
+    query: String,
+    manifest_version: Option<String>,
+    /// The groups of the first retrieval that succeeded; none means no_match.
+    #[serde(default)]
+    groups: Option<Vec<ResultGroup>>,
+    /// Set for a rejected query (status no_query).
+    #[serde(default)]
+    no_query_reason: Option<String>,
+    #[serde(default = "default_shown")]
+    shown_per_group: usize,
+}
+
+fn default_shown() -> usize {
+    3
+}
+
+#[derive(Serialize)]
+struct ResultOut {
+    document: SearchResult,
+    summary: String,
+}
+
+#[derive(Deserialize)]
+struct PickArgs {
+    index: serde_json::Value,
+}
+
+#[derive(Deserialize)]
+struct RecordArgs {
+    row: pick::FeedbackRow,
+}
+
+/// Register the search and pick functions and the search builtins.
+pub fn register(registry: &mut Registry) {
+    registry
+        .function("query.validate", "reject empty, unbalanced, emoji-only or meaningless queries", |a: QueryArgs, ctx| {
+            Ok(validate::validate(&a.query, &vocabulary(a.aliases.as_deref(), ctx)))
+        })
+        .function("search.freshness", "is the index present and fresh (assets.jsonl mtime = state.json last_run)?", |_: serde_json::Value, ctx| {
+            let freshness = crate::index::index_freshness(&ctx.workdir);
+            let reason = match &freshness {
+                crate::index::Freshness::Fresh { .. } => None,
+                crate::index::Freshness::Missing { reason } | crate::index::Freshness::Stale { reason } => Some(reason.clone()),
+            };
+            let warning = reason.as_ref().map(|r| stale_warning(r));
+            Ok(FreshnessOut { fresh: freshness.is_fresh(), reason, warning })
+        })
+        .function("search.hints", "the aliases and past-picks hint blocks of the routing prompt", |a: HintsArgs, ctx| {
+            let vocab = vocabulary(a.aliases.as_deref(), ctx);
+            let picks = hints::past_picks(&index_dir(ctx).join(pick::FEEDBACK_FILE), a.feedback_rows, a.picks_per_intent)?;
+            Ok(HintsOut {
+                aliases_block: hints::aliases_block(&Query::analyze(&a.query, &vocab)),
+                past_picks_block: picks.block,
+                past_picks: picks.groups,
+                skipped_line: picks.skipped_line,
+            })
+        })
+        .function("search.index", "the manifest version, asset count and packages of the index", |_: serde_json::Value, ctx| {
+            let dir = index_dir(ctx);
+            Ok(IndexOut {
+                manifest_version: load::manifest_version(&dir),
+                total_assets: load::count_assets(&dir)?,
+                packages: load::read_packages(&dir)?,
+            })
+        })
+        .function("search.rows", "asset rows of the chosen packages (all rows without a choice)", |a: RowsArgs, ctx| {
+            let wanted: Option<HashSet<String>> = a.package_ids.map(|ids| ids.into_iter().collect());
+            let rows = load::read_assets(&index_dir(ctx), wanted.as_ref())?;
+            Ok(RowsOut { count: rows.len(), rows })
+        })
+        .function("search.groups", "pair sub-intents with their candidates; the best confidence", |a: GroupsArgs, _| {
+            let groups: Vec<ResultGroup> = a
+                .sub_intents
+                .into_iter()
+                .zip(a.retrieved.into_iter().chain(std::iter::repeat_with(|| None)))
+                .map(|(s, r)| ResultGroup {
+                    sub_intent: s.intent,
+                    category_hint: s.category_hint,
+                    subtype_hint: s.subtype_hint,
+                    candidates: r.map(|r| r.candidates).unwrap_or_default(),
+                })
+                .collect();
+            Ok(GroupsOut { best_confidence: SearchResult::best_confidence(&groups), groups })
+        })
+        .function("search.result", "the search-result.json document and the answer for a person", |a: ResultArgs, _| {
+            let document = match (a.no_query_reason, a.groups) {
+                (Some(reason), _) => SearchResult::no_query(&a.query, a.manifest_version, &reason),
+                (None, Some(groups)) => SearchResult::found(&a.query, a.manifest_version, groups),
+                (None, None) => SearchResult::no_match(&a.query, a.manifest_version),
+            };
+            Ok(ResultOut { summary: document.summary(a.shown_per_group), document })
+        })
+        .function("pick.resolve", "find candidate N of the last search and build its feedback row", |a: PickArgs, ctx| {
+            let index = match &a.index {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            Ok(pick::resolve(&index_dir(ctx), &index, time::OffsetDateTime::now_utc()))
+        })
+        .function("pick.record", "append the feedback row under feedback.jsonl.lock", |a: RecordArgs, ctx| {
+            pick::record(&index_dir(ctx), &a.row)
+        })
+        .builtin("search.route", "split a query into sub-intents with category and subtype hints", |a: QueryArgs, ctx| {
+            Ok(route::route(&a.query, &vocabulary(a.aliases.as_deref(), ctx)))
+        })
+        .builtin("search.select-packages", "top-K packages for a sub-intent, with confidence", |a: SelectPackagesArgs, ctx| {
+            let query = Query::analyze(&a.intent, &vocabulary(a.aliases.as_deref(), ctx));
+            Ok(SelectPackagesOut { packages: rank::rank_packages(&a.packages, &query, a.top_k) })
+        })
+        .builtin("search.rank-assets", "BM25F ranking of asset rows with calibrated confidences", |a: RankArgs, ctx| {
+            let vocab = vocabulary(a.aliases.as_deref(), ctx);
+            let query = Query::analyze(&a.intent, &vocab);
+            let options = RankOptions {
+                subtype_hint: a.subtype_hint.as_deref(),
+                past_boosts: hints::past_pick_boosts(&query, &a.past_picks, &vocab),
+                top_k: a.top_k,
+            };
+            Ok(RankOut { candidates: rank::rank_assets(&a.rows, &query, &options) })
+        });
+}
+
+/// The structured stale-index warning with both options (seed Step 2).
+fn stale_warning(reason: &str) -> String {
+    format!(
+        "[unity-assets:search] warning: the index is missing or stale ({reason}).\n  \
+         Option A: run `unity-assets reindex`, then search again.\n  \
+         Option B: rerun the search with `--reindex` (or write \"{}\" in the query) to index first, then search.",
+        validate::REINDEX_PHRASE
+    )
+}
 
 /// One sub-intent and its ranked candidates.
 #[derive(Debug, Clone)]

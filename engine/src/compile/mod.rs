@@ -4,6 +4,7 @@
 //! (and in the prompts, schemas and sub-pipelines it uses) is collected with
 //! its `file:line:col`, so one `validate` shows everything to fix.
 
+mod describe;
 mod graph;
 pub mod params;
 

@@ -20,6 +20,7 @@ use tracing::Instrument;
 use crate::compile::{Pipeline, Stage};
 use crate::llm::Provider;
 use crate::output::Output;
+use crate::resources::Resources;
 use crate::template::Scope;
 
 pub use report::{RunReport, StageReport, StageStats};
@@ -36,11 +37,13 @@ pub struct Runtime {
     pub interactive: bool,
     /// MCP connections, opened on first use and shared by the run's stages.
     pub mcp: Arc<crate::stages::mcp::McpConnections>,
+    /// Data files native functions read (`data/...`), with overrides.
+    pub resources: Resources,
 }
 
 impl Runtime {
-    pub fn new(workdir: PathBuf, output: Output) -> Self {
-        Self { provider: None, output, workdir, interactive: false, mcp: Arc::default() }
+    pub fn new(workdir: PathBuf, output: Output, resources: Resources) -> Self {
+        Self { provider: None, output, workdir, interactive: false, mcp: Arc::default(), resources }
     }
 }
 

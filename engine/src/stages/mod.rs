@@ -54,7 +54,7 @@ impl StageCx<'_> {
     }
 
     pub fn call_context(&self) -> crate::registry::CallContext {
-        crate::registry::CallContext { workdir: self.rt.workdir.clone(), output: self.rt.output.clone(), stage: self.stage.name.clone() }
+        crate::registry::CallContext { workdir: self.rt.workdir.clone(), output: self.rt.output.clone(), stage: self.stage.name.clone(), resources: self.rt.resources.clone() }
     }
 }
 

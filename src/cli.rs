@@ -1,0 +1,167 @@
+//! The command line: every command is a pipeline run, plus the tools to
+//! inspect pipelines (validate, graph, eject) and providers.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const ABOUT: &str = "Find assets of a Unity project in plain Korean or English, pick one, \
+and assemble a scene from them through MCP for Unity.";
+
+const AFTER: &str = "\
+Every command runs a declarative pipeline (pipelines/*.yaml) on one generic executor.
+Look before you run:   unity-assets graph search          (add --format svg > search.svg)
+Tune without compiling: unity-assets eject, then edit .claude/unity-assets/
+Plan without running:  unity-assets run search --input query=\"좀비\" --dry-run
+
+Examples:
+  unity-assets --project examples/zombie-survival search \"탑다운 좀비 적 캐릭터\"
+  unity-assets pick 0
+  unity-assets build \"좀비 서바이벌 프로토타입 만들어줘\" --yes
+  unity-assets doctor --offline
+
+Exit codes: 0 ok · 1 the run failed or refused (stale index, locked file, MCP unavailable)
+            2 invalid input (bad query, pipeline, template, schema or config) · 130 interrupted";
+
+#[derive(Debug, Parser)]
+#[command(name = "unity-assets", version, about = ABOUT, after_help = AFTER, propagate_version = true)]
+pub struct Cli {
+    /// The Unity project (the folder holding Assets/).
+    #[arg(long, global = true, default_value = ".", value_name = "DIR")]
+    pub project: PathBuf,
+    /// More logging (-v stage spans, -vv everything); RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Only errors on stderr.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// The LLM provider (overrides llm.provider in .claude/unity-assets.yml).
+    #[arg(long, global = true, value_enum)]
+    pub provider: Option<ProviderArg>,
+    /// The model for every tier (overrides llm.models).
+    #[arg(long, global = true)]
+    pub model: Option<String>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ProviderArg {
+    Builtin,
+    Anthropic,
+    Openai,
+    ClaudeCode,
+}
+
+/// Options every pipeline-running command shares.
+#[derive(Debug, Args, Default, Clone)]
+pub struct RunOptions {
+    /// Override a param: `--set confidence_threshold.auto=0.8` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Write the run report (per stage: status, time, calls, retries, tokens) as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Search the project's assets in natural language (indexes first if needed with --reindex).
+    Search {
+        query: String,
+        /// Rebuild the index first, then search.
+        #[arg(long)]
+        reindex: bool,
+        /// Print the search-result.json document instead of the summary.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        run: RunOptions,
+    },
+    /// Choose candidate N (0-based, across groups) of the last search; records feedback.
+    Pick {
+        index: String,
+        #[command(flatten)]
+        run: RunOptions,
+    },
+    /// Assemble a scene from the best assets for a request, through MCP for Unity.
+    Build {
+        request: String,
+        /// Apply the top candidate of groups that need confirmation.
+        #[arg(long)]
+        yes: bool,
+        /// Answer a confirmation: `--choose 1=2` picks candidate 2 of group 1 (repeatable).
+        #[arg(long, value_name = "GROUP=N")]
+        choose: Vec<String>,
+        /// Never ask; unconfirmed groups are left alone.
+        #[arg(long)]
+        non_interactive: bool,
+        #[command(flatten)]
+        run: RunOptions,
+    },
+    /// Index the project (incremental: only changed assets are re-tagged).
+    Index {
+        #[command(flatten)]
+        run: RunOptions,
+    },
+    /// Rebuild the whole index, re-tagging every asset.
+    Reindex {
+        #[command(flatten)]
+        run: RunOptions,
+    },
+    /// Check the project, config, index, feedback log, provider and MCP server (read-only).
+    Doctor {
+        /// Skip the provider reachability check.
+        #[arg(long)]
+        offline: bool,
+        #[command(flatten)]
+        run: RunOptions,
+    },
+    /// Score search against a golden set: Recall@3, Precision@3, MRR, routing accuracy.
+    Eval {
+        golden: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run any pipeline by name or file.
+    Run {
+        /// A pipeline name (`search`) or a path to a YAML file.
+        name: String,
+        /// An input: `--input query="mossy stone"` (repeatable).
+        #[arg(long = "input", value_name = "KEY=VALUE")]
+        inputs: Vec<String>,
+        /// Print the plan (graph, conditions, fan-out, gates, resolved params) and stop.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print the pipeline's output as JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        run: RunOptions,
+    },
+    /// Compile pipelines and report every problem with file:line:col (all when none named).
+    Validate { names: Vec<String> },
+    /// Draw a pipeline's stage graph, sub-pipelines nested.
+    Graph {
+        name: String,
+        #[arg(long, default_value = "ascii")]
+        format: String,
+    },
+    /// Copy the embedded pipelines, prompts, schemas and data to .claude/unity-assets/ to edit.
+    Eject {
+        /// Overwrite files that differ from the embedded ones.
+        #[arg(long)]
+        force: bool,
+    },
+    /// LLM provider tools.
+    Providers {
+        #[command(subcommand)]
+        command: ProvidersCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProvidersCommand {
+    /// Make one tiny call and print provider, model, latency or the exact failure.
+    Check,
+}

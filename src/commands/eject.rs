@@ -1,0 +1,37 @@
+//! `eject`: copy the embedded pipelines, prompts, schemas and data into the
+//! project so a team can edit them; never overwrite an edited file silently.
+
+use crate::commands::Outcome;
+use crate::project::{Project, OVERRIDES};
+
+pub fn eject(project: &Project, force: bool) -> Outcome {
+    let root = project.root.join(OVERRIDES);
+    let (mut written, mut same, mut kept) = (0, 0, vec![]);
+    for (rel, bytes) in project.resources.embedded_files() {
+        let dest = root.join(&rel);
+        match std::fs::read(&dest) {
+            Ok(existing) if existing == bytes => {
+                same += 1;
+                continue;
+            }
+            Ok(_) if !force => {
+                kept.push(rel);
+                continue;
+            }
+            _ => {}
+        }
+        if let Err(e) = engine::io::write_atomic(&dest, bytes) {
+            return Outcome::failed(format!("cannot write {}: {e}", dest.display()));
+        }
+        written += 1;
+    }
+    println!("ejected to {}: {written} written, {same} unchanged, {} kept (edited)", root.display(), kept.len());
+    if kept.is_empty() {
+        Outcome::ok()
+    } else {
+        for k in &kept {
+            println!("  kept {k} (differs from the embedded copy; --force overwrites)");
+        }
+        Outcome::ok()
+    }
+}

@@ -1,0 +1,105 @@
+//! `eval GOLDEN.yml`: run the search pipeline on every golden query of the
+//! project and score it (Recall@3, Precision@3, MRR, routing accuracy).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use engine::run::{bind_inputs, Flow, Runtime};
+use engine::Output;
+use serde_json::{json, Value};
+
+use crate::commands::Outcome;
+use crate::eval::{evaluate, load_golden, Hit};
+use crate::project::Project;
+
+pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome {
+    let set = match load_golden(golden) {
+        Ok(s) => s,
+        Err(e) => return Outcome::invalid(format!("{}: {e:#}", golden.display())),
+    };
+    let pipeline = match project.compile("search", &[]) {
+        Ok(p) => p,
+        Err(d) => return Outcome::invalid(d),
+    };
+    let provider = match project.provider() {
+        Ok(p) => p,
+        Err(e) => return Outcome::failed(e),
+    };
+    // Search lines are not part of eval's output: capture them.
+    let mut rt = Runtime::new(project.root.clone(), Output::buffer(), project.resources.clone());
+    rt.provider = provider;
+    let queries: Vec<&str> = set.queries.iter().map(|q| q.query.as_str()).chain(set.routing.iter().map(|r| r.query.as_str())).collect();
+    let mut results: HashMap<String, Vec<Vec<Hit>>> = HashMap::new();
+    for q in queries {
+        if results.contains_key(q) {
+            continue;
+        }
+        let inputs = match bind_inputs(&pipeline, json!({"query": q}).as_object().cloned().unwrap_or_default()) {
+            Ok(i) => i,
+            Err(e) => return Outcome::invalid(e),
+        };
+        let outcome = engine::run::run(&pipeline, inputs, &rt).await;
+        // The search pipeline's output is the search-result document; an
+        // early exit (no_query, no_match) has no groups.
+        let groups = match outcome.result {
+            Ok(Flow::Value(doc)) => groups_of(&doc),
+            Ok(Flow::Exit { .. }) => vec![],
+            Err(e) => return Outcome::failed(format!("search failed for {q:?}: {e}")),
+        };
+        results.insert(q.to_owned(), groups);
+    }
+    let search = |q: &str| -> anyhow::Result<Vec<Hit>> {
+        // Interleave groups by rank, as a reader of the summary would scan them.
+        let groups = results.get(q).cloned().unwrap_or_default();
+        let mut hits = vec![];
+        let depth = groups.iter().map(Vec::len).max().unwrap_or(0);
+        for rank in 0..depth {
+            for g in &groups {
+                if let Some(h) = g.get(rank) {
+                    if !hits.contains(h) {
+                        hits.push(h.clone());
+                    }
+                }
+            }
+        }
+        Ok(hits)
+    };
+    let route = |q: &str| -> anyhow::Result<usize> { Ok(results.get(q).map(Vec::len).unwrap_or(0)) };
+    match evaluate(&set, search, route) {
+        Ok(report) => {
+            if as_json {
+                println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+            } else {
+                print!("{}", report.render());
+            }
+            Outcome::ok()
+        }
+        Err(e) => Outcome::failed(format!("{e:#}")),
+    }
+}
+
+/// The candidate lists of a search-result document, per group.
+fn groups_of(result: &Value) -> Vec<Vec<Hit>> {
+    result
+        .get("groups")
+        .and_then(Value::as_array)
+        .map(|groups| {
+            groups
+                .iter()
+                .map(|g| {
+                    g.get("candidates")
+                        .and_then(Value::as_array)
+                        .map(|cs| {
+                            cs.iter()
+                                .map(|c| Hit {
+                                    guid: c.get("guid").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                                    path: c.get("path").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}

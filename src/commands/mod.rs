@@ -1,0 +1,142 @@
+//! One function per command. The product commands (search, pick, build,
+//! index, doctor) are pipeline runs with their inputs filled from flags.
+
+pub mod eject;
+pub mod eval;
+pub mod providers;
+
+use std::io::IsTerminal;
+use engine::render::{render, Format};
+use engine::run::{bind_inputs, Flow, RunError, Runtime};
+use engine::Output;
+use serde_json::{Map, Value};
+
+use crate::cli::RunOptions;
+use crate::exit;
+use crate::project::Project;
+
+/// A command's end: an exit code, and a message for stderr if any.
+pub struct Outcome {
+    pub code: i32,
+    pub message: Option<String>,
+}
+
+impl Outcome {
+    pub fn ok() -> Self {
+        Self { code: exit::OK, message: None }
+    }
+    pub fn invalid(message: impl ToString) -> Self {
+        Self { code: exit::INVALID, message: Some(message.to_string()) }
+    }
+    pub fn failed(message: impl ToString) -> Self {
+        Self { code: exit::FAILED, message: Some(message.to_string()) }
+    }
+}
+
+/// How a pipeline's final value is shown.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Show {
+    /// The pipeline prints its own lines (emit stages).
+    Nothing,
+    /// Print the output as pretty JSON.
+    Json,
+}
+
+/// Compile and run a pipeline; print, report and map the ending to an exit code.
+pub async fn run_pipeline(project: &Project, name: &str, inputs: Map<String, Value>, opts: &RunOptions, show: Show) -> Outcome {
+    let pipeline = match project.compile(name, &opts.sets) {
+        Ok(p) => p,
+        Err(d) => return Outcome::invalid(d),
+    };
+    let inputs = match bind_inputs(&pipeline, inputs) {
+        Ok(v) => v,
+        Err(e) => return Outcome::invalid(e),
+    };
+    let provider = match project.provider() {
+        Ok(p) => p,
+        Err(e) => return Outcome::failed(e),
+    };
+    let mut rt = Runtime::new(project.root.clone(), Output::stdout(), project.resources.clone());
+    rt.provider = provider;
+    rt.interactive = std::io::stdin().is_terminal();
+    let outcome = tokio::select! {
+        outcome = engine::run::run(&pipeline, inputs, &rt) => outcome,
+        _ = tokio::signal::ctrl_c() => {
+            // Dropping the run cancels its stages; atomic writes never renamed
+            // a half-written file into place.
+            return Outcome { code: exit::INTERRUPTED, message: Some("interrupted".into()) };
+        }
+    };
+    if let Some(path) = &opts.report {
+        let json = serde_json::to_vec_pretty(&outcome.report).unwrap_or_default();
+        if let Err(e) = engine::io::write_atomic(path, &json) {
+            return Outcome::failed(format!("cannot write the report {}: {e}", path.display()));
+        }
+    }
+    let code = outcome.exit_code();
+    match outcome.result {
+        Ok(Flow::Value(v)) => {
+            if show == Show::Json {
+                println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            }
+            Outcome { code, message: None }
+        }
+        Ok(Flow::Exit { code, status }) => Outcome { code, message: status.filter(|s| !s.is_empty() && code != exit::OK).map(|s| format!("{}: {s}", pipeline.name)) },
+        Err(e @ RunError::Input { .. }) => Outcome::invalid(e),
+        Err(e) => Outcome::failed(e),
+    }
+}
+
+/// `--dry-run`: the plan, without calling any provider or writing anything.
+pub fn dry_run(project: &Project, name: &str, opts: &RunOptions) -> Outcome {
+    let pipeline = match project.compile(name, &opts.sets) {
+        Ok(p) => p,
+        Err(d) => return Outcome::invalid(d),
+    };
+    println!("{}", render(&pipeline.graph(), Format::Ascii).trim_end());
+    println!();
+    println!("provider: {}", project.config.llm.provider.name());
+    println!("params:");
+    for p in &pipeline.resolved_params {
+        println!("  {} = {}   ({})", p.key, p.value, p.source);
+    }
+    Outcome::ok()
+}
+
+/// `validate`: compile pipelines, print every problem.
+pub fn validate(project: &Project, names: &[String]) -> Outcome {
+    let (count, errors) = project.validate(names);
+    if errors.is_empty() {
+        println!("{count} pipeline{} valid", if count == 1 { "" } else { "s" });
+        Outcome::ok()
+    } else {
+        Outcome::invalid(errors)
+    }
+}
+
+/// `graph`: draw a pipeline.
+pub fn graph(project: &Project, name: &str, format: &str) -> Outcome {
+    let format: Format = match format.parse() {
+        Ok(f) => f,
+        Err(e) => return Outcome::invalid(e),
+    };
+    match project.compile(name, &[]) {
+        Ok(p) => {
+            print!("{}", render(&p.graph(), format));
+            Outcome::ok()
+        }
+        Err(d) => Outcome::invalid(d),
+    }
+}
+
+/// `key=value` flags into an inputs map (values stay strings; the engine
+/// coerces them to each input's declared type).
+pub fn inputs_from_flags(flags: &[String]) -> Result<Map<String, Value>, Outcome> {
+    let mut map = Map::new();
+    for f in flags {
+        let (k, v) = f.split_once('=').ok_or_else(|| Outcome::invalid(format!("`--input {f}`: expected key=value")))?;
+        map.insert(k.trim().to_owned(), Value::String(v.to_owned()));
+    }
+    Ok(map)
+}
+

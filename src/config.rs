@@ -1,0 +1,97 @@
+//! `.claude/unity-assets.yml`: the project's settings, checked against
+//! `schemas/config.schema.json` with every problem at `file:line:col`.
+
+use std::path::Path;
+
+use engine::compile::ConfigLayer;
+use engine::diagnostic::{Diagnostic, Diagnostics};
+use engine::llm::config::LlmConfig;
+use engine::resources::Resources;
+use engine::spec::SourceMap;
+use serde_json::Value;
+
+pub const CONFIG_FILE: &str = ".claude/unity-assets.yml";
+const SCHEMA: &str = "schemas/config.schema.json";
+
+/// The parsed config: the parts the product reads itself, and the whole
+/// document as a params layer for the pipelines.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    pub llm: LlmConfig,
+    pub parallel_subagents: usize,
+    pub layer: Option<ConfigLayer>,
+}
+
+impl Config {
+    /// Read the project's config; a missing file means all defaults.
+    pub fn load(project: &Path, resources: &Resources) -> Result<Self, Diagnostics> {
+        let path = project.join(CONFIG_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self { parallel_subagents: 10, ..Self::default() }),
+            Err(e) => return Err(Diagnostics(vec![Diagnostic::new(path.display().to_string(), (1, 1), format!("cannot read the config: {e}"))])),
+        };
+        Self::parse(&path.display().to_string(), &text, resources)
+    }
+
+    pub fn parse(file: &str, text: &str, resources: &Resources) -> Result<Self, Diagnostics> {
+        let source = SourceMap::parse(text);
+        let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| {
+            let at = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
+            Diagnostics(vec![Diagnostic::new(file, at, format!("invalid YAML: {e}"))])
+        })?;
+        let values: Value = if doc.is_null() { Value::Object(Default::default()) } else { serde_json::to_value(&doc).unwrap_or(Value::Null) };
+        check_schema(file, &values, &source, resources)?;
+        let llm = match values.get("llm") {
+            Some(v) => serde_json::from_value(v.clone()).map_err(|e| Diagnostics(vec![Diagnostic::new(file, source.value("llm"), format!("`llm`: {e}"))]))?,
+            None => LlmConfig::default(),
+        };
+        let parallel_subagents = values.get("parallel_subagents").and_then(Value::as_u64).unwrap_or(10) as usize;
+        Ok(Self { llm, parallel_subagents, layer: Some(ConfigLayer { file: file.to_owned(), values, source }) })
+    }
+}
+
+/// Unknown keys and wrong types are reported, not ignored.
+fn check_schema(file: &str, values: &Value, source: &SourceMap, resources: &Resources) -> Result<(), Diagnostics> {
+    let schema: Value = resources
+        .get(SCHEMA)
+        .and_then(|r| serde_json::from_str(&r.text).ok())
+        .ok_or_else(|| Diagnostics(vec![Diagnostic::new(SCHEMA, (1, 1), "the config schema is missing or not JSON")]))?;
+    let validator = jsonschema::validator_for(&schema).map_err(|e| Diagnostics(vec![Diagnostic::new(SCHEMA, (1, 1), format!("invalid config schema: {e}"))]))?;
+    let known: Vec<String> = schema.get("properties").and_then(Value::as_object).map(|m| m.keys().cloned().collect()).unwrap_or_default();
+    let mut errors = Diagnostics::default();
+    for e in validator.iter_errors(values) {
+        let path: Vec<String> = e.instance_path().to_string().split('/').filter(|s| !s.is_empty()).map(str::to_owned).collect();
+        let dotted = path.join(".");
+        let message = e.to_string();
+        // "Additional properties are not allowed ('x' was unexpected)" → point at x.
+        let extra = message.split('\'').nth(1).filter(|_| message.contains("unexpected")).map(str::to_owned);
+        let d = match extra {
+            Some(key) => {
+                let at = if dotted.is_empty() { key.clone() } else { format!("{dotted}.{key}") };
+                Diagnostic::new(file, source.key(&at), format!("unknown key `{at}`")).suggest(&key, known.iter().map(String::as_str))
+            }
+            None => Diagnostic::new(file, source.value(&dotted), format!("`{dotted}`: {message}")),
+        };
+        errors.push(d.help_or("see the Configuration section of the README for every key"));
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+trait HelpOr {
+    fn help_or(self, help: &str) -> Self;
+}
+
+impl HelpOr for Diagnostic {
+    fn help_or(self, help: &str) -> Self {
+        if self.help.is_some() {
+            self
+        } else {
+            self.help(help)
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! Exit codes (also listed in the README and `--help`).
+
+/// The run finished.
+pub const OK: i32 = 0;
+/// The run failed or refused: a stage failed, a stale index, a locked file, MCP unavailable.
+pub const FAILED: i32 = 1;
+/// Invalid input: command line, query, pipeline, template, schema or config.
+pub const INVALID: i32 = 2;
+/// Interrupted by Ctrl+C; files being written were left untouched.
+pub const INTERRUPTED: i32 = 130;

@@ -1,0 +1,126 @@
+//! A Unity project as the CLI sees it: its folder, its config, the
+//! resources (embedded, overridden from `.claude/unity-assets/`), and the
+//! registry of native functions every pipeline can call.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use engine::compile::{Compiler, ParamLayers, Pipeline};
+use engine::diagnostic::Diagnostics;
+use engine::llm::{LlmConfig, Provider, ProviderKind};
+use engine::resources::Resources;
+use engine::Registry;
+use include_dir::{include_dir, Dir};
+
+use crate::cli::ProviderArg;
+use crate::config::Config;
+
+static PIPELINES: Dir = include_dir!("$CARGO_MANIFEST_DIR/pipelines");
+static PROMPTS: Dir = include_dir!("$CARGO_MANIFEST_DIR/prompts");
+static SCHEMAS: Dir = include_dir!("$CARGO_MANIFEST_DIR/schemas");
+static DATA: Dir = include_dir!("$CARGO_MANIFEST_DIR/data");
+
+/// Where a team's edited copies of the embedded files live.
+pub const OVERRIDES: &str = ".claude/unity-assets";
+
+pub struct Project {
+    pub root: PathBuf,
+    pub config: Config,
+    pub resources: Resources,
+    pub registry: Registry,
+}
+
+impl Project {
+    /// Open a project folder: load its config and register every native function.
+    pub fn open(root: &Path, provider: Option<ProviderArg>, model: Option<&str>) -> Result<Self, Diagnostics> {
+        let resources = resources(Some(root.join(OVERRIDES)));
+        let mut config = Config::load(root, &resources)?;
+        if let Some(p) = provider {
+            config.llm.provider = match p {
+                ProviderArg::Builtin => ProviderKind::Builtin,
+                ProviderArg::Anthropic => ProviderKind::Anthropic,
+                ProviderArg::Openai => ProviderKind::Openai,
+                ProviderArg::ClaudeCode => ProviderKind::ClaudeCode,
+            };
+        }
+        if let Some(m) = model {
+            config.llm.models.fast = Some(m.to_owned());
+            config.llm.models.default = Some(m.to_owned());
+        }
+        let registry = registry(&config.llm);
+        Ok(Self { root: root.to_path_buf(), config, resources, registry })
+    }
+
+    /// A compiler for this project with `--set` values on top of the config.
+    pub fn compile(&self, name: &str, sets: &[String]) -> Result<Arc<Pipeline>, Diagnostics> {
+        let layers = self.layers(sets)?;
+        Compiler::new(&self.resources, &self.registry, &layers, self.is_offline()).compile(name)
+    }
+
+    /// Compile every pipeline (or the named ones) and collect all problems.
+    pub fn validate(&self, names: &[String]) -> (usize, Diagnostics) {
+        let layers = ParamLayers { config: self.config.layer.clone(), sets: vec![] };
+        let mut compiler = Compiler::new(&self.resources, &self.registry, &layers, self.is_offline());
+        let names = if names.is_empty() { compiler.pipeline_names() } else { names.to_vec() };
+        let mut all = Diagnostics::default();
+        for n in &names {
+            if let Err(e) = compiler.compile(n) {
+                all.extend(e);
+            }
+        }
+        all.sort();
+        (names.len(), all)
+    }
+
+    pub fn layers(&self, sets: &[String]) -> Result<ParamLayers, Diagnostics> {
+        let mut parsed = vec![];
+        let mut errors = Diagnostics::default();
+        for s in sets {
+            match ParamLayers::parse_set(s) {
+                Ok(kv) => parsed.push(kv),
+                Err(e) => errors.push(engine::diagnostic::Diagnostic::new("--set", (1, 1), e)),
+            }
+        }
+        if errors.is_empty() {
+            Ok(ParamLayers { config: self.config.layer.clone(), sets: parsed })
+        } else {
+            Err(errors)
+        }
+    }
+
+    pub fn is_offline(&self) -> bool {
+        self.config.llm.provider == ProviderKind::Builtin
+    }
+
+    /// The configured model provider (`None` for builtin).
+    pub fn provider(&self) -> Result<Option<Arc<dyn Provider>>, engine::llm::LlmError> {
+        engine::llm::connect(&self.config.llm, self.config.parallel_subagents)
+    }
+}
+
+/// The embedded set with an optional override folder on top.
+pub fn resources(overrides: Option<PathBuf>) -> Resources {
+    Resources::new(&[("pipelines", &PIPELINES), ("prompts", &PROMPTS), ("schemas", &SCHEMAS), ("data", &DATA)], overrides)
+}
+
+/// Every native function and builtin task of the product.
+fn registry(llm: &LlmConfig) -> Registry {
+    let mut registry = Registry::new();
+    crate::index::register(&mut registry, index_data());
+    crate::search::register(&mut registry);
+    crate::build::register(&mut registry);
+    crate::commands::providers::register(&mut registry, llm.clone());
+    registry
+}
+
+/// The indexer's data tables, read through the run's resources so a
+/// project's edited copies win.
+fn index_data() -> crate::index::DataSource {
+    Arc::new(|ctx: &engine::CallContext| {
+        let text = |rel: &str| {
+            ctx.resources.get(rel).map(|r| r.text.into_owned()).ok_or_else(|| anyhow::anyhow!("{rel} is missing from the resources"))
+        };
+        let data = crate::index::IndexData::from_yaml(&text("data/type-taxonomy.yml")?, &text("data/filename-conventions.yml")?, &text("data/asset-types.yml")?)?;
+        Ok(Arc::new(data))
+    })
+}

@@ -1,0 +1,187 @@
+//! `unity-assets pick N` (seed 001): choose one candidate of the last search
+//! by its global 0-based number and append a feedback row.
+//!
+//! Every outcome is one exact stdout line and an exit code (DESIGN §5); the
+//! functions return them instead of printing so the pipeline's `emit` and
+//! `exit` stages show them and tests compare them.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::hints::check_feedback_row;
+use super::result::{SearchResult, RESULT_FILE};
+
+pub const FEEDBACK_FILE: &str = "feedback.jsonl";
+
+/// The line to print and the exit code, plus the row to record on success.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PickOutcome {
+    pub ok: bool,
+    pub code: i32,
+    pub line: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub row: Option<FeedbackRow>,
+}
+
+impl PickOutcome {
+    fn error(message: String) -> Self {
+        Self { ok: false, code: 1, line: format!("[unity-assets:pick] error: {message}"), row: None }
+    }
+}
+
+/// One line of `feedback.jsonl` (`schemas/feedback-row.schema.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FeedbackRow {
+    pub ts: String,
+    pub query: String,
+    pub sub_intent_id: String,
+    pub picked_guid: String,
+    pub candidate_guids: Vec<String>,
+    pub confidence_before: f64,
+    pub confidence_after: f64,
+    pub source: String,
+}
+
+/// Steps 1–4: load the result, check the manifest handshake, find the
+/// candidate, build its feedback row (not yet written).
+pub fn resolve(index_dir: &Path, index: &str, now: time::OffsetDateTime) -> PickOutcome {
+    let Ok(text) = std::fs::read_to_string(index_dir.join(RESULT_FILE)) else {
+        return PickOutcome::error("no search result; run /unity-assets:search first".into());
+    };
+    let Ok(result) = serde_json::from_str::<SearchResult>(&text) else {
+        return PickOutcome::error("no search result; run /unity-assets:search first".into());
+    };
+    let current = std::fs::read_to_string(index_dir.join("manifest.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|m| m["version"].as_str().map(str::to_owned));
+    if current.is_none() || current != result.manifest_version {
+        return PickOutcome::error("stale search result; reindex required".into());
+    }
+    let flat: Vec<(usize, usize)> = result
+        .groups
+        .iter()
+        .enumerate()
+        .flat_map(|(g, group)| (0..group.candidates.len()).map(move |c| (g, c)))
+        .collect();
+    let chosen = index.trim().parse::<usize>().ok().and_then(|i| flat.get(i));
+    let Some(&(g, c)) = chosen else {
+        let max = flat.len() as i64 - 1;
+        return PickOutcome::error(format!("index {} out of range (max {max})", index.trim()));
+    };
+    let group = &result.groups[g];
+    let candidate = &group.candidates[c];
+    let before = f64::from(candidate.confidence);
+    let row = FeedbackRow {
+        ts: now
+            .to_offset(time::UtcOffset::UTC)
+            .format(time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z"))
+            .unwrap_or_default(),
+        query: result.query.clone().filter(|q| !q.is_empty()).or(result.manifest_version.clone()).unwrap_or_default(),
+        sub_intent_id: group.sub_intent.clone(),
+        picked_guid: candidate.guid.clone(),
+        candidate_guids: group.candidates.iter().map(|c| c.guid.clone()).collect(),
+        confidence_before: round6(before),
+        confidence_after: round6((before + 0.10).min(1.0)),
+        source: "pick".into(),
+    };
+    PickOutcome { ok: true, code: 0, line: format!("[unity-assets:pick] recorded: {}", row.picked_guid), row: Some(row) }
+}
+
+fn round6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+/// Step 5: append the row under `feedback.jsonl.lock`.
+pub fn record(index_dir: &Path, row: &FeedbackRow) -> anyhow::Result<PickOutcome> {
+    let value = serde_json::to_value(row)?;
+    check_feedback_row(&value).map_err(|e| anyhow::anyhow!("refusing to record an invalid feedback row: {e}"))?;
+    match engine::io::append_line_locked(&index_dir.join(FEEDBACK_FILE), &value.to_string()) {
+        Ok(()) => Ok(PickOutcome {
+            ok: true,
+            code: 0,
+            line: format!("[unity-assets:pick] recorded: {}", row.picked_guid),
+            row: None,
+        }),
+        Err(engine::io::AppendError::Locked { .. }) => Ok(PickOutcome::error("feedback.jsonl locked".into())),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::rank::Candidate;
+    use crate::search::result::ResultGroup;
+
+    fn setup(manifest: Option<&str>, result_version: Option<&str>) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        if let Some(v) = manifest {
+            std::fs::write(dir.path().join("manifest.json"), format!("{{\"version\": \"{v}\"}}")).unwrap();
+        }
+        let candidate = |g: &str, conf: f32| Candidate { guid: g.into(), path: format!("Assets/{g}"), confidence: conf, reasoning: "r".into() };
+        let result = SearchResult::found(
+            "좀비 + 메뉴",
+            result_version.map(str::to_owned),
+            vec![
+                ResultGroup { sub_intent: "좀비".into(), category_hint: None, subtype_hint: None, candidates: vec![candidate("a", 0.95), candidate("b", 0.5)] },
+                ResultGroup { sub_intent: "메뉴".into(), category_hint: None, subtype_hint: None, candidates: vec![candidate("c", 0.6)] },
+            ],
+        );
+        std::fs::write(dir.path().join(RESULT_FILE), serde_json::to_string(&result).unwrap()).unwrap();
+        dir
+    }
+
+    fn now() -> time::OffsetDateTime {
+        time::macros::datetime!(2026-05-24 13:45:01 UTC)
+    }
+
+    #[test]
+    fn the_five_lines() {
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(resolve(empty.path(), "0", now()).line, "[unity-assets:pick] error: no search result; run /unity-assets:search first");
+        let stale = setup(Some("v2.0"), Some("v1.0"));
+        assert_eq!(resolve(stale.path(), "0", now()).line, "[unity-assets:pick] error: stale search result; reindex required");
+        let no_manifest = setup(None, Some("v1.0"));
+        assert_eq!(resolve(no_manifest.path(), "0", now()).code, 1);
+        let dir = setup(Some("v1.0"), Some("v1.0"));
+        for bad in ["3", "-1", "x"] {
+            let out = resolve(dir.path(), bad, now());
+            assert_eq!(out.line, format!("[unity-assets:pick] error: index {bad} out of range (max 2)"));
+            assert_eq!(out.code, 1);
+        }
+        let out = resolve(dir.path(), "2", now());
+        assert_eq!(out.line, "[unity-assets:pick] recorded: c");
+        let row = out.row.unwrap();
+        assert_eq!(row.sub_intent_id, "메뉴");
+        assert_eq!(row.candidate_guids, ["c"]);
+        let out = resolve(dir.path(), "0", now());
+        let row = out.row.unwrap();
+        assert_eq!((row.confidence_after, row.ts.as_str()), (1.0, "2026-05-24T13:45:01Z"));
+        assert_eq!(record(dir.path(), &row).unwrap().line, "[unity-assets:pick] recorded: a");
+        std::fs::write(dir.path().join("feedback.jsonl.lock"), "").unwrap();
+        assert_eq!(record(dir.path(), &row).unwrap().line, "[unity-assets:pick] error: feedback.jsonl locked");
+    }
+
+    #[test]
+    fn fifty_concurrent_picks_leave_fifty_intact_rows() {
+        let dir = setup(Some("v1.0"), Some("v1.0"));
+        let row = resolve(dir.path(), "1", now()).row.unwrap();
+        let recorded = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..50 {
+                s.spawn(|| {
+                    // A writer that finds the lock busy three times retries, as a user would.
+                    while record(dir.path(), &row).unwrap().code != 0 {}
+                    recorded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                });
+            }
+        });
+        let text = std::fs::read_to_string(dir.path().join(FEEDBACK_FILE)).unwrap();
+        let rows: Vec<_> = text.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).collect();
+        assert_eq!(rows.len(), 50);
+        assert!(rows.iter().all(|r| check_feedback_row(r).is_ok()));
+        assert_eq!(recorded.into_inner(), 50);
+    }
+}
