@@ -28,8 +28,19 @@ impl Config {
         let path = project.join(CONFIG_FILE);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self { parallel_subagents: 10, ..Self::default() }),
-            Err(e) => return Err(Diagnostics(vec![Diagnostic::new(path.display().to_string(), (1, 1), format!("cannot read the config: {e}"))])),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Self {
+                    parallel_subagents: 10,
+                    ..Self::default()
+                })
+            }
+            Err(e) => {
+                return Err(Diagnostics(vec![Diagnostic::new(
+                    path.display().to_string(),
+                    (1, 1),
+                    format!("cannot read the config: {e}"),
+                )]))
+            }
         };
         Self::parse(&path.display().to_string(), &text, resources)
     }
@@ -40,14 +51,27 @@ impl Config {
             let at = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
             Diagnostics(vec![Diagnostic::new(file, at, format!("invalid YAML: {e}"))])
         })?;
-        let values: Value = if doc.is_null() { Value::Object(Default::default()) } else { serde_json::to_value(&doc).unwrap_or(Value::Null) };
+        let values: Value = if doc.is_null() {
+            Value::Object(Default::default())
+        } else {
+            serde_json::to_value(&doc).unwrap_or(Value::Null)
+        };
         check_schema(file, &values, &source, resources)?;
         let llm = match values.get("llm") {
-            Some(v) => serde_json::from_value(v.clone()).map_err(|e| Diagnostics(vec![Diagnostic::new(file, source.value("llm"), format!("`llm`: {e}"))]))?,
+            Some(v) => serde_json::from_value(v.clone())
+                .map_err(|e| Diagnostics(vec![Diagnostic::new(file, source.value("llm"), format!("`llm`: {e}"))]))?,
             None => LlmConfig::default(),
         };
         let parallel_subagents = values.get("parallel_subagents").and_then(Value::as_u64).unwrap_or(10) as usize;
-        Ok(Self { llm, parallel_subagents, layer: Some(ConfigLayer { file: file.to_owned(), values, source }) })
+        Ok(Self {
+            llm,
+            parallel_subagents,
+            layer: Some(ConfigLayer {
+                file: file.to_owned(),
+                values,
+                source,
+            }),
+        })
     }
 }
 
@@ -56,20 +80,51 @@ fn check_schema(file: &str, values: &Value, source: &SourceMap, resources: &Reso
     let schema: Value = resources
         .get(SCHEMA)
         .and_then(|r| serde_json::from_str(&r.text).ok())
-        .ok_or_else(|| Diagnostics(vec![Diagnostic::new(SCHEMA, (1, 1), "the config schema is missing or not JSON")]))?;
-    let validator = jsonschema::validator_for(&schema).map_err(|e| Diagnostics(vec![Diagnostic::new(SCHEMA, (1, 1), format!("invalid config schema: {e}"))]))?;
-    let known: Vec<String> = schema.get("properties").and_then(Value::as_object).map(|m| m.keys().cloned().collect()).unwrap_or_default();
+        .ok_or_else(|| {
+            Diagnostics(vec![Diagnostic::new(
+                SCHEMA,
+                (1, 1),
+                "the config schema is missing or not JSON",
+            )])
+        })?;
+    let validator = jsonschema::validator_for(&schema).map_err(|e| {
+        Diagnostics(vec![Diagnostic::new(
+            SCHEMA,
+            (1, 1),
+            format!("invalid config schema: {e}"),
+        )])
+    })?;
+    let known: Vec<String> = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
     let mut errors = Diagnostics::default();
     for e in validator.iter_errors(values) {
-        let path: Vec<String> = e.instance_path().to_string().split('/').filter(|s| !s.is_empty()).map(str::to_owned).collect();
+        let path: Vec<String> = e
+            .instance_path()
+            .to_string()
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect();
         let dotted = path.join(".");
         let message = e.to_string();
         // "Additional properties are not allowed ('x' was unexpected)" → point at x.
-        let extra = message.split('\'').nth(1).filter(|_| message.contains("unexpected")).map(str::to_owned);
+        let extra = message
+            .split('\'')
+            .nth(1)
+            .filter(|_| message.contains("unexpected"))
+            .map(str::to_owned);
         let d = match extra {
             Some(key) => {
-                let at = if dotted.is_empty() { key.clone() } else { format!("{dotted}.{key}") };
-                Diagnostic::new(file, source.key(&at), format!("unknown key `{at}`")).suggest(&key, known.iter().map(String::as_str))
+                let at = if dotted.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{dotted}.{key}")
+                };
+                Diagnostic::new(file, source.key(&at), format!("unknown key `{at}`"))
+                    .suggest(&key, known.iter().map(String::as_str))
             }
             None => Diagnostic::new(file, source.value(&dotted), format!("`{dotted}`: {message}")),
         };

@@ -46,31 +46,75 @@ async fn dispatch(cli: Cli) -> Outcome {
     };
     let inputs = |pairs: Value| -> Map<String, Value> { pairs.as_object().cloned().unwrap_or_default() };
     match cli.command {
-        Command::Search { query, reindex, json, run } => {
-            commands::run_pipeline(&project, "search", inputs(json!({"query": query, "reindex": reindex, "json": json})), &run, Show::Nothing).await
+        Command::Search {
+            query,
+            reindex,
+            json,
+            run,
+        } => {
+            commands::run_pipeline(
+                &project,
+                "search",
+                inputs(json!({"query": query, "reindex": reindex, "json": json})),
+                &run,
+                Show::Nothing,
+            )
+            .await
         }
-        Command::Pick { index, run } => commands::run_pipeline(&project, "pick", inputs(json!({"index": index})), &run, Show::Nothing).await,
-        Command::Build { request, yes, choose, non_interactive, run } => {
+        Command::Pick { index, run } => {
+            commands::run_pipeline(&project, "pick", inputs(json!({"index": index})), &run, Show::Nothing).await
+        }
+        Command::Build {
+            request,
+            yes,
+            choose,
+            non_interactive,
+            run,
+        } => {
             let fields = json!({"request": request, "yes": yes, "choose": choose, "non_interactive": non_interactive});
             commands::run_pipeline(&project, "build", inputs(fields), &run, Show::Nothing).await
         }
-        Command::Index { run } => commands::run_pipeline(&project, "index", inputs(json!({"force": false})), &run, Show::Nothing).await,
-        Command::Reindex { run } => commands::run_pipeline(&project, "index", inputs(json!({"force": true})), &run, Show::Nothing).await,
-        Command::Doctor { offline, run } => commands::run_pipeline(&project, "doctor", inputs(json!({"offline": offline})), &run, Show::Nothing).await,
+        Command::Index { run } => {
+            commands::run_pipeline(&project, "index", inputs(json!({"force": false})), &run, Show::Nothing).await
+        }
+        Command::Reindex { run } => {
+            commands::run_pipeline(&project, "index", inputs(json!({"force": true})), &run, Show::Nothing).await
+        }
+        Command::Doctor { offline, run } => {
+            commands::run_pipeline(
+                &project,
+                "doctor",
+                inputs(json!({"offline": offline})),
+                &run,
+                Show::Nothing,
+            )
+            .await
+        }
         Command::Eval { golden, json } => commands::eval::command(&project, &golden, json).await,
-        Command::Run { name, inputs: flags, dry_run, json, run } => {
+        Command::Run {
+            name,
+            inputs: flags,
+            dry_run,
+            json,
+            run,
+        } => {
             if dry_run {
                 return commands::dry_run(&project, &name, &run);
             }
             match commands::inputs_from_flags(&flags) {
-                Ok(i) => commands::run_pipeline(&project, &name, i, &run, if json { Show::Json } else { Show::Nothing }).await,
+                Ok(i) => {
+                    commands::run_pipeline(&project, &name, i, &run, if json { Show::Json } else { Show::Nothing })
+                        .await
+                }
                 Err(o) => o,
             }
         }
         Command::Validate { names } => commands::validate(&project, &names),
         Command::Graph { name, format } => commands::graph(&project, &name, &format),
         Command::Eject { force } => commands::eject::eject(&project, force),
-        Command::Providers { command: ProvidersCommand::Check } => commands::providers::providers_check(&project).await,
+        Command::Providers {
+            command: ProvidersCommand::Check,
+        } => commands::providers::providers_check(&project).await,
     }
 }
 
@@ -85,7 +129,13 @@ fn init_tracing(verbose: u8, quiet: bool) {
         (false, _) => "debug",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(use_color()).with_target(false).without_time().init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(use_color())
+        .with_target(false)
+        .without_time()
+        .init();
 }
 
 fn use_color() -> bool {
@@ -94,7 +144,8 @@ fn use_color() -> bool {
 
 fn paint_error(msg: &str) -> String {
     if use_color() {
-        msg.replace(": error:", ": \x1b[1;31merror\x1b[0m:").replace("\n  help:", "\n  \x1b[1;36mhelp\x1b[0m:")
+        msg.replace(": error:", ": \x1b[1;31merror\x1b[0m:")
+            .replace("\n  help:", "\n  \x1b[1;36mhelp\x1b[0m:")
     } else {
         msg.to_owned()
     }

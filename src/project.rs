@@ -48,7 +48,12 @@ impl Project {
             config.llm.models.default = Some(m.to_owned());
         }
         let registry = registry(&config.llm);
-        Ok(Self { root: root.to_path_buf(), config, resources, registry })
+        Ok(Self {
+            root: root.to_path_buf(),
+            config,
+            resources,
+            registry,
+        })
     }
 
     /// A compiler for this project with `--set` values on top of the config.
@@ -59,9 +64,16 @@ impl Project {
 
     /// Compile every pipeline (or the named ones) and collect all problems.
     pub fn validate(&self, names: &[String]) -> (usize, Diagnostics) {
-        let layers = ParamLayers { config: self.config.layer.clone(), sets: vec![] };
+        let layers = ParamLayers {
+            config: self.config.layer.clone(),
+            sets: vec![],
+        };
         let mut compiler = Compiler::new(&self.resources, &self.registry, &layers, self.is_offline());
-        let names = if names.is_empty() { compiler.pipeline_names() } else { names.to_vec() };
+        let names = if names.is_empty() {
+            compiler.pipeline_names()
+        } else {
+            names.to_vec()
+        };
         let mut all = Diagnostics::default();
         for n in &names {
             if let Err(e) = compiler.compile(n) {
@@ -82,7 +94,10 @@ impl Project {
             }
         }
         if errors.is_empty() {
-            Ok(ParamLayers { config: self.config.layer.clone(), sets: parsed })
+            Ok(ParamLayers {
+                config: self.config.layer.clone(),
+                sets: parsed,
+            })
         } else {
             Err(errors)
         }
@@ -100,7 +115,15 @@ impl Project {
 
 /// The embedded set with an optional override folder on top.
 pub fn resources(overrides: Option<PathBuf>) -> Resources {
-    Resources::new(&[("pipelines", &PIPELINES), ("prompts", &PROMPTS), ("schemas", &SCHEMAS), ("data", &DATA)], overrides)
+    Resources::new(
+        &[
+            ("pipelines", &PIPELINES),
+            ("prompts", &PROMPTS),
+            ("schemas", &SCHEMAS),
+            ("data", &DATA),
+        ],
+        overrides,
+    )
 }
 
 /// Every native function and builtin task of the product.
@@ -118,9 +141,16 @@ fn registry(llm: &LlmConfig) -> Registry {
 fn index_data() -> crate::index::DataSource {
     Arc::new(|ctx: &engine::CallContext| {
         let text = |rel: &str| {
-            ctx.resources.get(rel).map(|r| r.text.into_owned()).ok_or_else(|| anyhow::anyhow!("{rel} is missing from the resources"))
+            ctx.resources
+                .get(rel)
+                .map(|r| r.text.into_owned())
+                .ok_or_else(|| anyhow::anyhow!("{rel} is missing from the resources"))
         };
-        let data = crate::index::IndexData::from_yaml(&text("data/type-taxonomy.yml")?, &text("data/filename-conventions.yml")?, &text("data/asset-types.yml")?)?;
+        let data = crate::index::IndexData::from_yaml(
+            &text("data/type-taxonomy.yml")?,
+            &text("data/filename-conventions.yml")?,
+            &text("data/asset-types.yml")?,
+        )?;
         Ok(Arc::new(data))
     })
 }

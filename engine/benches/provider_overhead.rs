@@ -50,8 +50,7 @@ async fn provider(kind: &str, concurrency: usize) -> (LlmServer, Arc<dyn Provide
     };
     let server = LlmServer::start(vec![answer]).await;
     let config: LlmConfig =
-        serde_yaml::from_str(&format!("provider: {kind}\nbase_url: {}", server.url()))
-            .expect("bench config");
+        serde_yaml::from_str(&format!("provider: {kind}\nbase_url: {}", server.url())).expect("bench config");
     let provider = connect_with_env(&config, concurrency, |_| Some("bench-key".into()))
         .expect("connects")
         .expect("not builtin");
@@ -66,10 +65,7 @@ async fn run(provider: &Arc<dyn Provider>, concurrency: usize, calls: usize) -> 
         tokio::spawn(async move {
             let request = request();
             for _ in 0..calls / concurrency {
-                provider
-                    .complete(&request)
-                    .await
-                    .expect("the local server answers");
+                provider.complete(&request).await.expect("the local server answers");
             }
         })
     });

@@ -15,7 +15,13 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(file: impl Into<String>, (line, col): (usize, usize), message: impl Into<String>) -> Self {
-        Self { file: file.into(), line, col, message: message.into(), help: None }
+        Self {
+            file: file.into(),
+            line,
+            col,
+            message: message.into(),
+            help: None,
+        }
     }
 
     pub fn help(mut self, help: impl Into<String>) -> Self {
@@ -60,7 +66,8 @@ impl Diagnostics {
         self.0.extend(other.0);
     }
     pub fn sort(&mut self) {
-        self.0.sort_by(|a, b| (&a.file, a.line, a.col).cmp(&(&b.file, b.line, b.col)));
+        self.0
+            .sort_by(|a, b| (&a.file, a.line, a.col).cmp(&(&b.file, b.line, b.col)));
         self.0.dedup();
     }
 }

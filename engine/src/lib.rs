@@ -7,16 +7,16 @@
 //! under [`stages`]. The engine knows nothing of any domain: products plug
 //! native code in through the [`registry`].
 
-pub mod diagnostic;
 pub mod compile;
+pub mod diagnostic;
 pub mod io;
 pub mod llm;
 pub mod mcp;
 pub mod output;
 pub mod registry;
+pub mod render;
 pub mod resources;
 pub mod run;
-pub mod render;
 pub mod spec;
 pub mod stages;
 pub mod template;

@@ -19,12 +19,16 @@ enum Sink {
 
 impl Output {
     pub fn stdout() -> Self {
-        Self { sink: Arc::new(Mutex::new(Sink::Stdout)) }
+        Self {
+            sink: Arc::new(Mutex::new(Sink::Stdout)),
+        }
     }
 
     /// A capturing sink; read it back with [`Output::captured`].
     pub fn buffer() -> Self {
-        Self { sink: Arc::new(Mutex::new(Sink::Buffer(Vec::new()))) }
+        Self {
+            sink: Arc::new(Mutex::new(Sink::Buffer(Vec::new()))),
+        }
     }
 
     /// Print one line (a newline is added). Lines from concurrent stages

@@ -24,12 +24,18 @@ pub struct Resources {
 
 impl Resources {
     pub fn new(embedded: &[(&'static str, &'static Dir<'static>)], overrides: Option<PathBuf>) -> Self {
-        Self { embedded: embedded.to_vec(), overrides }
+        Self {
+            embedded: embedded.to_vec(),
+            overrides,
+        }
     }
 
     /// Files from a folder only (tests and tools with no embedded set).
     pub fn from_dir(dir: PathBuf) -> Self {
-        Self { embedded: vec![], overrides: Some(dir) }
+        Self {
+            embedded: vec![],
+            overrides: Some(dir),
+        }
     }
 
     /// The override folder, if any.
@@ -42,18 +48,29 @@ impl Resources {
         if let Some(dir) = &self.overrides {
             let p = dir.join(rel);
             if let Ok(text) = std::fs::read_to_string(&p) {
-                return Some(Resource { text: Cow::Owned(text), origin: p.display().to_string() });
+                return Some(Resource {
+                    text: Cow::Owned(text),
+                    origin: p.display().to_string(),
+                });
             }
         }
         let (folder, rest) = rel.split_once('/')?;
         let (_, dir) = self.embedded.iter().find(|(name, _)| *name == folder)?;
         let text = dir.get_file(rest)?.contents_utf8()?;
-        Some(Resource { text: Cow::Borrowed(text), origin: rel.to_owned() })
+        Some(Resource {
+            text: Cow::Borrowed(text),
+            origin: rel.to_owned(),
+        })
     }
 
     /// Relative paths of every file under `folder`, embedded and overridden, sorted.
     pub fn list(&self, folder: &str) -> Vec<String> {
-        let mut out: Vec<String> = self.embedded_files().into_iter().map(|(p, _)| p).filter(|p| p.starts_with(&format!("{folder}/"))).collect();
+        let mut out: Vec<String> = self
+            .embedded_files()
+            .into_iter()
+            .map(|(p, _)| p)
+            .filter(|p| p.starts_with(&format!("{folder}/")))
+            .collect();
         if let Some(root) = &self.overrides {
             collect_disk(root, &root.join(folder), &mut out);
         }
@@ -75,7 +92,10 @@ impl Resources {
 
 fn collect_embedded(prefix: &str, dir: &'static Dir<'static>, out: &mut Vec<(String, &'static [u8])>) {
     for f in dir.files() {
-        out.push((format!("{prefix}/{}", f.path().to_string_lossy().replace('\\', "/")), f.contents()));
+        out.push((
+            format!("{prefix}/{}", f.path().to_string_lossy().replace('\\', "/")),
+            f.contents(),
+        ));
     }
     for d in dir.dirs() {
         collect_embedded(prefix, d, out);

@@ -18,7 +18,10 @@ use serde_json::Value;
 pub enum Tmpl {
     Literal(Value),
     /// A whole-string `{{ expr }}`; `path` is set when it is a plain dotted lookup.
-    Expr { source: String, path: Option<Vec<String>> },
+    Expr {
+        source: String,
+        path: Option<Vec<String>>,
+    },
     /// A string template rendered to text.
     Text(String),
     List(Vec<Tmpl>),
@@ -39,7 +42,11 @@ pub fn environment() -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
     // Prompt files read best with block tags on their own lines.
-    if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder().trim_blocks(true).lstrip_blocks(true).build() {
+    if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder()
+        .trim_blocks(true)
+        .lstrip_blocks(true)
+        .build()
+    {
         env.set_syntax(syntax);
     }
     env
@@ -71,13 +78,21 @@ impl Tmpl {
                 Some(p) => out.push((p.join("."), at.to_owned())),
                 None => {
                     if let Ok(expr) = env.compile_expression(source) {
-                        out.extend(sorted(expr.undeclared_variables(true)).into_iter().map(|v| (v, at.to_owned())));
+                        out.extend(
+                            sorted(expr.undeclared_variables(true))
+                                .into_iter()
+                                .map(|v| (v, at.to_owned())),
+                        );
                     }
                 }
             },
             Tmpl::Text(source) => {
                 if let Ok(t) = env.template_from_str(source) {
-                    out.extend(sorted(t.undeclared_variables(true)).into_iter().map(|v| (v, at.to_owned())));
+                    out.extend(
+                        sorted(t.undeclared_variables(true))
+                            .into_iter()
+                            .map(|v| (v, at.to_owned())),
+                    );
                 }
             }
             Tmpl::List(items) => {
@@ -95,7 +110,10 @@ impl Tmpl {
 
     /// The root names read (`inputs`, `route`, ...).
     pub fn roots(&self, env: &Environment<'static>) -> BTreeSet<String> {
-        self.references(env).into_iter().map(|(p, _)| p.split('.').next().unwrap_or_default().to_owned()).collect()
+        self.references(env)
+            .into_iter()
+            .map(|(p, _)| p.split('.').next().unwrap_or_default().to_owned())
+            .collect()
     }
 
     /// The literal value, when the whole thing holds no template.
@@ -117,7 +135,9 @@ impl Tmpl {
                     }
                 }
                 let expr = env.compile_expression(source).map_err(|e| describe(&e))?;
-                let value = expr.eval(scope.context(&expr.undeclared_variables(false))).map_err(|e| describe(&e))?;
+                let value = expr
+                    .eval(scope.context(&expr.undeclared_variables(false)))
+                    .map_err(|e| describe(&e))?;
                 to_json(&value)
             }
             Tmpl::Text(source) => {
@@ -125,7 +145,11 @@ impl Tmpl {
                 let ctx = scope.context(&t.undeclared_variables(false));
                 t.render(ctx).map(Value::String).map_err(|e| describe(&e))
             }
-            Tmpl::List(items) => items.iter().map(|t| t.eval(env, scope)).collect::<Result<_, _>>().map(Value::Array),
+            Tmpl::List(items) => items
+                .iter()
+                .map(|t| t.eval(env, scope))
+                .collect::<Result<_, _>>()
+                .map(Value::Array),
             Tmpl::Map(entries) => {
                 let mut map = serde_json::Map::with_capacity(entries.len());
                 for (k, t) in entries {
@@ -188,9 +212,15 @@ fn compile_at(env: &Environment<'static>, value: &Value, at: &str, errors: &mut 
         Value::String(s) if s.contains("{{") || s.contains("{%") => {
             if let Some(expr) = whole_expression(s) {
                 match env.compile_expression(expr) {
-                    Ok(_) => Tmpl::Expr { source: expr.to_owned(), path: dotted_path(expr) },
+                    Ok(_) => Tmpl::Expr {
+                        source: expr.to_owned(),
+                        path: dotted_path(expr),
+                    },
                     Err(e) => {
-                        errors.push(TemplateError { path: at.to_owned(), message: describe(&e) });
+                        errors.push(TemplateError {
+                            path: at.to_owned(),
+                            message: describe(&e),
+                        });
                         Tmpl::Literal(Value::Null)
                     }
                 }
@@ -198,18 +228,27 @@ fn compile_at(env: &Environment<'static>, value: &Value, at: &str, errors: &mut 
                 match env.template_from_str(s) {
                     Ok(_) => Tmpl::Text(s.clone()),
                     Err(e) => {
-                        errors.push(TemplateError { path: at.to_owned(), message: describe(&e) });
+                        errors.push(TemplateError {
+                            path: at.to_owned(),
+                            message: describe(&e),
+                        });
                         Tmpl::Literal(Value::Null)
                     }
                 }
             }
         }
         Value::Array(items) if contains_template(value) => Tmpl::List(
-            items.iter().enumerate().map(|(i, v)| compile_at(env, v, &join(at, &i.to_string()), errors)).collect(),
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| compile_at(env, v, &join(at, &i.to_string()), errors))
+                .collect(),
         ),
-        Value::Object(map) if contains_template(value) => {
-            Tmpl::Map(map.iter().map(|(k, v)| (k.clone(), compile_at(env, v, &join(at, k), errors))).collect())
-        }
+        Value::Object(map) if contains_template(value) => Tmpl::Map(
+            map.iter()
+                .map(|(k, v)| (k.clone(), compile_at(env, v, &join(at, k), errors)))
+                .collect(),
+        ),
         other => Tmpl::Literal(other.clone()),
     }
 }
@@ -238,7 +277,8 @@ fn dotted_path(expr: &str) -> Option<Vec<String>> {
     let parts: Vec<String> = expr.split('.').map(str::to_owned).collect();
     let ident = |p: &String| {
         let mut c = p.chars();
-        c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == '_') && c.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+            && c.all(|c| c.is_ascii_alphanumeric() || c == '_')
     };
     parts.iter().all(ident).then_some(parts)
 }
@@ -286,7 +326,11 @@ impl Scope {
     fn context(&self, names: &std::collections::HashSet<String>) -> minijinja::Value {
         let map: BTreeMap<String, minijinja::Value> = names
             .iter()
-            .filter_map(|n| self.roots.get(n).map(|v| (n.clone(), minijinja::Value::from(Serde(&**v)))))
+            .filter_map(|n| {
+                self.roots
+                    .get(n)
+                    .map(|v| (n.clone(), minijinja::Value::from(Serde(&**v))))
+            })
             .collect();
         minijinja::Value::from(map)
     }
@@ -312,7 +356,10 @@ mod tests {
         assert_eq!(eval(json!("{{ route.sub_intents }}"), &s), json!([1, 2]));
         assert_eq!(eval(json!("{{ route.sub_intents | length > 1 }}"), &s), json!(true));
         assert_eq!(eval(json!("n={{ route.sub_intents | length }}"), &s), json!("n=2"));
-        assert_eq!(eval(json!({"a": ["{{ route.sub_intents[0] }}", 3]}), &s), json!({"a": [1, 3]}));
+        assert_eq!(
+            eval(json!({"a": ["{{ route.sub_intents[0] }}", 3]}), &s),
+            json!({"a": [1, 3]})
+        );
     }
 
     #[test]
@@ -328,7 +375,11 @@ mod tests {
     fn collects_references() {
         let env = environment();
         let mut errs = vec![];
-        let t = Tmpl::compile(&env, &json!({"q": "{{ inputs.query }}", "n": "{% if route.ok %}{{ params.k }}{% endif %}"}), &mut errs);
+        let t = Tmpl::compile(
+            &env,
+            &json!({"q": "{{ inputs.query }}", "n": "{% if route.ok %}{{ params.k }}{% endif %}"}),
+            &mut errs,
+        );
         let roots = t.roots(&env);
         assert!(roots.contains("inputs") && roots.contains("route") && roots.contains("params"));
     }

@@ -16,8 +16,7 @@ fn workspace() -> PathBuf {
 
 fn schema() -> Value {
     let path = workspace().join("schemas/pipeline.schema.json");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|error| panic!("reading {}: {error}", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("reading {}: {error}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
 }
 
@@ -155,10 +154,7 @@ fn accepts_every_shipped_pipeline() {
             let path = entry.path();
             if path.is_dir() {
                 yaml_files(&path, found);
-            } else if path
-                .extension()
-                .is_some_and(|ext| ext == "yaml" || ext == "yml")
-            {
+            } else if path.extension().is_some_and(|ext| ext == "yaml" || ext == "yml") {
                 found.push(path);
             }
         }
@@ -169,12 +165,7 @@ fn accepts_every_shipped_pipeline() {
     for file in files {
         let text = std::fs::read_to_string(&file).expect("readable pipeline");
         let errors = errors(&yaml(&text));
-        assert!(
-            errors.is_empty(),
-            "{}:\n{}",
-            file.display(),
-            errors.join("\n")
-        );
+        assert!(errors.is_empty(), "{}:\n{}", file.display(), errors.join("\n"));
     }
 }
 
@@ -201,10 +192,7 @@ fn rejects_a_stage_with_two_actions() {
 #[test]
 fn rejects_a_stage_without_an_action() {
     let kind = stage_error(json!({"when": "{{ true }}"}));
-    assert!(
-        matches!(kind, ValidationErrorKind::OneOfNotValid { .. }),
-        "{kind:?}"
-    );
+    assert!(matches!(kind, ValidationErrorKind::OneOfNotValid { .. }), "{kind:?}");
 }
 
 #[test]
@@ -240,10 +228,7 @@ fn rejects_unknown_keys_and_bad_values() {
         json!({"write": {"path": "x.json"}}),
     ];
     for stage in rejected {
-        assert!(
-            !errors(&with_stage(stage.clone())).is_empty(),
-            "accepted {stage}"
-        );
+        assert!(!errors(&with_stage(stage.clone())).is_empty(), "accepted {stage}");
     }
     let mut unknown_top = with_stage(json!({"fn": "a.b"}));
     unknown_top["stagse"] = json!({});

@@ -7,9 +7,7 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use engine::llm::{
-    check, connect_with_env, LlmConfig, LlmError, LlmRequest, Provider, Tier, Usage,
-};
+use engine::llm::{check, connect_with_env, LlmConfig, LlmError, LlmRequest, Provider, Tier, Usage};
 use serde_json::{json, Value};
 use support::llm_server::{LlmServer, Reply};
 
@@ -40,10 +38,8 @@ fn request() -> LlmRequest {
 /// A provider from YAML config pointed at `base_url`, with [`KEY`] in the
 /// standard key variables.
 fn provider(yaml: &str, base_url: &str) -> Arc<dyn Provider> {
-    let config: LlmConfig =
-        serde_yaml::from_str(&format!("base_url: {base_url}\n{yaml}")).expect("test config parses");
-    let env =
-        |name: &str| matches!(name, "ANTHROPIC_API_KEY" | "OPENAI_API_KEY").then(|| KEY.to_owned());
+    let config: LlmConfig = serde_yaml::from_str(&format!("base_url: {base_url}\n{yaml}")).expect("test config parses");
+    let env = |name: &str| matches!(name, "ANTHROPIC_API_KEY" | "OPENAI_API_KEY").then(|| KEY.to_owned());
     connect_with_env(&config, 4, env)
         .expect("provider connects")
         .expect("not builtin")
@@ -52,10 +48,7 @@ fn provider(yaml: &str, base_url: &str) -> Arc<dyn Provider> {
 /// Asserts the key appears in neither the message nor the Debug form.
 fn assert_no_key(error: &LlmError) {
     assert!(!error.to_string().contains(KEY), "key in message: {error}");
-    assert!(
-        !format!("{error:?}").contains(KEY),
-        "key in Debug: {error:?}"
-    );
+    assert!(!format!("{error:?}").contains(KEY), "key in Debug: {error:?}");
 }
 
 mod anthropic {
@@ -91,10 +84,7 @@ mod anthropic {
         assert_eq!(reply.usage, expected_usage);
 
         let [sent] = server.requests().try_into().expect("one request");
-        assert_eq!(
-            (sent.method.as_str(), sent.path.as_str()),
-            ("POST", "/v1/messages")
-        );
+        assert_eq!((sent.method.as_str(), sent.path.as_str()), ("POST", "/v1/messages"));
         assert_eq!(sent.header("x-api-key"), Some(KEY));
         assert_eq!(sent.header("anthropic-version"), Some("2023-06-01"));
         assert_eq!(sent.header("content-type"), Some("application/json"));
@@ -132,29 +122,18 @@ mod anthropic {
 
     #[tokio::test]
     async fn a_cut_off_answer_says_to_raise_max_tokens() {
-        let server = LlmServer::start(vec![Reply::anthropic_text(
-            "{\"intent\": \"zom",
-            "max_tokens",
-        )])
-        .await;
+        let server = LlmServer::start(vec![Reply::anthropic_text("{\"intent\": \"zom", "max_tokens")]).await;
         let mut request = request();
         request.max_tokens = 16;
-        let error = provider(CONFIG, &server.url())
-            .complete(&request)
-            .await
-            .unwrap_err();
+        let error = provider(CONFIG, &server.url()).complete(&request).await.unwrap_err();
         assert!(matches!(error, LlmError::NoJson { .. }));
-        assert!(
-            error.to_string().contains("cut off at max_tokens (16)"),
-            "{error}"
-        );
+        assert!(error.to_string().contains("cut off at max_tokens (16)"), "{error}");
         assert_eq!(server.requests()[0].body["max_tokens"], 16);
     }
 
     #[tokio::test]
     async fn a_non_object_schema_travels_wrapped_and_comes_back_unwrapped() {
-        let answer =
-            Reply::anthropic_tool("tags", json!({"value": ["zombie", "enemy"]}), json!({}));
+        let answer = Reply::anthropic_tool("tags", json!({"value": ["zombie", "enemy"]}), json!({}));
         let server = LlmServer::start(vec![answer]).await;
         let mut request = request();
         request.schema = Some(json!({"type": "array", "items": {"type": "string"}}));
@@ -194,20 +173,14 @@ mod anthropic {
             .complete(&request())
             .await
             .expect("second try");
-        assert_eq!(
-            (reply.retries, reply.value),
-            (1, json!({"intent": "zombie"}))
-        );
+        assert_eq!((reply.retries, reply.value), (1, json!({"intent": "zombie"})));
     }
 
     #[tokio::test]
     async fn persistent_5xx_gives_up_after_the_configured_retries() {
         let server = LlmServer::start(vec![Reply::error(503, "overloaded")]).await;
         let yaml = "provider: anthropic\nretries: 1";
-        let error = provider(yaml, &server.url())
-            .complete(&request())
-            .await
-            .unwrap_err();
+        let error = provider(yaml, &server.url()).complete(&request()).await.unwrap_err();
         assert_eq!(error.retries(), 1);
         assert_eq!(
             error.to_string(),
@@ -220,10 +193,7 @@ mod anthropic {
     async fn a_silent_server_times_out_each_attempt() {
         let server = LlmServer::start(vec![Reply::Silence]).await;
         let yaml = "provider: anthropic\nretries: 1\ntimeout_s: 1";
-        let error = provider(yaml, &server.url())
-            .complete(&request())
-            .await
-            .unwrap_err();
+        let error = provider(yaml, &server.url()).complete(&request()).await.unwrap_err();
         assert_eq!(
             error.to_string(),
             "anthropic: request timed out after 1s (gave up after 1 retry)"
@@ -245,15 +215,10 @@ mod anthropic {
 
         let server = LlmServer::start(vec![truncated]).await;
         let yaml = "provider: anthropic\nretries: 0";
-        let error = provider(yaml, &server.url())
-            .complete(&request())
-            .await
-            .unwrap_err();
+        let error = provider(yaml, &server.url()).complete(&request()).await.unwrap_err();
         assert!(matches!(error, LlmError::Transport { .. }), "{error:?}");
         assert!(
-            error
-                .to_string()
-                .starts_with("anthropic: the answer broke off"),
+            error.to_string().starts_with("anthropic: the answer broke off"),
             "{error}"
         );
     }
@@ -266,10 +231,7 @@ mod anthropic {
             "<html><body>Please sign in to the proxy</body></html>",
         );
         let server = LlmServer::start(vec![proxy_page]).await;
-        let error = provider(CONFIG, &server.url())
-            .complete(&request())
-            .await
-            .unwrap_err();
+        let error = provider(CONFIG, &server.url()).complete(&request()).await.unwrap_err();
         let message = error.to_string();
         assert!(
             message.contains("content-type: text/html") && message.contains("Please sign in"),
@@ -344,25 +306,15 @@ mod anthropic {
         let server = LlmServer::start(vec![ok]).await;
         let report = check(provider(CONFIG, &server.url()).as_ref()).await;
         assert_eq!(
-            (
-                report.provider.as_str(),
-                report.model.as_str(),
-                report.error
-            ),
+            (report.provider.as_str(), report.model.as_str(), report.error),
             ("anthropic", "claude-test-served", None)
         );
         let [sent] = server.requests().try_into().expect("one call");
         assert_eq!(sent.body["model"], "claude-sonnet-4-5");
         assert_eq!(sent.body["max_tokens"], 64);
-        assert_eq!(
-            sent.body["tool_choice"],
-            json!({"type": "tool", "name": "check"})
-        );
+        assert_eq!(sent.body["tool_choice"], json!({"type": "tool", "name": "check"}));
         assert!(sent.body.get("system").is_none());
-        assert_eq!(
-            sent.body["messages"][0]["content"].as_array().map(Vec::len),
-            Some(1)
-        );
+        assert_eq!(sent.body["messages"][0]["content"].as_array().map(Vec::len), Some(1));
     }
 }
 
@@ -375,11 +327,7 @@ mod openai {
 
     #[tokio::test]
     async fn sends_the_documented_request_with_a_strict_json_schema() {
-        let server = LlmServer::start(vec![Reply::openai_content(
-            "{\"intent\":\"zombie\"}",
-            usage(),
-        )])
-        .await;
+        let server = LlmServer::start(vec![Reply::openai_content("{\"intent\":\"zombie\"}", usage())]).await;
         let reply = provider("provider: openai", &format!("{}/v1", server.url()))
             .complete(&request())
             .await
@@ -401,10 +349,7 @@ mod openai {
             (sent.method.as_str(), sent.path.as_str()),
             ("POST", "/v1/chat/completions")
         );
-        assert_eq!(
-            sent.header("authorization"),
-            Some(format!("Bearer {KEY}").as_str())
-        );
+        assert_eq!(sent.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
         assert_eq!(sent.header("content-type"), Some("application/json"));
         assert_eq!(
             sent.body,
@@ -424,10 +369,8 @@ mod openai {
 
     #[tokio::test]
     async fn a_local_server_without_a_key_gets_no_authorization_header() {
-        let server =
-            LlmServer::start(vec![Reply::openai_content("{\"intent\":\"x\"}", json!({}))]).await;
-        let config: LlmConfig =
-            serde_yaml::from_str(&format!("provider: openai\nbase_url: {}", server.url())).unwrap();
+        let server = LlmServer::start(vec![Reply::openai_content("{\"intent\":\"x\"}", json!({}))]).await;
+        let config: LlmConfig = serde_yaml::from_str(&format!("provider: openai\nbase_url: {}", server.url())).unwrap();
         let provider = connect_with_env(&config, 1, |_| None).unwrap().unwrap();
         provider.complete(&request()).await.expect("answer");
         assert_eq!(server.requests()[0].header("authorization"), None);
@@ -445,9 +388,7 @@ mod openai {
         let body = &server.requests()[0].body;
         assert!(body.get("response_format").is_none(), "{body}");
         let user = body["messages"][1]["content"].as_str().unwrap();
-        assert!(user.starts_with(
-            "INDEX: 459 assets ...\n\nfind a top-down zombie\n\nAnswer with one JSON value only"
-        ));
+        assert!(user.starts_with("INDEX: 459 assets ...\n\nfind a top-down zombie\n\nAnswer with one JSON value only"));
         assert!(user.contains("\"additionalProperties\": false"), "{user}");
     }
 
@@ -478,10 +419,7 @@ mod openai {
             .await
             .unwrap_err();
         assert_no_key(&error);
-        assert_eq!(
-            error.to_string(),
-            "openai: HTTP 502: bad gateway (auth [redacted])"
-        );
+        assert_eq!(error.to_string(), "openai: HTTP 502: bad gateway (auth [redacted])");
     }
 }
 
@@ -500,10 +438,7 @@ mod claude_code {
     }
 
     fn claude_provider(command: &Path, extra: &str) -> Arc<dyn Provider> {
-        let yaml = format!(
-            "provider: claude-code\ncommand: [sh, '{}']\n{extra}",
-            command.display()
-        );
+        let yaml = format!("provider: claude-code\ncommand: [sh, '{}']\n{extra}", command.display());
         let config: LlmConfig = serde_yaml::from_str(&yaml).expect("config parses");
         connect_with_env(&config, 2, |_| None).unwrap().unwrap()
     }
@@ -521,10 +456,7 @@ JSON"#,
             log = log.display()
         );
         let provider = claude_provider(&fake_claude(dir.path(), &script), "");
-        let reply = provider
-            .complete(&request())
-            .await
-            .expect("envelope parsed");
+        let reply = provider.complete(&request()).await.expect("envelope parsed");
 
         assert_eq!(reply.value, json!({"intent": "zombie"}));
         assert_eq!(reply.model, "haiku");
@@ -540,20 +472,14 @@ JSON"#,
         let args = std::fs::read_to_string(format!("{}.args", log.display())).unwrap();
         assert_eq!(args, "-p\n--output-format\njson\n--model\nhaiku\n");
         let stdin = std::fs::read_to_string(format!("{}.stdin", log.display())).unwrap();
-        assert!(stdin.starts_with(
-            "You route asset queries.\n\nINDEX: 459 assets ...\n\nfind a top-down zombie\n\n"
-        ));
-        assert!(
-            stdin.contains("JSON Schema") && stdin.contains("\"intent\""),
-            "{stdin}"
-        );
+        assert!(stdin.starts_with("You route asset queries.\n\nINDEX: 459 assets ...\n\nfind a top-down zombie\n\n"));
+        assert!(stdin.contains("JSON Schema") && stdin.contains("\"intent\""), "{stdin}");
     }
 
     #[tokio::test]
     async fn a_missing_command_says_how_to_fix_it() {
         let config: LlmConfig =
-            serde_yaml::from_str("provider: claude-code\ncommand: claude-not-installed-here")
-                .unwrap();
+            serde_yaml::from_str("provider: claude-code\ncommand: claude-not-installed-here").unwrap();
         let provider = connect_with_env(&config, 1, |_| None).unwrap().unwrap();
         let error = provider.complete(&request()).await.unwrap_err();
         assert_eq!(
@@ -577,10 +503,7 @@ exit 1"#;
             message.contains("reported an error: Invalid API key · Please run /login"),
             "{message}"
         );
-        assert!(
-            message.contains("run `claude` once and use /login"),
-            "{message}"
-        );
+        assert!(message.contains("run `claude` once and use /login"), "{message}");
         assert_eq!(error.retries(), 0);
     }
 
@@ -603,10 +526,7 @@ exit 1"#;
     async fn a_hung_cli_times_out() {
         let dir = tempfile::tempdir().unwrap();
         let started = Instant::now();
-        let provider = claude_provider(
-            &fake_claude(dir.path(), "exec sleep 30"),
-            "timeout_s: 1\nretries: 0",
-        );
+        let provider = claude_provider(&fake_claude(dir.path(), "exec sleep 30"), "timeout_s: 1\nretries: 0");
         let error = provider.complete(&request()).await.unwrap_err();
         assert_eq!(error.to_string(), "claude-code: request timed out after 1s");
         assert!(started.elapsed() < Duration::from_secs(10));

@@ -107,7 +107,14 @@ pub fn decide(groups: &Value, thresholds: Thresholds, answers: &Answers) -> anyh
                     None => (Choice::Pending, None),
                 },
             };
-            Decision { group: number, sub_intent: group.sub_intent, max_confidence, choice, chosen, candidates }
+            Decision {
+                group: number,
+                sub_intent: group.sub_intent,
+                max_confidence,
+                choice,
+                chosen,
+                candidates,
+            }
         })
         .collect())
 }
@@ -134,9 +141,11 @@ fn parse_choose(pairs: &[String], groups: &[Group]) -> anyhow::Result<Vec<(usize
             let number = match group.parse::<usize>() {
                 Ok(n) if (1..=groups.len()).contains(&n) => n,
                 Ok(n) => anyhow::bail!("--choose {pair}: there is no group {n} (groups 1..={})", groups.len()),
-                Err(_) => groups.iter().position(|g| g.sub_intent == group).map(|i| i + 1).ok_or_else(|| {
-                    anyhow::anyhow!("--choose {pair}: no group is numbered or named `{group}`")
-                })?,
+                Err(_) => groups
+                    .iter()
+                    .position(|g| g.sub_intent == group)
+                    .map(|i| i + 1)
+                    .ok_or_else(|| anyhow::anyhow!("--choose {pair}: no group is numbered or named `{group}`"))?,
             };
             let pick = pick.trim();
             if pick.eq_ignore_ascii_case("abort") {
@@ -180,7 +189,10 @@ pub fn apply_answer(mut decision: Decision, answer: &Value) -> Decision {
         _ => String::new(),
     };
     let number = text.split('.').next().and_then(|n| n.trim().parse::<usize>().ok());
-    match number.and_then(|n| n.checked_sub(1)).and_then(|i| decision.candidates.get(i)) {
+    match number
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| decision.candidates.get(i))
+    {
         Some(candidate) => {
             decision.chosen = Some(candidate.clone());
             decision.choice = Choice::Confirmed;
@@ -195,7 +207,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    const T: Thresholds = Thresholds { auto: 0.70, confirm: 0.40 };
+    const T: Thresholds = Thresholds {
+        auto: 0.70,
+        confirm: 0.40,
+    };
 
     fn groups() -> Value {
         json!([
@@ -219,7 +234,15 @@ mod tests {
 
     #[test]
     fn non_interactive_leaves_confirm_groups_unconfirmed() {
-        let d = decide(&groups(), T, &Answers { non_interactive: true, ..Answers::default() }).unwrap();
+        let d = decide(
+            &groups(),
+            T,
+            &Answers {
+                non_interactive: true,
+                ..Answers::default()
+            },
+        )
+        .unwrap();
         let choices: Vec<Choice> = d.iter().map(|d| d.choice).collect();
         assert_eq!(choices, [Choice::Auto, Choice::Unconfirmed, Choice::NoFit]);
         assert_eq!(d[0].chosen.as_ref().unwrap().guid, "a");
@@ -228,18 +251,54 @@ mod tests {
 
     #[test]
     fn yes_takes_the_top_and_choose_takes_the_numbered_candidate() {
-        let yes = decide(&groups(), T, &Answers { yes: true, ..Answers::default() }).unwrap();
+        let yes = decide(
+            &groups(),
+            T,
+            &Answers {
+                yes: true,
+                ..Answers::default()
+            },
+        )
+        .unwrap();
         assert_eq!(yes[1].chosen.as_ref().unwrap().guid, "c");
-        let chosen = decide(&groups(), T, &Answers { choose: vec!["2=2".into()], yes: true, ..Answers::default() }).unwrap();
-        assert_eq!((chosen[1].choice, chosen[1].chosen.as_ref().unwrap().guid.as_str()), (Choice::Confirmed, "b"));
-        let by_name = decide(&groups(), T, &Answers { choose: vec!["background music=abort".into()], ..Answers::default() }).unwrap();
+        let chosen = decide(
+            &groups(),
+            T,
+            &Answers {
+                choose: vec!["2=2".into()],
+                yes: true,
+                ..Answers::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            (chosen[1].choice, chosen[1].chosen.as_ref().unwrap().guid.as_str()),
+            (Choice::Confirmed, "b")
+        );
+        let by_name = decide(
+            &groups(),
+            T,
+            &Answers {
+                choose: vec!["background music=abort".into()],
+                ..Answers::default()
+            },
+        )
+        .unwrap();
         assert_eq!(by_name[1].choice, Choice::Aborted);
     }
 
     #[test]
     fn bad_choose_flags_say_what_is_valid() {
         for (flag, expected) in [("9=1", "no group 9"), ("2=5", "candidates 1..=2"), ("2", "GROUP=N")] {
-            let err = decide(&groups(), T, &Answers { choose: vec![flag.into()], ..Answers::default() }).unwrap_err();
+            let err = decide(
+                &groups(),
+                T,
+                &Answers {
+                    choose: vec![flag.into()],
+                    ..Answers::default()
+                },
+            )
+            .unwrap_err();
             assert!(err.to_string().contains(expected), "{flag}: {err}");
         }
     }
@@ -250,7 +309,14 @@ mod tests {
         assert_eq!(d[1].choice, Choice::Pending);
         let (prompt, choices) = dialog(&d[1]);
         assert!(prompt.contains("background music"));
-        assert_eq!(choices, ["1. Assets/Battle.ogg (0.55) — audio, battle", "2. Assets/Calm.ogg (0.45) — audio, calm", "abort"]);
+        assert_eq!(
+            choices,
+            [
+                "1. Assets/Battle.ogg (0.55) — audio, battle",
+                "2. Assets/Calm.ogg (0.45) — audio, calm",
+                "abort"
+            ]
+        );
         let answered = apply_answer(d[1].clone(), &json!(choices[1]));
         assert_eq!(answered.chosen.unwrap().guid, "b");
         assert_eq!(apply_answer(d[1].clone(), &json!("abort")).choice, Choice::Aborted);

@@ -79,51 +79,73 @@ struct DoctorArgs {
 /// Register the build functions and the doctor's MCP check.
 pub fn register(registry: &mut Registry) {
     registry
-        .function("build.preflight", "Is search-result.json fresh for the current index? (R3)", |_: Value, ctx| {
-            Ok(preflight::check(&ctx.workdir))
-        })
-        .function("build.gate", "Confidence gate per group: auto / confirm / reject, with flag answers", |a: GateArgs, _| {
-            let decisions = gate::decide(&a.groups, a.thresholds, &a.answers)?;
-            let pending: Vec<Value> = decisions
-                .iter()
-                .filter(|d| d.choice == gate::Choice::Pending)
-                .map(|d| {
-                    let (prompt, choices) = gate::dialog(d);
-                    json!({"group": d.group, "prompt": prompt, "choices": choices})
-                })
-                .collect();
-            let targets = plan_targets(&decisions);
-            Ok(json!({"decisions": decisions, "pending": pending, "targets": targets}))
-        })
-        .function("build.resolve", "Apply the confirm dialog's answers to the pending groups", |a: ResolveArgs, _| {
-            let mut answers = a.answers.into_iter();
-            let decisions: Vec<Decision> = a
-                .decisions
-                .into_iter()
-                .map(|d| match d.choice {
-                    gate::Choice::Pending => gate::apply_answer(d, &answers.next().unwrap_or(Value::Null)),
-                    _ => d,
-                })
-                .collect();
-            let targets = plan_targets(&decisions);
-            Ok(json!({"decisions": decisions, "targets": targets}))
-        })
-        .builtin("build.plan", "Deterministic MCP for Unity calls per asset type", |a: PlanRequest, _| Ok(plan::plan(&a)))
-        .function("build.guard", "Scope-check every planned call before anything is sent; audit denials", |a: GuardArgs, ctx| {
-            anyhow::ensure!(
-                a.targets.len() == a.plans.len(),
-                "build.guard: {} targets but {} plans",
-                a.targets.len(),
-                a.plans.len()
-            );
-            let plans = a
-                .targets
-                .into_iter()
-                .zip(a.plans)
-                .map(|(t, p)| GroupPlan { group: t.group, sub_intent: t.sub_intent, calls: p.calls })
-                .collect();
-            execute::screen(&ctx.workdir, &UnityScopeGuard::new(a.policy), plans)
-        })
+        .function(
+            "build.preflight",
+            "Is search-result.json fresh for the current index? (R3)",
+            |_: Value, ctx| Ok(preflight::check(&ctx.workdir)),
+        )
+        .function(
+            "build.gate",
+            "Confidence gate per group: auto / confirm / reject, with flag answers",
+            |a: GateArgs, _| {
+                let decisions = gate::decide(&a.groups, a.thresholds, &a.answers)?;
+                let pending: Vec<Value> = decisions
+                    .iter()
+                    .filter(|d| d.choice == gate::Choice::Pending)
+                    .map(|d| {
+                        let (prompt, choices) = gate::dialog(d);
+                        json!({"group": d.group, "prompt": prompt, "choices": choices})
+                    })
+                    .collect();
+                let targets = plan_targets(&decisions);
+                Ok(json!({"decisions": decisions, "pending": pending, "targets": targets}))
+            },
+        )
+        .function(
+            "build.resolve",
+            "Apply the confirm dialog's answers to the pending groups",
+            |a: ResolveArgs, _| {
+                let mut answers = a.answers.into_iter();
+                let decisions: Vec<Decision> = a
+                    .decisions
+                    .into_iter()
+                    .map(|d| match d.choice {
+                        gate::Choice::Pending => gate::apply_answer(d, &answers.next().unwrap_or(Value::Null)),
+                        _ => d,
+                    })
+                    .collect();
+                let targets = plan_targets(&decisions);
+                Ok(json!({"decisions": decisions, "targets": targets}))
+            },
+        )
+        .builtin(
+            "build.plan",
+            "Deterministic MCP for Unity calls per asset type",
+            |a: PlanRequest, _| Ok(plan::plan(&a)),
+        )
+        .function(
+            "build.guard",
+            "Scope-check every planned call before anything is sent; audit denials",
+            |a: GuardArgs, ctx| {
+                anyhow::ensure!(
+                    a.targets.len() == a.plans.len(),
+                    "build.guard: {} targets but {} plans",
+                    a.targets.len(),
+                    a.plans.len()
+                );
+                let plans = a
+                    .targets
+                    .into_iter()
+                    .zip(a.plans)
+                    .map(|(t, p)| GroupPlan {
+                        group: t.group,
+                        sub_intent: t.sub_intent,
+                        calls: p.calls,
+                    })
+                    .collect();
+                execute::screen(&ctx.workdir, &UnityScopeGuard::new(a.policy), plans)
+            },
+        )
         .async_function(
             "build.execute",
             "Send the cleared calls to MCP for Unity, each guarded and audited",
@@ -131,12 +153,16 @@ pub fn register(registry: &mut Registry) {
                 execute::execute(&ctx.workdir, a.mcp, &UnityScopeGuard::new(a.policy), a.screened).await
             },
         )
-        .function("build.summary", "Per sub-intent verdicts, audit lines and the next step", |a: SummaryArgs, _| {
-            Ok(summary::summarize(&a.decisions, a.execution.as_ref()))
-        })
-        .async_function("doctor.mcp", "MCP for Unity reachable: initialize + tools/list", |a: DoctorArgs, ctx| async move {
-            Ok(execute::doctor(&ctx.workdir, a.mcp).await)
-        });
+        .function(
+            "build.summary",
+            "Per sub-intent verdicts, audit lines and the next step",
+            |a: SummaryArgs, _| Ok(summary::summarize(&a.decisions, a.execution.as_ref())),
+        )
+        .async_function(
+            "doctor.mcp",
+            "MCP for Unity reachable: initialize + tools/list",
+            |a: DoctorArgs, ctx| async move { Ok(execute::doctor(&ctx.workdir, a.mcp).await) },
+        );
 }
 
 /// The groups that have an asset to plan for, with what the planner needs.

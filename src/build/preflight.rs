@@ -41,11 +41,21 @@ pub struct Freshness {
 
 impl Freshness {
     fn fresh() -> Self {
-        Self { fresh: true, reason: None, detail: "search-result.json matches the index".into(), line: None }
+        Self {
+            fresh: true,
+            reason: None,
+            detail: "search-result.json matches the index".into(),
+            line: None,
+        }
     }
 
     fn stale(reason: Staleness, detail: String) -> Self {
-        Self { fresh: false, reason: Some(reason), detail, line: Some(R3_LINE) }
+        Self {
+            fresh: false,
+            reason: Some(reason),
+            detail,
+            line: Some(R3_LINE),
+        }
     }
 }
 
@@ -57,10 +67,16 @@ pub fn check(project: &Path) -> Freshness {
         return Freshness::stale(Staleness::Missing, format!("{} does not exist", result_path.display()));
     };
     let Ok(result) = serde_json::from_str::<Value>(&text) else {
-        return Freshness::stale(Staleness::Unreadable, format!("{} is not valid JSON", result_path.display()));
+        return Freshness::stale(
+            Staleness::Unreadable,
+            format!("{} is not valid JSON", result_path.display()),
+        );
     };
     let Some(result_version) = result.get("manifest_version").and_then(Value::as_str) else {
-        return Freshness::stale(Staleness::NoManifestVersion, "search-result.json has no manifest_version".into());
+        return Freshness::stale(
+            Staleness::NoManifestVersion,
+            "search-result.json has no manifest_version".into(),
+        );
     };
     let manifest = read_json(&dir.join("manifest.json"));
     let Some(index_version) = manifest.as_ref().and_then(|m| m.get("version")).and_then(Value::as_str) else {
@@ -119,7 +135,11 @@ mod tests {
 
     #[test]
     fn fresh_when_versions_match_and_written_after_the_index() {
-        let p = project(MANIFEST, Some(r#"{"manifest_version": "v1.2", "groups": []}"#), Some(r#"{"last_run": "2020-01-01T00:00:00Z"}"#));
+        let p = project(
+            MANIFEST,
+            Some(r#"{"manifest_version": "v1.2", "groups": []}"#),
+            Some(r#"{"last_run": "2020-01-01T00:00:00Z"}"#),
+        );
         assert_eq!(check(p.path()), Freshness::fresh());
     }
 
@@ -127,10 +147,20 @@ mod tests {
     fn each_staleness_is_named_and_prints_r3() {
         let cases = [
             (project(MANIFEST, None, None), Staleness::Missing),
-            (project(MANIFEST, Some(r#"{"groups": []}"#), None), Staleness::NoManifestVersion),
-            (project(MANIFEST, Some(r#"{"manifest_version": "v1.1"}"#), None), Staleness::VersionMismatch),
             (
-                project(MANIFEST, Some(r#"{"manifest_version": "v1.2"}"#), Some(r#"{"last_run": "2999-01-01T00:00:00Z"}"#)),
+                project(MANIFEST, Some(r#"{"groups": []}"#), None),
+                Staleness::NoManifestVersion,
+            ),
+            (
+                project(MANIFEST, Some(r#"{"manifest_version": "v1.1"}"#), None),
+                Staleness::VersionMismatch,
+            ),
+            (
+                project(
+                    MANIFEST,
+                    Some(r#"{"manifest_version": "v1.2"}"#),
+                    Some(r#"{"last_run": "2999-01-01T00:00:00Z"}"#),
+                ),
                 Staleness::OlderThanIndex,
             ),
         ];

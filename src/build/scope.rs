@@ -27,8 +27,16 @@ const ANY_ACTION: &str = "*";
 /// manage_editor actions that do not change editor or project settings;
 /// every other action (tags, layers, package deployment, and any action a
 /// newer server adds) counts as a settings change.
-const EDITOR_ACTIONS_WITHOUT_SETTINGS: [&str; 8] =
-    ["telemetry_status", "telemetry_ping", "play", "pause", "stop", "set_active_tool", "undo", "redo"];
+const EDITOR_ACTIONS_WITHOUT_SETTINGS: [&str; 8] = [
+    "telemetry_status",
+    "telemetry_ping",
+    "play",
+    "pause",
+    "stop",
+    "set_active_tool",
+    "undo",
+    "redo",
+];
 
 /// Why a call is one of the seed's forbidden tuples, if it is.
 pub fn forbidden_reason(tool: &str, args: &Value) -> Option<String> {
@@ -48,7 +56,10 @@ pub fn forbidden_reason(tool: &str, args: &Value) -> Option<String> {
             "manage_scene modify_build_settings changes build settings (Build, *)".to_owned()
         }
         "execute_menu_item" if is_build_menu(args) => {
-            format!("execute_menu_item {} is forbidden (File/Build*)", menu_path(args).unwrap_or_default())
+            format!(
+                "execute_menu_item {} is forbidden (File/Build*)",
+                menu_path(args).unwrap_or_default()
+            )
         }
         "manage_packages" if action.starts_with("remove") => format!("manage_packages {action} is forbidden"),
         "execute_code" => "execute_code runs arbitrary editor code and is forbidden".to_owned(),
@@ -61,17 +72,25 @@ pub fn forbidden_reason(tool: &str, args: &Value) -> Option<String> {
 
 /// The action argument as the editor will read it (trimmed, lower case).
 fn normalized_action(args: &Value) -> Option<String> {
-    args.get("action").and_then(Value::as_str).map(|a| a.trim().to_lowercase())
+    args.get("action")
+        .and_then(Value::as_str)
+        .map(|a| a.trim().to_lowercase())
 }
 
 fn menu_path(args: &Value) -> Option<&str> {
-    args.get("menu_path").or_else(|| args.get("menuPath")).and_then(Value::as_str)
+    args.get("menu_path")
+        .or_else(|| args.get("menuPath"))
+        .and_then(Value::as_str)
 }
 
 /// `File/Build Settings...`, `File/Build And Run`, `file / build profiles`…
 fn is_build_menu(args: &Value) -> bool {
     let Some(path) = menu_path(args) else { return false };
-    let parts: Vec<String> = path.split('/').map(|p| p.trim().to_lowercase()).filter(|p| !p.is_empty()).collect();
+    let parts: Vec<String> = path
+        .split('/')
+        .map(|p| p.trim().to_lowercase())
+        .filter(|p| !p.is_empty())
+        .collect();
     matches!(parts.as_slice(), [file, build, ..] if file == "file" && build.starts_with("build"))
 }
 
@@ -103,8 +122,12 @@ impl CallGuard for UnityScopeGuard {
         }
         match normalized_action(args) {
             Some(action) if allowed.iter().any(|a| a.eq_ignore_ascii_case(&action)) => Verdict::Allowed,
-            Some(action) => Verdict::Denied(format!("{tool} {action} is not in the scope policy (data/scope-policy.yml)")),
-            None => Verdict::Denied(format!("{tool} without an action is not in the scope policy (data/scope-policy.yml)")),
+            Some(action) => Verdict::Denied(format!(
+                "{tool} {action} is not in the scope policy (data/scope-policy.yml)"
+            )),
+            None => Verdict::Denied(format!(
+                "{tool} without an action is not in the scope policy (data/scope-policy.yml)"
+            )),
         }
     }
 
@@ -136,7 +159,9 @@ mod tests {
             "execute_code",
             "batch_execute",
         ];
-        UnityScopeGuard::new(ScopePolicy { allow: tools.iter().map(|t| (t.to_string(), vec!["*".into()])).collect() })
+        UnityScopeGuard::new(ScopePolicy {
+            allow: tools.iter().map(|t| (t.to_string(), vec!["*".into()])).collect(),
+        })
     }
 
     fn shipped() -> UnityScopeGuard {
@@ -149,19 +174,34 @@ mod tests {
         let guard = permissive();
         let forbidden = [
             ("manage_asset", json!({"action": "delete", "path": "Assets/A.prefab"})),
-            ("manage_asset", json!({"action": " Move ", "path": "Assets/A.prefab", "destination": "Assets/B"})),
+            (
+                "manage_asset",
+                json!({"action": " Move ", "path": "Assets/A.prefab", "destination": "Assets/B"}),
+            ),
             ("manage_asset", json!({"action": "RENAME", "path": "Assets/A.prefab"})),
             ("delete_script", json!({"uri": "Assets/Scripts/Player.cs"})),
-            ("manage_script", json!({"action": "delete", "name": "Player", "path": "Assets/Scripts"})),
+            (
+                "manage_script",
+                json!({"action": "delete", "name": "Player", "path": "Assets/Scripts"}),
+            ),
             ("manage_editor", json!({"action": "add_layer", "layer_name": "Zombies"})),
             ("manage_editor", json!({"action": "set_player_settings"})),
             ("manage_build", json!({"action": "status"})),
             ("manage_scene", json!({"action": "modify_build_settings"})),
             ("execute_menu_item", json!({"menu_path": "File/Build Settings..."})),
             ("execute_menu_item", json!({"menu_path": " file / build and run"})),
-            ("manage_packages", json!({"action": "remove_package", "package": "com.unity.ugui"})),
-            ("execute_code", json!({"action": "execute", "code": "AssetDatabase.DeleteAsset(\"Assets\")"})),
-            ("batch_execute", json!({"commands": [{"tool": "manage_scene", "params": {"action": "save"}}]})),
+            (
+                "manage_packages",
+                json!({"action": "remove_package", "package": "com.unity.ugui"}),
+            ),
+            (
+                "execute_code",
+                json!({"action": "execute", "code": "AssetDatabase.DeleteAsset(\"Assets\")"}),
+            ),
+            (
+                "batch_execute",
+                json!({"commands": [{"tool": "manage_scene", "params": {"action": "save"}}]}),
+            ),
         ];
         for (tool, args) in forbidden {
             assert!(!guard.check(tool, &args).is_allowed(), "{tool} {args} must be denied");
@@ -172,31 +212,58 @@ mod tests {
     fn harmless_calls_of_watched_tools_follow_the_policy() {
         let guard = permissive();
         assert!(guard.check("manage_editor", &json!({"action": "play"})).is_allowed());
-        assert!(guard.check("execute_menu_item", &json!({"menu_path": "File/Save Project"})).is_allowed());
-        assert!(guard.check("manage_packages", &json!({"action": "list_packages"})).is_allowed());
+        assert!(guard
+            .check("execute_menu_item", &json!({"menu_path": "File/Save Project"}))
+            .is_allowed());
+        assert!(guard
+            .check("manage_packages", &json!({"action": "list_packages"}))
+            .is_allowed());
     }
 
     #[test]
     fn the_shipped_policy_allows_the_planner_and_denies_the_rest() {
         let guard = shipped();
-        assert!(guard.check("manage_gameobject", &json!({"action": "create", "prefab_path": "Assets/Z.prefab"})).is_allowed());
+        assert!(guard
+            .check(
+                "manage_gameobject",
+                &json!({"action": "create", "prefab_path": "Assets/Z.prefab"})
+            )
+            .is_allowed());
         assert!(guard.check("manage_scene", &json!({"action": "save"})).is_allowed());
-        assert!(guard.check("find_gameobjects", &json!({"search_term": "Zombie"})).is_allowed());
-        let Verdict::Denied(reason) = guard.check("manage_gameobject", &json!({"action": "delete", "target": "Main Camera"}))
-        else {
+        assert!(guard
+            .check("find_gameobjects", &json!({"search_term": "Zombie"}))
+            .is_allowed());
+        let Verdict::Denied(reason) = guard.check(
+            "manage_gameobject",
+            &json!({"action": "delete", "target": "Main Camera"}),
+        ) else {
             panic!("delete is not in the policy");
         };
         assert!(reason.contains("not in the scope policy"), "{reason}");
-        assert!(!guard.check("manage_scene", &json!({"action": "load", "path": "Assets/Other.unity"})).is_allowed());
-        assert!(!guard.check("manage_prefabs", &json!({"action": "create_from_gameobject"})).is_allowed());
-        assert!(!guard.check("manage_gameobject", &json!({"name": "no action"})).is_allowed());
+        assert!(!guard
+            .check("manage_scene", &json!({"action": "load", "path": "Assets/Other.unity"}))
+            .is_allowed());
+        assert!(!guard
+            .check("manage_prefabs", &json!({"action": "create_from_gameobject"}))
+            .is_allowed());
+        assert!(!guard
+            .check("manage_gameobject", &json!({"name": "no action"}))
+            .is_allowed());
         assert!(!guard.check("manage_gameobject", &json!(["create"])).is_allowed());
     }
 
     #[test]
     fn menu_items_are_audited_by_path() {
         let guard = shipped();
-        assert_eq!(guard.action_of("execute_menu_item", &json!({"menu_path": "File/Build And Run"})).as_deref(), Some("File/Build And Run"));
-        assert_eq!(guard.action_of("manage_scene", &json!({"action": "save"})).as_deref(), Some("save"));
+        assert_eq!(
+            guard
+                .action_of("execute_menu_item", &json!({"menu_path": "File/Build And Run"}))
+                .as_deref(),
+            Some("File/Build And Run")
+        );
+        assert_eq!(
+            guard.action_of("manage_scene", &json!({"action": "save"})).as_deref(),
+            Some("save")
+        );
     }
 }

@@ -49,24 +49,42 @@ pub fn summarize(decisions: &[Decision], execution: Option<&Execution>) -> Summa
     for d in decisions {
         let violation = execution.and_then(|e| e.violations.iter().find(|v| v.group == d.group));
         let applied = execution.and_then(|e| e.groups.iter().find(|g| g.group == d.group));
-        let chosen = d.chosen.as_ref().map(|c| format!("{} ({:.2})", c.path, c.confidence)).unwrap_or_default();
+        let chosen = d
+            .chosen
+            .as_ref()
+            .map(|c| format!("{} ({:.2})", c.path, c.confidence))
+            .unwrap_or_default();
         let (verdict, detail) = match (d.choice, violation, applied) {
-            (_, Some(v), _) => (Verdict::ScopeViolation, format!("{} — nothing was sent for this group", v.reason)),
+            (_, Some(v), _) => (
+                Verdict::ScopeViolation,
+                format!("{} — nothing was sent for this group", v.reason),
+            ),
             (_, _, Some(a)) if !a.ok => (Verdict::Failed, a.error.clone().unwrap_or_default()),
             (Choice::Auto, _, Some(_)) => (Verdict::AutoApplied, chosen),
             (Choice::Confirmed, _, Some(_)) => (Verdict::ConfirmedAndApplied, chosen),
             (Choice::Auto | Choice::Confirmed, _, None) => (Verdict::Failed, format!("{chosen} was not applied")),
             (Choice::Unconfirmed | Choice::Pending, ..) => (
                 Verdict::Unconfirmed,
-                format!("best confidence {:.2}; rerun with --choose {}=N or --yes", d.max_confidence, d.group),
+                format!(
+                    "best confidence {:.2}; rerun with --choose {}=N or --yes",
+                    d.max_confidence, d.group
+                ),
             ),
             (Choice::Aborted, ..) => (Verdict::Rejected, "aborted by the user".into()),
             (Choice::NoFit, ..) => (Verdict::Rejected, "no fitting candidate".into()),
         };
-        lines.push(format!("{PREFIX} {}. {} — {}: {detail}", d.group, d.sub_intent, verdict.label()));
+        lines.push(format!(
+            "{PREFIX} {}. {} — {}: {detail}",
+            d.group,
+            d.sub_intent,
+            verdict.label()
+        ));
         if d.choice == Choice::NoFit {
             for c in d.candidates.iter().take(3) {
-                lines.push(format!("    closest: {} ({:.2}) — {}", c.path, c.confidence, c.reasoning));
+                lines.push(format!(
+                    "    closest: {} ({:.2}) — {}",
+                    c.path, c.confidence, c.reasoning
+                ));
             }
             lines.push("    try: rephrase the request and run `unity-assets search`, or `unity-assets reindex` if assets changed".into());
         }
@@ -77,8 +95,13 @@ pub fn summarize(decisions: &[Decision], execution: Option<&Execution>) -> Summa
         *counts.entry(*v).or_default() += 1;
     }
     let counted: Vec<String> = counts.iter().map(|(v, n)| format!("{n} {}", v.label())).collect();
-    lines.push(format!("{PREFIX} summary: {}; {audit_lines} audit lines written", counted.join(", ")));
-    let failed = verdicts.iter().any(|v| matches!(v, Verdict::Failed | Verdict::ScopeViolation));
+    lines.push(format!(
+        "{PREFIX} summary: {}; {audit_lines} audit lines written",
+        counted.join(", ")
+    ));
+    let failed = verdicts
+        .iter()
+        .any(|v| matches!(v, Verdict::Failed | Verdict::ScopeViolation));
     lines.push(format!(
         "{PREFIX} next: {}",
         if failed {
@@ -87,7 +110,11 @@ pub fn summarize(decisions: &[Decision], execution: Option<&Execution>) -> Summa
             "check the assets added to the scene, then review the changes with git diff"
         }
     ));
-    Summary { verdicts, lines, exit_code: i32::from(failed) }
+    Summary {
+        verdicts,
+        lines,
+        exit_code: i32::from(failed),
+    }
 }
 
 #[cfg(test)]
@@ -105,20 +132,56 @@ mod tests {
             {"sub_intent": "sky", "candidates": [{"guid": "c", "path": "Assets/S.mat", "confidence": 0.1, "reasoning": "weak"}]},
             {"sub_intent": "evil", "candidates": [{"guid": "d", "path": "Assets/E.prefab", "confidence": 0.95, "reasoning": "r"}]},
         ]);
-        let decisions = decide(&groups, Thresholds { auto: 0.7, confirm: 0.4 }, &Answers { non_interactive: true, ..Answers::default() }).unwrap();
+        let decisions = decide(
+            &groups,
+            Thresholds {
+                auto: 0.7,
+                confirm: 0.4,
+            },
+            &Answers {
+                non_interactive: true,
+                ..Answers::default()
+            },
+        )
+        .unwrap();
         let execution = Execution {
             status: "ok".into(),
             message: None,
-            groups: vec![Applied { group: 1, ok: true, calls_sent: 2, error: None }],
-            violations: vec![Violation { group: 4, tool: "manage_asset".into(), reason: "manage_asset delete is forbidden".into() }],
+            groups: vec![Applied {
+                group: 1,
+                ok: true,
+                calls_sent: 2,
+                error: None,
+            }],
+            violations: vec![Violation {
+                group: 4,
+                tool: "manage_asset".into(),
+                reason: "manage_asset delete is forbidden".into(),
+            }],
             audit_lines: 3,
             mcp_ms: 0,
         };
         let s = summarize(&decisions, Some(&execution));
-        assert_eq!(s.verdicts, [Verdict::AutoApplied, Verdict::Unconfirmed, Verdict::Rejected, Verdict::ScopeViolation]);
-        assert_eq!(s.lines[0], "[unity-assets:build] 1. enemy — auto applied: Assets/Z.prefab (0.90)");
-        assert!(s.lines.iter().any(|l| l.contains("closest: Assets/S.mat (0.10) — weak")));
-        assert!(s.lines.iter().any(|l| l.ends_with("1 auto applied, 1 unconfirmed, 1 rejected, 1 scope_violation; 3 audit lines written")));
+        assert_eq!(
+            s.verdicts,
+            [
+                Verdict::AutoApplied,
+                Verdict::Unconfirmed,
+                Verdict::Rejected,
+                Verdict::ScopeViolation
+            ]
+        );
+        assert_eq!(
+            s.lines[0],
+            "[unity-assets:build] 1. enemy — auto applied: Assets/Z.prefab (0.90)"
+        );
+        assert!(s
+            .lines
+            .iter()
+            .any(|l| l.contains("closest: Assets/S.mat (0.10) — weak")));
+        assert!(s.lines.iter().any(
+            |l| l.ends_with("1 auto applied, 1 unconfirmed, 1 rejected, 1 scope_violation; 3 audit lines written")
+        ));
         assert_eq!(s.exit_code, 1);
     }
 }

@@ -25,7 +25,11 @@ pub fn eject(project: &Project, force: bool) -> Outcome {
         }
         written += 1;
     }
-    println!("ejected to {}: {written} written, {same} unchanged, {} kept (edited)", root.display(), kept.len());
+    println!(
+        "ejected to {}: {written} written, {same} unchanged, {} kept (edited)",
+        root.display(),
+        kept.len()
+    );
     if kept.is_empty() {
         Outcome::ok()
     } else {

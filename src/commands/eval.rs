@@ -28,7 +28,12 @@ pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome
     // Search lines are not part of eval's output: capture them.
     let mut rt = Runtime::new(project.root.clone(), Output::buffer(), project.resources.clone());
     rt.provider = provider;
-    let queries: Vec<&str> = set.queries.iter().map(|q| q.query.as_str()).chain(set.routing.iter().map(|r| r.query.as_str())).collect();
+    let queries: Vec<&str> = set
+        .queries
+        .iter()
+        .map(|q| q.query.as_str())
+        .chain(set.routing.iter().map(|r| r.query.as_str()))
+        .collect();
     let mut results: HashMap<String, Vec<Vec<Hit>>> = HashMap::new();
     for q in queries {
         if results.contains_key(q) {

@@ -5,11 +5,11 @@ pub mod eject;
 pub mod eval;
 pub mod providers;
 
-use std::io::IsTerminal;
 use engine::render::{render, Format};
 use engine::run::{bind_inputs, Flow, RunError, Runtime};
 use engine::Output;
 use serde_json::{Map, Value};
+use std::io::IsTerminal;
 
 use crate::cli::RunOptions;
 use crate::exit;
@@ -23,13 +23,22 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn ok() -> Self {
-        Self { code: exit::OK, message: None }
+        Self {
+            code: exit::OK,
+            message: None,
+        }
     }
     pub fn invalid(message: impl ToString) -> Self {
-        Self { code: exit::INVALID, message: Some(message.to_string()) }
+        Self {
+            code: exit::INVALID,
+            message: Some(message.to_string()),
+        }
     }
     pub fn failed(message: impl ToString) -> Self {
-        Self { code: exit::FAILED, message: Some(message.to_string()) }
+        Self {
+            code: exit::FAILED,
+            message: Some(message.to_string()),
+        }
     }
 }
 
@@ -43,7 +52,13 @@ pub enum Show {
 }
 
 /// Compile and run a pipeline; print, report and map the ending to an exit code.
-pub async fn run_pipeline(project: &Project, name: &str, inputs: Map<String, Value>, opts: &RunOptions, show: Show) -> Outcome {
+pub async fn run_pipeline(
+    project: &Project,
+    name: &str,
+    inputs: Map<String, Value>,
+    opts: &RunOptions,
+    show: Show,
+) -> Outcome {
     let pipeline = match project.compile(name, &opts.sets) {
         Ok(p) => p,
         Err(d) => return Outcome::invalid(d),
@@ -81,7 +96,12 @@ pub async fn run_pipeline(project: &Project, name: &str, inputs: Map<String, Val
             }
             Outcome { code, message: None }
         }
-        Ok(Flow::Exit { code, status }) => Outcome { code, message: status.filter(|s| !s.is_empty() && code != exit::OK).map(|s| format!("{}: {s}", pipeline.name)) },
+        Ok(Flow::Exit { code, status }) => Outcome {
+            code,
+            message: status
+                .filter(|s| !s.is_empty() && code != exit::OK)
+                .map(|s| format!("{}: {s}", pipeline.name)),
+        },
         Err(e @ RunError::Input { .. }) => Outcome::invalid(e),
         Err(e) => Outcome::failed(e),
     }
@@ -134,9 +154,10 @@ pub fn graph(project: &Project, name: &str, format: &str) -> Outcome {
 pub fn inputs_from_flags(flags: &[String]) -> Result<Map<String, Value>, Outcome> {
     let mut map = Map::new();
     for f in flags {
-        let (k, v) = f.split_once('=').ok_or_else(|| Outcome::invalid(format!("`--input {f}`: expected key=value")))?;
+        let (k, v) = f
+            .split_once('=')
+            .ok_or_else(|| Outcome::invalid(format!("`--input {f}`: expected key=value")))?;
         map.insert(k.trim().to_owned(), Value::String(v.to_owned()));
     }
     Ok(map)
 }
-

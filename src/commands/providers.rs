@@ -26,30 +26,80 @@ struct Args {
 
 /// Register `doctor.provider`: configured, and (unless offline) reachable.
 pub fn register(registry: &mut Registry, llm: LlmConfig) {
-    registry.async_function("doctor.provider", "is the LLM provider configured and reachable?", move |a: Args, _ctx| {
-        let llm = llm.clone();
-        async move { Ok(check(&llm, a.offline).await) }
-    });
+    registry.async_function(
+        "doctor.provider",
+        "is the LLM provider configured and reachable?",
+        move |a: Args, _ctx| {
+            let llm = llm.clone();
+            async move { Ok(check(&llm, a.offline).await) }
+        },
+    );
 }
 
 async fn check(llm: &LlmConfig, offline: bool) -> ProviderCheck {
     let name = "provider";
     if llm.provider == ProviderKind::Builtin {
-        return ProviderCheck { name, ok: true, detail: "builtin (offline, no key needed)".into(), fix: None };
+        return ProviderCheck {
+            name,
+            ok: true,
+            detail: "builtin (offline, no key needed)".into(),
+            fix: None,
+        };
     }
     let provider = match engine::llm::connect(llm, 1) {
         Ok(Some(p)) => p,
-        Ok(None) => return ProviderCheck { name, ok: true, detail: "builtin".into(), fix: None },
-        Err(e) => return ProviderCheck { name, ok: false, detail: e.to_string(), fix: Some("set the key variable or llm.provider in .claude/unity-assets.yml".into()) },
+        Ok(None) => {
+            return ProviderCheck {
+                name,
+                ok: true,
+                detail: "builtin".into(),
+                fix: None,
+            }
+        }
+        Err(e) => {
+            return ProviderCheck {
+                name,
+                ok: false,
+                detail: e.to_string(),
+                fix: Some("set the key variable or llm.provider in .claude/unity-assets.yml".into()),
+            }
+        }
     };
     if offline {
-        return ProviderCheck { name, ok: true, detail: format!("{} configured (reachability not checked: --offline)", llm.provider.name()), fix: None };
+        return ProviderCheck {
+            name,
+            ok: true,
+            detail: format!(
+                "{} configured (reachability not checked: --offline)",
+                llm.provider.name()
+            ),
+            fix: None,
+        };
     }
-    let report = tokio::time::timeout(Duration::from_secs(llm.timeout_s + 5), engine::llm::check(provider.as_ref())).await;
+    let report = tokio::time::timeout(
+        Duration::from_secs(llm.timeout_s + 5),
+        engine::llm::check(provider.as_ref()),
+    )
+    .await;
     match report {
-        Ok(r) if r.error.is_none() => ProviderCheck { name, ok: true, detail: format!("{} {} answered in {} ms", r.provider, r.model, r.latency_ms), fix: None },
-        Ok(r) => ProviderCheck { name, ok: false, detail: format!("{} {}: {}", r.provider, r.model, r.error.unwrap_or_default()), fix: Some("run `unity-assets providers check` for details".into()) },
-        Err(_) => ProviderCheck { name, ok: false, detail: "no answer in time".into(), fix: Some("check llm.base_url and the network".into()) },
+        Ok(r) if r.error.is_none() => ProviderCheck {
+            name,
+            ok: true,
+            detail: format!("{} {} answered in {} ms", r.provider, r.model, r.latency_ms),
+            fix: None,
+        },
+        Ok(r) => ProviderCheck {
+            name,
+            ok: false,
+            detail: format!("{} {}: {}", r.provider, r.model, r.error.unwrap_or_default()),
+            fix: Some("run `unity-assets providers check` for details".into()),
+        },
+        Err(_) => ProviderCheck {
+            name,
+            ok: false,
+            detail: "no answer in time".into(),
+            fix: Some("check llm.base_url and the network".into()),
+        },
     }
 }
 
@@ -64,7 +114,10 @@ pub async fn providers_check(project: &Project) -> Outcome {
         Err(e) => return Outcome::failed(e),
     };
     let r = engine::llm::check(provider.as_ref()).await;
-    println!("provider: {}\nmodel:    {}\nlatency:  {} ms", r.provider, r.model, r.latency_ms);
+    println!(
+        "provider: {}\nmodel:    {}\nlatency:  {} ms",
+        r.provider, r.model, r.latency_ms
+    );
     match r.error {
         None => {
             println!("status:   ok");

@@ -72,7 +72,10 @@ pub struct Hit {
 /// The guid the seed's fixture builder gave `dir/name+ext`: the first 16
 /// bytes of its SHA-256, as 32 lowercase hex digits.
 pub fn seed_guid(relative_path: &str) -> String {
-    Sha256::digest(relative_path.as_bytes())[..16].iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(relative_path.as_bytes())[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// An entry of the seed's `assets-template.yml`.
@@ -105,7 +108,8 @@ pub fn load_seed_templates(path: &Path) -> anyhow::Result<Vec<SeedTemplate>> {
         templates: Vec<SeedTemplate>,
     }
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let file: File = serde_yaml::from_str(&text).with_context(|| format!("{} is not a seed template file", path.display()))?;
+    let file: File =
+        serde_yaml::from_str(&text).with_context(|| format!("{} is not a seed template file", path.display()))?;
     Ok(file.templates)
 }
 
@@ -179,7 +183,10 @@ pub fn load_golden(path: &Path) -> anyhow::Result<GoldenSet> {
         return seed_set(seed, &templates);
     }
     let own: OwnGolden = serde_yaml::from_value(value).with_context(|| {
-        format!("{}: expected `queries: [{{query, accepted: [paths]}}]` or the seed's `sch1_recall`", path.display())
+        format!(
+            "{}: expected `queries: [{{query, accepted: [paths]}}]` or the seed's `sch1_recall`",
+            path.display()
+        )
     })?;
     Ok(GoldenSet {
         queries: own
@@ -211,21 +218,32 @@ pub fn load_golden(path: &Path) -> anyhow::Result<GoldenSet> {
 /// A 32-hex-digit entry is a guid, anything else a path.
 fn own_answer(text: String) -> Answer {
     if text.len() == 32 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
-        Answer { path: None, guid: Some(text.to_ascii_lowercase()) }
+        Answer {
+            path: None,
+            guid: Some(text.to_ascii_lowercase()),
+        }
     } else {
-        Answer { path: Some(text), guid: None }
+        Answer {
+            path: Some(text),
+            guid: None,
+        }
     }
 }
 
 fn seed_set(seed: SeedGolden, templates: &[SeedTemplate]) -> anyhow::Result<GoldenSet> {
-    let by_id: HashMap<&str, &SeedTemplate> =
-        templates.iter().filter_map(|t| t.golden_id.as_deref().map(|id| (id, t))).collect();
+    let by_id: HashMap<&str, &SeedTemplate> = templates
+        .iter()
+        .filter_map(|t| t.golden_id.as_deref().map(|id| (id, t)))
+        .collect();
     let answer = |query_id: &str, golden_id: &str| -> anyhow::Result<Answer> {
         let t = by_id
             .get(golden_id)
             .with_context(|| format!("{query_id}: golden id `{golden_id}` is not in assets-template.yml"))?;
         let path = t.path();
-        Ok(Answer { guid: Some(seed_guid(&path)), path: Some(path) })
+        Ok(Answer {
+            guid: Some(seed_guid(&path)),
+            path: Some(path),
+        })
     };
     let mut queries = Vec::new();
     for q in seed.sch1_recall {
@@ -326,7 +344,10 @@ pub fn evaluate(
     }
     let mut by_category: BTreeMap<String, Vec<&QueryOutcome>> = BTreeMap::new();
     for o in &outcomes {
-        by_category.entry(o.category.clone().unwrap_or_else(|| "uncategorised".into())).or_default().push(o);
+        by_category
+            .entry(o.category.clone().unwrap_or_else(|| "uncategorised".into()))
+            .or_default()
+            .push(o);
     }
     let routing = if set.routing.is_empty() {
         None
@@ -350,7 +371,10 @@ pub fn evaluate(
     };
     Ok(Report {
         overall: metrics(outcomes.iter()),
-        by_category: by_category.into_iter().map(|(k, v)| (k, metrics(v.into_iter()))).collect(),
+        by_category: by_category
+            .into_iter()
+            .map(|(k, v)| (k, metrics(v.into_iter())))
+            .collect(),
         outcomes,
         routing,
     })
@@ -365,7 +389,12 @@ fn metrics<'a>(outcomes: impl Iterator<Item = &'a QueryOutcome>) -> Metrics {
         rr += o.first_rank.map_or(0.0, |r| 1.0 / r as f64);
     }
     let avg = |x: f64| if n == 0 { 0.0 } else { x / n as f64 };
-    Metrics { queries: n, recall_at_3: avg(hits as f64), precision_at_3: avg(precision), mrr: avg(rr) }
+    Metrics {
+        queries: n,
+        recall_at_3: avg(hits as f64),
+        precision_at_3: avg(precision),
+        mrr: avg(rr),
+    }
 }
 
 impl Report {

@@ -56,14 +56,29 @@ pub fn filename_signals(data: &IndexData, stem: &str) -> Vec<String> {
 
 /// `type_subtype` (`Texture/normal-map`) and the use cases of the matching
 /// subtype rule, or of the type's default subtype.
-pub fn subtype(data: &IndexData, asset_type: &str, subject: &Subject, signals: &[String]) -> Option<(String, Vec<String>)> {
+pub fn subtype(
+    data: &IndexData,
+    asset_type: &str,
+    subject: &Subject,
+    signals: &[String],
+) -> Option<(String, Vec<String>)> {
     let entry = data.taxonomy.get(asset_type)?;
     let category = entry.category.as_deref().unwrap_or(asset_type);
     let folders: Vec<String> = folder_segments(subject.path).map(str::to_lowercase).collect();
     let words = name_words(file_stem(subject.path));
-    let matched = entry.rules.iter().find(|rule| rule_holds(rule, subject, signals, &folders, &words));
+    let matched = entry
+        .rules
+        .iter()
+        .find(|rule| rule_holds(rule, subject, signals, &folders, &words));
     let (subtype, use_cases) = match matched {
-        Some(rule) => (&rule.subtype, if rule.use_cases.is_empty() { &entry.use_cases } else { &rule.use_cases }),
+        Some(rule) => (
+            &rule.subtype,
+            if rule.use_cases.is_empty() {
+                &entry.use_cases
+            } else {
+                &rule.use_cases
+            },
+        ),
         None => (entry.default.as_ref()?, &entry.use_cases),
     };
     Some((format!("{category}/{subtype}"), use_cases.clone()))
@@ -71,7 +86,10 @@ pub fn subtype(data: &IndexData, asset_type: &str, subject: &Subject, signals: &
 
 /// The type's general use cases (when no subtype rule applies).
 pub fn type_use_cases<'d>(data: &'d IndexData, asset_type: &str) -> &'d [String] {
-    data.taxonomy.get(asset_type).map(|t| t.use_cases.as_slice()).unwrap_or_default()
+    data.taxonomy
+        .get(asset_type)
+        .map(|t| t.use_cases.as_slice())
+        .unwrap_or_default()
 }
 
 fn rule_holds(rule: &SubtypeRule, subject: &Subject, signals: &[String], folders: &[String], words: &[String]) -> bool {
@@ -83,7 +101,9 @@ fn rule_holds(rule: &SubtypeRule, subject: &Subject, signals: &[String], folders
 }
 
 fn settings_hold(wanted: &BTreeMap<String, Vec<String>>, have: &BTreeMap<String, String>) -> bool {
-    wanted.iter().all(|(key, values)| have.get(key).is_some_and(|v| values.contains(v)))
+    wanted
+        .iter()
+        .all(|(key, values)| have.get(key).is_some_and(|v| values.contains(v)))
 }
 
 /// The folders of a project-relative path, without `Assets`/`Packages` and the file name.
@@ -144,7 +164,13 @@ mod tests {
 
     fn subject<'a>(path: &'a str, importer: Option<&'a str>, settings: &'a BTreeMap<String, String>) -> Subject<'a> {
         let extension = path.rsplit('.').next().unwrap_or_default();
-        Subject { path, extension, importer, settings, main_class: None }
+        Subject {
+            path,
+            extension,
+            importer,
+            settings,
+            main_class: None,
+        }
     }
 
     fn settings(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -164,8 +190,14 @@ mod tests {
         let data = embedded();
         let sprite = settings(&[("textureType", "8")]);
         let plain = settings(&[("textureType", "0")]);
-        assert_eq!(asset_type(&data, &subject("Assets/UI/a.png", Some("TextureImporter"), &sprite)), "Sprite");
-        assert_eq!(asset_type(&data, &subject("Assets/Art/a.png", None, &plain)), "Texture2D");
+        assert_eq!(
+            asset_type(&data, &subject("Assets/UI/a.png", Some("TextureImporter"), &sprite)),
+            "Sprite"
+        );
+        assert_eq!(
+            asset_type(&data, &subject("Assets/Art/a.png", None, &plain)),
+            "Texture2D"
+        );
     }
 
     #[test]
@@ -179,7 +211,10 @@ mod tests {
         assert_eq!(asset_type(&data, &s), "TerrainData");
         s.main_class = None;
         assert_eq!(asset_type(&data, &s), "Asset");
-        assert_eq!(asset_type(&data, &subject("Assets/readme.weird", None, &none)), "DefaultAsset");
+        assert_eq!(
+            asset_type(&data, &subject("Assets/readme.weird", None, &none)),
+            "DefaultAsset"
+        );
     }
 
     #[test]
@@ -206,13 +241,31 @@ mod tests {
             let signals = filename_signals(&data, file_stem(path));
             subtype(&data, ty, &s, &signals).map(|(sub, _)| sub)
         };
-        assert_eq!(check("Sprite", "Assets/UIKit/UI/Button.png", &none).as_deref(), Some("Sprite/ui"));
-        assert_eq!(check("AudioClip", "Assets/AudioKit/Music/Theme.ogg", &none).as_deref(), Some("AudioClip/music"));
-        assert_eq!(check("AudioClip", "Assets/AudioKit/Gunshot.wav", &none).as_deref(), Some("AudioClip/sfx"));
+        assert_eq!(
+            check("Sprite", "Assets/UIKit/UI/Button.png", &none).as_deref(),
+            Some("Sprite/ui")
+        );
+        assert_eq!(
+            check("AudioClip", "Assets/AudioKit/Music/Theme.ogg", &none).as_deref(),
+            Some("AudioClip/music")
+        );
+        assert_eq!(
+            check("AudioClip", "Assets/AudioKit/Gunshot.wav", &none).as_deref(),
+            Some("AudioClip/sfx")
+        );
         let humanoid = settings(&[("animationType", "3")]);
-        assert_eq!(check("Model", "Assets/Kit/Bob.fbx", &humanoid).as_deref(), Some("Model/character"));
-        assert_eq!(check("Texture2D", "Assets/Kit/Rock_normal.png", &none).as_deref(), Some("Texture/normal-map"));
-        assert_eq!(check("Prefab", "Assets/Kit/Characters/Walker.prefab", &none).as_deref(), Some("Prefab/character"));
+        assert_eq!(
+            check("Model", "Assets/Kit/Bob.fbx", &humanoid).as_deref(),
+            Some("Model/character")
+        );
+        assert_eq!(
+            check("Texture2D", "Assets/Kit/Rock_normal.png", &none).as_deref(),
+            Some("Texture/normal-map")
+        );
+        assert_eq!(
+            check("Prefab", "Assets/Kit/Characters/Walker.prefab", &none).as_deref(),
+            Some("Prefab/character")
+        );
         assert_eq!(check("Material", "Assets/Kit/Stone.mat", &none), None);
         let pattern = regex_like_type_subtype();
         for (name, entry) in &data.taxonomy {
@@ -230,7 +283,9 @@ mod tests {
                 !t.is_empty()
                     && t.bytes().all(|b| b.is_ascii_alphabetic())
                     && !sub.is_empty()
-                    && sub.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                    && sub
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
             }
             None => false,
         }

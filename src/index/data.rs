@@ -144,10 +144,19 @@ impl IndexData {
             .rules
             .iter()
             .flat_map(|r| r.settings.keys())
-            .chain(taxonomy.values().flat_map(|t| t.rules.iter().flat_map(|r| r.settings.keys())))
+            .chain(
+                taxonomy
+                    .values()
+                    .flat_map(|t| t.rules.iter().flat_map(|r| r.settings.keys())),
+            )
             .cloned()
             .collect();
-        Ok(Self { types, taxonomy, conventions, setting_keys })
+        Ok(Self {
+            types,
+            taxonomy,
+            conventions,
+            setting_keys,
+        })
     }
 
     /// The name of a Unity class ID, if the table knows it.
@@ -158,7 +167,11 @@ impl IndexData {
 
 /// `type_subtype` must match `^[A-Za-z]+/[a-z0-9-]+$`: reject data that could not.
 fn check_subtypes(taxonomy: &BTreeMap<String, TypeTaxonomy>) -> anyhow::Result<()> {
-    let kebab = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    let kebab = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    };
     for (type_name, entry) in taxonomy {
         let category = entry.category.as_deref().unwrap_or(type_name);
         anyhow::ensure!(

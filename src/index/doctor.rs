@@ -40,11 +40,23 @@ pub struct Check {
 
 impl Check {
     fn pass(name: &str, detail: impl Into<String>) -> Self {
-        Self { name: name.to_owned(), ok: true, required: true, detail: detail.into(), fix: String::new() }
+        Self {
+            name: name.to_owned(),
+            ok: true,
+            required: true,
+            detail: detail.into(),
+            fix: String::new(),
+        }
     }
 
     fn fail(name: &str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
-        Self { name: name.to_owned(), ok: false, required: true, detail: detail.into(), fix: fix.into() }
+        Self {
+            name: name.to_owned(),
+            ok: false,
+            required: true,
+            detail: detail.into(),
+            fix: fix.into(),
+        }
     }
 }
 
@@ -82,7 +94,11 @@ pub fn config(project: &Path) -> Check {
     match problems.as_slice() {
         [] if path.is_file() => Check::pass(NAME, format!("{CONFIG_FILE} is valid")),
         [] => Check::pass(NAME, format!("no {CONFIG_FILE}; defaults apply")),
-        _ => Check::fail(NAME, problems.join("; "), format!("correct {CONFIG_FILE} (see the README's configuration keys)")),
+        _ => Check::fail(
+            NAME,
+            problems.join("; "),
+            format!("correct {CONFIG_FILE} (see the README's configuration keys)"),
+        ),
     }
 }
 
@@ -104,7 +120,9 @@ fn config_problems(map: &serde_json::Map<String, Value>) -> Vec<String> {
         for key in ["auto", "confirm"] {
             if let Some(value) = thresholds.get(key) {
                 if !value.as_f64().is_some_and(|x| (0.0..=1.0).contains(&x)) {
-                    problems.push(format!("confidence_threshold.{key} is {value}; expected a number from 0 to 1"));
+                    problems.push(format!(
+                        "confidence_threshold.{key} is {value}; expected a number from 0 to 1"
+                    ));
                 }
             }
         }
@@ -137,7 +155,11 @@ pub fn index(project: &Path, assets: &ReadRows) -> Check {
         Freshness::Fresh { last_run } => {
             let ok = assets.value.as_ref().map_or(0, Vec::len);
             let bad = assets.bad_rows.len();
-            let version = store::read_manifest(project).ok().flatten().map(|m| m.version).unwrap_or_default();
+            let version = store::read_manifest(project)
+                .ok()
+                .flatten()
+                .map(|m| m.version)
+                .unwrap_or_default();
             let detail = format!("{version}, fresh (last run {last_run}), {ok} rows valid, {bad} invalid");
             if bad == 0 {
                 Check::pass(NAME, detail)
@@ -159,7 +181,12 @@ pub fn feedback(rows: &ReadRows) -> Check {
     if bad == 0 {
         Check::pass(NAME, detail)
     } else {
-        let lines: Vec<String> = rows.bad_rows.iter().filter_map(|b| b.get("line")).map(Value::to_string).collect();
+        let lines: Vec<String> = rows
+            .bad_rows
+            .iter()
+            .filter_map(|b| b.get("line"))
+            .map(Value::to_string)
+            .collect();
         Check::fail(
             NAME,
             format!("{detail} (lines {})", lines.join(", ")),
@@ -187,12 +214,19 @@ pub fn temp_files(project: &Path) -> Check {
     if stray.is_empty() {
         Check::pass(NAME, "no stray files")
     } else if interrupted && stray.len() == 1 {
-        Check::fail(NAME, "an index run was interrupted", "run `unity-assets index` to resume it")
+        Check::fail(
+            NAME,
+            "an index run was interrupted",
+            "run `unity-assets index` to resume it",
+        )
     } else {
         Check::fail(
             NAME,
             format!("stray files: {}", stray.join(", ")),
-            format!("make sure no unity-assets command is running, then delete them from {}", store::INDEX_DIR),
+            format!(
+                "make sure no unity-assets command is running, then delete them from {}",
+                store::INDEX_DIR
+            ),
         )
     }
 }
@@ -221,11 +255,18 @@ pub fn report(checks: &[Check]) -> Report {
         .map(|c| {
             let mark = if c.ok { "✓" } else { "✗" };
             let optional = if c.ok || c.required { "" } else { " (optional)" };
-            let fix = if c.ok || c.fix.is_empty() { String::new() } else { format!(" — fix: {}", c.fix) };
+            let fix = if c.ok || c.fix.is_empty() {
+                String::new()
+            } else {
+                format!(" — fix: {}", c.fix)
+            };
             format!("{mark} {}: {}{optional}{fix}", c.name, c.detail)
         })
         .collect();
-    Report { ok: checks.iter().all(|c| c.ok || !c.required), text: lines.join("\n") }
+    Report {
+        ok: checks.iter().all(|c| c.ok || !c.required),
+        text: lines.join("\n"),
+    }
 }
 
 #[cfg(test)]
@@ -243,14 +284,25 @@ mod tests {
         std::fs::write(dir.path().join(CONFIG_FILE), "index_depth: deep\nbatch_size: 0\n").unwrap();
         let check = config(dir.path());
         assert!(!check.ok);
-        assert!(check.detail.contains("index_depth") && check.detail.contains("batch_size"), "{}", check.detail);
-        std::fs::write(dir.path().join(CONFIG_FILE), "index_depth: rich\nignore_paths: [Assets/Plugins]\n").unwrap();
+        assert!(
+            check.detail.contains("index_depth") && check.detail.contains("batch_size"),
+            "{}",
+            check.detail
+        );
+        std::fs::write(
+            dir.path().join(CONFIG_FILE),
+            "index_depth: rich\nignore_paths: [Assets/Plugins]\n",
+        )
+        .unwrap();
         assert!(config(dir.path()).ok);
     }
 
     #[test]
     fn feedback_counts_and_stray_files() {
-        let rows = ReadRows { value: Some(vec![Value::Null; 3]), bad_rows: vec![serde_json::json!({"line": 2})] };
+        let rows = ReadRows {
+            value: Some(vec![Value::Null; 3]),
+            bad_rows: vec![serde_json::json!({"line": 2})],
+        };
         let check = feedback(&rows);
         assert!(!check.ok);
         assert!(check.detail.starts_with("3 ok / 1 corrupted"), "{}", check.detail);
@@ -263,7 +315,11 @@ mod tests {
         assert!(temp_files(dir.path()).ok);
         std::fs::write(index.join(".assets.jsonl.12.0.tmp"), "").unwrap();
         let check = temp_files(dir.path());
-        assert!(!check.ok && check.detail.contains(".assets.jsonl.12.0.tmp"), "{}", check.detail);
+        assert!(
+            !check.ok && check.detail.contains(".assets.jsonl.12.0.tmp"),
+            "{}",
+            check.detail
+        );
     }
 
     #[test]

@@ -51,8 +51,8 @@ impl CuratedLabels {
     }
 
     pub fn parse(text: &str) -> anyhow::Result<Self> {
-        let specs: Option<Vec<RuleSpec>> = serde_yaml::from_str(text)
-            .context("expected a list of `{glob: \"Assets/…/**\", labels: [..]}` rules")?;
+        let specs: Option<Vec<RuleSpec>> =
+            serde_yaml::from_str(text).context("expected a list of `{glob: \"Assets/…/**\", labels: [..]}` rules")?;
         let rules = specs
             .unwrap_or_default()
             .into_iter()
@@ -70,7 +70,11 @@ impl CuratedLabels {
 
     /// The labels of the first rule matching `path`, if any.
     pub fn for_path(&self, path: &str) -> &[String] {
-        self.rules.iter().find(|(glob, _)| glob.is_match(path)).map(|(_, labels)| labels.as_slice()).unwrap_or_default()
+        self.rules
+            .iter()
+            .find(|(glob, _)| glob.is_match(path))
+            .map(|(_, labels)| labels.as_slice())
+            .unwrap_or_default()
     }
 }
 

@@ -41,7 +41,9 @@ impl Meta {
     /// The Unity class ID of the main object, when the importer names it.
     pub fn main_class_id(&self) -> Option<u32> {
         let id = self.main_object_file_id?;
-        (id > 0 && id % 100_000 == 0).then(|| u32::try_from(id / 100_000).ok()).flatten()
+        (id > 0 && id % 100_000 == 0)
+            .then(|| u32::try_from(id / 100_000).ok())
+            .flatten()
     }
 }
 
@@ -78,7 +80,9 @@ pub fn parse_meta(text: &str, wanted: &BTreeSet<String>) -> Result<Meta, MetaErr
             labels_indent = None;
         }
 
-        let Some((key, value)) = split_key(content) else { continue };
+        let Some((key, value)) = split_key(content) else {
+            continue;
+        };
         if key == "labels" {
             if value.is_empty() {
                 labels_indent = Some(indent);
@@ -130,7 +134,10 @@ fn split_key(content: &str) -> Option<(&str, &str)> {
 
 /// `[a, b]` or a single scalar after `labels:`.
 fn flow_labels(value: &str, labels: &mut Vec<String>) {
-    let inner = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')).unwrap_or(value);
+    let inner = value
+        .strip_prefix('[')
+        .and_then(|v| v.strip_suffix(']'))
+        .unwrap_or(value);
     for item in inner.split(',') {
         push_label(labels, item);
     }
@@ -224,8 +231,14 @@ mod tests {
 
     #[test]
     fn bad_and_missing_guids_are_errors() {
-        assert_eq!(parse_meta("guid: 12345\n", &keys()), Err(MetaError::BadGuid("12345".into())));
-        assert_eq!(parse_meta("fileFormatVersion: 2\n", &keys()), Err(MetaError::MissingGuid));
+        assert_eq!(
+            parse_meta("guid: 12345\n", &keys()),
+            Err(MetaError::BadGuid("12345".into()))
+        );
+        assert_eq!(
+            parse_meta("fileFormatVersion: 2\n", &keys()),
+            Err(MetaError::MissingGuid)
+        );
         let not_hex = "guid: 0123456789abcdef0123456789abcdeg\n";
         assert!(matches!(parse_meta(not_hex, &keys()), Err(MetaError::BadGuid(_))));
     }

@@ -10,16 +10,16 @@
 //! builtin, append to the partial) → `index.finalize` (merge, write, close).
 
 mod classify;
-mod data;
+pub(crate) mod data;
 mod doctor;
 mod labels;
 mod meta;
 mod packages;
-mod record;
-mod run;
-mod scan;
-mod store;
-mod tagger;
+pub(crate) mod record;
+pub(crate) mod run;
+pub(crate) mod scan;
+pub(crate) mod store;
+pub(crate) mod tagger;
 mod unity_yaml;
 
 #[cfg(test)]
@@ -102,59 +102,91 @@ struct ReportArgs {
 /// Register `index.*` and `doctor.*` functions and the `index.tag` builtin.
 pub fn register(registry: &mut Registry, data: DataSource) {
     registry
-        .function("index.scan", "walk Assets/ and Packages/, parse .meta files, classify and group assets", {
-            move |options: ScanOptions, ctx: &CallContext| {
-                let data: Arc<IndexData> = data(ctx)?;
-                scan::scan(&ctx.workdir, &data, &options)
-            }
-        })
-        .function("index.diff", "compare scanned signatures with the last finished run", |a: DiffArgs, ctx| {
-            run::diff(&ctx.workdir, &a.scan, a.force)
-        })
-        .function("index.plan_batches", "start or resume a run and split changed assets into batches", |a: PlanArgs, ctx| {
-            run::plan_batches(&ctx.workdir, &a.scan, &a.diff, a.batch_size)
-        })
-        .function("index.check_tags", "list the assets of a batch whose tag rows must be asked again", |a: CheckArgs, _| {
-            Ok(run::check_tags(&a.batch, a.tags.as_ref(), a.index_depth))
-        })
-        .function("index.checkpoint", "keep good rows, tag the rest with the builtin, append the batch to the partial", {
-            |a: CheckpointArgs, ctx| {
-                let answers: Vec<&TagBatch> = a.tags.iter().chain(a.retry.iter()).collect();
-                run::checkpoint(&ctx.workdir, &a.batch, &answers, a.answered_by, a.index_depth)
-            }
-        })
-        .function("index.finalize", "merge tags and write assets.jsonl, packages.jsonl, manifest.json, state.json", {
-            |a: FinalizeArgs, ctx| {
-                let finalized = run::finalize(&ctx.workdir, &a.scan, &a.diff)?;
-                for change in &finalized.label_changes {
-                    ctx.output.line(&format!(
-                        "[unity-assets:index] labels changed: {}: [{}] -> [{}]",
-                        change.path,
-                        change.before.join(", "),
-                        change.after.join(", ")
-                    ));
+        .function(
+            "index.scan",
+            "walk Assets/ and Packages/, parse .meta files, classify and group assets",
+            {
+                move |options: ScanOptions, ctx: &CallContext| {
+                    let data: Arc<IndexData> = data(ctx)?;
+                    scan::scan(&ctx.workdir, &data, &options)
                 }
-                Ok(finalized)
-            }
+            },
+        )
+        .function(
+            "index.diff",
+            "compare scanned signatures with the last finished run",
+            |a: DiffArgs, ctx| run::diff(&ctx.workdir, &a.scan, a.force),
+        )
+        .function(
+            "index.plan_batches",
+            "start or resume a run and split changed assets into batches",
+            |a: PlanArgs, ctx| run::plan_batches(&ctx.workdir, &a.scan, &a.diff, a.batch_size),
+        )
+        .function(
+            "index.check_tags",
+            "list the assets of a batch whose tag rows must be asked again",
+            |a: CheckArgs, _| Ok(run::check_tags(&a.batch, a.tags.as_ref(), a.index_depth)),
+        )
+        .function(
+            "index.checkpoint",
+            "keep good rows, tag the rest with the builtin, append the batch to the partial",
+            {
+                |a: CheckpointArgs, ctx| {
+                    let answers: Vec<&TagBatch> = a.tags.iter().chain(a.retry.iter()).collect();
+                    run::checkpoint(&ctx.workdir, &a.batch, &answers, a.answered_by, a.index_depth)
+                }
+            },
+        )
+        .function(
+            "index.finalize",
+            "merge tags and write assets.jsonl, packages.jsonl, manifest.json, state.json",
+            {
+                |a: FinalizeArgs, ctx| {
+                    let finalized = run::finalize(&ctx.workdir, &a.scan, &a.diff)?;
+                    for change in &finalized.label_changes {
+                        ctx.output.line(&format!(
+                            "[unity-assets:index] labels changed: {}: [{}] -> [{}]",
+                            change.path,
+                            change.before.join(", "),
+                            change.after.join(", ")
+                        ));
+                    }
+                    Ok(finalized)
+                }
+            },
+        )
+        .builtin(
+            "index.tag",
+            "tags and a summary from path, name, type, subtype, signals, labels and package",
+            { |request: TagRequest, _| Ok(tagger::tag_batch(&request)) },
+        )
+        .function("doctor.project", "the project root holds Assets/", |_: NoArgs, ctx| {
+            Ok(doctor::project(&ctx.workdir))
         })
-        .builtin("index.tag", "tags and a summary from path, name, type, subtype, signals, labels and package", {
-            |request: TagRequest, _| Ok(tagger::tag_batch(&request))
-        })
-        .function("doctor.project", "the project root holds Assets/", |_: NoArgs, ctx| Ok(doctor::project(&ctx.workdir)))
-        .function("doctor.config", "the project config and curated labels are valid", |_: NoArgs, ctx| {
-            Ok(doctor::config(&ctx.workdir))
-        })
-        .function("doctor.index", "the index is present, fresh and schema-valid", |a: RowsArgs, ctx| {
-            Ok(doctor::index(&ctx.workdir, &a.rows.unwrap_or_default()))
-        })
+        .function(
+            "doctor.config",
+            "the project config and curated labels are valid",
+            |_: NoArgs, ctx| Ok(doctor::config(&ctx.workdir)),
+        )
+        .function(
+            "doctor.index",
+            "the index is present, fresh and schema-valid",
+            |a: RowsArgs, ctx| Ok(doctor::index(&ctx.workdir, &a.rows.unwrap_or_default())),
+        )
         .function("doctor.feedback", "feedback rows are valid", |a: RowsArgs, _| {
             Ok(doctor::feedback(&a.rows.unwrap_or_default()))
         })
-        .function("doctor.temp_files", "no stray temp, lock or partial files in the index folder", |_: NoArgs, ctx| {
-            Ok(doctor::temp_files(&ctx.workdir))
+        .function(
+            "doctor.temp_files",
+            "no stray temp, lock or partial files in the index folder",
+            |_: NoArgs, ctx| Ok(doctor::temp_files(&ctx.workdir)),
+        )
+        .function("doctor.mcp", "MCP for Unity is reachable", |_: NoArgs, _| {
+            Ok(doctor::mcp())
         })
-        .function("doctor.mcp", "MCP for Unity is reachable", |_: NoArgs, _| Ok(doctor::mcp()))
-        .function("doctor.report", "one ✓/✗ line per check and the overall verdict", |a: ReportArgs, _| {
-            Ok(doctor::report(&a.checks))
-        });
+        .function(
+            "doctor.report",
+            "one ✓/✗ line per check and the overall verdict",
+            |a: ReportArgs, _| Ok(doctor::report(&a.checks)),
+        );
 }

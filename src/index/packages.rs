@@ -47,7 +47,10 @@ pub fn marker_folders<'a>(files: impl Iterator<Item = &'a str>, conventions: &Co
 pub fn package_of(path: &str, markers: &BTreeSet<String>, conventions: &Conventions) -> PackageRoot {
     let parts: Vec<&str> = path.split('/').collect();
     let folders = &parts[..parts.len().saturating_sub(1)];
-    let root_of = |depth: usize| PackageRoot { root: folders[..depth].join("/"), name: folders[depth - 1].to_owned() };
+    let root_of = |depth: usize| PackageRoot {
+        root: folders[..depth].join("/"),
+        name: folders[depth - 1].to_owned(),
+    };
 
     match folders {
         ["Packages", _, ..] => return root_of(2),
@@ -55,7 +58,9 @@ pub fn package_of(path: &str, markers: &BTreeSet<String>, conventions: &Conventi
         _ => {}
     }
     if folders.first() == Some(&"Assets") {
-        let pack = (3..=folders.len()).rev().find(|&depth| markers.contains(&folders[..depth].join("/")));
+        let pack = (3..=folders.len())
+            .rev()
+            .find(|&depth| markers.contains(&folders[..depth].join("/")));
         if let Some(depth) = pack {
             return root_of(depth);
         }
@@ -65,7 +70,10 @@ pub fn package_of(path: &str, markers: &BTreeSet<String>, conventions: &Conventi
             }
         }
     }
-    PackageRoot { root: PROJECT_ROOT.to_owned(), name: PROJECT_NAME.to_owned() }
+    PackageRoot {
+        root: PROJECT_ROOT.to_owned(),
+        name: PROJECT_NAME.to_owned(),
+    }
 }
 
 /// Stable ids for a set of package roots.
@@ -78,7 +86,13 @@ pub fn package_ids(roots: &BTreeSet<PackageRoot>) -> BTreeMap<String, String> {
             slug
         }
     };
-    let id_of_name = |p: &PackageRoot| if p.root == PROJECT_ROOT { PROJECT_ID.to_owned() } else { slug(&p.name) };
+    let id_of_name = |p: &PackageRoot| {
+        if p.root == PROJECT_ROOT {
+            PROJECT_ID.to_owned()
+        } else {
+            slug(&p.name)
+        }
+    };
     let mut uses: BTreeMap<String, usize> = BTreeMap::new();
     for p in roots {
         *uses.entry(id_of_name(p)).or_default() += 1;
@@ -101,10 +115,16 @@ mod tests {
     #[test]
     fn applies_the_documented_rules_in_order() {
         let data = embedded();
-        let files = ["Assets/Danmokou/Kenney/License.txt", "Assets/Danmokou/Kenney/SFX/hit.wav"];
+        let files = [
+            "Assets/Danmokou/Kenney/License.txt",
+            "Assets/Danmokou/Kenney/SFX/hit.wav",
+        ];
         let markers = marker_folders(files.into_iter(), &data.conventions);
         let of = |path: &str| package_of(path, &markers, &data.conventions);
-        assert_eq!(of("Packages/com.acme.tools/Runtime/A.cs").root, "Packages/com.acme.tools");
+        assert_eq!(
+            of("Packages/com.acme.tools/Runtime/A.cs").root,
+            "Packages/com.acme.tools"
+        );
         assert_eq!(of("Assets/Packages/Zombie Kit/Z.prefab").name, "Zombie Kit");
         assert_eq!(of("Assets/Plugins/DOTween/D.dll").root, "Assets/Plugins/DOTween");
         assert_eq!(of("Assets/Danmokou/Kenney/SFX/hit.wav").root, "Assets/Danmokou/Kenney");
@@ -116,7 +136,10 @@ mod tests {
 
     #[test]
     fn ids_are_kebab_names_and_disambiguated_by_root() {
-        let root = |root: &str, name: &str| PackageRoot { root: root.into(), name: name.into() };
+        let root = |root: &str, name: &str| PackageRoot {
+            root: root.into(),
+            name: name.into(),
+        };
         let roots: BTreeSet<_> = [
             root("Assets", "Project"),
             root("Assets/ZombieKit", "ZombieKit"),

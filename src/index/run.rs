@@ -69,7 +69,10 @@ pub fn diff(project: &Path, scan: &ScanResult, force: bool) -> anyhow::Result<Di
         None
     };
 
-    let mut diff = Diff { full_reason, ..Diff::default() };
+    let mut diff = Diff {
+        full_reason,
+        ..Diff::default()
+    };
     let current: HashSet<&str> = scan.assets.iter().map(|a| a.guid.as_str()).collect();
     for asset in &scan.assets {
         match state.guid_signatures.get(&asset.guid) {
@@ -83,7 +86,12 @@ pub fn diff(project: &Path, scan: &ScanResult, force: bool) -> anyhow::Result<Di
         }
         diff.changed.push(asset.guid.clone());
     }
-    diff.removed = state.guid_signatures.keys().filter(|g| !current.contains(g.as_str())).cloned().collect();
+    diff.removed = state
+        .guid_signatures
+        .keys()
+        .filter(|g| !current.contains(g.as_str()))
+        .cloned()
+        .collect();
     Ok(diff)
 }
 
@@ -114,8 +122,11 @@ pub fn plan_batches(project: &Path, scan: &ScanResult, diff: &Diff, batch_size: 
 
     let (run_id, done) = match state.in_progress_run.clone() {
         Some(run_id) => {
-            let signatures: HashMap<&str, &str> =
-                scan.assets.iter().map(|a| (a.guid.as_str(), a.signature.as_str())).collect();
+            let signatures: HashMap<&str, &str> = scan
+                .assets
+                .iter()
+                .map(|a| (a.guid.as_str(), a.signature.as_str()))
+                .collect();
             let done: HashSet<String> = store::read_partial(project)?
                 .into_iter()
                 .filter(|row| signatures.get(row.tags.guid.as_str()) == Some(&row.signature.as_str()))
@@ -131,8 +142,11 @@ pub fn plan_batches(project: &Path, scan: &ScanResult, diff: &Diff, batch_size: 
     };
 
     let by_guid: HashMap<&str, &ScannedAsset> = scan.assets.iter().map(|a| (a.guid.as_str(), a)).collect();
-    let package_names: HashMap<&str, &str> =
-        scan.packages.iter().map(|p| (p.package_id.as_str(), p.name.as_str())).collect();
+    let package_names: HashMap<&str, &str> = scan
+        .packages
+        .iter()
+        .map(|p| (p.package_id.as_str(), p.name.as_str()))
+        .collect();
     let to_tag: Vec<&ScannedAsset> = diff
         .changed
         .iter()
@@ -155,7 +169,11 @@ pub fn plan_batches(project: &Path, scan: &ScanResult, diff: &Diff, batch_size: 
     state.pending_batches = batches.iter().map(|b| b.id.clone()).collect();
     store::write_state(project, &state)?;
     ledger().lock().unwrap_or_else(|e| e.into_inner()).remove(project);
-    Ok(Plan { run_id, batches, resumed: done.len() })
+    Ok(Plan {
+        run_id,
+        batches,
+        resumed: done.len(),
+    })
 }
 
 fn new_run_id() -> String {
@@ -172,7 +190,11 @@ fn tag_subject(asset: &ScannedAsset, package_names: &HashMap<&str, &str>) -> Tag
         type_subtype: asset.type_subtype.clone(),
         filename_signals: asset.filename_signals.clone(),
         labels: asset.labels.clone(),
-        package: package_names.get(asset.package_id.as_str()).copied().unwrap_or(&asset.package_id).to_owned(),
+        package: package_names
+            .get(asset.package_id.as_str())
+            .copied()
+            .unwrap_or(&asset.package_id)
+            .to_owned(),
         use_cases: asset.use_cases.clone(),
     }
 }
@@ -187,7 +209,9 @@ pub fn row_problem(row: &TagRow, depth: Depth) -> Option<String> {
     }
     let summary = row.llm_summary.trim();
     if summary.is_empty() || summary.contains('\n') || summary.chars().count() > MAX_SUMMARY_CHARS {
-        return Some(format!("llm_summary must be one sentence of at most {MAX_SUMMARY_CHARS} characters"));
+        return Some(format!(
+            "llm_summary must be one sentence of at most {MAX_SUMMARY_CHARS} characters"
+        ));
     }
     if depth >= Depth::Normal {
         match &row.llm_use_cases {
@@ -200,7 +224,10 @@ pub fn row_problem(row: &TagRow, depth: Depth) -> Option<String> {
 
 /// The usable row for `guid` among `answers`, first answer first.
 fn usable_row<'a>(guid: &str, answers: &[&'a TagBatch], depth: Depth) -> Option<&'a TagRow> {
-    answers.iter().flat_map(|a| a.rows.iter()).find(|r| r.guid == guid && row_problem(r, depth).is_none())
+    answers
+        .iter()
+        .flat_map(|a| a.rows.iter())
+        .find(|r| r.guid == guid && row_problem(r, depth).is_none())
 }
 
 /// The output of `index.check_tags`: the assets whose rows must be asked again.
@@ -218,8 +245,13 @@ pub fn check_tags(batch: &Batch, tags: Option<&TagBatch>, depth: Depth) -> TagCh
         if usable_row(&asset.guid, &answers, depth).is_some() {
             continue;
         }
-        let first_row = answers.iter().flat_map(|a| a.rows.iter()).find(|r| r.guid == asset.guid);
-        let problem = first_row.and_then(|r| row_problem(r, depth)).unwrap_or_else(|| "no row".to_owned());
+        let first_row = answers
+            .iter()
+            .flat_map(|a| a.rows.iter())
+            .find(|r| r.guid == asset.guid);
+        let problem = first_row
+            .and_then(|r| row_problem(r, depth))
+            .unwrap_or_else(|| "no row".to_owned());
         check.problems.push(format!("{}: {problem}", asset.guid));
         check.retry.push(asset.clone());
     }
@@ -245,7 +277,11 @@ pub fn checkpoint(
     answered_by: TaggedBy,
     depth: Depth,
 ) -> anyhow::Result<Checkpoint> {
-    let mut result = Checkpoint { batch: batch.id.clone(), llm: 0, builtin: 0 };
+    let mut result = Checkpoint {
+        batch: batch.id.clone(),
+        llm: 0,
+        builtin: 0,
+    };
     let mut lines = String::new();
     for (asset, signature) in batch.assets.iter().zip(&batch.signatures) {
         let (tags, tagged_by) = match usable_row(&asset.guid, answers, depth) {
@@ -256,7 +292,12 @@ pub fn checkpoint(
             TaggedBy::Llm => result.llm += 1,
             TaggedBy::Builtin => result.builtin += 1,
         }
-        let row = PartialRow { batch: batch.id.clone(), signature: signature.clone(), tagged_by, tags };
+        let row = PartialRow {
+            batch: batch.id.clone(),
+            signature: signature.clone(),
+            tagged_by,
+            tags,
+        };
         lines.push_str(&serde_json::to_string(&row)?);
         lines.push('\n');
     }
@@ -265,7 +306,10 @@ pub fn checkpoint(
     // One locked write per batch: a crash leaves whole batches, at most one torn line.
     engine::io::append_line_locked(&partial, lines.trim_end_matches('\n'))
         .with_context(|| format!("cannot checkpoint {}", batch.id))?;
-    let entry = ledger.entry(project.to_path_buf()).or_insert_with(|| Ledger { finished: Vec::new(), flushed_at: None });
+    let entry = ledger.entry(project.to_path_buf()).or_insert_with(|| Ledger {
+        finished: Vec::new(),
+        flushed_at: None,
+    });
     entry.finished.push(batch.id.clone());
     if entry.flushed_at.is_none_or(|at| at.elapsed() >= STATE_FLUSH_INTERVAL) {
         let mut state = store::read_state(project)?;
@@ -333,17 +377,26 @@ pub struct Finalized {
 /// every index file, and close the run.
 pub fn finalize(project: &Path, scan: &ScanResult, diff: &Diff) -> anyhow::Result<Finalized> {
     let depth = scan.index_depth;
-    let signatures: HashMap<&str, &str> = scan.assets.iter().map(|a| (a.guid.as_str(), a.signature.as_str())).collect();
+    let signatures: HashMap<&str, &str> = scan
+        .assets
+        .iter()
+        .map(|a| (a.guid.as_str(), a.signature.as_str()))
+        .collect();
     let partial: HashMap<String, PartialRow> = store::read_partial(project)?
         .into_iter()
         .filter(|row| signatures.get(row.tags.guid.as_str()) == Some(&row.signature.as_str()))
         .map(|row| (row.tags.guid.clone(), row))
         .collect();
-    let previous: HashMap<String, AssetRecord> =
-        store::read_assets(project)?.into_iter().map(|r| (r.guid.clone(), r)).collect();
+    let previous: HashMap<String, AssetRecord> = store::read_assets(project)?
+        .into_iter()
+        .map(|r| (r.guid.clone(), r))
+        .collect();
     let changed: HashSet<&str> = diff.changed.iter().map(String::as_str).collect();
-    let package_names: HashMap<&str, &str> =
-        scan.packages.iter().map(|p| (p.package_id.as_str(), p.name.as_str())).collect();
+    let package_names: HashMap<&str, &str> = scan
+        .packages
+        .iter()
+        .map(|p| (p.package_id.as_str(), p.name.as_str()))
+        .collect();
 
     let mut sorted: Vec<&ScannedAsset> = scan.assets.iter().collect();
     sorted.sort_unstable_by(|a, b| a.guid.cmp(&b.guid));
@@ -390,18 +443,30 @@ pub fn finalize(project: &Path, scan: &ScanResult, diff: &Diff) -> anyhow::Resul
     let packages_path = dir.join(store::PACKAGES_FILE);
     let assets_rewritten = write_if_changed(&assets_path, &assets_bytes)?;
     let packages_rewritten = write_if_changed(&packages_path, &packages_bytes)?;
-    let last_run = if assets_rewritten { store::mtime_rfc3339(&assets_path)? } else { store::touch(&assets_path)? };
+    let last_run = if assets_rewritten {
+        store::mtime_rfc3339(&assets_path)?
+    } else {
+        store::touch(&assets_path)?
+    };
 
     let previous_manifest = store::read_manifest(project)?;
     let manifest = store::Manifest {
-        version: store::next_version(previous_manifest.as_ref(), depth, assets_rewritten || packages_rewritten),
+        version: store::next_version(
+            previous_manifest.as_ref(),
+            depth,
+            assets_rewritten || packages_rewritten,
+        ),
         last_run: last_run.clone(),
         schema_tier: depth,
     };
     store::write_manifest(project, &manifest)?;
     let state = State {
         last_run: Some(last_run.clone()),
-        guid_signatures: scan.assets.iter().map(|a| (a.guid.clone(), a.signature.clone())).collect(),
+        guid_signatures: scan
+            .assets
+            .iter()
+            .map(|a| (a.guid.clone(), a.signature.clone()))
+            .collect(),
         ..State::default()
     };
     store::write_state(project, &state)?;
@@ -410,7 +475,15 @@ pub fn finalize(project: &Path, scan: &ScanResult, diff: &Diff) -> anyhow::Resul
 
     let warnings_by_kind: BTreeMap<String, usize> = warning_counts(&scan.warnings)
         .into_iter()
-        .map(|(kind, n)| (serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(), n))
+        .map(|(kind, n)| {
+            (
+                serde_json::to_value(kind)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                n,
+            )
+        })
         .collect();
     let mut finalized = Finalized {
         assets: records.len(),
@@ -459,7 +532,11 @@ fn asset_record(asset: &ScannedAsset, tags: TagRow, depth: Depth) -> AssetRecord
         last_modified: normal.then(|| asset.last_modified.clone()),
         package_id: normal.then(|| asset.package_id.clone()),
         dependencies: normal.then_some(details.dependencies),
-        llm_use_cases: if normal { Some(tags.llm_use_cases.unwrap_or_else(|| asset.use_cases.clone())) } else { None },
+        llm_use_cases: if normal {
+            Some(tags.llm_use_cases.unwrap_or_else(|| asset.use_cases.clone()))
+        } else {
+            None
+        },
         component_types: details.component_types,
         shader_props: details.shader_props,
         animator_states: details.animator_states,
@@ -468,12 +545,20 @@ fn asset_record(asset: &ScannedAsset, tags: TagRow, depth: Depth) -> AssetRecord
 
 /// One record per package with its type histogram and a one-line summary.
 fn package_records(scan: &ScanResult, records: &[AssetRecord]) -> Vec<PackageRecord> {
-    let package_of: HashMap<&str, &str> = scan.assets.iter().map(|a| (a.guid.as_str(), a.package_id.as_str())).collect();
+    let package_of: HashMap<&str, &str> = scan
+        .assets
+        .iter()
+        .map(|a| (a.guid.as_str(), a.package_id.as_str()))
+        .collect();
     let mut histograms: HashMap<&str, BTreeMap<String, usize>> = HashMap::new();
     let mut tag_counts: HashMap<&str, BTreeMap<&str, usize>> = HashMap::new();
     for record in records {
         let package = package_of.get(record.guid.as_str()).copied().unwrap_or_default();
-        *histograms.entry(package).or_default().entry(record.asset_type.clone()).or_default() += 1;
+        *histograms
+            .entry(package)
+            .or_default()
+            .entry(record.asset_type.clone())
+            .or_default() += 1;
         let tags = tag_counts.entry(package).or_default();
         for tag in record.llm_tags.iter().chain(&record.labels) {
             *tags.entry(tag.as_str()).or_default() += 1;
@@ -499,7 +584,12 @@ fn package_records(scan: &ScanResult, records: &[AssetRecord]) -> Vec<PackageRec
 }
 
 /// `ZombieKit: 24 assets, mostly Prefab (8), Texture2D (6), AudioClip (4); about zombie, enemy, character.`
-fn package_summary(name: &str, count: usize, histogram: &BTreeMap<String, usize>, tags: &BTreeMap<&str, usize>) -> String {
+fn package_summary(
+    name: &str,
+    count: usize,
+    histogram: &BTreeMap<String, usize>,
+    tags: &BTreeMap<&str, usize>,
+) -> String {
     let by_count = |a: &(&String, &usize), b: &(&String, &usize)| b.1.cmp(a.1).then(a.0.cmp(b.0));
     let mut types: Vec<(&String, &usize)> = histogram.iter().collect();
     types.sort_by(by_count);

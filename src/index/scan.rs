@@ -107,29 +107,48 @@ pub fn scan(project: &Path, data: &IndexData, options: &ScanOptions) -> anyhow::
     let files = entries.iter().filter(|e| !e.is_dir).count();
 
     let dirs: HashSet<&str> = entries.iter().filter(|e| e.is_dir).map(|e| e.path.as_str()).collect();
-    let plain_files: HashSet<&str> =
-        entries.iter().filter(|e| !e.is_dir && !e.path.ends_with(".meta")).map(|e| e.path.as_str()).collect();
+    let plain_files: HashSet<&str> = entries
+        .iter()
+        .filter(|e| !e.is_dir && !e.path.ends_with(".meta"))
+        .map(|e| e.path.as_str())
+        .collect();
     let markers = packages::marker_folders(plain_files.iter().copied(), &data.conventions);
 
     // Pair metas with their assets; folder metas are not assets.
     let mut pairs = Vec::new();
     let mut has_meta = HashSet::new();
     for entry in entries.iter().filter(|e| !e.is_dir) {
-        let Some(target) = entry.path.strip_suffix(".meta") else { continue };
+        let Some(target) = entry.path.strip_suffix(".meta") else {
+            continue;
+        };
         has_meta.insert(target);
         if plain_files.contains(target) {
             pairs.push(target);
         } else if !dirs.contains(target) {
-            warnings.push(warning(WarningKind::OrphanMeta, &entry.path, "no asset next to this .meta; not indexed"));
+            warnings.push(warning(
+                WarningKind::OrphanMeta,
+                &entry.path,
+                "no asset next to this .meta; not indexed",
+            ));
         }
     }
     for path in &plain_files {
         if !has_meta.contains(path) {
-            warnings.push(warning(WarningKind::MissingMeta, path, "no .meta file; open the project in Unity to import it"));
+            warnings.push(warning(
+                WarningKind::MissingMeta,
+                path,
+                "no .meta file; open the project in Unity to import it",
+            ));
         }
     }
 
-    let context = ParseContext { project, data, options, curated: &curated, markers: &markers };
+    let context = ParseContext {
+        project,
+        data,
+        options,
+        curated: &curated,
+        markers: &markers,
+    };
     let results: Vec<Result<Parsed, Warning>> = pairs.par_iter().map(|path| context.parse(path)).collect();
 
     let mut parsed = Vec::with_capacity(results.len());
@@ -156,11 +175,15 @@ pub fn scan(project: &Path, data: &IndexData, options: &ScanOptions) -> anyhow::
         .filter(|p| p.asset.asset_type == "MonoScript")
         .map(|p| (p.asset.guid.as_str(), p.asset.name.as_str()))
         .collect();
-    let details: Vec<Option<Details>> =
-        parsed.iter().map(|p| details(data, options.index_depth, p, &script_names)).collect();
+    let details: Vec<Option<Details>> = parsed
+        .iter()
+        .map(|p| details(data, options.index_depth, p, &script_names))
+        .collect();
 
-    let roots: BTreeSet<PackageRoot> =
-        parsed.iter().map(|p| packages::package_of(&p.asset.path, &markers, &data.conventions)).collect();
+    let roots: BTreeSet<PackageRoot> = parsed
+        .iter()
+        .map(|p| packages::package_of(&p.asset.path, &markers, &data.conventions))
+        .collect();
     let ids = packages::package_ids(&roots);
     let assets: Vec<ScannedAsset> = parsed
         .into_iter()
@@ -173,11 +196,22 @@ pub fn scan(project: &Path, data: &IndexData, options: &ScanOptions) -> anyhow::
         .collect();
     let packages = roots
         .into_iter()
-        .map(|r| PackageInfo { package_id: ids[&r.root].clone(), name: r.name, root: r.root })
+        .map(|r| PackageInfo {
+            package_id: ids[&r.root].clone(),
+            name: r.name,
+            root: r.root,
+        })
         .collect();
 
     warnings.sort_by(|a, b| (a.kind, &a.path).cmp(&(b.kind, &b.path)));
-    Ok(ScanResult { index_depth: options.index_depth, started_at, assets, packages, warnings, files })
+    Ok(ScanResult {
+        index_depth: options.index_depth,
+        started_at,
+        assets,
+        packages,
+        warnings,
+        files,
+    })
 }
 
 struct ParseContext<'a> {
@@ -200,7 +234,10 @@ impl ParseContext<'_> {
         let meta_stat = fs::metadata(self.project.join(&meta_path)).map_err(|e| unreadable(&meta_path, e))?;
         let asset_stat = fs::metadata(self.project.join(path)).map_err(|e| unreadable(path, e))?;
 
-        let extension = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+        let extension = path
+            .rsplit_once('.')
+            .map(|(_, e)| e.to_ascii_lowercase())
+            .unwrap_or_default();
         let yaml = self.read_yaml(path, &extension);
         let main_class = main_class(&meta, yaml.as_ref(), || self.peek_main_class(path, &extension));
         let subject = Subject {
@@ -213,7 +250,8 @@ impl ParseContext<'_> {
         let asset_type = classify::asset_type(self.data, &subject);
         let name = classify::file_stem(path).to_owned();
         let filename_signals = classify::filename_signals(self.data, &name);
-        let (type_subtype, mut use_cases) = match classify::subtype(self.data, &asset_type, &subject, &filename_signals) {
+        let (type_subtype, mut use_cases) = match classify::subtype(self.data, &asset_type, &subject, &filename_signals)
+        {
             Some((type_subtype, uses)) => (Some(type_subtype), uses),
             None => (None, classify::type_use_cases(self.data, &asset_type).to_vec()),
         };
@@ -267,12 +305,16 @@ impl ParseContext<'_> {
         let mut file = fs::File::open(self.project.join(path)).ok()?;
         let n = file.read(&mut head).ok()?;
         let text = String::from_utf8_lossy(&head[..n]);
-        unity_yaml::is_unity_yaml(&text).then(|| unity_yaml::scan(&text).classes.first().copied()).flatten()
+        unity_yaml::is_unity_yaml(&text)
+            .then(|| unity_yaml::scan(&text).classes.first().copied())
+            .flatten()
     }
 }
 
 fn main_class(meta: &Meta, yaml: Option<&YamlFacts>, peek: impl FnOnce() -> Option<u32>) -> Option<u32> {
-    meta.main_class_id().or_else(|| yaml.and_then(|y| y.classes.first().copied())).or_else(peek)
+    meta.main_class_id()
+        .or_else(|| yaml.and_then(|y| y.classes.first().copied()))
+        .or_else(peek)
 }
 
 /// Normal/rich extras; `None` at minimal depth.
@@ -314,21 +356,33 @@ fn component_types(data: &IndexData, yaml: &YamlFacts, script_names: &HashMap<&s
         if class == MONO_BEHAVIOUR && !unresolved_script {
             continue;
         }
-        names.insert(data.class_name(class).map_or_else(|| format!("Class{class}"), str::to_owned));
+        names.insert(
+            data.class_name(class)
+                .map_or_else(|| format!("Class{class}"), str::to_owned),
+        );
     }
     names.into_iter().collect()
 }
 
 fn warning(kind: WarningKind, path: &str, detail: &str) -> Warning {
-    Warning { kind, path: path.to_owned(), detail: detail.to_owned() }
+    Warning {
+        kind,
+        path: path.to_owned(),
+        detail: detail.to_owned(),
+    }
 }
 
 fn mtime_nanos(meta: &fs::Metadata) -> u128 {
-    meta.modified().ok().and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos())
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos())
 }
 
 fn rfc3339_seconds(time: Option<SystemTime>) -> String {
-    let secs = time.and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs());
+    let secs = time
+        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs());
     let secs = i64::try_from(secs).unwrap_or(i64::MAX);
     time::OffsetDateTime::from_unix_timestamp(secs)
         .ok()
@@ -341,9 +395,16 @@ fn rfc3339_seconds(time: Option<SystemTime>) -> String {
 fn walk(project: &Path, ignore_paths: &[String]) -> (Vec<Entry>, Vec<Warning>) {
     let mut roots = vec![project.join("Assets")];
     if let Ok(read) = fs::read_dir(project.join("Packages")) {
-        roots.extend(read.filter_map(Result::ok).filter(|e| e.path().is_dir()).map(|e| e.path()));
+        roots.extend(
+            read.filter_map(Result::ok)
+                .filter(|e| e.path().is_dir())
+                .map(|e| e.path()),
+        );
     }
-    let ignored: Vec<String> = ignore_paths.iter().map(|p| p.trim_end_matches('/').to_owned()).collect();
+    let ignored: Vec<String> = ignore_paths
+        .iter()
+        .map(|p| p.trim_end_matches('/').to_owned())
+        .collect();
     let relative = {
         let project = project.to_path_buf();
         move |path: &Path| -> Option<String> {
@@ -358,18 +419,23 @@ fn walk(project: &Path, ignore_paths: &[String]) -> (Vec<Entry>, Vec<Warning>) {
         builder.add(root);
     }
     let filter_relative = relative.clone();
-    builder.standard_filters(false).follow_links(false).filter_entry(move |entry| {
-        if entry.depth() == 0 {
-            return true;
-        }
-        let name = entry.file_name().to_string_lossy();
-        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        if name.starts_with('.') || (is_dir && name.ends_with('~')) {
-            return false;
-        }
-        let rel = filter_relative(entry.path()).unwrap_or_default();
-        !ignored.iter().any(|i| rel == *i || rel.strip_prefix(i.as_str()).is_some_and(|rest| rest.starts_with('/')))
-    });
+    builder
+        .standard_filters(false)
+        .follow_links(false)
+        .filter_entry(move |entry| {
+            if entry.depth() == 0 {
+                return true;
+            }
+            let name = entry.file_name().to_string_lossy();
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            if name.starts_with('.') || (is_dir && name.ends_with('~')) {
+                return false;
+            }
+            let rel = filter_relative(entry.path()).unwrap_or_default();
+            !ignored
+                .iter()
+                .any(|i| rel == *i || rel.strip_prefix(i.as_str()).is_some_and(|rest| rest.starts_with('/')))
+        });
 
     let found = Mutex::new(Vec::new());
     let problems = Mutex::new(Vec::new());
@@ -382,7 +448,10 @@ fn walk(project: &Path, ignore_paths: &[String]) -> (Vec<Entry>, Vec<Warning>) {
                 Ok(entry) if entry.depth() > 0 => {
                     let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
                     if let Some(path) = relative(entry.path()) {
-                        found.lock().unwrap_or_else(|e| e.into_inner()).push(Entry { path, is_dir });
+                        found
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(Entry { path, is_dir });
                     }
                 }
                 Ok(_) => {}

@@ -105,7 +105,9 @@ pub fn write_manifest(project: &Path, manifest: &Manifest) -> anyhow::Result<()>
 
 /// The next manifest version (see the module docs).
 pub fn next_version(previous: Option<&Manifest>, tier: Depth, content_changed: bool) -> String {
-    let Some(previous) = previous else { return "v1.0".to_owned() };
+    let Some(previous) = previous else {
+        return "v1.0".to_owned();
+    };
     let (major, minor) = parse_version(&previous.version).unwrap_or((1, 0));
     if previous.schema_tier != tier {
         format!("v{}.0", major + 1)
@@ -140,8 +142,12 @@ fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec
     let parse = |v: &serde_json::Value| T::deserialize(v).map(drop).map_err(|e| e.to_string());
     let records = engine::io::read_records(&text, engine::io::Format::Jsonl, &parse)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let serde_json::Value::Array(rows) = records.value else { return Ok(Vec::new()) };
-    rows.into_iter().map(|v| T::deserialize(v).map_err(Into::into)).collect()
+    let serde_json::Value::Array(rows) = records.value else {
+        return Ok(Vec::new());
+    };
+    rows.into_iter()
+        .map(|v| T::deserialize(v).map_err(Into::into))
+        .collect()
 }
 
 /// Remove a file if present.
@@ -157,7 +163,10 @@ pub fn remove_if_present(path: &Path) -> anyhow::Result<()> {
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Option<T>> {
     match fs::read_to_string(path) {
         Ok(text) => serde_json::from_str(&text).map(Some).with_context(|| {
-            format!("{} is corrupt; delete it and run `unity-assets reindex`", path.display())
+            format!(
+                "{} is corrupt; delete it and run `unity-assets reindex`",
+                path.display()
+            )
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
@@ -173,8 +182,12 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
 /// Set a file's mtime to now without changing its bytes, and return the
 /// mtime as the file system stores it.
 pub fn touch(path: &Path) -> anyhow::Result<String> {
-    let file = fs::OpenOptions::new().write(true).open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    file.set_modified(SystemTime::now()).with_context(|| format!("cannot set the time of {}", path.display()))?;
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    file.set_modified(SystemTime::now())
+        .with_context(|| format!("cannot set the time of {}", path.display()))?;
     drop(file);
     mtime_rfc3339(path)
 }
@@ -192,10 +205,16 @@ pub fn mtime_rfc3339(path: &Path) -> anyhow::Result<String> {
 #[serde(tag = "status", rename_all = "lowercase")]
 pub enum Freshness {
     /// No `assets.jsonl`, `manifest.json` or `state.json`.
-    Missing { reason: String },
+    Missing {
+        reason: String,
+    },
     /// `assets.jsonl` changed after the last run, or the last run did not finish.
-    Stale { reason: String },
-    Fresh { last_run: String },
+    Stale {
+        reason: String,
+    },
+    Fresh {
+        last_run: String,
+    },
 }
 
 impl Freshness {
@@ -209,28 +228,45 @@ pub fn index_freshness(project: &Path) -> Freshness {
     let dir = index_dir(project);
     for file in [ASSETS_FILE, MANIFEST_FILE, STATE_FILE] {
         if !dir.join(file).is_file() {
-            return Freshness::Missing { reason: format!("{INDEX_DIR}/{file} does not exist") };
+            return Freshness::Missing {
+                reason: format!("{INDEX_DIR}/{file} does not exist"),
+            };
         }
     }
     let state = match read_state(project) {
         Ok(state) => state,
-        Err(e) => return Freshness::Stale { reason: format!("{e:#}") },
+        Err(e) => {
+            return Freshness::Stale {
+                reason: format!("{e:#}"),
+            }
+        }
     };
     let Some(last_run) = state.last_run else {
-        return Freshness::Stale { reason: "state.json has no last_run: no index run has finished".to_owned() };
+        return Freshness::Stale {
+            reason: "state.json has no last_run: no index run has finished".to_owned(),
+        };
     };
     let mtime = match mtime_rfc3339(&dir.join(ASSETS_FILE)) {
         Ok(mtime) => mtime,
-        Err(e) => return Freshness::Stale { reason: format!("{e:#}") },
+        Err(e) => {
+            return Freshness::Stale {
+                reason: format!("{e:#}"),
+            }
+        }
     };
-    let same = match (OffsetDateTime::parse(&last_run, &Rfc3339), OffsetDateTime::parse(&mtime, &Rfc3339)) {
+    let same = match (
+        OffsetDateTime::parse(&last_run, &Rfc3339),
+        OffsetDateTime::parse(&mtime, &Rfc3339),
+    ) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     };
     if same {
         Freshness::Fresh { last_run }
     } else {
-        Freshness::Stale { reason: format!("assets.jsonl modified at {mtime}, but the last index run is {last_run}") }
+        Freshness::Stale {
+            reason: format!("assets.jsonl modified at {mtime}, but the last index run is {last_run}"),
+        }
     }
 }
 
@@ -240,12 +276,28 @@ mod tests {
 
     #[test]
     fn manifest_version_moves_as_documented() {
-        let m = |version: &str, tier| Manifest { version: version.into(), last_run: String::new(), schema_tier: tier };
+        let m = |version: &str, tier| Manifest {
+            version: version.into(),
+            last_run: String::new(),
+            schema_tier: tier,
+        };
         assert_eq!(next_version(None, Depth::Minimal, true), "v1.0");
-        assert_eq!(next_version(Some(&m("v1.3", Depth::Minimal)), Depth::Minimal, false), "v1.3");
-        assert_eq!(next_version(Some(&m("v1.3", Depth::Minimal)), Depth::Minimal, true), "v1.4");
-        assert_eq!(next_version(Some(&m("v1.3", Depth::Minimal)), Depth::Rich, true), "v2.0");
-        assert_eq!(next_version(Some(&m("garbage", Depth::Minimal)), Depth::Minimal, true), "v1.1");
+        assert_eq!(
+            next_version(Some(&m("v1.3", Depth::Minimal)), Depth::Minimal, false),
+            "v1.3"
+        );
+        assert_eq!(
+            next_version(Some(&m("v1.3", Depth::Minimal)), Depth::Minimal, true),
+            "v1.4"
+        );
+        assert_eq!(
+            next_version(Some(&m("v1.3", Depth::Minimal)), Depth::Rich, true),
+            "v2.0"
+        );
+        assert_eq!(
+            next_version(Some(&m("garbage", Depth::Minimal)), Depth::Minimal, true),
+            "v1.1"
+        );
     }
 
     #[test]
@@ -256,14 +308,30 @@ mod tests {
         let index = index_dir(project);
         fs::create_dir_all(&index).unwrap();
         fs::write(index.join(ASSETS_FILE), "").unwrap();
-        let manifest = Manifest { version: "v1.0".into(), last_run: String::new(), schema_tier: Depth::Minimal };
+        let manifest = Manifest {
+            version: "v1.0".into(),
+            last_run: String::new(),
+            schema_tier: Depth::Minimal,
+        };
         write_manifest(project, &manifest).unwrap();
         let last_run = touch(&index.join(ASSETS_FILE)).unwrap();
-        write_state(project, &State { last_run: Some(last_run), ..State::default() }).unwrap();
+        write_state(
+            project,
+            &State {
+                last_run: Some(last_run),
+                ..State::default()
+            },
+        )
+        .unwrap();
         assert!(index_freshness(project).is_fresh());
 
         let later = SystemTime::now() + std::time::Duration::from_secs(5);
-        fs::OpenOptions::new().write(true).open(index.join(ASSETS_FILE)).unwrap().set_modified(later).unwrap();
+        fs::OpenOptions::new()
+            .write(true)
+            .open(index.join(ASSETS_FILE))
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
         assert!(matches!(index_freshness(project), Freshness::Stale { .. }));
     }
 }

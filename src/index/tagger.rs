@@ -15,10 +15,53 @@ const MAX_TAGS: usize = 12;
 /// Words that say nothing about an asset: folder conventions, copies,
 /// versions and variants.
 const NOISE_WORDS: &[&str] = &[
-    "assets", "packages", "asset", "prefab", "prefabs", "material", "materials", "mat", "texture", "textures",
-    "tex", "model", "models", "mesh", "meshes", "art", "resources", "scripts", "script", "source", "sources",
-    "new", "copy", "old", "final", "temp", "tmp", "test", "var", "variant", "ver", "version", "lod", "the", "of",
-    "and", "for", "with", "a", "an", "v", "runtime", "editor", "data", "default", "file", "files",
+    "assets",
+    "packages",
+    "asset",
+    "prefab",
+    "prefabs",
+    "material",
+    "materials",
+    "mat",
+    "texture",
+    "textures",
+    "tex",
+    "model",
+    "models",
+    "mesh",
+    "meshes",
+    "art",
+    "resources",
+    "scripts",
+    "script",
+    "source",
+    "sources",
+    "new",
+    "copy",
+    "old",
+    "final",
+    "temp",
+    "tmp",
+    "test",
+    "var",
+    "variant",
+    "ver",
+    "version",
+    "lod",
+    "the",
+    "of",
+    "and",
+    "for",
+    "with",
+    "a",
+    "an",
+    "v",
+    "runtime",
+    "editor",
+    "data",
+    "default",
+    "file",
+    "files",
 ];
 
 /// What a tagger (builtin or model) is told about one asset.
@@ -58,7 +101,9 @@ pub struct TagBatch {
 
 /// Tag every asset of a batch.
 pub fn tag_batch(request: &TagRequest) -> TagBatch {
-    TagBatch { rows: request.assets.iter().map(|a| tag_one(a, request.index_depth)).collect() }
+    TagBatch {
+        rows: request.assets.iter().map(|a| tag_one(a, request.index_depth)).collect(),
+    }
 }
 
 pub fn tag_one(subject: &TagSubject, depth: Depth) -> TagRow {
@@ -78,7 +123,9 @@ pub fn kebab(text: &str) -> String {
 /// Whether `tag` is ASCII kebab-case (`^[a-z0-9]+(-[a-z0-9]+)*$`).
 pub fn is_kebab_tag(tag: &str) -> bool {
     !tag.is_empty()
-        && tag.split('-').all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+        && tag
+            .split('-')
+            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
 }
 
 fn tags(subject: &TagSubject) -> Vec<String> {
@@ -94,13 +141,18 @@ fn tags(subject: &TagSubject) -> Vec<String> {
     }
     subject.filename_signals.iter().cloned().for_each(&mut add);
     meaningful_words(&subject.name).for_each(&mut add);
-    folder_segments(&subject.path).rev().flat_map(meaningful_words).for_each(&mut add);
+    folder_segments(&subject.path)
+        .rev()
+        .flat_map(meaningful_words)
+        .for_each(&mut add);
     add(kebab(&subject.package));
     tags
 }
 
 fn meaningful_words(text: &str) -> impl Iterator<Item = String> {
-    name_words(text).into_iter().filter(|w| w.len() > 1 && !NOISE_WORDS.contains(&w.as_str()))
+    name_words(text)
+        .into_iter()
+        .filter(|w| w.len() > 1 && !NOISE_WORDS.contains(&w.as_str()))
 }
 
 /// The kebab-case tag of a type (`AnimatorController` → `animator-controller`).
@@ -120,7 +172,11 @@ fn summary(subject: &TagSubject) -> String {
     }
     kind.push(type_words(&subject.asset_type).join(" "));
     let kind = kind.join(" ");
-    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) { "An" } else { "A" };
+    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "An"
+    } else {
+        "A"
+    };
     let folder = subject.path.rsplit_once('/').map_or("", |(folder, _)| folder);
     let origin = if subject.package == super::packages::PROJECT_NAME {
         "in the project's own assets".to_owned()
@@ -129,7 +185,10 @@ fn summary(subject: &TagSubject) -> String {
     };
     let mut sentence = format!("{article} {kind} named \"{}\" {origin} ({folder})", subject.name);
     if !subject.filename_signals.is_empty() {
-        sentence.push_str(&format!(", marked {} by its file name", subject.filename_signals.join(", ")));
+        sentence.push_str(&format!(
+            ", marked {} by its file name",
+            subject.filename_signals.join(", ")
+        ));
     }
     if !subject.labels.is_empty() {
         sentence.push_str(&format!(", labeled {}", subject.labels.join(", ")));
@@ -159,7 +218,18 @@ mod tests {
     #[test]
     fn tags_come_from_type_subtype_name_folders_and_package() {
         let row = tag_one(&subject(), Depth::Minimal);
-        assert_eq!(row.llm_tags, ["prefab", "character", "zombie", "walker", "characters", "kit", "zombie-kit"]);
+        assert_eq!(
+            row.llm_tags,
+            [
+                "prefab",
+                "character",
+                "zombie",
+                "walker",
+                "characters",
+                "kit",
+                "zombie-kit"
+            ]
+        );
         assert!(row.llm_tags.iter().all(|t| is_kebab_tag(t)));
         assert_eq!(row.llm_use_cases, None);
     }
@@ -172,7 +242,10 @@ mod tests {
             "A character prefab named \"ZombieWalker_02\" from the ZombieKit package \
              (Assets/ZombieKit/Characters/Prefabs), labeled Undead."
         );
-        assert_eq!(row.llm_use_cases.as_deref(), Some(&["character".to_owned(), "spawnable-unit".to_owned()][..]));
+        assert_eq!(
+            row.llm_use_cases.as_deref(),
+            Some(&["character".to_owned(), "spawnable-unit".to_owned()][..])
+        );
     }
 
     #[test]
@@ -184,8 +257,15 @@ mod tests {
         s.type_subtype = Some("AudioClip/sfx".into());
         s.filename_signals = vec!["loop".into()];
         let row = tag_one(&s, Depth::Minimal);
-        assert_eq!(row.llm_tags, ["audio-clip", "sfx", "loop", "zombie", "kit", "zombie-kit"]);
-        assert!(row.llm_summary.starts_with("A sfx audio clip named \"좀비_보스\""), "{}", row.llm_summary);
+        assert_eq!(
+            row.llm_tags,
+            ["audio-clip", "sfx", "loop", "zombie", "kit", "zombie-kit"]
+        );
+        assert!(
+            row.llm_summary.starts_with("A sfx audio clip named \"좀비_보스\""),
+            "{}",
+            row.llm_summary
+        );
     }
 
     #[test]

@@ -32,7 +32,14 @@ fn meta(guid: &str, importer: &str) -> String {
 
 /// A small project with one of each edge case the scan must survive.
 fn fixture(root: &Path) {
-    write(root, "Assets/ZombieKit.meta", &meta("f0000000000000000000000000000000", "folderAsset: yes\nDefaultImporter:\n"));
+    write(
+        root,
+        "Assets/ZombieKit.meta",
+        &meta(
+            "f0000000000000000000000000000000",
+            "folderAsset: yes\nDefaultImporter:\n",
+        ),
+    );
     write(
         root,
         "Assets/ZombieKit/Prefabs/Zombie_Walker.prefab",
@@ -44,21 +51,33 @@ fn fixture(root: &Path) {
              m_Materials:\n  - {{fileID: 2100000, guid: {STONE}, type: 2}}\n"
         ),
     );
-    write(root, "Assets/ZombieKit/Prefabs/Zombie_Walker.prefab.meta", &meta(ZOMBIE, "PrefabImporter:\n  labels:\n  - Undead\n"));
+    write(
+        root,
+        "Assets/ZombieKit/Prefabs/Zombie_Walker.prefab.meta",
+        &meta(ZOMBIE, "PrefabImporter:\n  labels:\n  - Undead\n"),
+    );
     write(
         root,
         "Assets/ZombieKit/Materials/Stone.mat",
         "%YAML 1.1\n--- !u!21 &2100000\nMaterial:\n  m_Name: Stone\n  m_SavedProperties:\n    m_TexEnvs:\n    \
          - _MainTex:\n        m_Texture: {fileID: 0}\n    m_Floats:\n    - _Glossiness: 0.5\n",
     );
-    write(root, "Assets/ZombieKit/Materials/Stone.mat.meta", &meta(STONE, "NativeFormatImporter:\n  mainObjectFileID: 2100000\n"));
+    write(
+        root,
+        "Assets/ZombieKit/Materials/Stone.mat.meta",
+        &meta(STONE, "NativeFormatImporter:\n  mainObjectFileID: 2100000\n"),
+    );
     write(
         root,
         "Assets/ZombieKit/Animations/Zombie.controller",
         "%YAML 1.1\n--- !u!91 &9100000\nAnimatorController:\n  m_Name: Zombie\n--- !u!1102 &1\nAnimatorState:\n  \
          m_Name: Walk\n--- !u!1102 &2\nAnimatorState:\n  m_Name: Bite\n",
     );
-    write(root, "Assets/ZombieKit/Animations/Zombie.controller.meta", &meta(CONTROLLER, "NativeFormatImporter:\n  mainObjectFileID: 9100000\n"));
+    write(
+        root,
+        "Assets/ZombieKit/Animations/Zombie.controller.meta",
+        &meta(CONTROLLER, "NativeFormatImporter:\n  mainObjectFileID: 9100000\n"),
+    );
     write(root, "Assets/ZombieKit/Textures/Rock_normal.png", "");
     // A BOM and CRLF line ends.
     write(
@@ -67,33 +86,67 @@ fn fixture(root: &Path) {
         &format!("\u{feff}fileFormatVersion: 2\r\nguid: {ROCK_N}\r\nTextureImporter:\r\n  textureType: 1\r\n"),
     );
     write(root, "Assets/UIKit/UI/Button_9-Slice.png", "");
-    write(root, "Assets/UIKit/UI/Button_9-Slice.png.meta", &meta(BUTTON, "labels: [Menu, Blue]\nTextureImporter:\n  spriteMode: 1\n  textureType: 8\n"));
+    write(
+        root,
+        "Assets/UIKit/UI/Button_9-Slice.png.meta",
+        &meta(
+            BUTTON,
+            "labels: [Menu, Blue]\nTextureImporter:\n  spriteMode: 1\n  textureType: 8\n",
+        ),
+    );
     write(root, "Assets/AudioKit/Music/Theme_Loop.ogg", "");
-    write(root, "Assets/AudioKit/Music/Theme_Loop.ogg.meta", &meta(THEME, "AudioImporter:\n  defaultSettings:\n    loadType: 2\n"));
+    write(
+        root,
+        "Assets/AudioKit/Music/Theme_Loop.ogg.meta",
+        &meta(THEME, "AudioImporter:\n  defaultSettings:\n    loadType: 2\n"),
+    );
     // Importer-less meta: still an asset.
     write(root, "Assets/Scripts/ZombieBrain.cs", "class ZombieBrain {}");
     write(root, "Assets/Scripts/ZombieBrain.cs.meta", &meta(SCRIPT, ""));
     write(root, "Packages/com.acme.tools/Runtime/Tool.cs", "");
-    write(root, "Packages/com.acme.tools/Runtime/Tool.cs.meta", &meta(TOOL, "MonoImporter:\n"));
+    write(
+        root,
+        "Packages/com.acme.tools/Runtime/Tool.cs.meta",
+        &meta(TOOL, "MonoImporter:\n"),
+    );
     write(root, "Packages/manifest.json", "{}");
     // Edge cases reported, never indexed.
-    write(root, "Assets/Orphan.png.meta", &meta("90000000000000000000000000000009", "TextureImporter:\n"));
+    write(
+        root,
+        "Assets/Orphan.png.meta",
+        &meta("90000000000000000000000000000009", "TextureImporter:\n"),
+    );
     write(root, "Assets/NoMeta.png", "");
     write(root, "Assets/Bad.txt", "");
     write(root, "Assets/Bad.txt.meta", "fileFormatVersion: 2\nguid: not-a-guid\n");
     write(root, "Assets/ZombieKit/Copy/Zombie_Walker.prefab", "");
-    write(root, "Assets/ZombieKit/Copy/Zombie_Walker.prefab.meta", &meta(ZOMBIE, "PrefabImporter:\n"));
+    write(
+        root,
+        "Assets/ZombieKit/Copy/Zombie_Walker.prefab.meta",
+        &meta(ZOMBIE, "PrefabImporter:\n"),
+    );
     // Skipped entirely: dot-folders, `~` folders, ignore_paths.
     write(root, "Assets/.hidden/Dup.png", "");
     write(root, "Assets/.hidden/Dup.png.meta", &meta(BUTTON, ""));
     write(root, "Assets/Samples~/S.png", "");
     write(root, "Assets/Plugins/Editor/Gizmo.cs", "");
-    write(root, "Assets/Plugins/Editor/Gizmo.cs.meta", &meta("0a00000000000000000000000000000a", "MonoImporter:\n"));
-    write(root, ".claude/unity-assets.labels.yml", "- glob: \"Assets/ZombieKit/**\"\n  labels: [Zombie, enemy]\n");
+    write(
+        root,
+        "Assets/Plugins/Editor/Gizmo.cs.meta",
+        &meta("0a00000000000000000000000000000a", "MonoImporter:\n"),
+    );
+    write(
+        root,
+        ".claude/unity-assets.labels.yml",
+        "- glob: \"Assets/ZombieKit/**\"\n  labels: [Zombie, enemy]\n",
+    );
 }
 
 fn options(depth: Depth) -> ScanOptions {
-    ScanOptions { index_depth: depth, ignore_paths: vec!["Assets/Plugins/Editor".into()] }
+    ScanOptions {
+        index_depth: depth,
+        ignore_paths: vec!["Assets/Plugins/Editor".into()],
+    }
 }
 
 fn scan(project: &Path, depth: Depth) -> ScanResult {
@@ -102,9 +155,16 @@ fn scan(project: &Path, depth: Depth) -> ScanResult {
 
 /// Tag one planned batch with the builtin and checkpoint it.
 fn tag_and_checkpoint(project: &Path, batch: &run::Batch, depth: Depth) {
-    let tags = tagger::tag_batch(&TagRequest { assets: batch.assets.clone(), index_depth: depth });
+    let tags = tagger::tag_batch(&TagRequest {
+        assets: batch.assets.clone(),
+        index_depth: depth,
+    });
     let check = run::check_tags(batch, Some(&tags), depth);
-    assert!(check.retry.is_empty(), "builtin rows are always usable: {:?}", check.problems);
+    assert!(
+        check.retry.is_empty(),
+        "builtin rows are always usable: {:?}",
+        check.problems
+    );
     run::checkpoint(project, batch, &[&tags], TaggedBy::Builtin, depth).unwrap();
 }
 
@@ -137,7 +197,9 @@ fn scan_pairs_classifies_and_reports_edge_cases() {
     let result = scan(dir.path(), Depth::Minimal);
     let paths: Vec<&str> = result.assets.iter().map(|a| a.path.as_str()).collect();
     assert_eq!(paths.len(), 8, "{paths:?}");
-    assert!(!paths.iter().any(|p| p.contains(".hidden") || p.contains("Samples~") || p.contains("Plugins/Editor")));
+    assert!(!paths
+        .iter()
+        .any(|p| p.contains(".hidden") || p.contains("Samples~") || p.contains("Plugins/Editor")));
     let kinds: Vec<(WarningKind, &str)> = result.warnings.iter().map(|w| (w.kind, w.path.as_str())).collect();
     assert_eq!(
         kinds,
@@ -145,14 +207,20 @@ fn scan_pairs_classifies_and_reports_edge_cases() {
             (WarningKind::OrphanMeta, "Assets/Orphan.png.meta"),
             (WarningKind::MissingMeta, "Assets/NoMeta.png"),
             // The copy comes first in path order, so it keeps the guid.
-            (WarningKind::DuplicateGuid, "Assets/ZombieKit/Prefabs/Zombie_Walker.prefab"),
+            (
+                WarningKind::DuplicateGuid,
+                "Assets/ZombieKit/Prefabs/Zombie_Walker.prefab"
+            ),
             (WarningKind::BadMeta, "Assets/Bad.txt.meta"),
         ]
     );
     let by_guid = |g: &str| result.assets.iter().find(|a| a.guid == g).unwrap();
     assert_eq!(by_guid(ZOMBIE).path, "Assets/ZombieKit/Copy/Zombie_Walker.prefab");
     let button = by_guid(BUTTON);
-    assert_eq!((button.asset_type.as_str(), button.type_subtype.as_deref()), ("Sprite", Some("Sprite/ui")));
+    assert_eq!(
+        (button.asset_type.as_str(), button.type_subtype.as_deref()),
+        ("Sprite", Some("Sprite/ui"))
+    );
     assert_eq!(button.filename_signals, ["nine-slice"]);
     assert_eq!(button.labels, ["Menu", "Blue"]);
     assert_eq!(by_guid(THEME).type_subtype.as_deref(), Some("AudioClip/music"));
@@ -160,7 +228,11 @@ fn scan_pairs_classifies_and_reports_edge_cases() {
     assert_eq!(by_guid(ROCK_N).labels, ["Zombie", "enemy"]);
     assert_eq!(by_guid(SCRIPT).asset_type, "MonoScript");
     assert_eq!(by_guid(STONE).asset_type, "Material");
-    let packages: Vec<(&str, &str)> = result.packages.iter().map(|p| (p.package_id.as_str(), p.root.as_str())).collect();
+    let packages: Vec<(&str, &str)> = result
+        .packages
+        .iter()
+        .map(|p| (p.package_id.as_str(), p.root.as_str()))
+        .collect();
     assert_eq!(
         packages,
         [
@@ -179,17 +251,26 @@ fn full_run_writes_sorted_rows_and_reindex_is_byte_identical() {
     let project = dir.path();
     fixture(project);
     let first = index(project, Depth::Minimal, false);
-    assert_eq!((first.assets, first.changed, first.tagged_builtin, first.warnings), (8, 8, 8, 4));
+    assert_eq!(
+        (first.assets, first.changed, first.tagged_builtin, first.warnings),
+        (8, 8, 8, 4)
+    );
     assert_eq!(first.manifest_version, "v1.0");
     let records = rows(project);
     let guids: Vec<&str> = records.iter().map(|r| r.guid.as_str()).collect();
     let mut sorted = guids.clone();
     sorted.sort();
     assert_eq!(guids, sorted);
-    assert!(records.iter().all(|r| r.size.is_none() && !r.llm_tags.is_empty() && r.llm_summary.ends_with('.')));
+    assert!(records
+        .iter()
+        .all(|r| r.size.is_none() && !r.llm_tags.is_empty() && r.llm_summary.ends_with('.')));
     // Curated and meta labels never repeat as tags.
     let rock = records.iter().find(|r| r.guid == ROCK_N).unwrap();
-    assert!(!rock.llm_tags.iter().any(|t| t == "zombie" || t == "enemy"), "{:?}", rock.llm_tags);
+    assert!(
+        !rock.llm_tags.iter().any(|t| t == "zombie" || t == "enemy"),
+        "{:?}",
+        rock.llm_tags
+    );
     assert!(index_freshness(project).is_fresh());
     assert!(!index_file(project, store::PARTIAL_FILE).exists());
 
@@ -199,8 +280,14 @@ fn full_run_writes_sorted_rows_and_reindex_is_byte_identical() {
     assert_eq!(again.changed, 8);
     assert!(!again.assets_rewritten);
     assert_eq!(again.manifest_version, "v1.0");
-    assert_eq!(fs::read(index_file(project, store::ASSETS_FILE)).unwrap(), assets_before);
-    assert_eq!(fs::read(index_file(project, store::PACKAGES_FILE)).unwrap(), packages_before);
+    assert_eq!(
+        fs::read(index_file(project, store::ASSETS_FILE)).unwrap(),
+        assets_before
+    );
+    assert_eq!(
+        fs::read(index_file(project, store::PACKAGES_FILE)).unwrap(),
+        packages_before
+    );
     assert!(index_freshness(project).is_fresh());
 
     let packages: Vec<PackageRecord> = fs::read_to_string(index_file(project, store::PACKAGES_FILE))
@@ -210,7 +297,11 @@ fn full_run_writes_sorted_rows_and_reindex_is_byte_identical() {
         .collect();
     let zombie = packages.iter().find(|p| p.package_id == "zombie-kit").unwrap();
     assert_eq!(zombie.asset_count, 4);
-    assert!(zombie.summary.starts_with("ZombieKit: 4 assets, mostly"), "{}", zombie.summary);
+    assert!(
+        zombie.summary.starts_with("ZombieKit: 4 assets, mostly"),
+        "{}",
+        zombie.summary
+    );
 }
 
 #[test]
@@ -222,7 +313,13 @@ fn same_project_in_two_places_gives_the_same_bytes() {
     index(b.path(), Depth::Rich, false);
     // Rich rows carry mtimes; align them by comparing everything else.
     let strip = |p: &Path| -> Vec<AssetRecord> {
-        rows(p).into_iter().map(|r| AssetRecord { last_modified: None, ..r }).collect()
+        rows(p)
+            .into_iter()
+            .map(|r| AssetRecord {
+                last_modified: None,
+                ..r
+            })
+            .collect()
     };
     assert_eq!(strip(a.path()), strip(b.path()));
 }
@@ -238,10 +335,17 @@ fn incremental_runs_retag_only_what_changed() {
 
     std::thread::sleep(std::time::Duration::from_millis(20));
     let noop = index(project, Depth::Minimal, false);
-    assert_eq!((noop.changed, noop.removed, noop.unchanged, noop.tagged_builtin), (0, 0, 8, 0));
+    assert_eq!(
+        (noop.changed, noop.removed, noop.unchanged, noop.tagged_builtin),
+        (0, 0, 8, 0)
+    );
     assert!(!noop.assets_rewritten);
     assert_eq!(fs::read(index_file(project, store::ASSETS_FILE)).unwrap(), bytes);
-    assert_ne!(store::read_state(project).unwrap().last_run, last_run, "last_run moves on a no-op run");
+    assert_ne!(
+        store::read_state(project).unwrap().last_run,
+        last_run,
+        "last_run moves on a no-op run"
+    );
     assert!(index_freshness(project).is_fresh());
 
     std::thread::sleep(std::time::Duration::from_millis(20));
@@ -263,11 +367,21 @@ fn label_changes_are_reported() {
     let project = dir.path();
     fixture(project);
     index(project, Depth::Minimal, false);
-    write(project, ".claude/unity-assets.labels.yml", "- glob: \"Assets/UIKit/**\"\n  labels: [Menu]\n");
+    write(
+        project,
+        ".claude/unity-assets.labels.yml",
+        "- glob: \"Assets/UIKit/**\"\n  labels: [Menu]\n",
+    );
     let result = index(project, Depth::Minimal, false);
     let changed: Vec<&str> = result.label_changes.iter().map(|c| c.path.as_str()).collect();
-    assert!(changed.contains(&"Assets/ZombieKit/Textures/Rock_normal.png"), "{changed:?}");
-    assert!(!changed.contains(&"Assets/UIKit/UI/Button_9-Slice.png"), "Menu was already a .meta label");
+    assert!(
+        changed.contains(&"Assets/ZombieKit/Textures/Rock_normal.png"),
+        "{changed:?}"
+    );
+    assert!(
+        !changed.contains(&"Assets/UIKit/UI/Button_9-Slice.png"),
+        "Menu was already a .meta label"
+    );
     assert_eq!(result.changed, 0, "labels do not need re-tagging");
 }
 
@@ -290,7 +404,9 @@ fn rich_rows_hold_dependencies_components_properties_and_states() {
         ["Animator", "MeshRenderer", "Transform", "ZombieBrain"],
         "the MonoBehaviour shows as its script's name"
     );
-    assert!(zombie.llm_use_cases.is_some_and(|u| u.contains(&"character".to_owned())));
+    assert!(zombie
+        .llm_use_cases
+        .is_some_and(|u| u.contains(&"character".to_owned())));
     assert_eq!(row(STONE).shader_props.unwrap(), ["_Glossiness", "_MainTex"]);
     assert_eq!(row(CONTROLLER).animator_states.unwrap(), ["Bite", "Walk"]);
     assert_eq!(row(THEME).dependencies, Some(vec![]));
@@ -318,7 +434,10 @@ fn an_interrupted_run_resumes_and_ends_like_an_uninterrupted_one() {
     let scan2 = scan(project, Depth::Minimal);
     let diff2 = run::diff(project, &scan2, false).unwrap();
     let plan2 = run::plan_batches(project, &scan2, &diff2, 3).unwrap();
-    assert_eq!((plan2.run_id.as_str(), plan2.resumed, plan2.batches.len()), (plan1.run_id.as_str(), 3, 2));
+    assert_eq!(
+        (plan2.run_id.as_str(), plan2.resumed, plan2.batches.len()),
+        (plan1.run_id.as_str(), 3, 2)
+    );
     assert_eq!(plan2.batches[0].id, "batch-00002");
     for batch in &plan2.batches {
         tag_and_checkpoint(project, batch, Depth::Minimal);
@@ -342,7 +461,11 @@ fn a_partial_without_a_run_in_progress_is_discarded() {
         "{{\"batch\":\"batch-00001\",\"signature\":\"x\",\"tagged_by\":\"llm\",\"guid\":\"{THEME}\",\
          \"llm_tags\":[\"stale\"],\"llm_summary\":\"Stale.\"}}\n"
     );
-    write(project, &format!("{}/{}", store::INDEX_DIR, store::PARTIAL_FILE), &stale_row);
+    write(
+        project,
+        &format!("{}/{}", store::INDEX_DIR, store::PARTIAL_FILE),
+        &stale_row,
+    );
     let result = index(project, Depth::Minimal, true);
     assert_eq!(result.tagged_llm, 0);
     assert!(!rows(project).iter().any(|r| r.llm_tags.contains(&"stale".to_owned())));
@@ -363,16 +486,30 @@ fn model_rows_are_kept_and_bad_ones_fall_back_to_the_builtin() {
         llm_summary: "A thing.".to_owned(),
         llm_use_cases: None,
     };
-    let first = tagger::TagBatch { rows: vec![model(&batch.assets[0].guid, "good-tag"), model(&batch.assets[1].guid, "Bad Tag")] };
+    let first = tagger::TagBatch {
+        rows: vec![
+            model(&batch.assets[0].guid, "good-tag"),
+            model(&batch.assets[1].guid, "Bad Tag"),
+        ],
+    };
     let check = run::check_tags(batch, Some(&first), Depth::Minimal);
     assert_eq!(check.retry.len(), batch.assets.len() - 1);
-    let retry = tagger::TagBatch { rows: vec![model(&batch.assets[1].guid, "fixed")] };
+    let retry = tagger::TagBatch {
+        rows: vec![model(&batch.assets[1].guid, "fixed")],
+    };
     let done = run::checkpoint(project, batch, &[&first, &retry], TaggedBy::Llm, Depth::Minimal).unwrap();
     assert_eq!((done.llm, done.builtin), (2, batch.assets.len() - 2));
     let result = run::finalize(project, &scan, &diff).unwrap();
     assert_eq!((result.tagged_llm, result.tagged_builtin), (2, 6));
     let records = rows(project);
-    assert_eq!(records.iter().find(|r| r.guid == batch.assets[1].guid).unwrap().llm_tags, ["fixed"]);
+    assert_eq!(
+        records
+            .iter()
+            .find(|r| r.guid == batch.assets[1].guid)
+            .unwrap()
+            .llm_tags,
+        ["fixed"]
+    );
 }
 
 /// The real corpora, when `../shared/corpora` is there: every archive indexes
@@ -387,12 +524,21 @@ fn shared_corpora_index_cleanly_when_present() {
             continue;
         }
         let dir = tempfile::tempdir().unwrap();
-        let status = std::process::Command::new("tar").arg("-xzf").arg(&archive).arg("-C").arg(dir.path()).status();
+        let status = std::process::Command::new("tar")
+            .arg("-xzf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(dir.path())
+            .status();
         if !status.is_ok_and(|s| s.success()) {
             eprintln!("skipping {name}: tar could not unpack it");
             continue;
         }
-        let project = fs::read_dir(dir.path()).unwrap().filter_map(Result::ok).map(|e| e.path()).find(|p| p.join("Assets").is_dir());
+        let project = fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.join("Assets").is_dir());
         let project = project.unwrap_or_else(|| dir.path().to_path_buf());
         let first = index(&project, Depth::Rich, false);
         assert!(first.assets > 1000, "{name}: {}", first.summary);
@@ -403,7 +549,9 @@ fn shared_corpora_index_cleanly_when_present() {
         if name == "danmokou" {
             let warnings = scan(&project, Depth::Minimal).warnings;
             assert!(
-                !warnings.iter().any(|w| w.path.contains(".base-png") || w.detail.contains(".base-png")),
+                !warnings
+                    .iter()
+                    .any(|w| w.path.contains(".base-png") || w.detail.contains(".base-png")),
                 "the .base-png dot-folder (and its duplicate guid) is skipped"
             );
         }

@@ -130,7 +130,10 @@ mod tests {
                        - _MainTex:\n        m_Texture: {fileID: 0}\n    m_Floats:\n    - _Glossiness: 0.5\n    \
                        m_Colors:\n    - _Color: {r: 1, g: 1, b: 1, a: 1}\n  m_BuildTextureStacks: []\n";
         let facts = scan(current);
-        assert_eq!(facts.shader_props.iter().collect::<Vec<_>>(), ["_Color", "_Glossiness", "_MainTex"]);
+        assert_eq!(
+            facts.shader_props.iter().collect::<Vec<_>>(),
+            ["_Color", "_Glossiness", "_MainTex"]
+        );
 
         let old = "--- !u!21 &2100000\nMaterial:\n  m_SavedProperties:\n    m_TexEnvs:\n    - first:\n        \
                    name: _BumpMap\n      second:\n        m_Texture: {fileID: 0}\n";
@@ -141,12 +144,18 @@ mod tests {
     fn animator_state_names() {
         let text = "--- !u!1102 &1\nAnimatorState:\n  m_Name: Idle\n  m_Motion: {fileID: 0}\n--- !u!1102 &2\n\
                     AnimatorState:\n  m_Name: Attack\n--- !u!1107 &3\nAnimatorStateMachine:\n  m_Name: Base Layer\n";
-        assert_eq!(scan(text).animator_states.iter().collect::<Vec<_>>(), ["Attack", "Idle"]);
+        assert_eq!(
+            scan(text).animator_states.iter().collect::<Vec<_>>(),
+            ["Attack", "Idle"]
+        );
     }
 
     #[test]
     fn ignores_malformed_guids() {
-        let text = format!("x: {{guid: {A}0}}\ny: {{guid: 0123}}\nz: {{guid: {}}}\n", B.to_uppercase());
+        let text = format!(
+            "x: {{guid: {A}0}}\ny: {{guid: 0123}}\nz: {{guid: {}}}\n",
+            B.to_uppercase()
+        );
         assert!(scan(&text).guids.is_empty());
         assert!(!is_unity_yaml("\u{0}\u{1}binary"));
     }

@@ -102,11 +102,19 @@ pub fn past_picks(path: &Path, limit: usize, top: usize) -> anyhow::Result<PastP
     let mut groups: Vec<PastPickGroup> = weights
         .into_iter()
         .map(|(intent, guids)| {
-            let mut picks: Vec<PastPick> =
-                guids.into_iter().map(|(guid, weight)| PastPick { guid: guid.to_owned(), weight }).collect();
+            let mut picks: Vec<PastPick> = guids
+                .into_iter()
+                .map(|(guid, weight)| PastPick {
+                    guid: guid.to_owned(),
+                    weight,
+                })
+                .collect();
             picks.sort_by(|a, b| b.weight.total_cmp(&a.weight).then_with(|| a.guid.cmp(&b.guid)));
             picks.truncate(top);
-            PastPickGroup { sub_intent: intent.to_owned(), picks }
+            PastPickGroup {
+                sub_intent: intent.to_owned(),
+                picks,
+            }
         })
         .collect();
     groups.sort_by_key(|g| newest[g.sub_intent.as_str()]);
@@ -119,7 +127,11 @@ pub fn past_picks(path: &Path, limit: usize, top: usize) -> anyhow::Result<PastP
         lines.push("---".to_owned());
         lines.join("\n")
     });
-    Ok(PastPicks { block, groups, skipped_line })
+    Ok(PastPicks {
+        block,
+        groups,
+        skipped_line,
+    })
 }
 
 /// Extra confidence per guid for a sub-intent: picks made for a similar
@@ -131,7 +143,11 @@ pub fn past_pick_boosts(intent: &Query, groups: &[PastPickGroup], vocab: &Vocabu
     for group in groups {
         let other = Query::analyze(&group.sub_intent, vocab);
         let union = intent.words.union(&other.words).count();
-        let similarity = if union == 0 { 0.0 } else { intent.words.intersection(&other.words).count() as f32 / union as f32 };
+        let similarity = if union == 0 {
+            0.0
+        } else {
+            intent.words.intersection(&other.words).count() as f32 / union as f32
+        };
         if similarity < MIN_SIMILARITY {
             continue;
         }
@@ -159,7 +175,10 @@ mod tests {
     fn aliases_block_lists_matched_keys_or_nothing() {
         let v = Vocabulary::embedded();
         let block = aliases_block(&Query::analyze("좀비 메뉴와 음악", &v)).unwrap();
-        assert_eq!(block, "--- Aliases hint ---\n좀비: [zombie, undead]\n메뉴: [menu]\n음악: [music, bgm, soundtrack]\n---");
+        assert_eq!(
+            block,
+            "--- Aliases hint ---\n좀비: [zombie, undead]\n메뉴: [menu]\n음악: [music, bgm, soundtrack]\n---"
+        );
         assert!(aliases_block(&Query::analyze("zombie", &v)).is_none());
     }
 
@@ -167,7 +186,14 @@ mod tests {
     fn past_picks_keep_valid_rows_and_report_the_last_bad_line() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("feedback.jsonl");
-        let lines = [row("좀비 적", "g1"), "garbage".into(), row("좀비 적", "g2"), row("좀비 적", "g1"), "{}".into(), row("메뉴", "m")];
+        let lines = [
+            row("좀비 적", "g1"),
+            "garbage".into(),
+            row("좀비 적", "g2"),
+            row("좀비 적", "g1"),
+            "{}".into(),
+            row("메뉴", "m"),
+        ];
         std::fs::write(&path, lines.join("\n")).unwrap();
         let picks = past_picks(&path, 20, 3).unwrap();
         assert_eq!(picks.skipped_line, Some(5));
@@ -178,7 +204,10 @@ mod tests {
             picks.block.unwrap(),
             "--- Past picks hint ---\nsub_intent=\"메뉴\": [m]\nsub_intent=\"좀비 적\": [g1, g2]\n---"
         );
-        assert!(past_picks(&dir.path().join("none.jsonl"), 20, 3).unwrap().block.is_none());
+        assert!(past_picks(&dir.path().join("none.jsonl"), 20, 3)
+            .unwrap()
+            .block
+            .is_none());
     }
 
     #[test]
@@ -198,7 +227,10 @@ mod tests {
         let v = Vocabulary::embedded();
         let groups = vec![PastPickGroup {
             sub_intent: "좀비 적 캐릭터".into(),
-            picks: vec![PastPick { guid: "g".into(), weight: 3.0 }],
+            picks: vec![PastPick {
+                guid: "g".into(),
+                weight: 3.0,
+            }],
         }];
         let near = past_pick_boosts(&Query::analyze("좀비 적 캐릭터", &v), &groups, &v);
         assert!((near["g"] - MAX_BOOST).abs() < 1e-6);

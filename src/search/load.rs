@@ -63,7 +63,12 @@ pub fn count_assets(index_dir: &Path) -> anyhow::Result<usize> {
         Ok(file) => {
             let mut n = 0;
             for line in std::io::BufReader::new(file).lines() {
-                n += usize::from(!line.with_context(|| format!("cannot read {}", path.display()))?.trim().is_empty());
+                n += usize::from(
+                    !line
+                        .with_context(|| format!("cannot read {}", path.display()))?
+                        .trim()
+                        .is_empty(),
+                );
             }
             Ok(n)
         }

@@ -198,90 +198,155 @@ struct RecordArgs {
 /// Register the search and pick functions and the search builtins.
 pub fn register(registry: &mut Registry) {
     registry
-        .function("query.validate", "reject empty, unbalanced, emoji-only or meaningless queries", |a: QueryArgs, ctx| {
-            Ok(validate::validate(&a.query, &vocabulary(a.aliases.as_deref(), ctx)))
-        })
-        .function("search.freshness", "is the index present and fresh (assets.jsonl mtime = state.json last_run)?", |_: serde_json::Value, ctx| {
-            let freshness = crate::index::index_freshness(&ctx.workdir);
-            let reason = match &freshness {
-                crate::index::Freshness::Fresh { .. } => None,
-                crate::index::Freshness::Missing { reason } | crate::index::Freshness::Stale { reason } => Some(reason.clone()),
-            };
-            let warning = reason.as_ref().map(|r| stale_warning(r));
-            Ok(FreshnessOut { fresh: freshness.is_fresh(), reason, warning })
-        })
-        .function("search.hints", "the aliases and past-picks hint blocks of the routing prompt", |a: HintsArgs, ctx| {
-            let vocab = vocabulary(a.aliases.as_deref(), ctx);
-            let picks = hints::past_picks(&index_dir(ctx).join(pick::FEEDBACK_FILE), a.feedback_rows, a.picks_per_intent)?;
-            Ok(HintsOut {
-                aliases_block: hints::aliases_block(&Query::analyze(&a.query, &vocab)),
-                past_picks_block: picks.block,
-                past_picks: picks.groups,
-                skipped_line: picks.skipped_line,
-            })
-        })
-        .function("search.index", "the manifest version, asset count and packages of the index", |_: serde_json::Value, ctx| {
-            let dir = index_dir(ctx);
-            Ok(IndexOut {
-                manifest_version: load::manifest_version(&dir),
-                total_assets: load::count_assets(&dir)?,
-                packages: load::read_packages(&dir)?,
-            })
-        })
-        .function("search.rows", "asset rows of the chosen packages (all rows without a choice)", |a: RowsArgs, ctx| {
-            let wanted: Option<HashSet<String>> = a.package_ids.map(|ids| ids.into_iter().collect());
-            let rows = load::read_assets(&index_dir(ctx), wanted.as_ref())?;
-            Ok(RowsOut { count: rows.len(), rows })
-        })
-        .function("search.groups", "pair sub-intents with their candidates; the best confidence", |a: GroupsArgs, _| {
-            let groups: Vec<ResultGroup> = a
-                .sub_intents
-                .into_iter()
-                .zip(a.retrieved.into_iter().chain(std::iter::repeat_with(|| None)))
-                .map(|(s, r)| ResultGroup {
-                    sub_intent: s.intent,
-                    category_hint: s.category_hint,
-                    subtype_hint: s.subtype_hint,
-                    candidates: r.map(|r| r.candidates).unwrap_or_default(),
+        .function(
+            "query.validate",
+            "reject empty, unbalanced, emoji-only or meaningless queries",
+            |a: QueryArgs, ctx| Ok(validate::validate(&a.query, &vocabulary(a.aliases.as_deref(), ctx))),
+        )
+        .function(
+            "search.freshness",
+            "is the index present and fresh (assets.jsonl mtime = state.json last_run)?",
+            |_: serde_json::Value, ctx| {
+                let freshness = crate::index::index_freshness(&ctx.workdir);
+                let reason = match &freshness {
+                    crate::index::Freshness::Fresh { .. } => None,
+                    crate::index::Freshness::Missing { reason } | crate::index::Freshness::Stale { reason } => {
+                        Some(reason.clone())
+                    }
+                };
+                let warning = reason.as_ref().map(|r| stale_warning(r));
+                Ok(FreshnessOut {
+                    fresh: freshness.is_fresh(),
+                    reason,
+                    warning,
                 })
-                .collect();
-            Ok(GroupsOut { best_confidence: SearchResult::best_confidence(&groups), groups })
-        })
-        .function("search.result", "the search-result.json document and the answer for a person", |a: ResultArgs, _| {
-            let document = match (a.no_query_reason, a.groups) {
-                (Some(reason), _) => SearchResult::no_query(&a.query, a.manifest_version, &reason),
-                (None, Some(groups)) => SearchResult::found(&a.query, a.manifest_version, groups),
-                (None, None) => SearchResult::no_match(&a.query, a.manifest_version),
-            };
-            Ok(ResultOut { summary: document.summary(a.shown_per_group), document })
-        })
-        .function("pick.resolve", "find candidate N of the last search and build its feedback row", |a: PickArgs, ctx| {
-            let index = match &a.index {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            Ok(pick::resolve(&index_dir(ctx), &index, time::OffsetDateTime::now_utc()))
-        })
-        .function("pick.record", "append the feedback row under feedback.jsonl.lock", |a: RecordArgs, ctx| {
-            pick::record(&index_dir(ctx), &a.row)
-        })
-        .builtin("search.route", "split a query into sub-intents with category and subtype hints", |a: QueryArgs, ctx| {
-            Ok(route::route(&a.query, &vocabulary(a.aliases.as_deref(), ctx)))
-        })
-        .builtin("search.select-packages", "top-K packages for a sub-intent, with confidence", |a: SelectPackagesArgs, ctx| {
-            let query = Query::analyze(&a.intent, &vocabulary(a.aliases.as_deref(), ctx));
-            Ok(SelectPackagesOut { packages: rank::rank_packages(&a.packages, &query, a.top_k) })
-        })
-        .builtin("search.rank-assets", "BM25F ranking of asset rows with calibrated confidences", |a: RankArgs, ctx| {
-            let vocab = vocabulary(a.aliases.as_deref(), ctx);
-            let query = Query::analyze(&a.intent, &vocab);
-            let options = RankOptions {
-                subtype_hint: a.subtype_hint.as_deref(),
-                past_boosts: hints::past_pick_boosts(&query, &a.past_picks, &vocab),
-                top_k: a.top_k,
-            };
-            Ok(RankOut { candidates: rank::rank_assets(&a.rows, &query, &options) })
-        });
+            },
+        )
+        .function(
+            "search.hints",
+            "the aliases and past-picks hint blocks of the routing prompt",
+            |a: HintsArgs, ctx| {
+                let vocab = vocabulary(a.aliases.as_deref(), ctx);
+                let picks = hints::past_picks(
+                    &index_dir(ctx).join(pick::FEEDBACK_FILE),
+                    a.feedback_rows,
+                    a.picks_per_intent,
+                )?;
+                Ok(HintsOut {
+                    aliases_block: hints::aliases_block(&Query::analyze(&a.query, &vocab)),
+                    past_picks_block: picks.block,
+                    past_picks: picks.groups,
+                    skipped_line: picks.skipped_line,
+                })
+            },
+        )
+        .function(
+            "search.index",
+            "the manifest version, asset count and packages of the index",
+            |_: serde_json::Value, ctx| {
+                let dir = index_dir(ctx);
+                Ok(IndexOut {
+                    manifest_version: load::manifest_version(&dir),
+                    total_assets: load::count_assets(&dir)?,
+                    packages: load::read_packages(&dir)?,
+                })
+            },
+        )
+        .function(
+            "search.rows",
+            "asset rows of the chosen packages (all rows without a choice)",
+            |a: RowsArgs, ctx| {
+                let wanted: Option<HashSet<String>> = a.package_ids.map(|ids| ids.into_iter().collect());
+                let rows = load::read_assets(&index_dir(ctx), wanted.as_ref())?;
+                Ok(RowsOut {
+                    count: rows.len(),
+                    rows,
+                })
+            },
+        )
+        .function(
+            "search.groups",
+            "pair sub-intents with their candidates; the best confidence",
+            |a: GroupsArgs, _| {
+                let groups: Vec<ResultGroup> = a
+                    .sub_intents
+                    .into_iter()
+                    .zip(a.retrieved.into_iter().chain(std::iter::repeat_with(|| None)))
+                    .map(|(s, r)| ResultGroup {
+                        sub_intent: s.intent,
+                        category_hint: s.category_hint,
+                        subtype_hint: s.subtype_hint,
+                        candidates: r.map(|r| r.candidates).unwrap_or_default(),
+                    })
+                    .collect();
+                Ok(GroupsOut {
+                    best_confidence: SearchResult::best_confidence(&groups),
+                    groups,
+                })
+            },
+        )
+        .function(
+            "search.result",
+            "the search-result.json document and the answer for a person",
+            |a: ResultArgs, _| {
+                let document = match (a.no_query_reason, a.groups) {
+                    (Some(reason), _) => SearchResult::no_query(&a.query, a.manifest_version, &reason),
+                    (None, Some(groups)) => SearchResult::found(&a.query, a.manifest_version, groups),
+                    (None, None) => SearchResult::no_match(&a.query, a.manifest_version),
+                };
+                Ok(ResultOut {
+                    summary: document.summary(a.shown_per_group),
+                    document,
+                })
+            },
+        )
+        .function(
+            "pick.resolve",
+            "find candidate N of the last search and build its feedback row",
+            |a: PickArgs, ctx| {
+                let index = match &a.index {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                Ok(pick::resolve(&index_dir(ctx), &index, time::OffsetDateTime::now_utc()))
+            },
+        )
+        .function(
+            "pick.record",
+            "append the feedback row under feedback.jsonl.lock",
+            |a: RecordArgs, ctx| pick::record(&index_dir(ctx), &a.row),
+        )
+        .builtin(
+            "search.route",
+            "split a query into sub-intents with category and subtype hints",
+            |a: QueryArgs, ctx| Ok(route::route(&a.query, &vocabulary(a.aliases.as_deref(), ctx))),
+        )
+        .builtin(
+            "search.select-packages",
+            "top-K packages for a sub-intent, with confidence",
+            |a: SelectPackagesArgs, ctx| {
+                let query = Query::analyze(&a.intent, &vocabulary(a.aliases.as_deref(), ctx));
+                Ok(SelectPackagesOut {
+                    packages: rank::rank_packages(&a.packages, &query, a.top_k),
+                })
+            },
+        )
+        .builtin(
+            "search.rank-assets",
+            "BM25F ranking of asset rows with calibrated confidences",
+            |a: RankArgs, ctx| {
+                let vocab = vocabulary(a.aliases.as_deref(), ctx);
+                let query = Query::analyze(&a.intent, &vocab);
+                let options = RankOptions {
+                    subtype_hint: a.subtype_hint.as_deref(),
+                    past_boosts: hints::past_pick_boosts(&query, &a.past_picks, &vocab),
+                    top_k: a.top_k,
+                };
+                Ok(RankOut {
+                    candidates: rank::rank_assets(&a.rows, &query, &options),
+                })
+            },
+        );
 }
 
 /// The structured stale-index warning with both options (seed Step 2).
@@ -310,7 +375,11 @@ pub fn search_rows(rows: &[AssetRow], query: &str, vocab: &Vocabulary, top_k: us
         .into_iter()
         .map(|sub_intent| {
             let analysed = query::Query::analyze(&sub_intent.intent, vocab);
-            let options = RankOptions { subtype_hint: sub_intent.subtype_hint.as_deref(), top_k, ..Default::default() };
+            let options = RankOptions {
+                subtype_hint: sub_intent.subtype_hint.as_deref(),
+                top_k,
+                ..Default::default()
+            };
             let candidates = rank::rank_assets(rows, &analysed, &options);
             Group { sub_intent, candidates }
         })

@@ -26,7 +26,12 @@ pub struct PickOutcome {
 
 impl PickOutcome {
     fn error(message: String) -> Self {
-        Self { ok: false, code: 1, line: format!("[unity-assets:pick] error: {message}"), row: None }
+        Self {
+            ok: false,
+            code: 1,
+            line: format!("[unity-assets:pick] error: {message}"),
+            row: None,
+        }
     }
 }
 
@@ -76,9 +81,16 @@ pub fn resolve(index_dir: &Path, index: &str, now: time::OffsetDateTime) -> Pick
     let row = FeedbackRow {
         ts: now
             .to_offset(time::UtcOffset::UTC)
-            .format(time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z"))
+            .format(time::macros::format_description!(
+                "[year]-[month]-[day]T[hour]:[minute]:[second]Z"
+            ))
             .unwrap_or_default(),
-        query: result.query.clone().filter(|q| !q.is_empty()).or(result.manifest_version.clone()).unwrap_or_default(),
+        query: result
+            .query
+            .clone()
+            .filter(|q| !q.is_empty())
+            .or(result.manifest_version.clone())
+            .unwrap_or_default(),
         sub_intent_id: group.sub_intent.clone(),
         picked_guid: candidate.guid.clone(),
         candidate_guids: group.candidates.iter().map(|c| c.guid.clone()).collect(),
@@ -86,7 +98,12 @@ pub fn resolve(index_dir: &Path, index: &str, now: time::OffsetDateTime) -> Pick
         confidence_after: round6((before + 0.10).min(1.0)),
         source: "pick".into(),
     };
-    PickOutcome { ok: true, code: 0, line: format!("[unity-assets:pick] recorded: {}", row.picked_guid), row: Some(row) }
+    PickOutcome {
+        ok: true,
+        code: 0,
+        line: format!("[unity-assets:pick] recorded: {}", row.picked_guid),
+        row: Some(row),
+    }
 }
 
 fn round6(x: f64) -> f64 {
@@ -120,13 +137,28 @@ mod tests {
         if let Some(v) = manifest {
             std::fs::write(dir.path().join("manifest.json"), format!("{{\"version\": \"{v}\"}}")).unwrap();
         }
-        let candidate = |g: &str, conf: f32| Candidate { guid: g.into(), path: format!("Assets/{g}"), confidence: conf, reasoning: "r".into() };
+        let candidate = |g: &str, conf: f32| Candidate {
+            guid: g.into(),
+            path: format!("Assets/{g}"),
+            confidence: conf,
+            reasoning: "r".into(),
+        };
         let result = SearchResult::found(
             "좀비 + 메뉴",
             result_version.map(str::to_owned),
             vec![
-                ResultGroup { sub_intent: "좀비".into(), category_hint: None, subtype_hint: None, candidates: vec![candidate("a", 0.95), candidate("b", 0.5)] },
-                ResultGroup { sub_intent: "메뉴".into(), category_hint: None, subtype_hint: None, candidates: vec![candidate("c", 0.6)] },
+                ResultGroup {
+                    sub_intent: "좀비".into(),
+                    category_hint: None,
+                    subtype_hint: None,
+                    candidates: vec![candidate("a", 0.95), candidate("b", 0.5)],
+                },
+                ResultGroup {
+                    sub_intent: "메뉴".into(),
+                    category_hint: None,
+                    subtype_hint: None,
+                    candidates: vec![candidate("c", 0.6)],
+                },
             ],
         );
         std::fs::write(dir.path().join(RESULT_FILE), serde_json::to_string(&result).unwrap()).unwrap();
@@ -140,15 +172,24 @@ mod tests {
     #[test]
     fn the_five_lines() {
         let empty = tempfile::tempdir().unwrap();
-        assert_eq!(resolve(empty.path(), "0", now()).line, "[unity-assets:pick] error: no search result; run /unity-assets:search first");
+        assert_eq!(
+            resolve(empty.path(), "0", now()).line,
+            "[unity-assets:pick] error: no search result; run /unity-assets:search first"
+        );
         let stale = setup(Some("v2.0"), Some("v1.0"));
-        assert_eq!(resolve(stale.path(), "0", now()).line, "[unity-assets:pick] error: stale search result; reindex required");
+        assert_eq!(
+            resolve(stale.path(), "0", now()).line,
+            "[unity-assets:pick] error: stale search result; reindex required"
+        );
         let no_manifest = setup(None, Some("v1.0"));
         assert_eq!(resolve(no_manifest.path(), "0", now()).code, 1);
         let dir = setup(Some("v1.0"), Some("v1.0"));
         for bad in ["3", "-1", "x"] {
             let out = resolve(dir.path(), bad, now());
-            assert_eq!(out.line, format!("[unity-assets:pick] error: index {bad} out of range (max 2)"));
+            assert_eq!(
+                out.line,
+                format!("[unity-assets:pick] error: index {bad} out of range (max 2)")
+            );
             assert_eq!(out.code, 1);
         }
         let out = resolve(dir.path(), "2", now());
@@ -159,9 +200,15 @@ mod tests {
         let out = resolve(dir.path(), "0", now());
         let row = out.row.unwrap();
         assert_eq!((row.confidence_after, row.ts.as_str()), (1.0, "2026-05-24T13:45:01Z"));
-        assert_eq!(record(dir.path(), &row).unwrap().line, "[unity-assets:pick] recorded: a");
+        assert_eq!(
+            record(dir.path(), &row).unwrap().line,
+            "[unity-assets:pick] recorded: a"
+        );
         std::fs::write(dir.path().join("feedback.jsonl.lock"), "").unwrap();
-        assert_eq!(record(dir.path(), &row).unwrap().line, "[unity-assets:pick] error: feedback.jsonl locked");
+        assert_eq!(
+            record(dir.path(), &row).unwrap().line,
+            "[unity-assets:pick] error: feedback.jsonl locked"
+        );
     }
 
     #[test]
@@ -179,7 +226,10 @@ mod tests {
             }
         });
         let text = std::fs::read_to_string(dir.path().join(FEEDBACK_FILE)).unwrap();
-        let rows: Vec<_> = text.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).collect();
+        let rows: Vec<_> = text
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .collect();
         assert_eq!(rows.len(), 50);
         assert!(rows.iter().all(|r| check_feedback_row(r).is_ok()));
         assert_eq!(recorded.into_inner(), 50);

@@ -62,7 +62,11 @@ impl Query {
 
     /// The English terms of all concepts (for category detection).
     pub fn english_terms(&self) -> impl Iterator<Item = &str> + Clone {
-        self.concepts.iter().flat_map(|c| c.terms.iter()).map(|(t, _)| t.as_str()).filter(|t| t.is_ascii())
+        self.concepts
+            .iter()
+            .flat_map(|c| c.terms.iter())
+            .map(|(t, _)| t.as_str())
+            .filter(|t| t.is_ascii())
     }
 
     fn add_korean(&mut self, word: &str, vocab: &Vocabulary) {
@@ -75,7 +79,11 @@ impl Query {
         if keys.is_empty() {
             let stripped = forms.last().cloned().unwrap_or_default();
             let terms = forms.iter().map(|f| (f.clone(), 1.0)).collect();
-            self.push(Concept { label: stripped, terms, prior: UNKNOWN_PRIOR });
+            self.push(Concept {
+                label: stripped,
+                terms,
+                prior: UNKNOWN_PRIOR,
+            });
             return;
         }
         for key in keys {
@@ -118,12 +126,21 @@ impl Query {
         }
         for key in vocab.keys_for_term(&normal) {
             add_term(&mut terms, key.clone(), SIBLING_WEIGHT);
-            for sibling in vocab.aliases_of(key).unwrap_or_default().iter().filter_map(|a| phrase_term(a)) {
+            for sibling in vocab
+                .aliases_of(key)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|a| phrase_term(a))
+            {
                 add_term(&mut terms, sibling, SIBLING_WEIGHT);
             }
         }
         let prior = if vocab.is_weak(&normal) { WEAK_PRIOR } else { 1.0 };
-        self.push(Concept { label: word.to_owned(), terms, prior });
+        self.push(Concept {
+            label: word.to_owned(),
+            terms,
+            prior,
+        });
     }
 
     fn push(&mut self, concept: Concept) {
@@ -151,8 +168,20 @@ mod tests {
     fn korean_words_become_translated_concepts() {
         let q = Query::analyze("탑다운 게임용 좀비 적 캐릭터를 찾아줘", &Vocabulary::embedded());
         let labels: Vec<_> = q.concepts.iter().map(|c| c.label.as_str()).collect();
-        assert_eq!(labels, ["탑다운 (top-down)", "게임 (game)", "좀비 (zombie)", "적 (enemy)", "캐릭터 (character)"]);
-        assert!(q.concepts[2].terms.iter().any(|(t, w)| *t == stem("zombie") && *w == 1.0));
+        assert_eq!(
+            labels,
+            [
+                "탑다운 (top-down)",
+                "게임 (game)",
+                "좀비 (zombie)",
+                "적 (enemy)",
+                "캐릭터 (character)"
+            ]
+        );
+        assert!(q.concepts[2]
+            .terms
+            .iter()
+            .any(|(t, w)| *t == stem("zombie") && *w == 1.0));
         assert!(q.concepts[1].prior < 1.0, "게임 is weak");
     }
 

@@ -180,7 +180,11 @@ pub fn score<D: Document>(docs: &[D], query: &Query) -> Vec<Scored> {
             *sum += f64::from(len);
         }
         if matched {
-            hits.push(Hit { index, lens, tf: std::mem::replace(&mut tf, vec![0f32; n_concepts * FIELDS]) });
+            hits.push(Hit {
+                index,
+                lens,
+                tf: std::mem::replace(&mut tf, vec![0f32; n_concepts * FIELDS]),
+            });
         }
     }
 
@@ -196,8 +200,11 @@ pub fn score<D: Document>(docs: &[D], query: &Query) -> Vec<Scored> {
     }
     let idf: Vec<f32> = df.iter().map(|&d| (1.0 + (n - d + 0.5) / (d + 0.5)).ln()).collect();
     let idf_max = (1.0 + (n + 0.5) / 0.5).ln();
-    let weights: Vec<f32> =
-        concepts.iter().zip(&idf).map(|(c, &i)| c.prior * (0.5 + 0.5 * i / idf_max)).collect();
+    let weights: Vec<f32> = concepts
+        .iter()
+        .zip(&idf)
+        .map(|(c, &i)| c.prior * (0.5 + 0.5 * i / idf_max))
+        .collect();
     let total_weight: f32 = weights.iter().sum::<f32>().max(f32::EPSILON);
 
     hits.into_iter()
@@ -223,7 +230,12 @@ pub fn score<D: Document>(docs: &[D], query: &Query) -> Vec<Scored> {
                 bm25 += concepts[c].prior * idf[c] * tfn * (K1 + 1.0) / (tfn + K1);
                 covered += weights[c] * best;
             }
-            Scored { index: hit.index, coverage: covered / total_weight, bm25, found_in }
+            Scored {
+                index: hit.index,
+                coverage: covered / total_weight,
+                bm25,
+                found_in,
+            }
         })
         .collect()
 }
@@ -249,7 +261,11 @@ pub enum SubtypeTier {
 impl SubtypeTier {
     pub fn of(row: &AssetRow, hint: Option<&str>) -> Self {
         let Some(hint) = hint else { return Self::NoHint };
-        if row.type_subtype.as_deref().is_some_and(|s| s.eq_ignore_ascii_case(hint)) {
+        if row
+            .type_subtype
+            .as_deref()
+            .is_some_and(|s| s.eq_ignore_ascii_case(hint))
+        {
             return Self::Exact;
         }
         let hint_type = hint.split_once('/').map_or(hint, |(t, _)| t);
@@ -276,7 +292,9 @@ impl SubtypeTier {
             Self::SameType => {
                 format!("Subtype priority: same {hint_type} type but not {hint} (second tier, after exact matches).")
             }
-            Self::Other => format!("Subtype priority: not a {hint_type} (last tier, after exact and same-type matches)."),
+            Self::Other => {
+                format!("Subtype priority: not a {hint_type} (last tier, after exact and same-type matches).")
+            }
             Self::NoHint => "No subtype hint was given, so every type ranks alike.".to_owned(),
         }
     }
@@ -330,7 +348,12 @@ pub fn rank_assets(rows: &[AssetRow], query: &Query, options: &RankOptions) -> V
                     " Boosted by {past:.2} because it was picked before for a similar request."
                 ));
             }
-            Candidate { guid: row.guid.clone(), path: row.path.clone(), confidence, reasoning }
+            Candidate {
+                guid: row.guid.clone(),
+                path: row.path.clone(),
+                confidence,
+                reasoning,
+            }
         })
         .collect()
 }
@@ -346,8 +369,10 @@ pub struct PackageChoice {
 /// The best `top_k` packages for `query`; packages matching nothing are
 /// not returned.
 pub fn rank_packages(packages: &[PackageRow], query: &Query, top_k: usize) -> Vec<PackageChoice> {
-    let mut scored: Vec<(f32, Scored)> =
-        score(packages, query).into_iter().map(|s| (confidence(s.coverage, 0.0), s)).collect();
+    let mut scored: Vec<(f32, Scored)> = score(packages, query)
+        .into_iter()
+        .map(|s| (confidence(s.coverage, 0.0), s))
+        .collect();
     top_k_sorted(&mut scored, top_k, |a, b| {
         b.0.total_cmp(&a.0)
             .then(b.1.bm25.total_cmp(&a.1.bm25))
@@ -384,8 +409,12 @@ fn explain(query: &Query, scored: &Scored) -> String {
         if mask == 0 {
             missing.push(concept.label.clone());
         } else {
-            let fields: Vec<&str> =
-                Field::ALL.iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, f)| f.label()).collect();
+            let fields: Vec<&str> = Field::ALL
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| mask & (1 << i) != 0)
+                .map(|(_, f)| f.label())
+                .collect();
             found.push(format!("{} ({})", concept.label, fields.join(", ")));
         }
     }
@@ -421,16 +450,48 @@ mod tests {
 
     fn rows() -> Vec<AssetRow> {
         vec![
-            row("a", "Assets/Kit/Zombie_Basic.prefab", "Prefab", &["zombie", "enemy", "character"], "Basic zombie enemy."),
-            row("b", "Assets/Kit/Tree_Pine.prefab", "Prefab", &["tree", "forest"], "Pine tree."),
-            row("c", "Assets/Audio/SFX_Zombie.wav", "AudioClip", &["sfx", "zombie"], "Zombie groan sound effect."),
-            row("d", "Assets/UI/MainMenu.prefab", "Prefab", &["ui", "menu"], "Main menu UI prefab."),
+            row(
+                "a",
+                "Assets/Kit/Zombie_Basic.prefab",
+                "Prefab",
+                &["zombie", "enemy", "character"],
+                "Basic zombie enemy.",
+            ),
+            row(
+                "b",
+                "Assets/Kit/Tree_Pine.prefab",
+                "Prefab",
+                &["tree", "forest"],
+                "Pine tree.",
+            ),
+            row(
+                "c",
+                "Assets/Audio/SFX_Zombie.wav",
+                "AudioClip",
+                &["sfx", "zombie"],
+                "Zombie groan sound effect.",
+            ),
+            row(
+                "d",
+                "Assets/UI/MainMenu.prefab",
+                "Prefab",
+                &["ui", "menu"],
+                "Main menu UI prefab.",
+            ),
         ]
     }
 
     fn rank(q: &str, hint: Option<&str>) -> Vec<Candidate> {
         let query = Query::analyze(q, &Vocabulary::embedded());
-        rank_assets(&rows(), &query, &RankOptions { subtype_hint: hint, top_k: 3, ..Default::default() })
+        rank_assets(
+            &rows(),
+            &query,
+            &RankOptions {
+                subtype_hint: hint,
+                top_k: 3,
+                ..Default::default()
+            },
+        )
     }
 
     #[test]
@@ -453,16 +514,34 @@ mod tests {
         let got = rank("좀비 신음 효과음 공포", None);
         assert_eq!(got[0].guid, "c");
         assert!((0.40..0.99).contains(&got[0].confidence), "{got:?}");
-        assert!(got[0].reasoning.contains("Not found: 공포 (horror)"), "{}", got[0].reasoning);
+        assert!(
+            got[0].reasoning.contains("Not found: 공포 (horror)"),
+            "{}",
+            got[0].reasoning
+        );
     }
 
     #[test]
     fn exact_subtype_outranks_same_type() {
         let mut rows = rows();
         rows[3].type_subtype = Some("Prefab/ui".into());
-        rows.push(row("e", "Assets/UI/MainMenuSkin.prefab", "Prefab", &["ui", "menu"], "Main menu UI prefab."));
+        rows.push(row(
+            "e",
+            "Assets/UI/MainMenuSkin.prefab",
+            "Prefab",
+            &["ui", "menu"],
+            "Main menu UI prefab.",
+        ));
         let query = Query::analyze("메인 메뉴 UI", &Vocabulary::embedded());
-        let got = rank_assets(&rows, &query, &RankOptions { subtype_hint: Some("Prefab/ui"), top_k: 2, ..Default::default() });
+        let got = rank_assets(
+            &rows,
+            &query,
+            &RankOptions {
+                subtype_hint: Some("Prefab/ui"),
+                top_k: 2,
+                ..Default::default()
+            },
+        );
         assert_eq!(got[0].guid, "d");
         assert!(got[0].reasoning.contains("exact match of Prefab/ui"));
         assert!(got[1].reasoning.contains("second tier"));
@@ -471,10 +550,24 @@ mod tests {
     #[test]
     fn past_pick_boost_reorders_ties() {
         let mut rows = rows();
-        rows.push(row("z", "Assets/Kit/Zombie_Fast.prefab", "Prefab", &["zombie", "enemy"], "Fast zombie enemy."));
+        rows.push(row(
+            "z",
+            "Assets/Kit/Zombie_Fast.prefab",
+            "Prefab",
+            &["zombie", "enemy"],
+            "Fast zombie enemy.",
+        ));
         let query = Query::analyze("zombie enemy", &Vocabulary::embedded());
         let boosts = HashMap::from([("z".to_owned(), 0.08)]);
-        let got = rank_assets(&rows, &query, &RankOptions { past_boosts: boosts, top_k: 2, ..Default::default() });
+        let got = rank_assets(
+            &rows,
+            &query,
+            &RankOptions {
+                past_boosts: boosts,
+                top_k: 2,
+                ..Default::default()
+            },
+        );
         assert_eq!(got[0].guid, "z");
         assert!(got[0].reasoning.contains("picked before"));
     }

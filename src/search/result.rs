@@ -49,7 +49,14 @@ impl SearchResult {
         if groups.is_empty() {
             return Self::no_match(query, manifest_version);
         }
-        Self { manifest_version, query: Some(query.to_owned()), status: Status::Ok, reason: None, suggested_action: None, groups }
+        Self {
+            manifest_version,
+            query: Some(query.to_owned()),
+            status: Status::Ok,
+            reason: None,
+            suggested_action: None,
+            groups,
+        }
     }
 
     /// Fallback stage 3: nothing reached the confirm threshold.
@@ -78,7 +85,11 @@ impl SearchResult {
 
     /// The highest confidence of any candidate (0 when there is none).
     pub fn best_confidence(groups: &[ResultGroup]) -> f32 {
-        groups.iter().flat_map(|g| &g.candidates).map(|c| c.confidence).fold(0.0, f32::max)
+        groups
+            .iter()
+            .flat_map(|g| &g.candidates)
+            .map(|c| c.confidence)
+            .fold(0.0, f32::max)
     }
 
     /// The answer for a person: how many sub-intents, the top 3 of each with
@@ -88,16 +99,30 @@ impl SearchResult {
         let query = self.query.as_deref().unwrap_or_default();
         match self.status {
             Status::NoQuery => {
-                format!("[unity-assets:search] no query: {}", self.reason.as_deref().unwrap_or_default())
+                format!(
+                    "[unity-assets:search] no query: {}",
+                    self.reason.as_deref().unwrap_or_default()
+                )
             }
-            Status::NoMatch => "[unity-assets:search] no asset matched; run `unity-assets reindex`, then search again".to_owned(),
+            Status::NoMatch => {
+                "[unity-assets:search] no asset matched; run `unity-assets reindex`, then search again".to_owned()
+            }
             Status::Ok => {
-                let mut lines = vec![format!("[unity-assets:search] {} sub-intent(s) for \"{query}\"", self.groups.len())];
+                let mut lines = vec![format!(
+                    "[unity-assets:search] {} sub-intent(s) for \"{query}\"",
+                    self.groups.len()
+                )];
                 let mut offset = 0;
                 for (i, group) in self.groups.iter().enumerate() {
                     lines.push(format!("{}. {}", i + 1, group.sub_intent));
                     for (j, c) in group.candidates.iter().take(shown_per_group).enumerate() {
-                        lines.push(format!("   [{}] {} ({:.2}) — {}", offset + j, c.path, c.confidence, first_sentence(&c.reasoning)));
+                        lines.push(format!(
+                            "   [{}] {} ({:.2}) — {}",
+                            offset + j,
+                            c.path,
+                            c.confidence,
+                            first_sentence(&c.reasoning)
+                        ));
                     }
                     offset += group.candidates.len();
                 }
@@ -135,13 +160,26 @@ mod tests {
     #[test]
     fn summary_numbers_candidates_globally_and_suggests_next_steps() {
         let groups = vec![
-            ResultGroup { sub_intent: "적".into(), category_hint: None, subtype_hint: None, candidates: vec![candidate("a", 0.9), candidate("b", 0.5)] },
-            ResultGroup { sub_intent: "UI".into(), category_hint: None, subtype_hint: None, candidates: vec![candidate("c", 0.7)] },
+            ResultGroup {
+                sub_intent: "적".into(),
+                category_hint: None,
+                subtype_hint: None,
+                candidates: vec![candidate("a", 0.9), candidate("b", 0.5)],
+            },
+            ResultGroup {
+                sub_intent: "UI".into(),
+                category_hint: None,
+                subtype_hint: None,
+                candidates: vec![candidate("c", 0.7)],
+            },
         ];
         let result = SearchResult::found("적 + UI", Some("v1.0".into()), groups);
         let text = result.summary(3);
         assert!(text.starts_with("[unity-assets:search] 2 sub-intent(s)"), "{text}");
-        assert!(text.contains("   [2] Assets/c.prefab (0.70) — Matches c fully."), "{text}");
+        assert!(
+            text.contains("   [2] Assets/c.prefab (0.70) — Matches c fully."),
+            "{text}"
+        );
         assert!(text.contains("unity-assets pick N") && text.contains("unity-assets build \"적 + UI\""));
         assert!(result.groups[0].candidates[0].reasoning.contains("Second sentence"));
         assert_eq!(SearchResult::best_confidence(&result.groups), 0.9);
@@ -155,9 +193,16 @@ mod tests {
             serde_json::from_str(include_str!("../../schemas/search-result.schema.json")).unwrap();
         let validator = jsonschema::validator_for(&schema).unwrap();
         assert!(validator.is_valid(&serde_json::to_value(&result).unwrap()));
-        let ok = SearchResult::found("q", None, vec![ResultGroup {
-            sub_intent: "q".into(), category_hint: None, subtype_hint: None, candidates: vec![candidate("a", 0.5)],
-        }]);
+        let ok = SearchResult::found(
+            "q",
+            None,
+            vec![ResultGroup {
+                sub_intent: "q".into(),
+                category_hint: None,
+                subtype_hint: None,
+                candidates: vec![candidate("a", 0.5)],
+            }],
+        );
         assert!(validator.is_valid(&serde_json::to_value(&ok).unwrap()));
         assert!(validator.is_valid(&serde_json::to_value(SearchResult::no_query("", None, "비어 있음")).unwrap()));
     }

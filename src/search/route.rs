@@ -43,7 +43,10 @@ pub fn route(query: &str, vocab: &Vocabulary) -> Routing {
         [single] => scene_roles(single, vocab).unwrap_or_else(|| vec![hinted(single.clone(), vocab)]),
         many => many.iter().map(|s| hinted(s.clone(), vocab)).collect(),
     };
-    Routing { multi_category: sub_intents.len() > 1, sub_intents }
+    Routing {
+        multi_category: sub_intents.len() > 1,
+        sub_intents,
+    }
 }
 
 /// The parts of a query the user joined with a separator.
@@ -77,7 +80,9 @@ fn joined_stem<'a>(token: &'a str, vocab: &Vocabulary) -> Option<&'a str> {
     JOINING_PARTICLES.iter().find_map(|p| {
         let stem = token.strip_suffix(p)?;
         let known = stem.chars().any(is_hangul)
-            && korean_forms(stem).iter().any(|f| vocab.aliases_of(f).is_some() && !vocab.is_stopword(f));
+            && korean_forms(stem)
+                .iter()
+                .any(|f| vocab.aliases_of(f).is_some() && !vocab.is_stopword(f));
         known.then_some(stem)
     })
 }
@@ -88,7 +93,8 @@ fn scene_roles(query: &str, vocab: &Vocabulary) -> Option<Vec<SubIntent>> {
     let normal = |list: &[String]| list.iter().filter_map(|w| normal_word(w)).collect::<Vec<_>>();
     let (triggers, requires) = (normal(&request.triggers), normal(&request.requires_any));
     let analysed = Query::analyze(query, vocab);
-    let asked = triggers.iter().any(|t| analysed.words.contains(t)) && requires.iter().any(|r| analysed.words.contains(r));
+    let asked =
+        triggers.iter().any(|t| analysed.words.contains(t)) && requires.iter().any(|r| analysed.words.contains(r));
     if !asked || request.roles.is_empty() {
         return None;
     }
@@ -98,7 +104,9 @@ fn scene_roles(query: &str, vocab: &Vocabulary) -> Option<Vec<SubIntent>> {
                 Some(n) if !w.chars().any(is_hangul) => vec![n],
                 _ => korean_forms(w),
             };
-            !forms.iter().any(|f| vocab.is_stopword(f) || triggers.contains(f) || requires.contains(f))
+            !forms
+                .iter()
+                .any(|f| vocab.is_stopword(f) || triggers.contains(f) || requires.contains(f))
         })
         .collect();
     let theme = theme.join(" ");
@@ -119,8 +127,16 @@ fn scene_roles(query: &str, vocab: &Vocabulary) -> Option<Vec<SubIntent>> {
 fn hinted(intent: String, vocab: &Vocabulary) -> SubIntent {
     let query = Query::analyze(&intent, vocab);
     let category_hint = vocab.category_of(query.english_terms()).map(str::to_owned);
-    let subtype_hint = vocab.subtype_rules.iter().find(|r| r.matches(&query.words)).and_then(|r| r.subtype.clone());
-    SubIntent { intent, category_hint, subtype_hint }
+    let subtype_hint = vocab
+        .subtype_rules
+        .iter()
+        .find(|r| r.matches(&query.words))
+        .and_then(|r| r.subtype.clone());
+    SubIntent {
+        intent,
+        category_hint,
+        subtype_hint,
+    }
 }
 
 #[cfg(test)]
@@ -128,12 +144,19 @@ mod tests {
     use super::*;
 
     fn intents(q: &str) -> Vec<String> {
-        route(q, &Vocabulary::embedded()).sub_intents.into_iter().map(|s| s.intent).collect()
+        route(q, &Vocabulary::embedded())
+            .sub_intents
+            .into_iter()
+            .map(|s| s.intent)
+            .collect()
     }
 
     #[test]
     fn splits_on_separators_and_joining_particles() {
-        assert_eq!(intents("메인 메뉴와 일시정지 메뉴 둘 다"), ["메인 메뉴", "일시정지 메뉴 둘 다"]);
+        assert_eq!(
+            intents("메인 메뉴와 일시정지 메뉴 둘 다"),
+            ["메인 메뉴", "일시정지 메뉴 둘 다"]
+        );
         assert_eq!(intents("zombie, tree and rock"), ["zombie", "tree", "rock"]);
         assert_eq!(intents("적 + 플레이어 + UI"), ["적", "플레이어", "UI"]);
         assert_eq!(intents("발자국 효과음 캐릭터"), ["발자국 효과음 캐릭터"]);
@@ -144,7 +167,11 @@ mod tests {
         let got = intents("탑다운 좀비 게임 만들어줘");
         assert!(got.len() >= 3, "{got:?}");
         assert!(got.iter().all(|i| i.starts_with("탑다운 좀비")), "{got:?}");
-        assert_eq!(intents("좀비 캐릭터 만들어줘").len(), 1, "no game/scene word: not a scene request");
+        assert_eq!(
+            intents("좀비 캐릭터 만들어줘").len(),
+            1,
+            "no game/scene word: not a scene request"
+        );
     }
 
     #[test]

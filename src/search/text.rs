@@ -179,8 +179,36 @@ fn undouble(base: &str) -> &str {
 
 /// Korean particles and endings a query word may carry, longest first.
 const PARTICLES: &[&str] = &[
-    "에서는", "으로는", "으로", "에서", "에게", "한테", "까지", "부터", "처럼", "보다", "하고", "이랑", "에는", "에도",
-    "랑", "은", "는", "이", "가", "을", "를", "의", "에", "용", "로", "와", "과", "도", "만", "한",
+    "에서는",
+    "으로는",
+    "으로",
+    "에서",
+    "에게",
+    "한테",
+    "까지",
+    "부터",
+    "처럼",
+    "보다",
+    "하고",
+    "이랑",
+    "에는",
+    "에도",
+    "랑",
+    "은",
+    "는",
+    "이",
+    "가",
+    "을",
+    "를",
+    "의",
+    "에",
+    "용",
+    "로",
+    "와",
+    "과",
+    "도",
+    "만",
+    "한",
 ];
 
 /// A Korean query word and the forms left after removing trailing particles

@@ -22,8 +22,17 @@ pub struct Validation {
 
 pub fn validate(raw: &str, vocab: &Vocabulary) -> Validation {
     let reindex = raw.contains(REINDEX_PHRASE);
-    let query = raw.replace(REINDEX_PHRASE, " ").split_whitespace().collect::<Vec<_>>().join(" ");
-    let reject = |reason: &str| Validation { ok: false, reason: Some(reason.to_owned()), query: query.clone(), reindex };
+    let query = raw
+        .replace(REINDEX_PHRASE, " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let reject = |reason: &str| Validation {
+        ok: false,
+        reason: Some(reason.to_owned()),
+        query: query.clone(),
+        reindex,
+    };
     if query.is_empty() {
         return reject("검색어가 비어 있습니다");
     }
@@ -35,14 +44,20 @@ pub fn validate(raw: &str, vocab: &Vocabulary) -> Validation {
     if !query.chars().any(char::is_alphanumeric) {
         return reject("검색할 단어가 없습니다 (기호나 이모지만 있음)");
     }
-    let readable = Query::analyze(&query, vocab)
-        .concepts
-        .iter()
-        .any(|c| c.terms.iter().any(|(t, _)| t.chars().any(|ch| ch.is_ascii_alphabetic() || is_syllable(ch))));
+    let readable = Query::analyze(&query, vocab).concepts.iter().any(|c| {
+        c.terms
+            .iter()
+            .any(|(t, _)| t.chars().any(|ch| ch.is_ascii_alphabetic() || is_syllable(ch)))
+    });
     if !readable {
         return reject("의미 있는 검색어를 찾지 못했습니다");
     }
-    Validation { ok: true, reason: None, query, reindex }
+    Validation {
+        ok: true,
+        reason: None,
+        query,
+        reindex,
+    }
 }
 
 /// A complete Hangul syllable (not a lone jamo such as ㅋ).
@@ -61,10 +76,23 @@ mod tests {
 
     #[test]
     fn rejects_unsearchable_input() {
-        for q in ["", "   ", "\"좀비", "“좀비", "😀🔥", "!!!", "ㅋㅋㅋ", "만들어줘", "the of"] {
+        for q in [
+            "",
+            "   ",
+            "\"좀비",
+            "“좀비",
+            "😀🔥",
+            "!!!",
+            "ㅋㅋㅋ",
+            "만들어줘",
+            "the of",
+        ] {
             let v = check(q);
             assert!(!v.ok, "{q:?} passed");
-            assert!(v.reason.as_deref().is_some_and(|r| r.chars().any(|c| is_syllable(c))), "{v:?}");
+            assert!(
+                v.reason.as_deref().is_some_and(|r| r.chars().any(|c| is_syllable(c))),
+                "{v:?}"
+            );
         }
     }
 

@@ -120,7 +120,10 @@ impl Vocabulary {
         static CACHE: OnceLock<Mutex<HashMap<PathBuf, (Option<std::time::SystemTime>, Arc<Vocabulary>)>>> =
             OnceLock::new();
         let mtime = std::fs::metadata(path).and_then(|m| m.modified()).ok();
-        let mut cache = CACHE.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        let mut cache = CACHE
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         if let Some((seen, vocabulary)) = cache.get(path) {
             if *seen == mtime {
                 return vocabulary.clone();
@@ -144,8 +147,11 @@ impl Vocabulary {
     pub fn parse(text: &str) -> Result<Self, String> {
         let file: VocabularyFile = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
         let mut reverse: HashMap<String, Vec<String>> = HashMap::new();
-        let aliases: BTreeMap<String, Vec<String>> =
-            file.aliases.into_iter().map(|(key, list)| (key.to_lowercase(), list)).collect();
+        let aliases: BTreeMap<String, Vec<String>> = file
+            .aliases
+            .into_iter()
+            .map(|(key, list)| (key.to_lowercase(), list))
+            .collect();
         for (key, list) in &aliases {
             for term in list.iter().filter_map(|a| phrase_term(a)) {
                 let keys = reverse.entry(term).or_default();
@@ -178,7 +184,11 @@ impl Vocabulary {
             subtype_rules: file
                 .subtype_hints
                 .into_iter()
-                .map(|r| SubtypeRule { any: phrases(r.any), with: phrases(r.with), subtype: r.subtype })
+                .map(|r| SubtypeRule {
+                    any: phrases(r.any),
+                    with: phrases(r.with),
+                    subtype: r.subtype,
+                })
                 .collect(),
             scene_request: file.scene_request.unwrap_or_default(),
         })
@@ -212,8 +222,11 @@ impl Vocabulary {
             return vec![exact.clone()];
         }
         let stripped = forms.last().map(String::as_str).unwrap_or(word);
-        let mut inside: Vec<&String> =
-            self.aliases.keys().filter(|k| k.chars().count() >= 2 && stripped.contains(k.as_str())).collect();
+        let mut inside: Vec<&String> = self
+            .aliases
+            .keys()
+            .filter(|k| k.chars().count() >= 2 && stripped.contains(k.as_str()))
+            .collect();
         inside.sort_by_key(|k| std::cmp::Reverse(k.chars().count()));
         let mut taken: Vec<(usize, usize)> = Vec::new();
         let mut found = Vec::new();
@@ -273,7 +286,9 @@ mod tests {
     fn embedded_file_parses_and_covers_the_basics() {
         let v = Vocabulary::embedded();
         assert_eq!(v.aliases_of("좀비").unwrap()[0], "zombie");
-        assert!(v.keys_for_term(&crate::search::text::stem("zombie")).contains(&"좀비".to_owned()));
+        assert!(v
+            .keys_for_term(&crate::search::text::stem("zombie"))
+            .contains(&"좀비".to_owned()));
         assert!(v.is_stopword("만들어줘"));
         assert!(!v.subtype_rules.is_empty());
         assert!(!v.scene_request.roles.is_empty());

@@ -8,8 +8,18 @@ impl Pipeline {
     /// The pipeline's stages and edges, with `run:` sub-pipelines nested.
     pub fn graph(&self) -> Graph {
         let nodes = self.stages.iter().map(|s| node(self, s)).collect();
-        let edges = self.stages.iter().enumerate().flat_map(|(i, s)| s.needs.iter().map(move |&n| (n, i))).collect();
-        Graph { pipeline: self.name.clone(), summary: self.summary.clone(), nodes, edges }
+        let edges = self
+            .stages
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| s.needs.iter().map(move |&n| (n, i)))
+            .collect();
+        Graph {
+            pipeline: self.name.clone(),
+            summary: self.summary.clone(),
+            nodes,
+            edges,
+        }
     }
 }
 
@@ -24,9 +34,21 @@ fn node(p: &Pipeline, s: &Stage) -> Node {
         _ => None,
     };
     let iteration = s.modifier.as_ref().map(|m| match m {
-        StageModifier::ForEach { items, concurrency, .. } => format!("for each of {} (≤{concurrency} at once)", source(items)),
-        StageModifier::MapReduce { items, chunk_size, concurrency, reduce, .. } => {
-            let mut d = format!("chunks of {} over {} (≤{concurrency} at once)", source(chunk_size), source(items));
+        StageModifier::ForEach { items, concurrency, .. } => {
+            format!("for each of {} (≤{concurrency} at once)", source(items))
+        }
+        StageModifier::MapReduce {
+            items,
+            chunk_size,
+            concurrency,
+            reduce,
+            ..
+        } => {
+            let mut d = format!(
+                "chunks of {} over {} (≤{concurrency} at once)",
+                source(chunk_size),
+                source(items)
+            );
             if let Some(by) = &reduce.sort_by {
                 d.push_str(&format!(", sort by {by}"));
             }
@@ -48,7 +70,9 @@ fn node(p: &Pipeline, s: &Stage) -> Node {
         .params_read
         .iter()
         .map(|k| {
-            let v = super::params::get_path(&p.params, k).map(|v| v.to_string()).unwrap_or_default();
+            let v = super::params::get_path(&p.params, k)
+                .map(|v| v.to_string())
+                .unwrap_or_default();
             format!("{k}={v}")
         })
         .collect();
@@ -58,7 +82,10 @@ fn node(p: &Pipeline, s: &Stage) -> Node {
         target,
         condition: s.when.as_ref().map(|(w, _)| w.clone()),
         iteration,
-        gate: s.gate.as_ref().map(|g| g.file.trim_start_matches("schemas/").to_owned()),
+        gate: s
+            .gate
+            .as_ref()
+            .map(|g| g.file.trim_start_matches("schemas/").to_owned()),
         params,
         children: match &s.action {
             StageAction::Run(sub) => Some(Box::new(sub.graph())),

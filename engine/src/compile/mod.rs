@@ -66,18 +66,60 @@ pub enum Recovery {
 }
 
 pub enum StageAction {
-    Fn { name: String, native: Native },
+    Fn {
+        name: String,
+        native: Native,
+    },
     Llm(LlmStage),
     Run(Arc<Pipeline>),
-    Read { path: Tmpl, format: Option<crate::io::Format>, rows: Option<Gate>, bad_rows: spec::BadRows, missing: spec::Missing },
-    Write { path: Tmpl, value: Tmpl, format: spec::WriteFormat },
-    Append { path: Tmpl, value: Tmpl },
+    Read {
+        path: Tmpl,
+        format: Option<crate::io::Format>,
+        rows: Option<Gate>,
+        bad_rows: spec::BadRows,
+        missing: spec::Missing,
+    },
+    Write {
+        path: Tmpl,
+        value: Tmpl,
+        format: spec::WriteFormat,
+    },
+    Append {
+        path: Tmpl,
+        value: Tmpl,
+    },
     Emit(Tmpl),
-    Exit { code: Tmpl, status: Option<Tmpl> },
-    Ask { prompt: Tmpl, choices: Tmpl, answer: Option<Tmpl>, default: Option<Tmpl> },
-    Http { method: String, url: Tmpl, headers: Option<Tmpl>, query: Option<Tmpl>, body: Option<Tmpl>, timeout_s: Option<u64> },
-    Exec { command: Tmpl, stdin: Option<Tmpl>, timeout_s: Option<u64> },
-    Mcp { server: Tmpl, tool: Tmpl, args: Tmpl, guard: Arc<dyn crate::mcp::CallGuard>, audit: Tmpl, sub_intent: Option<Tmpl> },
+    Exit {
+        code: Tmpl,
+        status: Option<Tmpl>,
+    },
+    Ask {
+        prompt: Tmpl,
+        choices: Tmpl,
+        answer: Option<Tmpl>,
+        default: Option<Tmpl>,
+    },
+    Http {
+        method: String,
+        url: Tmpl,
+        headers: Option<Tmpl>,
+        query: Option<Tmpl>,
+        body: Option<Tmpl>,
+        timeout_s: Option<u64>,
+    },
+    Exec {
+        command: Tmpl,
+        stdin: Option<Tmpl>,
+        timeout_s: Option<u64>,
+    },
+    Mcp {
+        server: Tmpl,
+        tool: Tmpl,
+        args: Tmpl,
+        guard: Arc<dyn crate::mcp::CallGuard>,
+        audit: Tmpl,
+        sub_intent: Option<Tmpl>,
+    },
 }
 
 impl StageAction {
@@ -109,9 +151,25 @@ pub struct LlmStage {
 }
 
 pub enum StageModifier {
-    ForEach { items: Tmpl, as_name: String, concurrency: usize },
-    MapReduce { items: Tmpl, chunk_size: Tmpl, as_name: String, concurrency: usize, reduce: spec::ReduceSpec, top_k: Option<Tmpl> },
-    Repeat { over: Option<Tmpl>, times: Option<u32>, as_name: String, until: Option<Tmpl> },
+    ForEach {
+        items: Tmpl,
+        as_name: String,
+        concurrency: usize,
+    },
+    MapReduce {
+        items: Tmpl,
+        chunk_size: Tmpl,
+        as_name: String,
+        concurrency: usize,
+        reduce: spec::ReduceSpec,
+        top_k: Option<Tmpl>,
+    },
+    Repeat {
+        over: Option<Tmpl>,
+        times: Option<u32>,
+        as_name: String,
+        until: Option<Tmpl>,
+    },
 }
 
 impl StageModifier {
@@ -165,11 +223,38 @@ pub struct Compiler<'a> {
 }
 
 /// Template globals and loop helpers that are never undeclared references.
-const TEMPLATE_GLOBALS: &[&str] = &["range", "dict", "namespace", "debug", "loop", "self", "super", "caller", "varargs", "kwargs", "true", "false", "none"];
+const TEMPLATE_GLOBALS: &[&str] = &[
+    "range",
+    "dict",
+    "namespace",
+    "debug",
+    "loop",
+    "self",
+    "super",
+    "caller",
+    "varargs",
+    "kwargs",
+    "true",
+    "false",
+    "none",
+];
 
 impl<'a> Compiler<'a> {
-    pub fn new(resources: &'a Resources, registry: &'a Registry, layers: &'a ParamLayers, builtin_provider: bool) -> Self {
-        Self { resources, registry, layers, builtin_provider, pipelines: HashMap::new(), gates: HashMap::new(), active: vec![] }
+    pub fn new(
+        resources: &'a Resources,
+        registry: &'a Registry,
+        layers: &'a ParamLayers,
+        builtin_provider: bool,
+    ) -> Self {
+        Self {
+            resources,
+            registry,
+            layers,
+            builtin_provider,
+            pipelines: HashMap::new(),
+            gates: HashMap::new(),
+            active: vec![],
+        }
     }
 
     /// Names of every pipeline the resources hold (`search`, `search/retrieve`).
@@ -177,7 +262,11 @@ impl<'a> Compiler<'a> {
         self.resources
             .list("pipelines")
             .into_iter()
-            .filter_map(|p| p.strip_prefix("pipelines/").and_then(|p| p.strip_suffix(".yaml")).map(str::to_owned))
+            .filter_map(|p| {
+                p.strip_prefix("pipelines/")
+                    .and_then(|p| p.strip_suffix(".yaml"))
+                    .map(str::to_owned)
+            })
             .collect()
     }
 
@@ -186,14 +275,23 @@ impl<'a> Compiler<'a> {
         let path = Path::new(name_or_path);
         if matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
             let text = std::fs::read_to_string(path).map_err(|e| {
-                one(Diagnostic::new(name_or_path, (1, 1), format!("cannot read pipeline file: {e}")))
+                one(Diagnostic::new(
+                    name_or_path,
+                    (1, 1),
+                    format!("cannot read pipeline file: {e}"),
+                ))
             })?;
             return self.compile_text(name_or_path, &text, path.parent().map(Path::to_path_buf));
         }
         self.compile_named(name_or_path, None, None)
     }
 
-    fn compile_named(&mut self, name: &str, sibling_dir: Option<&Path>, at: Option<Diagnostic>) -> Result<Arc<Pipeline>, Diagnostics> {
+    fn compile_named(
+        &mut self,
+        name: &str,
+        sibling_dir: Option<&Path>,
+        at: Option<Diagnostic>,
+    ) -> Result<Arc<Pipeline>, Diagnostics> {
         if let Some(p) = self.pipelines.get(name) {
             return Ok(Arc::clone(p));
         }
@@ -209,7 +307,10 @@ impl<'a> Compiler<'a> {
         let Some(res) = self.resources.get(&rel) else {
             let names = self.pipeline_names();
             let d = at.unwrap_or_else(|| Diagnostic::new(name, (1, 1), String::new()));
-            let d = Diagnostic { message: format!("no pipeline named `{name}` (looked for {rel})"), ..d };
+            let d = Diagnostic {
+                message: format!("no pipeline named `{name}` (looked for {rel})"),
+                ..d
+            };
             return Err(one(d.suggest(name, names.iter().map(String::as_str))));
         };
         let p = self.compile_text(&res.origin, &res.text, None)?;
@@ -217,15 +318,24 @@ impl<'a> Compiler<'a> {
         Ok(p)
     }
 
-    fn compile_text(&mut self, file: &str, text: &str, sibling_dir: Option<PathBuf>) -> Result<Arc<Pipeline>, Diagnostics> {
+    fn compile_text(
+        &mut self,
+        file: &str,
+        text: &str,
+        sibling_dir: Option<PathBuf>,
+    ) -> Result<Arc<Pipeline>, Diagnostics> {
         let spec = spec::parse(file, text)?;
         if self.active.contains(&spec.name) {
-            return Err(one(Diagnostic::new(file, (1, 1), format!(
-                "pipeline `{}` runs itself through `run:` ({} → {}); sub-pipelines must not recurse",
-                spec.name,
-                self.active.join(" → "),
-                spec.name
-            ))));
+            return Err(one(Diagnostic::new(
+                file,
+                (1, 1),
+                format!(
+                    "pipeline `{}` runs itself through `run:` ({} → {}); sub-pipelines must not recurse",
+                    spec.name,
+                    self.active.join(" → "),
+                    spec.name
+                ),
+            )));
         }
         self.active.push(spec.name.clone());
         let result = self.build(spec, sibling_dir);
@@ -246,16 +356,25 @@ impl<'a> Compiler<'a> {
         };
 
         // Stage names and edges.
-        let index: HashMap<&str, usize> = spec.stages.iter().enumerate().map(|(i, s)| (s.name.as_str(), i)).collect();
+        let index: HashMap<&str, usize> = spec
+            .stages
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.as_str(), i))
+            .collect();
         let names: Vec<&str> = spec.stages.iter().map(|s| s.name.as_str()).collect();
         let mut idents: HashMap<String, &str> = HashMap::new();
         for s in &spec.stages {
             if let Some(other) = idents.insert(spec::ident(&s.name), &s.name) {
-                errors.push(Diagnostic::new(&file, src.key(&format!("stages.{}", s.name)), format!(
-                    "stage `{}` and stage `{other}` are both `{}` in templates; rename one",
-                    s.name,
-                    spec::ident(&s.name)
-                )));
+                errors.push(Diagnostic::new(
+                    &file,
+                    src.key(&format!("stages.{}", s.name)),
+                    format!(
+                        "stage `{}` and stage `{other}` are both `{}` in templates; rename one",
+                        s.name,
+                        spec::ident(&s.name)
+                    ),
+                ));
             }
         }
         let mut needs: Vec<Vec<usize>> = Vec::with_capacity(spec.stages.len());
@@ -265,8 +384,12 @@ impl<'a> Compiler<'a> {
                 match index.get(n.as_str()) {
                     Some(&j) => ns.push(j),
                     None => errors.push(
-                        Diagnostic::new(&file, src.value(&format!("stages.{}.needs.{i}", s.name)), format!("stage `{}` needs `{n}`, which is not a stage of this pipeline", s.name))
-                            .suggest(n, names.iter().copied()),
+                        Diagnostic::new(
+                            &file,
+                            src.value(&format!("stages.{}.needs.{i}", s.name)),
+                            format!("stage `{}` needs `{n}`, which is not a stage of this pipeline", s.name),
+                        )
+                        .suggest(n, names.iter().copied()),
                     ),
                 }
             }
@@ -277,10 +400,18 @@ impl<'a> Compiler<'a> {
             Err(cycles) => {
                 for cycle in cycles {
                     let first = &spec.stages[cycle[0]].name;
-                    let path: Vec<&str> = cycle.iter().chain(std::iter::once(&cycle[0])).map(|&i| spec.stages[i].name.as_str()).collect();
+                    let path: Vec<&str> = cycle
+                        .iter()
+                        .chain(std::iter::once(&cycle[0]))
+                        .map(|&i| spec.stages[i].name.as_str())
+                        .collect();
                     errors.push(
-                        Diagnostic::new(&file, src.key(&format!("stages.{first}.needs")), format!("cycle in `needs`: {}", path.join(" → ")))
-                            .help("a stage can only need stages that finish before it; remove one of these edges"),
+                        Diagnostic::new(
+                            &file,
+                            src.key(&format!("stages.{first}.needs")),
+                            format!("cycle in `needs`: {}", path.join(" → ")),
+                        )
+                        .help("a stage can only need stages that finish before it; remove one of these edges"),
                     );
                 }
                 (0..spec.stages.len()).collect()
@@ -293,13 +424,35 @@ impl<'a> Compiler<'a> {
         let mut stages: Vec<Option<Stage>> = Vec::new();
         for (i, s) in spec.stages.iter().enumerate() {
             let ups: BTreeSet<String> = upstream[i].iter().map(|&j| spec::ident(&spec.stages[j].name)).collect();
-            let ctx = StageCtx { file: &file, spec: &spec, stage: s, upstream: &ups, params: &params, env: &env };
-            stages.push(self.stage(&ctx, needs[i].clone(), &mut env_prompts, sibling_dir.as_deref(), &mut errors));
+            let ctx = StageCtx {
+                file: &file,
+                spec: &spec,
+                stage: s,
+                upstream: &ups,
+                params: &params,
+                env: &env,
+            };
+            stages.push(self.stage(
+                &ctx,
+                needs[i].clone(),
+                &mut env_prompts,
+                sibling_dir.as_deref(),
+                &mut errors,
+            ));
         }
 
         let output = spec.output.as_ref().map(|v| {
             let all: BTreeSet<String> = spec.stages.iter().map(|s| spec::ident(&s.name)).collect();
-            let ctx = RefCtx { file: &file, source: src, inputs: &spec.inputs, params: &params, upstream: &all, locals: &[], stage: None, all_stages: &all };
+            let ctx = RefCtx {
+                file: &file,
+                source: src,
+                inputs: &spec.inputs,
+                params: &params,
+                upstream: &all,
+                locals: &[],
+                stage: None,
+                all_stages: &all,
+            };
             compile_value(&env, v, "output", &ctx, &mut errors)
         });
 
@@ -336,13 +489,32 @@ impl<'a> Compiler<'a> {
         })
     }
 
-    fn stage(&mut self, ctx: &StageCtx, needs: Vec<usize>, prompts: &mut Environment<'static>, sibling_dir: Option<&Path>, errors: &mut Diagnostics) -> Option<Stage> {
+    fn stage(
+        &mut self,
+        ctx: &StageCtx,
+        needs: Vec<usize>,
+        prompts: &mut Environment<'static>,
+        sibling_dir: Option<&Path>,
+        errors: &mut Diagnostics,
+    ) -> Option<Stage> {
         let s = ctx.stage;
         let base = format!("stages.{}", s.name);
         let all: BTreeSet<String> = ctx.spec.stages.iter().map(|s| spec::ident(&s.name)).collect();
         let locals: Vec<String> = s.modifier.as_ref().map(Modifier::locals).unwrap_or_default();
-        let outer = RefCtx { file: ctx.file, source: &ctx.spec.source, inputs: &ctx.spec.inputs, params: ctx.params, upstream: ctx.upstream, locals: &[], stage: Some(&s.name), all_stages: &all };
-        let inner = RefCtx { locals: &locals, ..outer };
+        let outer = RefCtx {
+            file: ctx.file,
+            source: &ctx.spec.source,
+            inputs: &ctx.spec.inputs,
+            params: ctx.params,
+            upstream: ctx.upstream,
+            locals: &[],
+            stage: Some(&s.name),
+            all_stages: &all,
+        };
+        let inner = RefCtx {
+            locals: &locals,
+            ..outer
+        };
         let env = ctx.env;
         let mut params_read = BTreeSet::new();
         let mut c = |v: &Value, path: &str, rc: &RefCtx, errors: &mut Diagnostics| {
@@ -355,10 +527,19 @@ impl<'a> Compiler<'a> {
             t
         };
 
-        let when = s.when.as_ref().map(|w| (w.clone(), c(&Value::String(w.clone()), "when", &outer, errors)));
+        let when = s
+            .when
+            .as_ref()
+            .map(|w| (w.clone(), c(&Value::String(w.clone()), "when", &outer, errors)));
         let with = s.with.as_ref().map(|w| c(w, "with", &inner, errors));
-        let gate = s.output.as_ref().and_then(|f| self.gate(f, ctx.file, ctx.spec.source.value(&format!("{base}.output")), errors));
-        let recovery = |fb: &Option<Fallback>, key: &str, errors: &mut Diagnostics, c: &mut dyn FnMut(&Value, &str, &RefCtx, &mut Diagnostics) -> Tmpl| {
+        let gate = s
+            .output
+            .as_ref()
+            .and_then(|f| self.gate(f, ctx.file, ctx.spec.source.value(&format!("{base}.output")), errors));
+        let recovery = |fb: &Option<Fallback>,
+                        key: &str,
+                        errors: &mut Diagnostics,
+                        c: &mut dyn FnMut(&Value, &str, &RefCtx, &mut Diagnostics) -> Tmpl| {
             fb.as_ref().map(|f| match f {
                 Fallback::Fail(_) => Recovery::Fail,
                 Fallback::Output { output } => Recovery::Output(c(output, &format!("{key}.output"), &inner, errors)),
@@ -368,24 +549,38 @@ impl<'a> Compiler<'a> {
         let on_locked = recovery(&s.on_locked, "on_locked", errors, &mut c);
 
         let modifier = s.modifier.as_ref().map(|m| match m {
-            Modifier::ForEach(f) => StageModifier::ForEach { items: c(&f.items, "for_each.items", &outer, errors), as_name: f.as_name.clone(), concurrency: f.concurrency.max(1) },
+            Modifier::ForEach(f) => StageModifier::ForEach {
+                items: c(&f.items, "for_each.items", &outer, errors),
+                as_name: f.as_name.clone(),
+                concurrency: f.concurrency.max(1),
+            },
             Modifier::MapReduce(m) => StageModifier::MapReduce {
                 items: c(&m.items, "map_reduce.items", &outer, errors),
                 chunk_size: c(&m.chunk_size, "map_reduce.chunk_size", &outer, errors),
                 as_name: m.as_name.clone(),
                 concurrency: m.concurrency.max(1),
-                top_k: m.reduce.top_k.as_ref().map(|k| c(k, "map_reduce.reduce.top_k", &outer, errors)),
+                top_k: m
+                    .reduce
+                    .top_k
+                    .as_ref()
+                    .map(|k| c(k, "map_reduce.reduce.top_k", &outer, errors)),
                 reduce: m.reduce.clone(),
             },
             Modifier::Repeat(r) => {
                 let mut with_result = locals.clone();
                 with_result.push("result".into());
-                let until_ctx = RefCtx { locals: &with_result, ..outer };
+                let until_ctx = RefCtx {
+                    locals: &with_result,
+                    ..outer
+                };
                 StageModifier::Repeat {
                     over: r.over.as_ref().map(|o| c(o, "repeat.over", &outer, errors)),
                     times: r.times,
                     as_name: r.as_name.clone(),
-                    until: r.until.as_ref().map(|u| c(&Value::String(u.clone()), "repeat.until", &until_ctx, errors)),
+                    until: r
+                        .until
+                        .as_ref()
+                        .map(|u| c(&Value::String(u.clone()), "repeat.until", &until_ctx, errors)),
                 }
             }
         });
@@ -393,7 +588,10 @@ impl<'a> Compiler<'a> {
         let at = |key: &str| ctx.spec.source.value(&format!("{base}.{key}"));
         let action = match &s.action {
             Action::Fn(name) => match self.registry.get_function(name) {
-                Some(native) => Some(StageAction::Fn { name: name.clone(), native: native.clone() }),
+                Some(native) => Some(StageAction::Fn {
+                    name: name.clone(),
+                    native: native.clone(),
+                }),
                 None => {
                     errors.push(
                         Diagnostic::new(ctx.file, at("fn"), format!("no native function named `{name}`"))
@@ -407,7 +605,10 @@ impl<'a> Compiler<'a> {
                     Some(b) => match self.registry.get_builtin(b) {
                         Some(n) => Some((b.clone(), n.clone())),
                         None => {
-                            errors.push(Diagnostic::new(ctx.file, at("llm.builtin"), format!("no builtin task named `{b}`")).suggest(b, self.registry.builtin_names()));
+                            errors.push(
+                                Diagnostic::new(ctx.file, at("llm.builtin"), format!("no builtin task named `{b}`"))
+                                    .suggest(b, self.registry.builtin_names()),
+                            );
                             None
                         }
                     },
@@ -423,9 +624,22 @@ impl<'a> Compiler<'a> {
                 };
                 self.prompt(&l.prompt, s, ctx, prompts, errors);
                 if s.output.is_none() {
-                    errors.push(Diagnostic::new(ctx.file, at("llm"), format!("llm stage `{}` has no `output:` schema gate", s.name)).help("every model answer is checked against a schema: add `output: <file>.schema.json`"));
+                    errors.push(
+                        Diagnostic::new(
+                            ctx.file,
+                            at("llm"),
+                            format!("llm stage `{}` has no `output:` schema gate", s.name),
+                        )
+                        .help("every model answer is checked against a schema: add `output: <file>.schema.json`"),
+                    );
                 }
-                Some(StageAction::Llm(LlmStage { prompt: l.prompt.clone(), builtin, tier: l.tier, repair: l.repair, max_tokens: l.max_tokens }))
+                Some(StageAction::Llm(LlmStage {
+                    prompt: l.prompt.clone(),
+                    builtin,
+                    tier: l.tier,
+                    repair: l.repair,
+                    max_tokens: l.max_tokens,
+                }))
             }
             Action::Run(name) => {
                 let d = Diagnostic::new(ctx.file, at("run"), String::new());
@@ -438,13 +652,32 @@ impl<'a> Compiler<'a> {
                 }
             }
             Action::Read(r) => {
-                let rows = r.schema.as_ref().and_then(|f| self.gate(f, ctx.file, at("read.schema"), errors));
-                Some(StageAction::Read { path: c(&r.path, "read.path", &inner, errors), format: r.format, rows, bad_rows: r.bad_rows, missing: r.missing })
+                let rows = r
+                    .schema
+                    .as_ref()
+                    .and_then(|f| self.gate(f, ctx.file, at("read.schema"), errors));
+                Some(StageAction::Read {
+                    path: c(&r.path, "read.path", &inner, errors),
+                    format: r.format,
+                    rows,
+                    bad_rows: r.bad_rows,
+                    missing: r.missing,
+                })
             }
-            Action::Write(w) => Some(StageAction::Write { path: c(&w.path, "write.path", &inner, errors), value: c(&w.value, "write.value", &inner, errors), format: w.format }),
-            Action::Append(a) => Some(StageAction::Append { path: c(&a.path, "append.path", &inner, errors), value: c(&a.value, "append.value", &inner, errors) }),
+            Action::Write(w) => Some(StageAction::Write {
+                path: c(&w.path, "write.path", &inner, errors),
+                value: c(&w.value, "write.value", &inner, errors),
+                format: w.format,
+            }),
+            Action::Append(a) => Some(StageAction::Append {
+                path: c(&a.path, "append.path", &inner, errors),
+                value: c(&a.value, "append.value", &inner, errors),
+            }),
             Action::Emit(e) => Some(StageAction::Emit(c(e, "emit", &inner, errors))),
-            Action::Exit(e) => Some(StageAction::Exit { code: c(&e.code, "exit.code", &inner, errors), status: e.status.as_ref().map(|v| c(v, "exit.status", &inner, errors)) }),
+            Action::Exit(e) => Some(StageAction::Exit {
+                code: c(&e.code, "exit.code", &inner, errors),
+                status: e.status.as_ref().map(|v| c(v, "exit.status", &inner, errors)),
+            }),
             Action::Ask(a) => Some(StageAction::Ask {
                 prompt: c(&a.prompt, "ask.prompt", &inner, errors),
                 choices: c(&a.choices, "ask.choices", &inner, errors),
@@ -459,11 +692,18 @@ impl<'a> Compiler<'a> {
                 body: h.body.as_ref().map(|v| c(v, "http.body", &inner, errors)),
                 timeout_s: h.timeout_s,
             }),
-            Action::Exec(e) => Some(StageAction::Exec { command: c(&e.command, "exec.command", &inner, errors), stdin: e.stdin.as_ref().map(|v| c(v, "exec.stdin", &inner, errors)), timeout_s: e.timeout_s }),
+            Action::Exec(e) => Some(StageAction::Exec {
+                command: c(&e.command, "exec.command", &inner, errors),
+                stdin: e.stdin.as_ref().map(|v| c(v, "exec.stdin", &inner, errors)),
+                timeout_s: e.timeout_s,
+            }),
             Action::Mcp(m) => {
                 let guard = self.registry.get_guard(&m.guard).cloned();
                 if guard.is_none() {
-                    errors.push(Diagnostic::new(ctx.file, at("mcp.guard"), format!("no scope guard named `{}`", m.guard)).suggest(&m.guard, self.registry.guard_names()));
+                    errors.push(
+                        Diagnostic::new(ctx.file, at("mcp.guard"), format!("no scope guard named `{}`", m.guard))
+                            .suggest(&m.guard, self.registry.guard_names()),
+                    );
                 }
                 let stage = StageAction::Mcp {
                     server: c(&m.server, "mcp.server", &inner, errors),
@@ -501,21 +741,40 @@ impl<'a> Compiler<'a> {
         let rel = format!("schemas/{name}");
         let gate = match self.resources.get(&rel) {
             None => {
-                let known: Vec<String> = self.resources.list("schemas").into_iter().filter_map(|p| p.strip_prefix("schemas/").map(str::to_owned)).collect();
-                errors.push(Diagnostic::new(file, at, format!("schema file `{rel}` not found")).suggest(name, known.iter().map(String::as_str)));
+                let known: Vec<String> = self
+                    .resources
+                    .list("schemas")
+                    .into_iter()
+                    .filter_map(|p| p.strip_prefix("schemas/").map(str::to_owned))
+                    .collect();
+                errors.push(
+                    Diagnostic::new(file, at, format!("schema file `{rel}` not found"))
+                        .suggest(name, known.iter().map(String::as_str)),
+                );
                 None
             }
             Some(res) => match serde_json::from_str::<Value>(&res.text) {
                 Err(e) => {
-                    errors.push(Diagnostic::new(&res.origin, (e.line(), e.column()), format!("schema is not valid JSON: {e}")));
+                    errors.push(Diagnostic::new(
+                        &res.origin,
+                        (e.line(), e.column()),
+                        format!("schema is not valid JSON: {e}"),
+                    ));
                     None
                 }
                 Ok(schema) => match jsonschema::validator_for(&schema) {
                     Err(e) => {
-                        errors.push(Diagnostic::new(&res.origin, (1, 1), format!("not a valid JSON Schema: {e}")).help(format!("at {}", e.instance_path())));
+                        errors.push(
+                            Diagnostic::new(&res.origin, (1, 1), format!("not a valid JSON Schema: {e}"))
+                                .help(format!("at {}", e.instance_path())),
+                        );
                         None
                     }
-                    Ok(v) => Some(Gate { file: rel, schema: Arc::new(schema), validator: Arc::new(v) }),
+                    Ok(v) => Some(Gate {
+                        file: rel,
+                        schema: Arc::new(schema),
+                        validator: Arc::new(v),
+                    }),
                 },
             },
         };
@@ -524,19 +783,38 @@ impl<'a> Compiler<'a> {
     }
 
     /// Load a prompt template into the pipeline's env and check the names it reads.
-    fn prompt(&mut self, name: &str, s: &StageSpec, ctx: &StageCtx, env: &mut Environment<'static>, errors: &mut Diagnostics) {
+    fn prompt(
+        &mut self,
+        name: &str,
+        s: &StageSpec,
+        ctx: &StageCtx,
+        env: &mut Environment<'static>,
+        errors: &mut Diagnostics,
+    ) {
         let rel = format!("prompts/{name}");
         let at = ctx.spec.source.value(&format!("stages.{}.llm.prompt", s.name));
         let Some(res) = self.resources.get(&rel) else {
-            let known: Vec<String> = self.resources.list("prompts").into_iter().filter_map(|p| p.strip_prefix("prompts/").map(str::to_owned)).collect();
-            errors.push(Diagnostic::new(ctx.file, at, format!("prompt file `{rel}` not found")).suggest(name, known.iter().map(String::as_str)));
+            let known: Vec<String> = self
+                .resources
+                .list("prompts")
+                .into_iter()
+                .filter_map(|p| p.strip_prefix("prompts/").map(str::to_owned))
+                .collect();
+            errors.push(
+                Diagnostic::new(ctx.file, at, format!("prompt file `{rel}` not found"))
+                    .suggest(name, known.iter().map(String::as_str)),
+            );
             return;
         };
         if env.get_template(name).is_ok() {
             return;
         }
         if let Err(e) = env.add_template_owned(name.to_owned(), res.text.to_string()) {
-            errors.push(Diagnostic::new(&res.origin, (e.line().unwrap_or(1), 1), format!("template syntax error: {}", e.detail().unwrap_or(&e.kind().to_string()))));
+            errors.push(Diagnostic::new(
+                &res.origin,
+                (e.line().unwrap_or(1), 1),
+                format!("template syntax error: {}", e.detail().unwrap_or(&e.kind().to_string())),
+            ));
             return;
         }
         // A prompt sees inputs, params and the keys of its stage's `with:` map.
@@ -548,12 +826,31 @@ impl<'a> Compiler<'a> {
         undeclared.sort();
         for var in undeclared {
             if !allowed.contains(&var.as_str()) && !TEMPLATE_GLOBALS.contains(&var.as_str()) {
-                let line = res.text.lines().position(|l| l.contains(var.as_str())).map_or(1, |i| i + 1);
-                let col = res.text.lines().nth(line - 1).and_then(|l| l.find(var.as_str())).map_or(1, |c| c + 1);
+                let line = res
+                    .text
+                    .lines()
+                    .position(|l| l.contains(var.as_str()))
+                    .map_or(1, |i| i + 1);
+                let col = res
+                    .text
+                    .lines()
+                    .nth(line - 1)
+                    .and_then(|l| l.find(var.as_str()))
+                    .map_or(1, |c| c + 1);
                 errors.push(
-                    Diagnostic::new(&res.origin, (line, col), format!("template reads `{var}`, which stage `{}` does not pass in `with:`", s.name))
-                        .suggest(&var, allowed.iter().copied())
-                        .help_once(format!("a prompt sees `inputs`, `params` and its stage's `with:` keys ({})", with.keys().cloned().collect::<Vec<_>>().join(", "))),
+                    Diagnostic::new(
+                        &res.origin,
+                        (line, col),
+                        format!(
+                            "template reads `{var}`, which stage `{}` does not pass in `with:`",
+                            s.name
+                        ),
+                    )
+                    .suggest(&var, allowed.iter().copied())
+                    .help_once(format!(
+                        "a prompt sees `inputs`, `params` and its stage's `with:` keys ({})",
+                        with.keys().cloned().collect::<Vec<_>>().join(", ")
+                    )),
                 );
             }
         }
@@ -601,43 +898,81 @@ fn compile_value(env: &Environment<'static>, v: &Value, path: &str, rc: &RefCtx,
     let mut syntax = vec![];
     let t = Tmpl::compile(env, v, &mut syntax);
     let pos_of = |sub: &str| {
-        let full = if sub.is_empty() { path.to_owned() } else { format!("{path}.{sub}") };
+        let full = if sub.is_empty() {
+            path.to_owned()
+        } else {
+            format!("{path}.{sub}")
+        };
         rc.source.value(&full)
     };
     for e in syntax {
-        errors.push(Diagnostic::new(rc.file, pos_of(&e.path), format!("template syntax error: {}", e.message)));
+        errors.push(Diagnostic::new(
+            rc.file,
+            pos_of(&e.path),
+            format!("template syntax error: {}", e.message),
+        ));
     }
     for (reference, sub) in t.references(env) {
         let mut segs = reference.split('.');
         let root = segs.next().unwrap_or_default();
         let second = segs.next();
         let at = pos_of(&sub);
-        let here = rc.stage.map(|s| format!("stage `{s}`")).unwrap_or_else(|| "`output`".into());
+        let here = rc
+            .stage
+            .map(|s| format!("stage `{s}`"))
+            .unwrap_or_else(|| "`output`".into());
         if root == "inputs" {
             if let Some(name) = second {
                 if !rc.inputs.contains_key(name) {
-                    errors.push(Diagnostic::new(rc.file, at, format!("{here} reads `inputs.{name}`, which is not declared under `inputs:`")).suggest(name, rc.inputs.keys().map(String::as_str)));
+                    errors.push(
+                        Diagnostic::new(
+                            rc.file,
+                            at,
+                            format!("{here} reads `inputs.{name}`, which is not declared under `inputs:`"),
+                        )
+                        .suggest(name, rc.inputs.keys().map(String::as_str)),
+                    );
                 }
             }
         } else if root == "params" {
             let key: Vec<&str> = reference.split('.').skip(1).collect();
-            if !key.is_empty() && params::get_path(rc.params, &key.join(".")).is_none() && !under_leaf(rc.params, &key) {
+            if !key.is_empty() && params::get_path(rc.params, &key.join(".")).is_none() && !under_leaf(rc.params, &key)
+            {
                 let mut leaves = vec![];
                 params::flatten(rc.params, "", &mut leaves);
-                errors.push(Diagnostic::new(rc.file, at, format!("{here} reads `params.{}`, which is not declared under `params:`", key.join("."))).suggest(&key.join("."), leaves.iter().map(String::as_str)));
+                errors.push(
+                    Diagnostic::new(
+                        rc.file,
+                        at,
+                        format!(
+                            "{here} reads `params.{}`, which is not declared under `params:`",
+                            key.join(".")
+                        ),
+                    )
+                    .suggest(&key.join("."), leaves.iter().map(String::as_str)),
+                );
             }
-        } else if rc.upstream.contains(root) || rc.locals.iter().any(|l| l == root) || TEMPLATE_GLOBALS.contains(&root) {
+        } else if rc.upstream.contains(root) || rc.locals.iter().any(|l| l == root) || TEMPLATE_GLOBALS.contains(&root)
+        {
             // fine
         } else if rc.all_stages.contains(root) {
             errors.push(
-                Diagnostic::new(rc.file, at, format!("{here} reads stage `{root}`, which is not upstream of it"))
-                    .help(format!("add `{root}` (or a stage after it) to `needs:`")),
+                Diagnostic::new(
+                    rc.file,
+                    at,
+                    format!("{here} reads stage `{root}`, which is not upstream of it"),
+                )
+                .help(format!("add `{root}` (or a stage after it) to `needs:`")),
             );
         } else {
             let mut known: Vec<&str> = vec!["inputs", "params"];
             known.extend(rc.upstream.iter().map(String::as_str));
             known.extend(rc.locals.iter().map(String::as_str));
-            errors.push(Diagnostic::new(rc.file, at, format!("{here} reads unknown name `{root}`")).suggest(root, known.iter().copied()).help_once(format!("in scope here: {}", known.join(", "))));
+            errors.push(
+                Diagnostic::new(rc.file, at, format!("{here} reads unknown name `{root}`"))
+                    .suggest(root, known.iter().copied())
+                    .help_once(format!("in scope here: {}", known.join(", "))),
+            );
         }
     }
     t

@@ -33,7 +33,9 @@ pub struct ResolvedParam {
 impl ParamLayers {
     /// Parse `key=value` (the value as a YAML scalar: numbers, booleans, strings).
     pub fn parse_set(arg: &str) -> Result<(String, Value), String> {
-        let (k, v) = arg.split_once('=').ok_or_else(|| format!("`--set {arg}`: expected key=value"))?;
+        let (k, v) = arg
+            .split_once('=')
+            .ok_or_else(|| format!("`--set {arg}`: expected key=value"))?;
         let value: serde_yaml::Value = serde_yaml::from_str(v).unwrap_or(serde_yaml::Value::String(v.to_owned()));
         Ok((k.trim().to_owned(), crate::spec::json(&value)))
     }
@@ -61,7 +63,11 @@ impl ParamLayers {
                 source = "--set".to_owned();
             }
             set_path(&mut resolved, key, value.clone());
-            report.push(ResolvedParam { key: key.clone(), value, source });
+            report.push(ResolvedParam {
+                key: key.clone(),
+                value,
+                source,
+            });
         }
         let mut errors = Diagnostics::default();
         for (key, _) in &self.sets {
@@ -97,7 +103,11 @@ pub fn flatten(v: &Value, prefix: &str, out: &mut Vec<String>) {
     match v {
         Value::Object(m) if !m.is_empty() => {
             for (k, v) in m {
-                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
                 flatten(v, &key, out);
             }
         }
@@ -117,7 +127,11 @@ fn set_path(v: &mut Value, key: &str, value: Value) {
         if !cur.is_object() {
             *cur = Value::Object(Default::default());
         }
-        cur = cur.as_object_mut().expect("object").entry(seg.to_string()).or_insert(Value::Object(Default::default()));
+        cur = cur
+            .as_object_mut()
+            .expect("object")
+            .entry(seg.to_string())
+            .or_insert(Value::Object(Default::default()));
     }
     if let Some(m) = cur.as_object_mut() {
         m.insert(segs[segs.len() - 1].to_owned(), value);
@@ -142,15 +156,26 @@ mod tests {
         };
         let defaults = json!({"k": 3, "confidence_threshold": {"auto": 0.7, "confirm": 0.4}});
         let (v, report) = layers.resolve(&defaults, "p.yaml").unwrap();
-        assert_eq!(v, json!({"k": 5, "confidence_threshold": {"auto": 0.8, "confirm": 0.4}}));
+        assert_eq!(
+            v,
+            json!({"k": 5, "confidence_threshold": {"auto": 0.8, "confirm": 0.4}})
+        );
         let src: Vec<_> = report.iter().map(|r| r.source.as_str()).collect();
         assert_eq!(src, vec!["default", "config (cfg.yml:2:9)", "--set"]);
     }
 
     #[test]
     fn unknown_set_key_is_an_error_with_suggestion() {
-        let layers = ParamLayers { config: None, sets: vec![ParamLayers::parse_set("confidence_treshold.auto=1").unwrap()] };
-        let err = layers.resolve(&json!({"confidence_threshold": {"auto": 0.7}}), "p.yaml").unwrap_err();
-        assert!(err.to_string().contains("did you mean `confidence_threshold.auto`"), "{err}");
+        let layers = ParamLayers {
+            config: None,
+            sets: vec![ParamLayers::parse_set("confidence_treshold.auto=1").unwrap()],
+        };
+        let err = layers
+            .resolve(&json!({"confidence_threshold": {"auto": 0.7}}), "p.yaml")
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("did you mean `confidence_threshold.auto`"),
+            "{err}"
+        );
     }
 }

@@ -23,19 +23,29 @@ pub enum AppendError {
 
 /// Append `line` (a newline is added) to `path` while holding `path.lock`.
 pub fn append_line_locked(path: &Path, line: &str) -> Result<(), AppendError> {
-    let io_err = |source| AppendError::Io { path: path.to_path_buf(), source };
+    let io_err = |source| AppendError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir).map_err(io_err)?;
     }
     let lock = lock_path(path);
     let _guard = acquire(&lock).map_err(|e| match e {
         Some(source) => io_err(source),
-        None => AppendError::Locked { path: path.to_path_buf(), lock: lock.clone() },
+        None => AppendError::Locked {
+            path: path.to_path_buf(),
+            lock: lock.clone(),
+        },
     })?;
     let mut bytes = Vec::with_capacity(line.len() + 1);
     bytes.extend_from_slice(line.as_bytes());
     bytes.push(b'\n');
-    let mut file = OpenOptions::new().create(true).append(true).open(path).map_err(io_err)?;
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(io_err)?;
     // One write on an O_APPEND handle: the line lands whole. No fsync, so the
     // lock is held for microseconds and concurrent writers rarely wait.
     file.write_all(&bytes).map_err(io_err)

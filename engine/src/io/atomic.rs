@@ -42,7 +42,11 @@ impl AtomicFile {
         );
         let temp = dir.join(unique);
         let file = fs::OpenOptions::new().write(true).create_new(true).open(&temp)?;
-        Ok(Self { temp: Some(temp), file: Some(io::BufWriter::new(file)), dest: dest.to_path_buf() })
+        Ok(Self {
+            temp: Some(temp),
+            file: Some(io::BufWriter::new(file)),
+            dest: dest.to_path_buf(),
+        })
     }
 
     /// Flush, fsync and rename over the destination.
@@ -57,7 +61,11 @@ impl AtomicFile {
         })?;
         // Make the rename itself durable where the platform allows it.
         if let Some(dir) = self.dest.parent() {
-            if let Ok(d) = File::open(if dir.as_os_str().is_empty() { Path::new(".") } else { dir }) {
+            if let Ok(d) = File::open(if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            }) {
                 let _ = d.sync_all();
             }
         }

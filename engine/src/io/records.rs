@@ -48,10 +48,16 @@ pub fn read_records(
 ) -> Result<Records, String> {
     match format {
         Format::Json => serde_json::from_str(text)
-            .map(|value| Records { value, bad_rows: vec![] })
+            .map(|value| Records {
+                value,
+                bad_rows: vec![],
+            })
             .map_err(|e| format!("invalid JSON at line {} column {}: {e}", e.line(), e.column())),
         Format::Yaml => serde_yaml::from_str(text)
-            .map(|value| Records { value, bad_rows: vec![] })
+            .map(|value| Records {
+                value,
+                bad_rows: vec![],
+            })
             .map_err(|e| match e.location() {
                 Some(l) => format!("invalid YAML at line {} column {}: {e}", l.line(), l.column()),
                 None => format!("invalid YAML: {e}"),
@@ -72,7 +78,10 @@ pub fn read_records(
                     Err(reason) => bad_rows.push(BadRow { line: i + 1, reason }),
                 }
             }
-            Ok(Records { value: Value::Array(rows), bad_rows })
+            Ok(Records {
+                value: Value::Array(rows),
+                bad_rows,
+            })
         }
     }
 }
@@ -84,7 +93,13 @@ mod tests {
     #[test]
     fn jsonl_skips_bad_rows_with_line_numbers() {
         let text = "{\"a\":1}\nnot json\n\n{\"b\":2}\n[1]\n";
-        let only_objects = |v: &Value| if v.is_object() { Ok(()) } else { Err("not an object".into()) };
+        let only_objects = |v: &Value| {
+            if v.is_object() {
+                Ok(())
+            } else {
+                Err("not an object".into())
+            }
+        };
         let r = read_records(text, Format::Jsonl, &only_objects).unwrap();
         assert_eq!(r.value.as_array().unwrap().len(), 2);
         let lines: Vec<_> = r.bad_rows.iter().map(|b| b.line).collect();

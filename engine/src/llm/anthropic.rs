@@ -55,9 +55,7 @@ impl Anthropic {
     fn body(&self, request: &LlmRequest, wire: Option<&WireSchema>) -> Value {
         let mut content = Vec::new();
         if let Some(cached) = &request.cached {
-            content.push(
-                json!({"type": "text", "text": cached, "cache_control": {"type": "ephemeral"}}),
-            );
+            content.push(json!({"type": "text", "text": cached, "cache_control": {"type": "ephemeral"}}));
         }
         content.push(json!({"type": "text", "text": request.user}));
         if wire.is_none() {
@@ -86,17 +84,13 @@ impl Anthropic {
         let wire = WireSchema::of(request);
         let body = self.body(request, wire.as_ref());
         let (answer, retries) = self.http.post_json(&self.url, &self.headers, &body).await?;
-        let value = answer_value(
-            &answer,
-            wire.as_ref(),
-            request.max_tokens_or(self.max_tokens),
-        )
-        .map_err(|message| {
-            self.http.scrub(LlmError::NoJson {
-                provider: NAME.into(),
-                message,
-            })
-        })?;
+        let value =
+            answer_value(&answer, wire.as_ref(), request.max_tokens_or(self.max_tokens)).map_err(|message| {
+                self.http.scrub(LlmError::NoJson {
+                    provider: NAME.into(),
+                    message,
+                })
+            })?;
         Ok(LlmReply {
             value,
             usage: messages_usage(&answer["usage"]),
@@ -117,24 +111,14 @@ impl Provider for Anthropic {
         self.models.get(tier)
     }
 
-    fn complete<'a>(
-        &'a self,
-        request: &'a LlmRequest,
-    ) -> BoxFuture<'a, Result<LlmReply, LlmError>> {
+    fn complete<'a>(&'a self, request: &'a LlmRequest) -> BoxFuture<'a, Result<LlmReply, LlmError>> {
         self.call(request).boxed()
     }
 }
 
 /// The forced tool call's input, else JSON found in the text blocks.
-fn answer_value(
-    answer: &Value,
-    wire: Option<&WireSchema>,
-    max_tokens: u32,
-) -> Result<Value, String> {
-    let blocks = answer["content"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
+fn answer_value(answer: &Value, wire: Option<&WireSchema>, max_tokens: u32) -> Result<Value, String> {
+    let blocks = answer["content"].as_array().map(Vec::as_slice).unwrap_or_default();
     if let Some(wire) = wire {
         let tool_input = blocks
             .iter()
@@ -154,10 +138,7 @@ fn answer_value(
     if answer["stop_reason"] == "max_tokens" {
         return Err(cut_off_message(max_tokens));
     }
-    Err(format!(
-        "no tool call and no JSON in the text: {}",
-        excerpt(&text)
-    ))
+    Err(format!("no tool call and no JSON in the text: {}", excerpt(&text)))
 }
 
 /// Token counts from a Messages API `usage` object (Claude Code's result

@@ -55,8 +55,7 @@ impl ClaudeCode {
     async fn call(&self, request: &LlmRequest) -> Result<LlmReply, LlmError> {
         let prompt = prompt_text(request);
         let model = self.models.get(request.tier);
-        let ((value, usage), retries) =
-            with_retries(NAME, self.policy, || self.attempt(&prompt, &model)).await?;
+        let ((value, usage), retries) = with_retries(NAME, self.policy, || self.attempt(&prompt, &model)).await?;
         Ok(LlmReply {
             value,
             usage,
@@ -77,9 +76,9 @@ impl ClaudeCode {
             .spawn()
             .map_err(|e| {
                 Failure::fatal(setup(match e.kind() {
-                    std::io::ErrorKind::NotFound => format!(
-                        "command `{program}` not found; install Claude Code or set llm.command"
-                    ),
+                    std::io::ErrorKind::NotFound => {
+                        format!("command `{program}` not found; install Claude Code or set llm.command")
+                    }
                     _ => format!("cannot start `{program}`: {e}"),
                 }))
             })?;
@@ -92,8 +91,7 @@ impl ClaudeCode {
             }
         };
         let (_, output) = tokio::join!(feed, child.wait_with_output());
-        let output =
-            output.map_err(|e| Failure::fatal(setup(format!("`{program}` failed to run: {e}"))))?;
+        let output = output.map_err(|e| Failure::fatal(setup(format!("`{program}` failed to run: {e}"))))?;
         let stdout = String::from_utf8_lossy(&output.stdout);
         let Some(envelope) = result_envelope(&stdout) else {
             let said = match String::from_utf8_lossy(&output.stderr).trim() {
@@ -103,11 +101,7 @@ impl ClaudeCode {
             let message = if output.status.success() {
                 format!("`{program}` printed no result envelope: {said}")
             } else {
-                format!(
-                    "`{program}` exited with {}: {said}{}",
-                    output.status,
-                    login_hint(&said)
-                )
+                format!("`{program}` exited with {}: {said}{}", output.status, login_hint(&said))
             };
             return Err(Failure::fatal(setup(message)));
         };
@@ -139,10 +133,7 @@ impl Provider for ClaudeCode {
         self.models.get(tier)
     }
 
-    fn complete<'a>(
-        &'a self,
-        request: &'a LlmRequest,
-    ) -> BoxFuture<'a, Result<LlmReply, LlmError>> {
+    fn complete<'a>(&'a self, request: &'a LlmRequest) -> BoxFuture<'a, Result<LlmReply, LlmError>> {
         self.call(request).boxed()
     }
 }
@@ -171,16 +162,13 @@ fn prompt_text(request: &LlmRequest) -> String {
 /// The `{"type": "result", …}` object the CLI prints (alone, or as the last line).
 fn result_envelope(stdout: &str) -> Option<Value> {
     let is_result = |v: &Value| v["type"] == "result";
-    serde_json::from_str(stdout.trim())
-        .ok()
-        .filter(is_result)
-        .or_else(|| {
-            stdout
-                .lines()
-                .rev()
-                .filter_map(|line| serde_json::from_str(line).ok())
-                .find(is_result)
-        })
+    serde_json::from_str(stdout.trim()).ok().filter(is_result).or_else(|| {
+        stdout
+            .lines()
+            .rev()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .find(is_result)
+    })
 }
 
 /// How to fix a failure that reads like a missing login.

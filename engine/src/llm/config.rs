@@ -207,9 +207,7 @@ impl LlmConfig {
         }
         if let Some(url) = &self.base_url {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(self.setup_error(format!(
-                    "llm.base_url `{url}` must start with http:// or https://"
-                )));
+                return Err(self.setup_error(format!("llm.base_url `{url}` must start with http:// or https://")));
             }
         }
         Ok(())
@@ -262,15 +260,8 @@ pub fn connect_with_env(
 }
 
 /// The key variable's name and the key, if set and not blank.
-fn key_from(
-    config: &LlmConfig,
-    default_env: &str,
-    env: &impl Fn(&str) -> Option<String>,
-) -> (String, Option<ApiKey>) {
-    let name = config
-        .api_key_env
-        .clone()
-        .unwrap_or_else(|| default_env.to_owned());
+fn key_from(config: &LlmConfig, default_env: &str, env: &impl Fn(&str) -> Option<String>) -> (String, Option<ApiKey>) {
+    let name = config.api_key_env.clone().unwrap_or_else(|| default_env.to_owned());
     let key = env(&name).and_then(ApiKey::new);
     (name, key)
 }
@@ -287,18 +278,13 @@ mod tests {
     fn an_empty_section_means_builtin_with_documented_defaults() {
         let config = parse("{}").unwrap();
         assert_eq!(config, LlmConfig::default());
-        assert_eq!(
-            (config.max_tokens, config.timeout_s, config.retries),
-            (4096, 60, 3)
-        );
+        assert_eq!((config.max_tokens, config.timeout_s, config.retries), (4096, 60, 3));
         assert!(connect_with_env(&config, 10, |_| None).unwrap().is_none());
     }
 
     #[test]
     fn unknown_keys_are_rejected_so_a_key_cannot_be_pasted_into_the_file() {
-        let error = parse("provider: anthropic\napi_key: sk-123\n")
-            .unwrap_err()
-            .to_string();
+        let error = parse("provider: anthropic\napi_key: sk-123\n").unwrap_err().to_string();
         assert!(error.contains("unknown field `api_key`"), "{error}");
         assert!(parse("models: {fast: a, slow: b}").is_err());
     }
@@ -315,27 +301,17 @@ mod tests {
     #[test]
     fn commands_are_a_line_or_an_argv() {
         let config = parse("command: npx claude --verbose").unwrap();
-        assert_eq!(
-            config.command.unwrap().argv(),
-            ["npx", "claude", "--verbose"]
-        );
+        assert_eq!(config.command.unwrap().argv(), ["npx", "claude", "--verbose"]);
         let config = parse("command: ['C:/Program Files/claude.exe', -x]").unwrap();
-        assert_eq!(
-            config.command.unwrap().argv(),
-            ["C:/Program Files/claude.exe", "-x"]
-        );
+        assert_eq!(config.command.unwrap().argv(), ["C:/Program Files/claude.exe", "-x"]);
     }
 
     #[test]
     fn anthropic_without_a_key_names_the_variable_to_set() {
         let config = parse("provider: anthropic\napi_key_env: TEAM_KEY").unwrap();
-        let error = connect_with_env(&config, 10, |_| None)
-            .err()
-            .unwrap()
-            .to_string();
+        let error = connect_with_env(&config, 10, |_| None).err().unwrap().to_string();
         assert!(error.contains("TEAM_KEY"), "{error}");
-        let connected =
-            connect_with_env(&config, 10, |name| (name == "TEAM_KEY").then(|| "k".into()));
+        let connected = connect_with_env(&config, 10, |name| (name == "TEAM_KEY").then(|| "k".into()));
         assert_eq!(connected.unwrap().unwrap().name(), "anthropic");
     }
 
@@ -344,10 +320,7 @@ mod tests {
         let config = parse("provider: openai\nbase_url: http://127.0.0.1:11434/v1").unwrap();
         assert!(connect_with_env(&config, 1, |_| None).unwrap().is_some());
         let config = parse("provider: openai\napi_key_env: VLLM_KEY").unwrap();
-        let error = connect_with_env(&config, 1, |_| None)
-            .err()
-            .unwrap()
-            .to_string();
+        let error = connect_with_env(&config, 1, |_| None).err().unwrap().to_string();
         assert!(error.contains("VLLM_KEY"), "{error}");
     }
 
@@ -357,9 +330,7 @@ mod tests {
             ("provider: openai\ntimeout_s: 0", "timeout_s"),
             ("provider: openai\nbase_url: localhost:8080", "http://"),
         ] {
-            let error = connect_with_env(&parse(yaml).unwrap(), 1, |_| None)
-                .err()
-                .unwrap();
+            let error = connect_with_env(&parse(yaml).unwrap(), 1, |_| None).err().unwrap();
             assert!(error.to_string().contains(expected), "{error}");
         }
         let error = connect_with_env(&parse("provider: openai").unwrap(), 0, |_| None)

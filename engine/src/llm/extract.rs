@@ -44,9 +44,7 @@ fn fenced_blocks(text: &str) -> impl Iterator<Item = &str> {
 fn balanced_candidates(text: &str) -> impl Iterator<Item = &str> {
     text.char_indices()
         .filter(|&(_, c)| c == '{' || c == '[')
-        .filter_map(move |(start, _)| {
-            balanced_end(&text[start..]).map(|end| &text[start..start + end])
-        })
+        .filter_map(move |(start, _)| balanced_end(&text[start..]).map(|end| &text[start..start + end]))
 }
 
 /// The byte length of the balanced span `text` starts with.
@@ -101,10 +99,7 @@ mod tests {
     #[test]
     fn prose_wrapped_answers_yield_the_first_balanced_value_that_parses() {
         let text = "I think {this} is it: {\"k\": \"a } in a string\", \"n\": [1]} — done.";
-        assert_eq!(
-            extract_json(text),
-            Some(json!({"k": "a } in a string", "n": [1]}))
-        );
+        assert_eq!(extract_json(text), Some(json!({"k": "a } in a string", "n": [1]})));
     }
 
     #[test]

@@ -52,12 +52,10 @@ impl HttpTransport {
         body: &Value,
     ) -> Result<(Value, u32), LlmError> {
         with_retries(self.provider, self.policy, || async {
-            self.attempt(url, headers, body)
-                .await
-                .map_err(|failure| Failure {
-                    error: self.scrub(failure.error),
-                    retry: failure.retry,
-                })
+            self.attempt(url, headers, body).await.map_err(|failure| Failure {
+                error: self.scrub(failure.error),
+                retry: failure.retry,
+            })
         })
         .await
     }
@@ -70,12 +68,7 @@ impl HttpTransport {
         }
     }
 
-    async fn attempt(
-        &self,
-        url: &str,
-        headers: &HeaderMap,
-        body: &Value,
-    ) -> Result<Value, Failure> {
+    async fn attempt(&self, url: &str, headers: &HeaderMap, body: &Value) -> Result<Value, Failure> {
         let response = self
             .client
             .post(url)
@@ -83,14 +76,10 @@ impl HttpTransport {
             .json(body)
             .send()
             .await
-            .map_err(|e| {
-                Failure::transient(self.transport_error(&format!("cannot reach {url}"), &e))
-            })?;
+            .map_err(|e| Failure::transient(self.transport_error(&format!("cannot reach {url}"), &e)))?;
         let status = response.status();
-        let retry_after =
-            header_text(response.headers(), RETRY_AFTER).and_then(|v| parse_retry_after(&v));
-        let content_type =
-            header_text(response.headers(), CONTENT_TYPE).unwrap_or_else(|| "none".into());
+        let retry_after = header_text(response.headers(), RETRY_AFTER).and_then(|v| parse_retry_after(&v));
+        let content_type = header_text(response.headers(), CONTENT_TYPE).unwrap_or_else(|| "none".into());
         let bytes = response
             .bytes()
             .await
@@ -110,12 +99,7 @@ impl HttpTransport {
         })
     }
 
-    fn status_failure(
-        &self,
-        status: StatusCode,
-        body: &str,
-        retry_after: Option<std::time::Duration>,
-    ) -> Failure {
+    fn status_failure(&self, status: StatusCode, body: &str, retry_after: Option<std::time::Duration>) -> Failure {
         let mut message = vendor_message(body);
         if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
             message.push_str(&format!("; check the key in ${}", self.key_env));
@@ -126,9 +110,7 @@ impl HttpTransport {
             message,
         };
         let retry = match retry_after {
-            _ if !(status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()) => {
-                Retry::Never
-            }
+            _ if !(status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()) => Retry::Never,
             Some(delay) => Retry::After(delay),
             None => Retry::Backoff,
         };
@@ -152,11 +134,7 @@ fn header_text(headers: &HeaderMap, name: reqwest::header::HeaderName) -> Option
 fn vendor_message(body: &str) -> String {
     serde_json::from_str::<Value>(body)
         .ok()
-        .and_then(|v| {
-            v.pointer("/error/message")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        })
+        .and_then(|v| v.pointer("/error/message").and_then(Value::as_str).map(str::to_owned))
         .unwrap_or_else(|| excerpt(body))
 }
 

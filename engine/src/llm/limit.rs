@@ -33,16 +33,9 @@ impl Provider for Limited {
         self.inner.model(tier)
     }
 
-    fn complete<'a>(
-        &'a self,
-        request: &'a LlmRequest,
-    ) -> BoxFuture<'a, Result<LlmReply, LlmError>> {
+    fn complete<'a>(&'a self, request: &'a LlmRequest) -> BoxFuture<'a, Result<LlmReply, LlmError>> {
         async move {
-            let _permit = self
-                .permits
-                .acquire()
-                .await
-                .expect("the semaphore is never closed");
+            let _permit = self.permits.acquire().await.expect("the semaphore is never closed");
             self.inner.complete(request).await
         }
         .boxed()
@@ -73,10 +66,7 @@ mod tests {
             "m".into()
         }
 
-        fn complete<'a>(
-            &'a self,
-            _request: &'a LlmRequest,
-        ) -> BoxFuture<'a, Result<LlmReply, LlmError>> {
+        fn complete<'a>(&'a self, _request: &'a LlmRequest) -> BoxFuture<'a, Result<LlmReply, LlmError>> {
             async move {
                 let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
                 self.peak.fetch_max(now, Ordering::SeqCst);

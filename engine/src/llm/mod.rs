@@ -133,8 +133,7 @@ pub trait Provider: Send + Sync {
     /// The model a tier maps to, as configured.
     fn model(&self, tier: Tier) -> String;
     /// Make one call (with the provider's own transport retries).
-    fn complete<'a>(&'a self, request: &'a LlmRequest)
-        -> BoxFuture<'a, Result<LlmReply, LlmError>>;
+    fn complete<'a>(&'a self, request: &'a LlmRequest) -> BoxFuture<'a, Result<LlmReply, LlmError>>;
 }
 
 /// The start of `text`, for messages quoting what a server or model said.

@@ -38,11 +38,7 @@ pub(crate) struct OpenAi {
 impl OpenAi {
     /// `key` is optional: local servers take none, and then no
     /// `Authorization` header is sent.
-    pub(crate) fn new(
-        config: &LlmConfig,
-        key: Option<ApiKey>,
-        key_env: String,
-    ) -> Result<Self, LlmError> {
+    pub(crate) fn new(config: &LlmConfig, key: Option<ApiKey>, key_env: String) -> Result<Self, LlmError> {
         let mut headers = HeaderMap::new();
         if let Some(key) = &key {
             let bearer = key.header("Bearer ").map_err(|message| LlmError::Setup {
@@ -96,13 +92,12 @@ impl OpenAi {
         let wire = WireSchema::of(request);
         let body = self.body(request, wire.as_ref());
         let (answer, retries) = self.http.post_json(&self.url, &self.headers, &body).await?;
-        let value =
-            answer_value(&answer, request.max_tokens_or(self.max_tokens)).map_err(|message| {
-                self.http.scrub(LlmError::NoJson {
-                    provider: NAME.into(),
-                    message,
-                })
-            })?;
+        let value = answer_value(&answer, request.max_tokens_or(self.max_tokens)).map_err(|message| {
+            self.http.scrub(LlmError::NoJson {
+                provider: NAME.into(),
+                message,
+            })
+        })?;
         Ok(LlmReply {
             value: match &wire {
                 Some(wire) => wire.unwrap(value),
@@ -126,10 +121,7 @@ impl Provider for OpenAi {
         self.models.get(tier)
     }
 
-    fn complete<'a>(
-        &'a self,
-        request: &'a LlmRequest,
-    ) -> BoxFuture<'a, Result<LlmReply, LlmError>> {
+    fn complete<'a>(&'a self, request: &'a LlmRequest) -> BoxFuture<'a, Result<LlmReply, LlmError>> {
         self.call(request).boxed()
     }
 }
@@ -148,24 +140,16 @@ fn answer_value(answer: &Value, max_tokens: u32) -> Result<Value, String> {
         return Err(cut_off_message(max_tokens));
     }
     if choice.is_null() {
-        return Err(format!(
-            "the answer has no choices: {}",
-            excerpt(&answer.to_string())
-        ));
+        return Err(format!("the answer has no choices: {}", excerpt(&answer.to_string())));
     }
     Err(format!("no JSON in the message: {}", excerpt(content)))
 }
 
 fn usage(answer: &Value) -> Usage {
     let usage = &answer["usage"];
-    let cached = usage["prompt_tokens_details"]["cached_tokens"]
-        .as_u64()
-        .unwrap_or(0);
+    let cached = usage["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap_or(0);
     Usage {
-        input_tokens: usage["prompt_tokens"]
-            .as_u64()
-            .unwrap_or(0)
-            .saturating_sub(cached),
+        input_tokens: usage["prompt_tokens"].as_u64().unwrap_or(0).saturating_sub(cached),
         output_tokens: usage["completion_tokens"].as_u64().unwrap_or(0),
         cache_read_tokens: cached,
         cache_write_tokens: 0,

@@ -113,9 +113,7 @@ where
 /// `BASE_DELAY · 2^retry`, capped, scaled by a random factor in [0.5, 1] so
 /// many concurrent callers that failed together do not retry together.
 fn backoff(retry: u32) -> Duration {
-    let exponential = BASE_DELAY
-        .saturating_mul(2u32.saturating_pow(retry))
-        .min(MAX_DELAY);
+    let exponential = BASE_DELAY.saturating_mul(2u32.saturating_pow(retry)).min(MAX_DELAY);
     exponential.mul_f64(rand::rng().random_range(0.5..=1.0))
 }
 
@@ -152,10 +150,7 @@ mod tests {
         for retry in 0..4 {
             let full = BASE_DELAY * 2u32.pow(retry);
             let delay = backoff(retry);
-            assert!(
-                delay >= full / 2 && delay <= full,
-                "retry {retry}: {delay:?}"
-            );
+            assert!(delay >= full / 2 && delay <= full, "retry {retry}: {delay:?}");
         }
         assert!(backoff(40) <= MAX_DELAY);
     }
@@ -214,9 +209,7 @@ mod tests {
         .await
         .unwrap_err();
         assert_eq!(error.retries(), 1);
-        assert!(
-            matches!(error, LlmError::GaveUp { ref last, .. } if matches!(**last, LlmError::Timeout { .. }))
-        );
+        assert!(matches!(error, LlmError::GaveUp { ref last, .. } if matches!(**last, LlmError::Timeout { .. })));
     }
 
     #[tokio::test]

@@ -104,7 +104,9 @@ fn write_canonical(value: &Value, out: &mut String) {
 
 fn utc_now_rfc3339() -> String {
     let format = time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z");
-    time::OffsetDateTime::now_utc().format(&format).expect("a UTC timestamp always formats")
+    time::OffsetDateTime::now_utc()
+        .format(&format)
+        .expect("a UTC timestamp always formats")
 }
 
 #[cfg(test)]
@@ -115,7 +117,10 @@ mod tests {
     #[test]
     fn canonical_json_sorts_keys_at_every_depth() {
         let a = json!({"b": 1, "a": {"y": [1, {"d": 2, "c": "x y"}], "x": null}});
-        assert_eq!(canonical_json(&a), r#"{"a":{"x":null,"y":[1,{"c":"x y","d":2}]},"b":1}"#);
+        assert_eq!(
+            canonical_json(&a),
+            r#"{"a":{"x":null,"y":[1,{"c":"x y","d":2}]},"b":1}"#
+        );
     }
 
     #[test]
@@ -131,16 +136,25 @@ mod tests {
     #[test]
     fn digest_matches_a_known_sha256() {
         // sha256 of the two bytes `{}`.
-        assert_eq!(args_digest(&json!({})), "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
+        assert_eq!(
+            args_digest(&json!({})),
+            "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+        );
     }
 
     #[test]
     fn rows_append_as_json_lines() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
-        AuditRow::now("enemy", "manage_scene", Some("save".into()), &json!({"action": "save"}), AuditVerdict::Allowed)
-            .append_to(&path)
-            .unwrap();
+        AuditRow::now(
+            "enemy",
+            "manage_scene",
+            Some("save".into()),
+            &json!({"action": "save"}),
+            AuditVerdict::Allowed,
+        )
+        .append_to(&path)
+        .unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         let row: AuditRow = serde_json::from_str(text.trim_end()).unwrap();
         assert_eq!(row.verdict, AuditVerdict::Allowed);

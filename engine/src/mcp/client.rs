@@ -49,7 +49,13 @@ fn default_timeout_s() -> f64 {
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        Self { command: None, args: vec![], env: BTreeMap::new(), url: None, timeout_s: default_timeout_s() }
+        Self {
+            command: None,
+            args: vec![],
+            env: BTreeMap::new(),
+            url: None,
+            timeout_s: default_timeout_s(),
+        }
     }
 }
 
@@ -83,7 +89,11 @@ pub enum McpError {
     Config { path: String, detail: String },
     /// The server answered a request with a protocol error or not in time.
     #[error("MCP request `{request}` to `{server}` failed: {detail}")]
-    Request { server: String, request: String, detail: String },
+    Request {
+        server: String,
+        request: String,
+        detail: String,
+    },
     /// The tool ran and reported an error (`isError: true`).
     #[error("MCP tool `{tool}` reported an error: {detail}")]
     ToolFailed { tool: String, detail: String },
@@ -114,7 +124,10 @@ impl McpClient {
     pub async fn connect(config: &ServerConfig) -> Result<Self, McpError> {
         let server = config.describe();
         let timeout = config.timeout();
-        let unavailable = |detail: String| McpError::Unavailable { server: server.clone(), detail };
+        let unavailable = |detail: String| McpError::Unavailable {
+            server: server.clone(),
+            detail,
+        };
         let info = ClientConfig::new(
             ClientCapabilities::default(),
             Implementation::new("unity-assets-engine", env!("CARGO_PKG_VERSION")),
@@ -132,19 +145,30 @@ impl McpClient {
                     if let Some(stderr) = stderr {
                         stderr_tail.collect(stderr);
                     }
-                    info.clone().serve(transport).await.map_err(|e| unavailable(e.to_string()))
+                    info.clone()
+                        .serve(transport)
+                        .await
+                        .map_err(|e| unavailable(e.to_string()))
                 }
                 (None, Some(url)) => {
                     let transport = StreamableHttpClientTransport::from_uri(url.as_str());
-                    info.clone().serve(transport).await.map_err(|e| unavailable(e.to_string()))
+                    info.clone()
+                        .serve(transport)
+                        .await
+                        .map_err(|e| unavailable(e.to_string()))
                 }
-                (None, None) => Err(unavailable("the configuration names neither a `command` nor a `url`".into())),
+                (None, None) => Err(unavailable(
+                    "the configuration names neither a `command` nor a `url`".into(),
+                )),
             }
         };
         let service = match tokio::time::timeout(timeout, handshake).await {
             Ok(Ok(service)) => service,
             Ok(Err(McpError::Unavailable { server, detail })) => {
-                return Err(McpError::Unavailable { server, detail: stderr_tail.append_to(detail) })
+                return Err(McpError::Unavailable {
+                    server,
+                    detail: stderr_tail.append_to(detail),
+                })
             }
             Ok(Err(other)) => return Err(other),
             Err(_) => {
@@ -152,7 +176,12 @@ impl McpClient {
                 return Err(unavailable(stderr_tail.append_to(detail)));
             }
         };
-        Ok(Self { service, server, timeout, stderr_tail })
+        Ok(Self {
+            service,
+            server,
+            timeout,
+            stderr_tail,
+        })
     }
 
     /// The server's own name and version, as it announced them.
@@ -192,13 +221,18 @@ impl McpClient {
             }
         };
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        let result = self.request(&format!("tools/call {tool}"), self.service.call_tool(params)).await?;
+        let result = self
+            .request(&format!("tools/call {tool}"), self.service.call_tool(params))
+            .await?;
         let value = match result.structured_content {
             Some(value) => value,
             None => content_as_json(&result.content),
         };
         if result.is_error == Some(true) {
-            return Err(McpError::ToolFailed { tool: tool.to_owned(), detail: value.to_string() });
+            return Err(McpError::ToolFailed {
+                tool: tool.to_owned(),
+                detail: value.to_string(),
+            });
         }
         Ok(value)
     }
@@ -237,7 +271,11 @@ fn spawn_failure(command: &str, error: &std::io::Error) -> String {
 
 /// Tool results without structured content carry JSON as text blocks.
 fn content_as_json(content: &[ContentBlock]) -> Value {
-    let text: String = content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
+    let text: String = content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.as_str())
+        .collect();
     serde_json::from_str(&text).unwrap_or(Value::String(text))
 }
 
@@ -275,14 +313,24 @@ impl StderrTail {
 /// The servers a Claude Code `.mcp.json` declares:
 /// `{"mcpServers": {NAME: {command, args, env} | {type: "http", url}}}`.
 pub fn read_mcp_json(path: &Path) -> Result<BTreeMap<String, ServerConfig>, McpError> {
-    let config_error = |detail: String| McpError::Config { path: path.display().to_string(), detail };
+    let config_error = |detail: String| McpError::Config {
+        path: path.display().to_string(),
+        detail,
+    };
     let text = std::fs::read_to_string(path).map_err(|e| config_error(format!("cannot read: {e}")))?;
-    let file: McpJson = serde_json::from_str(&text)
-        .map_err(|e| config_error(format!("not a valid .mcp.json (line {}, column {}): {e}", e.line(), e.column())))?;
+    let file: McpJson = serde_json::from_str(&text).map_err(|e| {
+        config_error(format!(
+            "not a valid .mcp.json (line {}, column {}): {e}",
+            e.line(),
+            e.column()
+        ))
+    })?;
     file.mcp_servers
         .into_iter()
         .map(|(name, entry)| {
-            let config = entry.into_config().map_err(|detail| config_error(format!("server `{name}`: {detail}")))?;
+            let config = entry
+                .into_config()
+                .map_err(|detail| config_error(format!("server `{name}`: {detail}")))?;
             Ok((name, config))
         })
         .collect()
@@ -311,13 +359,20 @@ struct McpJsonServer {
 impl McpJsonServer {
     fn into_config(self) -> Result<ServerConfig, String> {
         let config = match (self.kind.as_deref(), self.command, self.url) {
-            (None | Some("stdio"), Some(command), _) => {
-                ServerConfig { command: Some(command), args: self.args, env: self.env, ..ServerConfig::default() }
-            }
-            (None | Some("http"), None, Some(url)) => ServerConfig { url: Some(url), ..ServerConfig::default() },
-            (Some("sse"), ..) => {
-                return Err("the legacy SSE transport is not supported; serve the server over streamable HTTP (\"type\": \"http\")".into())
-            }
+            (None | Some("stdio"), Some(command), _) => ServerConfig {
+                command: Some(command),
+                args: self.args,
+                env: self.env,
+                ..ServerConfig::default()
+            },
+            (None | Some("http"), None, Some(url)) => ServerConfig {
+                url: Some(url),
+                ..ServerConfig::default()
+            },
+            (Some("sse"), ..) => return Err(
+                "the legacy SSE transport is not supported; serve the server over streamable HTTP (\"type\": \"http\")"
+                    .into(),
+            ),
             (kind, ..) => {
                 return Err(format!(
                     "needs `command` (stdio) or `url` (\"type\": \"http\"), found type {}",
@@ -355,14 +410,21 @@ mod tests {
     fn rejects_sse_servers_with_a_reason() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(".mcp.json");
-        std::fs::write(&path, r#"{"mcpServers": {"old": {"type": "sse", "url": "http://x/sse"}}}"#).unwrap();
+        std::fs::write(
+            &path,
+            r#"{"mcpServers": {"old": {"type": "sse", "url": "http://x/sse"}}}"#,
+        )
+        .unwrap();
         let err = read_mcp_json(&path).unwrap_err().to_string();
         assert!(err.contains("server `old`") && err.contains("SSE"), "{err}");
     }
 
     #[tokio::test]
     async fn missing_command_is_unavailable() {
-        let config = ServerConfig { command: Some("surely-not-an-installed-mcp-server".into()), ..ServerConfig::default() };
+        let config = ServerConfig {
+            command: Some("surely-not-an-installed-mcp-server".into()),
+            ..ServerConfig::default()
+        };
         let err = McpClient::connect(&config).await.err().expect("must fail");
         assert!(matches!(err, McpError::Unavailable { .. }), "{err}");
         assert!(err.to_string().contains("not found"), "{err}");
@@ -370,8 +432,16 @@ mod tests {
 
     #[tokio::test]
     async fn silent_server_times_out_as_unavailable() {
-        let config = ServerConfig { command: Some("sleep".into()), args: vec!["5".into()], timeout_s: 0.3, ..ServerConfig::default() };
+        let config = ServerConfig {
+            command: Some("sleep".into()),
+            args: vec!["5".into()],
+            timeout_s: 0.3,
+            ..ServerConfig::default()
+        };
         let err = McpClient::connect(&config).await.err().expect("must time out");
-        assert!(matches!(err, McpError::Unavailable { .. }) && err.to_string().contains("initialize"), "{err}");
+        assert!(
+            matches!(err, McpError::Unavailable { .. }) && err.to_string().contains("initialize"),
+            "{err}"
+        );
     }
 }

@@ -23,12 +23,7 @@ fn draw(graph: &Graph, indent: &str, out: &mut String) {
         } else {
             ("├── ", "│   ")
         };
-        let _ = writeln!(
-            out,
-            "{indent}{branch}{}: {}",
-            node.name,
-            details::headline(node)
-        );
+        let _ = writeln!(out, "{indent}{branch}{}: {}", node.name, details::headline(node));
         let body = format!("{indent}{stem}    ");
         let needs: Vec<&str> = layers::drawable_edges(graph)
             .filter(|&(_, to)| to == index)
@@ -87,9 +82,6 @@ mod tests {
         assert!(run < child_title && child_title < rank);
         let indent = |line: &str| line.chars().take_while(|c| !c.is_alphanumeric()).count();
         assert!(indent(lines[rank]) > indent(lines[run]));
-        assert!(
-            lines[rank].starts_with("│   "),
-            "the parent's stem continues"
-        );
+        assert!(lines[rank].starts_with("│   "), "the parent's stem continues");
     }
 }

@@ -41,11 +41,7 @@ fn draw(graph: &Graph, prefix: &str, depth: usize, out: &mut String) {
                 let _ = writeln!(out, "{pad}}}");
             }
             None => {
-                let _ = writeln!(
-                    out,
-                    "{pad}{id} [label=<{}>, fillcolor=\"{fill}\"];",
-                    label(node)
-                );
+                let _ = writeln!(out, "{pad}{id} [label=<{}>, fillcolor=\"{fill}\"];", label(node));
             }
         }
     }
@@ -106,9 +102,7 @@ mod tests {
         ] {
             assert!(text.contains(edge), "edge `{edge}` missing from:\n{text}");
         }
-        let open = text
-            .find("subgraph cluster_n2 {")
-            .expect("the run stage is a cluster");
+        let open = text.find("subgraph cluster_n2 {").expect("the run stage is a cluster");
         let child = text.find("n2_1 [label=").expect("the child stage is drawn");
         assert!(open < child);
     }

@@ -16,8 +16,7 @@ mod tests {
 
     #[test]
     fn round_trips_the_model_with_edges_and_the_nested_child() {
-        let value: serde_json::Value =
-            serde_json::from_str(&render(&sample::graph())).expect("valid JSON");
+        let value: serde_json::Value = serde_json::from_str(&render(&sample::graph())).expect("valid JSON");
         assert_eq!(value["pipeline"], "search");
         assert_eq!(value["edges"][3], serde_json::json!([0, 3]));
         assert_eq!(value["nodes"][2]["children"]["nodes"][1]["name"], "rank");

@@ -38,11 +38,7 @@ pub(super) fn layers(graph: &Graph) -> Vec<Vec<usize>> {
             }
         }
     }
-    let cycle_layer = layer_of
-        .iter()
-        .flatten()
-        .max()
-        .map_or(0, |deepest| deepest + 1);
+    let cycle_layer = layer_of.iter().flatten().max().map_or(0, |deepest| deepest + 1);
     let mut layers: Vec<Vec<usize>> = Vec::new();
     for (node, layer) in layer_of.iter().enumerate() {
         let layer = layer.unwrap_or(cycle_layer);

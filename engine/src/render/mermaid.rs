@@ -26,10 +26,7 @@ fn draw(graph: &Graph, prefix: &str, depth: usize, out: &mut String) {
         }
         match &node.children {
             Some(children) => {
-                let _ = writeln!(
-                    out,
-                    "{pad}subgraph {id}[\"{label}\"]\n{pad}    direction TD"
-                );
+                let _ = writeln!(out, "{pad}subgraph {id}[\"{label}\"]\n{pad}    direction TD");
                 draw(children, &format!("{id}_"), depth + 1, out);
                 let _ = writeln!(out, "{pad}end");
             }
@@ -72,18 +69,10 @@ mod tests {
     fn draws_edges_and_nests_the_sub_pipeline_in_a_subgraph() {
         let text = render(&sample::graph());
         assert!(text.contains("flowchart TD\n"));
-        for edge in [
-            "n0 --> n1",
-            "n1 --> n2",
-            "n2 --> n3",
-            "n0 --> n3",
-            "n2_0 --> n2_1",
-        ] {
+        for edge in ["n0 --> n1", "n1 --> n2", "n2 --> n3", "n0 --> n3", "n2_0 --> n2_1"] {
             assert!(text.contains(edge), "edge `{edge}` missing from:\n{text}");
         }
-        let open = text
-            .find("subgraph n2[")
-            .expect("the run stage is a subgraph");
+        let open = text.find("subgraph n2[").expect("the run stage is a subgraph");
         let child = text.find("n2_1[").expect("the child stage is drawn");
         let end = text[open..].find("\n    end\n").expect("the subgraph ends") + open;
         assert!(open < child && child < end);
@@ -100,14 +89,8 @@ mod tests {
             .collect::<Vec<_>>();
         assert_eq!(labels.len(), 6, "four stages and two nested ones");
         for label in labels {
-            let markup_removed = label
-                .replace("<b>", "")
-                .replace("</b>", "")
-                .replace("<br/>", "");
-            assert!(
-                !markup_removed.contains(['"', '<', '>']),
-                "unescaped: {label}"
-            );
+            let markup_removed = label.replace("<b>", "").replace("</b>", "").replace("<br/>", "");
+            assert!(!markup_removed.contains(['"', '<', '>']), "unescaped: {label}");
         }
     }
 }

@@ -71,13 +71,7 @@ pub enum Format {
 
 impl Format {
     /// Every format, in the order help texts list them.
-    pub const ALL: [Format; 5] = [
-        Format::Ascii,
-        Format::Mermaid,
-        Format::Dot,
-        Format::Json,
-        Format::Svg,
-    ];
+    pub const ALL: [Format; 5] = [Format::Ascii, Format::Mermaid, Format::Dot, Format::Json, Format::Svg];
 
     /// The name used on the command line.
     pub fn name(self) -> &'static str {
@@ -164,11 +158,7 @@ mod tests {
         for format in Format::ALL {
             for graph in [&empty, &cyclic] {
                 let drawn = render(graph, format);
-                assert!(
-                    drawn.contains(&graph.pipeline),
-                    "{format} of {}",
-                    graph.pipeline
-                );
+                assert!(drawn.contains(&graph.pipeline), "{format} of {}", graph.pipeline);
             }
         }
     }

@@ -14,8 +14,7 @@ use unicode_width::UnicodeWidthStr;
 use super::{details, layers, Graph, Node};
 
 /// Monospace first; CJK fallbacks keep Korean summaries legible.
-const FONT_FAMILY: &str =
-    "DejaVu Sans Mono, Menlo, Consolas, D2Coding, Noto Sans Mono CJK KR, monospace";
+const FONT_FAMILY: &str = "DejaVu Sans Mono, Menlo, Consolas, D2Coding, Noto Sans Mono CJK KR, monospace";
 const TEXT_SIZE: f64 = 12.0;
 const NAME_SIZE: f64 = 13.0;
 const TITLE_SIZE: f64 = 15.0;
@@ -55,10 +54,7 @@ pub(super) fn render(graph: &Graph) -> String {
         out,
         r#"<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="{STROKE}"/></marker></defs>"#
     );
-    let _ = writeln!(
-        out,
-        r##"<rect width="100%" height="100%" fill="#ffffff"/>"##
-    );
+    let _ = writeln!(out, r##"<rect width="100%" height="100%" fill="#ffffff"/>"##);
     draw(&layout, &mut out);
     out.push_str("</svg>\n");
     out
@@ -136,8 +132,7 @@ enum Slot {
 fn lay_out(graph: &Graph, nested: bool) -> Layout {
     let title = wrap(&details::title(graph), TITLE_WRAP_COLUMNS);
     let title_size = if nested { TEXT_SIZE } else { TITLE_SIZE };
-    let title_width =
-        title.iter().map(|line| line.width()).max().unwrap_or(0) as f64 * title_size * COLUMN;
+    let title_width = title.iter().map(|line| line.width()).max().unwrap_or(0) as f64 * title_size * COLUMN;
     let title_height = title.len() as f64 * (title_size + 5.0) + 6.0;
 
     let mut boxes: Vec<StageBox> = graph.nodes.iter().map(size_box).collect();
@@ -206,10 +201,7 @@ fn size_box(node: &Node) -> StageBox {
         let first = wrapped.next().unwrap_or_default();
         lines.push(Line::Fact {
             label,
-            value: first
-                .split_once(' ')
-                .map_or("", |(_, value)| value)
-                .to_string(),
+            value: first.split_once(' ').map_or("", |(_, value)| value).to_string(),
         });
         lines.extend(wrapped.map(Line::Continued));
     }
@@ -305,21 +297,11 @@ fn route(boxes: &[StageBox], edges: &[(usize, usize)], lanes: Vec<Vec<Point>>) -
     for (node, stage) in boxes.iter().enumerate() {
         let mut leaving: Vec<(f64, usize)> = (0..edges.len())
             .filter(|&edge| edges[edge].0 == node)
-            .map(|edge| {
-                (
-                    lanes[edge].first().map_or(centre(edges[edge].1), |p| p.0),
-                    edge,
-                )
-            })
+            .map(|edge| (lanes[edge].first().map_or(centre(edges[edge].1), |p| p.0), edge))
             .collect();
         let mut entering: Vec<(f64, usize)> = (0..edges.len())
             .filter(|&edge| edges[edge].1 == node)
-            .map(|edge| {
-                (
-                    lanes[edge].last().map_or(centre(edges[edge].0), |p| p.0),
-                    edge,
-                )
-            })
+            .map(|edge| (lanes[edge].last().map_or(centre(edges[edge].0), |p| p.0), edge))
             .collect();
         for (ports, positions) in [(&mut leaving, &mut starts), (&mut entering, &mut ends)] {
             ports.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -393,21 +375,12 @@ fn draw_box(stage: &StageBox, out: &mut String) {
     for (index, line) in stage.lines.iter().enumerate() {
         let baseline = stage.y + PADDING + NAME_HEIGHT + index as f64 * LINE_HEIGHT + TEXT_SIZE;
         let (x, content) = match line {
-            Line::Headline(text) => (
-                left,
-                format!(r#"<tspan fill="{MUTED}">{}</tspan>"#, escape_xml(text)),
-            ),
+            Line::Headline(text) => (left, format!(r#"<tspan fill="{MUTED}">{}</tspan>"#, escape_xml(text))),
             Line::Fact { label, value } => (
                 left,
-                format!(
-                    r#"<tspan fill="{MUTED}">{label}:</tspan> {}"#,
-                    escape_xml(value)
-                ),
+                format!(r#"<tspan fill="{MUTED}">{label}:</tspan> {}"#, escape_xml(value)),
             ),
-            Line::Continued(text) => (
-                left + CONTINUATION_INDENT as f64 * TEXT_SIZE * COLUMN,
-                escape_xml(text),
-            ),
+            Line::Continued(text) => (left + CONTINUATION_INDENT as f64 * TEXT_SIZE * COLUMN, escape_xml(text)),
         };
         let _ = writeln!(
             out,
@@ -514,10 +487,7 @@ mod tests {
     fn rectangles(layout: &Layout, (dx, dy): Point, out: &mut Vec<(String, [f64; 4])>) {
         for stage in &layout.boxes {
             let (x, y) = (stage.x + dx, stage.y + dy);
-            out.push((
-                stage.name.clone(),
-                [x, y, x + stage.width, y + stage.height],
-            ));
+            out.push((stage.name.clone(), [x, y, x + stage.width, y + stage.height]));
             if let Some(child) = &stage.child {
                 let origin = (
                     x + (stage.width - child.width) / 2.0,
@@ -561,11 +531,7 @@ mod tests {
             .descendants()
             .filter(|node| node.attribute("marker-end") == Some("url(#arrow)"))
             .count();
-        assert_eq!(
-            arrows,
-            4 + 1,
-            "four edges outside, one inside the sub-pipeline"
-        );
+        assert_eq!(arrows, 4 + 1, "four edges outside, one inside the sub-pipeline");
         let group = document
             .descendants()
             .find(|node| node.has_tag_name("g"))
@@ -580,13 +546,7 @@ mod tests {
         let layout = lay_out(&sample::graph(), false);
         let mut boxes = Vec::new();
         rectangles(&layout, (0.0, 0.0), &mut boxes);
-        let find = |name: &str| {
-            boxes
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, r)| *r)
-                .expect(name)
-        };
+        let find = |name: &str| boxes.iter().find(|(n, _)| n == name).map(|(_, r)| *r).expect(name);
         assert!(inside(find("packages"), find("retrieve")));
         assert!(inside(find("rank"), find("retrieve")));
         for (name, rectangle) in &boxes {
@@ -616,15 +576,8 @@ mod tests {
         assert_eq!(arrow.len(), 2 + 4, "start, two points per crossed row, end");
         for &(x, y) in &arrow[1..arrow.len() - 1] {
             for stage in &layout.boxes {
-                let through = x > stage.x
-                    && x < stage.x + stage.width
-                    && y > stage.y
-                    && y < stage.y + stage.height;
-                assert!(
-                    !through,
-                    "the lane at ({x}, {y}) cuts through {}",
-                    stage.name
-                );
+                let through = x > stage.x && x < stage.x + stage.width && y > stage.y && y < stage.y + stage.height;
+                assert!(!through, "the lane at ({x}, {y}) cuts through {}", stage.name);
             }
         }
         let (validate, answer) = (&layout.boxes[0], &layout.boxes[3]);

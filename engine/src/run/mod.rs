@@ -43,7 +43,14 @@ pub struct Runtime {
 
 impl Runtime {
     pub fn new(workdir: PathBuf, output: Output, resources: Resources) -> Self {
-        Self { provider: None, output, workdir, interactive: false, mcp: Arc::default(), resources }
+        Self {
+            provider: None,
+            output,
+            workdir,
+            interactive: false,
+            mcp: Arc::default(),
+            resources,
+        }
     }
 }
 
@@ -95,7 +102,10 @@ impl RunOutcome {
 /// Check and coerce caller inputs against the pipeline's declarations.
 /// Strings from the command line become the declared type.
 pub fn bind_inputs(p: &Pipeline, mut given: Map<String, Value>) -> Result<Value, RunError> {
-    let err = |message: String| RunError::Input { pipeline: p.name.clone(), message };
+    let err = |message: String| RunError::Input {
+        pipeline: p.name.clone(),
+        message,
+    };
     if let Some(unknown) = given.keys().find(|k| !p.inputs.contains_key(*k)) {
         let names: Vec<&str> = p.inputs.keys().map(String::as_str).collect();
         let hint = crate::diagnostic::did_you_mean(unknown, names.iter().copied())
@@ -126,8 +136,20 @@ fn coerce(v: Value, kind: &str) -> Result<Value, String> {
             Value::Bool(b) => b.to_string(),
             o => o.to_string(),
         })),
-        ("integer", Value::String(s)) => parsed(&s).and_then(|v| if v.is_i64() || v.is_u64() { Ok(v) } else { Err(format!("`{s}` is not an integer")) }),
-        ("number", Value::String(s)) => parsed(&s).and_then(|v| if v.is_number() { Ok(v) } else { Err(format!("`{s}` is not a number")) }),
+        ("integer", Value::String(s)) => parsed(&s).and_then(|v| {
+            if v.is_i64() || v.is_u64() {
+                Ok(v)
+            } else {
+                Err(format!("`{s}` is not an integer"))
+            }
+        }),
+        ("number", Value::String(s)) => parsed(&s).and_then(|v| {
+            if v.is_number() {
+                Ok(v)
+            } else {
+                Err(format!("`{s}` is not a number"))
+            }
+        }),
         ("boolean", Value::String(s)) => match s.as_str() {
             "true" | "yes" | "1" => Ok(Value::Bool(true)),
             "false" | "no" | "0" | "" => Ok(Value::Bool(false)),
@@ -154,8 +176,19 @@ async fn run_to_end(p: &Arc<Pipeline>, inputs: Value, rt: &Runtime) -> RunOutcom
         Err(_) => ("failed", 1),
     };
     let wall_ms = started.elapsed().as_secs_f64() * 1e3;
-    let report = RunReport { pipeline: p.name.clone(), file: p.file.clone(), status: status.into(), exit_code, wall_ms, stages };
-    RunOutcome { result, report, outputs }
+    let report = RunReport {
+        pipeline: p.name.clone(),
+        file: p.file.clone(),
+        status: status.into(),
+        exit_code,
+        wall_ms,
+        stages,
+    };
+    RunOutcome {
+        result,
+        report,
+        outputs,
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -169,7 +202,11 @@ enum State {
 
 type Finished = (usize, Result<Option<Flow>, String>, StageReport);
 
-async fn execute(p: &Arc<Pipeline>, inputs: Value, rt: &Runtime) -> (Result<Flow, RunError>, Vec<StageReport>, HashMap<String, Value>) {
+async fn execute(
+    p: &Arc<Pipeline>,
+    inputs: Value,
+    rt: &Runtime,
+) -> (Result<Flow, RunError>, Vec<StageReport>, HashMap<String, Value>) {
     let n = p.stages.len();
     let mut state = vec![State::Pending; n];
     let mut outputs: Vec<Option<Arc<Value>>> = vec![None; n];
@@ -187,7 +224,11 @@ async fn execute(p: &Arc<Pipeline>, inputs: Value, rt: &Runtime) -> (Result<Flow
                     continue;
                 }
                 let st = &p.stages[i];
-                if !st.needs.iter().all(|&d| matches!(state[d], State::Done | State::Skipped)) {
+                if !st
+                    .needs
+                    .iter()
+                    .all(|&d| matches!(state[d], State::Done | State::Skipped))
+                {
                     continue;
                 }
                 // Skips propagate: nothing upstream ran for this stage.
@@ -199,18 +240,32 @@ async fn execute(p: &Arc<Pipeline>, inputs: Value, rt: &Runtime) -> (Result<Flow
                 let mut scope = base.clone();
                 for (j, other) in p.stages.iter().enumerate() {
                     if st.upstream.contains(&other.ident) {
-                        scope.set(other.ident.clone(), outputs[j].clone().unwrap_or_else(|| Arc::new(Value::Null)));
+                        scope.set(
+                            other.ident.clone(),
+                            outputs[j].clone().unwrap_or_else(|| Arc::new(Value::Null)),
+                        );
                     }
                 }
                 state[i] = State::Running;
                 running.push(Box::pin(run_stage(p, i, scope, rt)));
             }
             // Restart the scan when skips made more stages ready.
-            if running.is_empty() && state.iter().any(|s| *s == State::Pending) && p.stages.iter().enumerate().any(|(i, st)| state[i] == State::Pending && st.needs.iter().all(|&d| matches!(state[d], State::Done | State::Skipped))) {
+            if running.is_empty()
+                && state.iter().any(|s| *s == State::Pending)
+                && p.stages.iter().enumerate().any(|(i, st)| {
+                    state[i] == State::Pending
+                        && st
+                            .needs
+                            .iter()
+                            .all(|&d| matches!(state[d], State::Done | State::Skipped))
+                })
+            {
                 continue;
             }
         }
-        let Some((i, res, report)) = running.next().await else { break };
+        let Some((i, res, report)) = running.next().await else {
+            break;
+        };
         reports[i] = Some(report);
         match res {
             Ok(None) => state[i] = State::Skipped,
@@ -227,7 +282,12 @@ async fn execute(p: &Arc<Pipeline>, inputs: Value, rt: &Runtime) -> (Result<Flow
             Err(message) => {
                 state[i] = State::Failed;
                 if result.is_none() {
-                    result = Some(Err(RunError::Stage(StageError { pipeline: p.name.clone(), file: p.file.clone(), stage: p.stages[i].name.clone(), message })));
+                    result = Some(Err(RunError::Stage(StageError {
+                        pipeline: p.name.clone(),
+                        file: p.file.clone(),
+                        stage: p.stages[i].name.clone(),
+                        message,
+                    })));
                 }
             }
         }
@@ -249,23 +309,41 @@ async fn execute(p: &Arc<Pipeline>, inputs: Value, rt: &Runtime) -> (Result<Flow
         .iter()
         .zip(reports)
         .zip(&state)
-        .map(|((st, r), s)| r.unwrap_or_else(|| {
-            let stats = StageStats::default();
-            stats.report(&st.name, kind(st), if *s == State::Running { "cancelled" } else { "not_run" }, 0.0, None)
-        }))
+        .map(|((st, r), s)| {
+            r.unwrap_or_else(|| {
+                let stats = StageStats::default();
+                stats.report(
+                    &st.name,
+                    kind(st),
+                    if *s == State::Running { "cancelled" } else { "not_run" },
+                    0.0,
+                    None,
+                )
+            })
+        })
         .collect();
     let result = match result {
         Some(r) => r,
         None => {
             let mut scope = base.clone();
             for (i, s) in p.stages.iter().enumerate() {
-                scope.set(s.ident.clone(), outputs[i].clone().unwrap_or_else(|| Arc::new(Value::Null)));
+                scope.set(
+                    s.ident.clone(),
+                    outputs[i].clone().unwrap_or_else(|| Arc::new(Value::Null)),
+                );
             }
             match &p.output {
                 Some(t) => t.eval(&p.env, &scope).map(Flow::Value).map_err(|message| {
-                    RunError::Stage(StageError { pipeline: p.name.clone(), file: p.file.clone(), stage: "output".into(), message })
+                    RunError::Stage(StageError {
+                        pipeline: p.name.clone(),
+                        file: p.file.clone(),
+                        stage: "output".into(),
+                        message,
+                    })
                 }),
-                None => Ok(Flow::Value(Value::Object(by_name.iter().map(|(k, v)| (k.clone(), v.clone())).collect()))),
+                None => Ok(Flow::Value(Value::Object(
+                    by_name.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                ))),
             }
         }
     };
@@ -296,7 +374,12 @@ async fn run_stage<'a>(p: &'a Arc<Pipeline>, i: usize, scope: Scope, rt: &'a Run
                 return Ok(None);
             }
         }
-        let cx = crate::stages::StageCx { pipeline: p, stage: st, rt, stats: &stats };
+        let cx = crate::stages::StageCx {
+            pipeline: p,
+            stage: st,
+            rt,
+            stats: &stats,
+        };
         crate::stages::execute(&cx, &scope).await.map(Some)
     }
     .instrument(span)

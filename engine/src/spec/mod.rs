@@ -16,7 +16,9 @@ pub use source_map::{Pos, SourceMap};
 use crate::diagnostic::{Diagnostic, Diagnostics};
 
 /// The action keys: exactly one per stage.
-pub const ACTIONS: &[&str] = &["fn", "llm", "run", "read", "write", "append", "emit", "exit", "ask", "http", "exec", "mcp"];
+pub const ACTIONS: &[&str] = &[
+    "fn", "llm", "run", "read", "write", "append", "emit", "exit", "ask", "http", "exec", "mcp",
+];
 /// The iteration modifiers: at most one per stage.
 pub const MODIFIERS: &[&str] = &["for_each", "map_reduce", "repeat"];
 /// Keys every stage may carry.
@@ -70,9 +72,7 @@ pub struct StageSpec {
 #[serde(untagged)]
 pub enum Fallback {
     Fail(FailWord),
-    Output {
-        output: Value,
-    },
+    Output { output: Value },
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -336,15 +336,27 @@ pub fn parse(file: &str, text: &str) -> Result<PipelineSpec, Diagnostics> {
         Ok(doc) => doc,
         Err(e) => {
             let at = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
-            errors.push(Diagnostic::new(file, at, format!("invalid YAML: {}", strip_location(&e.to_string()))));
+            errors.push(Diagnostic::new(
+                file,
+                at,
+                format!("invalid YAML: {}", strip_location(&e.to_string())),
+            ));
             return Err(errors);
         }
     };
     let Some(top) = doc.as_mapping() else {
-        errors.push(Diagnostic::new(file, (1, 1), "a pipeline file must be a mapping with `pipeline:` and `stages:`"));
+        errors.push(Diagnostic::new(
+            file,
+            (1, 1),
+            "a pipeline file must be a mapping with `pipeline:` and `stages:`",
+        ));
         return Err(errors);
     };
-    let mut p = Parser { file, source: &source, errors: &mut errors };
+    let mut p = Parser {
+        file,
+        source: &source,
+        errors: &mut errors,
+    };
     p.check_keys("", top, TOP_LEVEL);
 
     let name = p.string(top, "", "pipeline").unwrap_or_default();
@@ -356,7 +368,9 @@ pub fn parse(file: &str, text: &str) -> Result<PipelineSpec, Diagnostics> {
         Some(v) => p.typed::<BTreeMap<String, InputSpec>>("inputs", v).unwrap_or_default(),
         None => BTreeMap::new(),
     };
-    let params = get(top, "params").map(json).unwrap_or(Value::Object(Default::default()));
+    let params = get(top, "params")
+        .map(json)
+        .unwrap_or(Value::Object(Default::default()));
     let output = get(top, "output").map(json);
     let mut stages = Vec::new();
     match get(top, "stages").map(|v| v.as_mapping()) {
@@ -377,7 +391,16 @@ pub fn parse(file: &str, text: &str) -> Result<PipelineSpec, Diagnostics> {
     if !errors.is_empty() {
         return Err(errors);
     }
-    Ok(PipelineSpec { name, summary, inputs, params, output, stages, file: file.to_owned(), source })
+    Ok(PipelineSpec {
+        name,
+        summary,
+        inputs,
+        params,
+        output,
+        stages,
+        file: file.to_owned(),
+        source,
+    })
 }
 
 /// serde_yaml appends " at line X column Y" itself; we print positions our way.
@@ -424,7 +447,8 @@ struct Parser<'a> {
 
 impl Parser<'_> {
     fn error(&mut self, path: &str, message: impl Into<String>) {
-        self.errors.push(Diagnostic::new(self.file, self.source.key(path), message));
+        self.errors
+            .push(Diagnostic::new(self.file, self.source.key(path), message));
     }
 
     fn check_keys(&mut self, path: &str, map: &serde_yaml::Mapping, allowed: &[&str]) {
@@ -469,7 +493,11 @@ impl Parser<'_> {
                             .suggest(field, expected.iter().copied()),
                     );
                 } else {
-                    self.errors.push(Diagnostic::new(self.file, self.source.value(path), format!("`{path}`: {msg}")));
+                    self.errors.push(Diagnostic::new(
+                        self.file,
+                        self.source.value(path),
+                        format!("`{path}`: {msg}"),
+                    ));
                 }
                 None
             }
@@ -482,33 +510,63 @@ impl Parser<'_> {
             Some(m) => m,
             None => {
                 // `name: {emit: "..."}` is the shape; a bare string is a common slip.
-                self.error(&path, format!("stage `{name}` must be a mapping with one action key ({})", ACTIONS.join(", ")));
+                self.error(
+                    &path,
+                    format!(
+                        "stage `{name}` must be a mapping with one action key ({})",
+                        ACTIONS.join(", ")
+                    ),
+                );
                 return None;
             }
         };
         if !valid_stage_name(name) {
-            self.error(&path, format!("stage name `{name}` must start with a letter and use only a-z, 0-9, `_` and `-`"));
+            self.error(
+                &path,
+                format!("stage name `{name}` must start with a letter and use only a-z, 0-9, `_` and `-`"),
+            );
         }
         let known: Vec<&str> = ACTIONS.iter().chain(MODIFIERS).chain(COMMON).copied().collect();
         for k in map.keys() {
             let key = k.as_str().unwrap_or("?");
             if !known.contains(&key) {
-                let d = Diagnostic::new(self.file, self.source.key(&join(&path, key)), format!("unknown stage kind or key `{key}` in stage `{name}`"))
-                    .suggest(key, known.iter().copied());
+                let d = Diagnostic::new(
+                    self.file,
+                    self.source.key(&join(&path, key)),
+                    format!("unknown stage kind or key `{key}` in stage `{name}`"),
+                )
+                .suggest(key, known.iter().copied());
                 self.errors.push(d);
             }
         }
         let actions: Vec<&str> = ACTIONS.iter().copied().filter(|a| get(map, a).is_some()).collect();
         let modifiers: Vec<&str> = MODIFIERS.iter().copied().filter(|m| get(map, m).is_some()).collect();
         if actions.len() > 1 {
-            self.error(&path, format!("stage `{name}` has {} actions ({}); give it exactly one", actions.len(), actions.join(", ")));
+            self.error(
+                &path,
+                format!(
+                    "stage `{name}` has {} actions ({}); give it exactly one",
+                    actions.len(),
+                    actions.join(", ")
+                ),
+            );
         }
         if modifiers.len() > 1 {
-            self.error(&path, format!("stage `{name}` has {} modifiers ({}); use at most one", modifiers.len(), modifiers.join(", ")));
+            self.error(
+                &path,
+                format!(
+                    "stage `{name}` has {} modifiers ({}); use at most one",
+                    modifiers.len(),
+                    modifiers.join(", ")
+                ),
+            );
         }
         let Some(&action_key) = actions.first() else {
             if !map.keys().any(|k| !known.contains(&k.as_str().unwrap_or("?"))) {
-                self.error(&path, format!("stage `{name}` has no action; add one of: {}", ACTIONS.join(", ")));
+                self.error(
+                    &path,
+                    format!("stage `{name}` has no action; add one of: {}", ACTIONS.join(", ")),
+                );
             }
             return None;
         };
@@ -540,7 +598,10 @@ impl Parser<'_> {
                         let r: Option<RepeatSpec> = self.typed(&mp, mv);
                         if let Some(r) = &r {
                             if r.over.is_some() == r.times.is_some() {
-                                self.error(&mp, "`repeat` needs exactly one of `over: [...]` or `times: N` (its bound)");
+                                self.error(
+                                    &mp,
+                                    "`repeat` needs exactly one of `over: [...]` or `times: N` (its bound)",
+                                );
                             }
                         }
                         r.map(Modifier::Repeat)
@@ -551,19 +612,34 @@ impl Parser<'_> {
             None => None,
         };
         let needs = match get(map, "needs") {
-            Some(v) => self.typed::<OneOrMany>(&join(&path, "needs"), v).map(|n| n.0).unwrap_or_default(),
+            Some(v) => self
+                .typed::<OneOrMany>(&join(&path, "needs"), v)
+                .map(|n| n.0)
+                .unwrap_or_default(),
             None => vec![],
         };
         let when = self.string(map, &path, "when");
         let output = self.string(map, &path, "output");
         let summary = self.string(map, &path, "summary");
         let with = get(map, "with").map(json);
-        let on_invalid = get(map, "on_invalid").and_then(|v| self.typed(&join(&path, "on_invalid"), &fallback_value(v)));
+        let on_invalid =
+            get(map, "on_invalid").and_then(|v| self.typed(&join(&path, "on_invalid"), &fallback_value(v)));
         let on_locked = get(map, "on_locked").and_then(|v| self.typed(&join(&path, "on_locked"), &fallback_value(v)));
-        Some(StageSpec { name: name.to_owned(), needs, when, with, output, on_invalid, on_locked, summary, action: action?, modifier: match (modifiers.first(), modifier) {
-            (Some(_), None) => return None,
-            (_, m) => m,
-        } })
+        Some(StageSpec {
+            name: name.to_owned(),
+            needs,
+            when,
+            with,
+            output,
+            on_invalid,
+            on_locked,
+            summary,
+            action: action?,
+            modifier: match (modifiers.first(), modifier) {
+                (Some(_), None) => return None,
+                (_, m) => m,
+            },
+        })
     }
 }
 

@@ -41,7 +41,11 @@ impl SourceMap {
     fn lookup(&self, path: &str, key_first: bool) -> Pos {
         let mut p = path;
         loop {
-            let (first, second) = if key_first { (&self.keys, &self.values) } else { (&self.values, &self.keys) };
+            let (first, second) = if key_first {
+                (&self.keys, &self.values)
+            } else {
+                (&self.values, &self.keys)
+            };
             if let Some(pos) = first.get(p).or_else(|| second.get(p)) {
                 return *pos;
             }
@@ -110,7 +114,10 @@ impl MarkedEventReceiver for Builder {
             Event::MappingStart(..) => {
                 let path = self.next_path().unwrap_or_default();
                 self.map.values.entry(path.clone()).or_insert(pos(mark));
-                self.stack.push(Frame::Map { path, pending_key: None });
+                self.stack.push(Frame::Map {
+                    path,
+                    pending_key: None,
+                });
             }
             Event::SequenceStart(..) => {
                 let path = self.next_path().unwrap_or_default();

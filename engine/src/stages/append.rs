@@ -13,11 +13,14 @@ pub fn run(cx: &StageCx<'_>, scope: &Scope, path: &Tmpl, value: &Tmpl) -> Result
     let value = cx.eval(value, scope)?;
     if let Some(gate) = &cx.stage.gate {
         // Gate the row before it is written: a bad row never reaches the log.
-        gate.check(&value).map_err(|e| format!("row fails {}: {}", gate.file, e.join("; ")))?;
+        gate.check(&value)
+            .map_err(|e| format!("row fails {}: {}", gate.file, e.join("; ")))?;
     }
     let line = serde_json::to_string(&value).map_err(|e| e.to_string())?;
     match append_line_locked(&path, &line) {
-        Ok(()) => Ok(Flow::Value(json!({"path": path.display().to_string(), "locked": false}))),
+        Ok(()) => Ok(Flow::Value(
+            json!({"path": path.display().to_string(), "locked": false}),
+        )),
         Err(e @ AppendError::Locked { .. }) => recover(cx, scope, &cx.stage.on_locked, format!("locked: {e}")),
         Err(e) => Err(e.to_string()),
     }

@@ -10,7 +10,14 @@ use crate::template::{Scope, Tmpl};
 
 use super::StageCx;
 
-pub async fn run(cx: &StageCx<'_>, scope: &Scope, prompt: &Tmpl, choices: &Tmpl, answer: Option<&Tmpl>, default: Option<&Tmpl>) -> Result<Flow, String> {
+pub async fn run(
+    cx: &StageCx<'_>,
+    scope: &Scope,
+    prompt: &Tmpl,
+    choices: &Tmpl,
+    answer: Option<&Tmpl>,
+    default: Option<&Tmpl>,
+) -> Result<Flow, String> {
     let choices = cx.eval(choices, scope)?;
     let list = choices.as_array().cloned().unwrap_or_default();
     if let Some(a) = answer {
@@ -52,9 +59,14 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, prompt: &Tmpl, choices: &Tmpl,
 
 /// An answer is a 0-based number into `choices`, or a choice itself.
 fn pick(choices: &[Value], given: &Value) -> Result<Value, String> {
-    let as_index = given.as_u64().or_else(|| given.as_str().and_then(|s| s.trim().parse().ok()));
+    let as_index = given
+        .as_u64()
+        .or_else(|| given.as_str().and_then(|s| s.trim().parse().ok()));
     if let Some(i) = as_index {
-        return choices.get(i as usize).cloned().ok_or_else(|| format!("answer {i} is out of range (0..{})", choices.len().saturating_sub(1)));
+        return choices
+            .get(i as usize)
+            .cloned()
+            .ok_or_else(|| format!("answer {i} is out of range (0..{})", choices.len().saturating_sub(1)));
     }
     if choices.is_empty() || choices.contains(given) {
         return Ok(given.clone());

@@ -11,9 +11,18 @@ use crate::template::{Scope, Tmpl};
 
 use super::StageCx;
 
-pub async fn run(cx: &StageCx<'_>, scope: &Scope, command: &Tmpl, stdin: Option<&Tmpl>, timeout_s: Option<u64>) -> Result<Flow, String> {
+pub async fn run(
+    cx: &StageCx<'_>,
+    scope: &Scope,
+    command: &Tmpl,
+    stdin: Option<&Tmpl>,
+    timeout_s: Option<u64>,
+) -> Result<Flow, String> {
     let argv: Vec<String> = match cx.eval(command, scope)? {
-        Value::Array(a) => a.iter().map(|v| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string())).collect(),
+        Value::Array(a) => a
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()))
+            .collect(),
         Value::String(s) => s.split_whitespace().map(str::to_owned).collect(),
         other => return Err(format!("`exec.command` must be a list of arguments, got {other}")),
     };
@@ -35,7 +44,9 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, command: &Tmpl, stdin: Option<
         .spawn()
         .map_err(|e| format!("cannot start `{program}`: {e}"))?;
     if let (Some(text), Some(mut pipe)) = (input, child.stdin.take()) {
-        pipe.write_all(text.as_bytes()).await.map_err(|e| format!("cannot write to `{program}`: {e}"))?;
+        pipe.write_all(text.as_bytes())
+            .await
+            .map_err(|e| format!("cannot write to `{program}`: {e}"))?;
     }
     let limit = Duration::from_secs(timeout_s.unwrap_or(60));
     let out = tokio::time::timeout(limit, child.wait_with_output())

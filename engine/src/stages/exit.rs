@@ -7,10 +7,16 @@ use super::StageCx;
 
 pub fn run(cx: &StageCx<'_>, scope: &Scope, code: &Tmpl, status: Option<&Tmpl>) -> Result<Flow, String> {
     let code = cx.eval(code, scope)?;
-    let code = code.as_i64().or_else(|| code.as_str().and_then(|s| s.parse().ok())).ok_or_else(|| format!("`exit.code` must be an integer, got {code}"))?;
+    let code = code
+        .as_i64()
+        .or_else(|| code.as_str().and_then(|s| s.parse().ok()))
+        .ok_or_else(|| format!("`exit.code` must be an integer, got {code}"))?;
     let status = match status {
         Some(t) => Some(cx.eval(t, scope)?.as_str().map(str::to_owned).unwrap_or_default()),
         None => None,
     };
-    Ok(Flow::Exit { code: i32::try_from(code).map_err(|_| format!("exit code {code} is out of range"))?, status })
+    Ok(Flow::Exit {
+        code: i32::try_from(code).map_err(|_| format!("exit code {code} is out of range"))?,
+        status,
+    })
 }

@@ -13,11 +13,20 @@ use crate::template::Scope;
 use super::{action, StageCx};
 
 pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
-    let Some(StageModifier::ForEach { items, as_name, concurrency }) = &cx.stage.modifier else { unreachable!("dispatched on for_each") };
+    let Some(StageModifier::ForEach {
+        items,
+        as_name,
+        concurrency,
+    }) = &cx.stage.modifier
+    else {
+        unreachable!("dispatched on for_each")
+    };
     let items = list(cx.eval(items, scope)?, "for_each.items")?;
     let mut results = stream::iter(items.into_iter().enumerate())
         .map(|(i, item)| {
-            let s = scope.with(as_name, Arc::new(item)).with("index", Arc::new(Value::from(i)));
+            let s = scope
+                .with(as_name, Arc::new(item))
+                .with("index", Arc::new(Value::from(i)));
             async move { (i, action(cx, &s).await) }
         })
         .buffered(*concurrency);

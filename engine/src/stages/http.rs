@@ -10,10 +10,22 @@ use crate::template::{Scope, Tmpl};
 use super::StageCx;
 
 #[allow(clippy::too_many_arguments)]
-pub async fn run(cx: &StageCx<'_>, scope: &Scope, method: &str, url: &Tmpl, headers: Option<&Tmpl>, query: Option<&Tmpl>, body: Option<&Tmpl>, timeout_s: Option<u64>) -> Result<Flow, String> {
+pub async fn run(
+    cx: &StageCx<'_>,
+    scope: &Scope,
+    method: &str,
+    url: &Tmpl,
+    headers: Option<&Tmpl>,
+    query: Option<&Tmpl>,
+    body: Option<&Tmpl>,
+    timeout_s: Option<u64>,
+) -> Result<Flow, String> {
     let url = cx.eval(url, scope)?;
     let url = url.as_str().ok_or("`http.url` must be a string")?;
-    let client = reqwest::Client::builder().timeout(Duration::from_secs(timeout_s.unwrap_or(30))).build().map_err(|e| e.to_string())?;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(timeout_s.unwrap_or(30)))
+        .build()
+        .map_err(|e| e.to_string())?;
     let mut req = match method {
         "GET" => client.get(url),
         "POST" => client.post(url),
@@ -25,13 +37,27 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, method: &str, url: &Tmpl, head
         }
     }
     if let Some(q) = query {
-        let pairs: Vec<(String, String)> = cx.eval(q, scope)?.as_object().into_iter().flatten().map(|(k, v)| (k.clone(), v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()))).collect();
+        let pairs: Vec<(String, String)> = cx
+            .eval(q, scope)?
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()),
+                )
+            })
+            .collect();
         req = req.query(&pairs);
     }
     if let Some(b) = body {
         req = req.json(&cx.eval(b, scope)?);
     }
-    let resp = req.send().await.map_err(|e| format!("{method} {url}: {}", e.without_url()))?;
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| format!("{method} {url}: {}", e.without_url()))?;
     let status = resp.status().as_u16();
     let text = resp.text().await.map_err(|e| e.to_string())?;
     let body = serde_json::from_str::<Value>(&text).unwrap_or(Value::String(text));

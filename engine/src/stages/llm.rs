@@ -22,11 +22,18 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
     let gate = cx.stage.gate.as_ref().ok_or("llm stage without a schema gate")?;
     let Some(provider) = &cx.rt.provider else {
         let (name, native) = l.builtin.as_ref().ok_or("no `builtin:` for the offline provider")?;
-        let out = (native.call)(input, cx.call_context()).await.map_err(|e| format!("builtin `{name}`: {e:#}"))?;
+        let out = (native.call)(input, cx.call_context())
+            .await
+            .map_err(|e| format!("builtin `{name}`: {e:#}"))?;
         cx.stats.call(0, Usage::default());
         return match gate.check(&out) {
             Ok(()) => Ok(Flow::Value(out)),
-            Err(errors) => recover(cx, scope, &cx.stage.on_invalid, format!("builtin `{name}` output fails {}: {}", gate.file, errors.join("; "))),
+            Err(errors) => recover(
+                cx,
+                scope,
+                &cx.stage.on_invalid,
+                format!("builtin `{name}` output fails {}: {}", gate.file, errors.join("; ")),
+            ),
         };
     };
     let (system, cached, user) = render(cx, scope, l, &input)?;
@@ -65,7 +72,12 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
 
 /// The prompt's `system`, `cached` and `user` parts. A template without
 /// blocks is all `user`.
-fn render(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage, input: &Value) -> Result<(Option<String>, Option<String>, String), String> {
+fn render(
+    cx: &StageCx<'_>,
+    scope: &Scope,
+    l: &LlmStage,
+    input: &Value,
+) -> Result<(Option<String>, Option<String>, String), String> {
     let env = &cx.pipeline.env;
     let template = env.get_template(&l.prompt).map_err(|e| e.to_string())?;
     let mut ctx: BTreeMap<String, minijinja::Value> = BTreeMap::new();
@@ -79,9 +91,17 @@ fn render(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage, input: &Value) -> Resul
             ctx.insert(k.clone(), minijinja::Value::from(Serde(v)));
         }
     }
-    let mut captured = template.render_captured(minijinja::Value::from(ctx)).map_err(|e| format!("prompt {}: {e}", l.prompt))?;
+    let mut captured = template
+        .render_captured(minijinja::Value::from(ctx))
+        .map_err(|e| format!("prompt {}: {e}", l.prompt))?;
     let whole = captured.output().to_owned();
-    let mut block = |name: &str| captured.with_state_mut(|s| s.render_block(name)).ok().map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
+    let mut block = |name: &str| {
+        captured
+            .with_state_mut(|s| s.render_block(name))
+            .ok()
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty())
+    };
     let system = block("system");
     let cached = block("cached");
     let user = block("user");
@@ -96,5 +116,13 @@ fn render(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage, input: &Value) -> Resul
 fn schema_name(gate: &Gate) -> String {
     let stem = gate.file.rsplit('/').next().unwrap_or("output");
     let stem = stem.trim_end_matches(".json").trim_end_matches(".schema");
-    stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
+    stem.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }

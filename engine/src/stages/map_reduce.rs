@@ -16,16 +16,30 @@ use super::for_each::list;
 use super::{action, StageCx};
 
 pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
-    let Some(StageModifier::MapReduce { items, chunk_size, as_name, concurrency, reduce, top_k }) = &cx.stage.modifier else {
+    let Some(StageModifier::MapReduce {
+        items,
+        chunk_size,
+        as_name,
+        concurrency,
+        reduce,
+        top_k,
+    }) = &cx.stage.modifier
+    else {
         unreachable!("dispatched on map_reduce")
     };
     let items = list(cx.eval(items, scope)?, "map_reduce.items")?;
-    let size = cx.eval(chunk_size, scope)?.as_u64().filter(|&n| n > 0).ok_or("`map_reduce.chunk_size` must be a positive integer")? as usize;
+    let size = cx
+        .eval(chunk_size, scope)?
+        .as_u64()
+        .filter(|&n| n > 0)
+        .ok_or("`map_reduce.chunk_size` must be a positive integer")? as usize;
     let chunks: Vec<Value> = items.chunks(size).map(|c| Value::Array(c.to_vec())).collect();
     let n_chunks = chunks.len();
     let mut results = stream::iter(chunks.into_iter().enumerate())
         .map(|(i, chunk)| {
-            let s = scope.with(as_name, Arc::new(chunk)).with("index", Arc::new(Value::from(i)));
+            let s = scope
+                .with(as_name, Arc::new(chunk))
+                .with("index", Arc::new(Value::from(i)));
             async move { (i, action(cx, &s).await) }
         })
         .buffered(*concurrency);
@@ -37,11 +51,14 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
         }
     }
     let mut out: Vec<Value> = if reduce.flatten.unwrap_or(true) {
-        mapped.into_iter().flat_map(|v| match v {
-            Value::Array(a) => a,
-            Value::Null => vec![],
-            other => vec![other],
-        }).collect()
+        mapped
+            .into_iter()
+            .flat_map(|v| match v {
+                Value::Array(a) => a,
+                Value::Null => vec![],
+                other => vec![other],
+            })
+            .collect()
     } else {
         mapped
     };
@@ -49,7 +66,11 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
         let key = |v: &Value| v.get(field).and_then(Value::as_f64).unwrap_or(f64::NEG_INFINITY);
         out.sort_by(|a, b| {
             let o = key(a).partial_cmp(&key(b)).unwrap_or(Ordering::Equal);
-            if reduce.order == Order::Desc { o.reverse() } else { o }
+            if reduce.order == Order::Desc {
+                o.reverse()
+            } else {
+                o
+            }
         });
     }
     if let Some(k) = top_k {

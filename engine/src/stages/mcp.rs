@@ -25,15 +25,29 @@ impl McpConnections {
         if let Some(c) = clients.get(&key) {
             return Ok(Arc::clone(c));
         }
-        let client = Arc::new(McpClient::connect(config).await.map_err(|e| format!("mcp_unavailable: {e}"))?);
+        let client = Arc::new(
+            McpClient::connect(config)
+                .await
+                .map_err(|e| format!("mcp_unavailable: {e}"))?,
+        );
         clients.insert(key, Arc::clone(&client));
         Ok(client)
     }
 }
 
 #[allow(clippy::too_many_arguments)]
-pub async fn run(cx: &StageCx<'_>, scope: &Scope, server: &Tmpl, tool: &Tmpl, args: &Tmpl, guard: &dyn CallGuard, audit: &Tmpl, sub_intent: Option<&Tmpl>) -> Result<Flow, String> {
-    let config: ServerConfig = serde_json::from_value(cx.eval(server, scope)?).map_err(|e| format!("`mcp.server`: {e}"))?;
+pub async fn run(
+    cx: &StageCx<'_>,
+    scope: &Scope,
+    server: &Tmpl,
+    tool: &Tmpl,
+    args: &Tmpl,
+    guard: &dyn CallGuard,
+    audit: &Tmpl,
+    sub_intent: Option<&Tmpl>,
+) -> Result<Flow, String> {
+    let config: ServerConfig =
+        serde_json::from_value(cx.eval(server, scope)?).map_err(|e| format!("`mcp.server`: {e}"))?;
     let tool = cx.eval(tool, scope)?;
     let tool = tool.as_str().ok_or("`mcp.tool` must be a string")?.to_owned();
     let args = cx.eval(args, scope)?;
@@ -43,7 +57,9 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, server: &Tmpl, tool: &Tmpl, ar
         None => String::new(),
     };
     let client = cx.rt.mcp.client(&config).await?;
-    let outcome = guarded_call(&client, guard, &audit, &sub_intent, &tool, args).await.map_err(|e| e.to_string())?;
+    let outcome = guarded_call(&client, guard, &audit, &sub_intent, &tool, args)
+        .await
+        .map_err(|e| e.to_string())?;
     Ok(Flow::Value(match outcome {
         CallOutcome::Sent(result) => json!({"sent": true, "tool": tool, "result": result}),
         CallOutcome::Denied { reason } => json!({"sent": false, "tool": tool, "denied": reason, "result": Value::Null}),

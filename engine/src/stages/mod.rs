@@ -54,7 +54,12 @@ impl StageCx<'_> {
     }
 
     pub fn call_context(&self) -> crate::registry::CallContext {
-        crate::registry::CallContext { workdir: self.rt.workdir.clone(), output: self.rt.output.clone(), stage: self.stage.name.clone(), resources: self.rt.resources.clone() }
+        crate::registry::CallContext {
+            workdir: self.rt.workdir.clone(),
+            output: self.rt.output.clone(),
+            stage: self.stage.name.clone(),
+            resources: self.rt.resources.clone(),
+        }
     }
 }
 
@@ -69,10 +74,17 @@ pub async fn execute(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
     // `llm` stages gate every answer (with repair) and `append` every row
     // before writing it; the others gate their final output here.
     match (flow, &cx.stage.gate, &cx.stage.action) {
-        (Flow::Value(v), Some(gate), action) if !matches!(action, StageAction::Llm(_) | StageAction::Append { .. }) => match gate.check(&v) {
-            Ok(()) => Ok(Flow::Value(v)),
-            Err(errors) => recover(cx, scope, &cx.stage.on_invalid, format!("output fails {}: {}", gate.file, errors.join("; "))),
-        },
+        (Flow::Value(v), Some(gate), action) if !matches!(action, StageAction::Llm(_) | StageAction::Append { .. }) => {
+            match gate.check(&v) {
+                Ok(()) => Ok(Flow::Value(v)),
+                Err(errors) => recover(
+                    cx,
+                    scope,
+                    &cx.stage.on_invalid,
+                    format!("output fails {}: {}", gate.file, errors.join("; ")),
+                ),
+            }
+        }
         (flow, ..) => Ok(flow),
     }
 }
@@ -94,14 +106,67 @@ pub async fn action(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
         StageAction::Fn { native, .. } => native::run(cx, scope, native).await,
         StageAction::Llm(l) => llm::run(cx, scope, l).await,
         StageAction::Run(sub) => run::run(cx, scope, sub).await,
-        StageAction::Read { path, format, rows, bad_rows, missing } => read::run(cx, scope, path, *format, rows.as_ref(), *bad_rows, *missing),
+        StageAction::Read {
+            path,
+            format,
+            rows,
+            bad_rows,
+            missing,
+        } => read::run(cx, scope, path, *format, rows.as_ref(), *bad_rows, *missing),
         StageAction::Write { path, value, format } => write::run(cx, scope, path, value, *format),
         StageAction::Append { path, value } => append::run(cx, scope, path, value),
         StageAction::Emit(t) => emit::run(cx, scope, t),
         StageAction::Exit { code, status } => exit::run(cx, scope, code, status.as_ref()),
-        StageAction::Ask { prompt, choices, answer, default } => ask::run(cx, scope, prompt, choices, answer.as_ref(), default.as_ref()).await,
-        StageAction::Http { method, url, headers, query, body, timeout_s } => http::run(cx, scope, method, url, headers.as_ref(), query.as_ref(), body.as_ref(), *timeout_s).await,
-        StageAction::Exec { command, stdin, timeout_s } => exec::run(cx, scope, command, stdin.as_ref(), *timeout_s).await,
-        StageAction::Mcp { server, tool, args, guard, audit, sub_intent } => mcp::run(cx, scope, server, tool, args, guard.as_ref(), audit, sub_intent.as_ref()).await,
+        StageAction::Ask {
+            prompt,
+            choices,
+            answer,
+            default,
+        } => ask::run(cx, scope, prompt, choices, answer.as_ref(), default.as_ref()).await,
+        StageAction::Http {
+            method,
+            url,
+            headers,
+            query,
+            body,
+            timeout_s,
+        } => {
+            http::run(
+                cx,
+                scope,
+                method,
+                url,
+                headers.as_ref(),
+                query.as_ref(),
+                body.as_ref(),
+                *timeout_s,
+            )
+            .await
+        }
+        StageAction::Exec {
+            command,
+            stdin,
+            timeout_s,
+        } => exec::run(cx, scope, command, stdin.as_ref(), *timeout_s).await,
+        StageAction::Mcp {
+            server,
+            tool,
+            args,
+            guard,
+            audit,
+            sub_intent,
+        } => {
+            mcp::run(
+                cx,
+                scope,
+                server,
+                tool,
+                args,
+                guard.as_ref(),
+                audit,
+                sub_intent.as_ref(),
+            )
+            .await
+        }
     }
 }

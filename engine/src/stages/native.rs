@@ -8,6 +8,8 @@ use super::StageCx;
 
 pub async fn run(cx: &StageCx<'_>, scope: &Scope, native: &Native) -> Result<Flow, String> {
     let args = cx.with(scope)?;
-    let out = (native.call)(args, cx.call_context()).await.map_err(|e| format!("{e:#}"))?;
+    let out = (native.call)(args, cx.call_context())
+        .await
+        .map_err(|e| format!("{e:#}"))?;
     Ok(Flow::Value(out))
 }

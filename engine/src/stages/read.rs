@@ -10,7 +10,15 @@ use crate::template::{Scope, Tmpl};
 
 use super::StageCx;
 
-pub fn run(cx: &StageCx<'_>, scope: &Scope, path: &Tmpl, format: Option<Format>, rows: Option<&Gate>, bad_rows: BadRows, missing: Missing) -> Result<Flow, String> {
+pub fn run(
+    cx: &StageCx<'_>,
+    scope: &Scope,
+    path: &Tmpl,
+    format: Option<Format>,
+    rows: Option<&Gate>,
+    bad_rows: BadRows,
+    missing: Missing,
+) -> Result<Flow, String> {
     let path = cx.path(&cx.eval(path, scope)?)?;
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -19,7 +27,9 @@ pub fn run(cx: &StageCx<'_>, scope: &Scope, path: &Tmpl, format: Option<Format>,
         }
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
-    let format = format.or_else(|| Format::from_path(&path)).ok_or_else(|| format!("cannot tell the format of {}; set `read.format`", path.display()))?;
+    let format = format
+        .or_else(|| Format::from_path(&path))
+        .ok_or_else(|| format!("cannot tell the format of {}; set `read.format`", path.display()))?;
     let check = |v: &Value| match rows {
         Some(g) => g.check(v).map_err(|e| e.join("; ")),
         None => Ok(()),
@@ -30,5 +40,7 @@ pub fn run(cx: &StageCx<'_>, scope: &Scope, path: &Tmpl, format: Option<Format>,
             return Err(format!("{}:{}: bad row: {}", path.display(), b.line, b.reason));
         }
     }
-    serde_json::to_value(records).map(Flow::Value).map_err(|e| e.to_string())
+    serde_json::to_value(records)
+        .map(Flow::Value)
+        .map_err(|e| e.to_string())
 }

@@ -13,7 +13,15 @@ use super::for_each::list;
 use super::{action, StageCx};
 
 pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
-    let Some(StageModifier::Repeat { over, times, as_name, until }) = &cx.stage.modifier else { unreachable!("dispatched on repeat") };
+    let Some(StageModifier::Repeat {
+        over,
+        times,
+        as_name,
+        until,
+    }) = &cx.stage.modifier
+    else {
+        unreachable!("dispatched on repeat")
+    };
     let values: Vec<Value> = match (over, times) {
         (Some(o), _) => list(cx.eval(o, scope)?, "repeat.over")?,
         (None, Some(n)) => (0..*n).map(Value::from).collect(),
@@ -21,7 +29,9 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
     };
     let mut last = Value::Null;
     for (i, v) in values.into_iter().enumerate() {
-        let s = scope.with(as_name, Arc::new(v)).with("iteration", Arc::new(Value::from(i)));
+        let s = scope
+            .with(as_name, Arc::new(v))
+            .with("iteration", Arc::new(Value::from(i)));
         match action(cx, &s).await.map_err(|e| format!("iteration {i}: {e}"))? {
             exit @ Flow::Exit { .. } => return Ok(exit),
             Flow::Value(result) => {

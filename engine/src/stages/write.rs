@@ -14,7 +14,9 @@ pub fn run(cx: &StageCx<'_>, scope: &Scope, path: &Tmpl, value: &Tmpl, format: W
     let value = cx.eval(value, scope)?;
     let bytes = encode(&value, format)?;
     write_atomic(&path, &bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(Flow::Value(json!({"path": path.display().to_string(), "bytes": bytes.len()})))
+    Ok(Flow::Value(
+        json!({"path": path.display().to_string(), "bytes": bytes.len()}),
+    ))
 }
 
 /// The bytes of `value` in `format`; JSON is pretty with a final newline.

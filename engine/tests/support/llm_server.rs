@@ -69,11 +69,7 @@ impl Reply {
                 body,
             } => {
                 headers.push((name.into(), value.into()));
-                Reply::Respond {
-                    status,
-                    headers,
-                    body,
-                }
+                Reply::Respond { status, headers, body }
             }
             other => other,
         }
@@ -151,9 +147,7 @@ pub struct LlmServer {
 impl LlmServer {
     pub async fn start(script: Vec<Reply>) -> Self {
         assert!(!script.is_empty(), "a script needs at least one reply");
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind 127.0.0.1");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1");
         let addr = listener.local_addr().expect("local address");
         let requests = Arc::new(Mutex::new(Vec::new()));
         let state = Arc::new(Script {
@@ -198,11 +192,7 @@ async fn serve(stream: TcpStream, script: Arc<Script>) {
     while let Some(request) = read_request(&mut stream).await {
         script.requests.lock().expect("request log").push(request);
         let bytes = match script.next_reply() {
-            Reply::Respond {
-                status,
-                headers,
-                body,
-            } => response(*status, headers, body.len(), body),
+            Reply::Respond { status, headers, body } => response(*status, headers, body.len(), body),
             Reply::Silence => {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
                 return;
@@ -220,12 +210,7 @@ async fn serve(stream: TcpStream, script: Arc<Script>) {
     }
 }
 
-fn response(
-    status: u16,
-    headers: &[(String, String)],
-    content_length: usize,
-    body: &str,
-) -> Vec<u8> {
+fn response(status: u16, headers: &[(String, String)], content_length: usize, body: &str) -> Vec<u8> {
     let mut head = format!("HTTP/1.1 {status} Scripted\r\ncontent-length: {content_length}\r\n");
     for (name, value) in headers {
         head.push_str(&format!("{name}: {value}\r\n"));
@@ -260,8 +245,8 @@ async fn read_request(stream: &mut BufReader<TcpStream>) -> Option<Recorded> {
         .unwrap_or(0);
     let mut body = vec![0; length];
     stream.read_exact(&mut body).await.ok()?;
-    let body = serde_json::from_slice(&body)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+    let body =
+        serde_json::from_slice(&body).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
     Some(Recorded {
         method,
         path,

@@ -1,0 +1,144 @@
+//! Index throughput with the builtin tagger (`cargo bench --bench index`):
+//! the stages called directly, as the pipeline runs them, on
+//! - a synthetic project of 100,000 assets in 40 vendor folders
+//!   (`INDEX_BENCH_ASSETS` changes the count), and
+//! - the real corpora in `../shared/corpora/*.tar.gz`, when present.
+//!
+//! For each: a full index (first run), a forced reindex and a no-op
+//! incremental run, at `index_depth: minimal` and `rich`. Peak memory comes
+//! from outside: `/usr/bin/time -v target/release/deps/index-*`.
+//!
+//! The indexer lives in the binary crate, so it is included by path.
+#![allow(dead_code)]
+
+#[path = "../src/index/mod.rs"]
+mod index;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use index::data::IndexData;
+use index::record::Depth;
+use index::run::{self, Finalized};
+use index::scan::{self, ScanOptions};
+use index::store::TaggedBy;
+use index::tagger::{self, TagRequest};
+
+const BATCH_SIZE: usize = 20;
+
+fn data() -> IndexData {
+    IndexData::from_yaml(
+        include_str!("../data/type-taxonomy.yml"),
+        include_str!("../data/filename-conventions.yml"),
+        include_str!("../data/asset-types.yml"),
+    )
+    .expect("embedded data parses")
+}
+
+/// One index run through every stage, tagging with the builtin.
+fn index_once(project: &Path, data: &IndexData, depth: Depth, force: bool) -> Finalized {
+    let options = ScanOptions { index_depth: depth, ignore_paths: vec!["Assets/Plugins/Editor".into()] };
+    let scan = scan::scan(project, data, &options).expect("scan");
+    let diff = run::diff(project, &scan, force).expect("diff");
+    let plan = run::plan_batches(project, &scan, &diff, BATCH_SIZE).expect("plan");
+    for batch in &plan.batches {
+        let tags = tagger::tag_batch(&TagRequest { assets: batch.assets.clone(), index_depth: depth });
+        run::checkpoint(project, batch, &[&tags], TaggedBy::Builtin, depth).expect("checkpoint");
+    }
+    run::finalize(project, &scan, &diff).expect("finalize")
+}
+
+fn measure(label: &str, project: &Path, data: &IndexData) {
+    let index_dir = project.join(".claude/unity-asset-index");
+    for depth in [Depth::Minimal, Depth::Rich] {
+        let _ = fs::remove_dir_all(&index_dir);
+        for (run, force) in [("full", false), ("reindex", true), ("no-op", false)] {
+            let started = Instant::now();
+            let result = index_once(project, data, depth, force);
+            println!(
+                "{label:>10} {:<7} {run:<8} {:>9.1} ms  {}",
+                depth.as_str(),
+                started.elapsed().as_secs_f64() * 1000.0,
+                result.summary
+            );
+        }
+    }
+}
+
+const VENDORS: &[&str] = &[
+    "ZombieKit", "MedievalVillage", "NatureForest", "UIKit", "AudioKit", "SciFiCorridor", "DungeonTiles", "PolyCity",
+];
+const FOLDERS: &[(&str, &str, &str)] = &[
+    ("Prefabs", "prefab", "PrefabImporter:\n  externalObjects: {}\n"),
+    ("Materials", "mat", "NativeFormatImporter:\n  mainObjectFileID: 2100000\n"),
+    ("Textures", "png", "TextureImporter:\n  textureType: 0\n  spriteMode: 0\n"),
+    ("UI", "png", "TextureImporter:\n  textureType: 8\n  spriteMode: 1\n"),
+    ("SFX", "wav", "AudioImporter:\n  defaultSettings:\n    loadType: 0\n"),
+    ("Models", "fbx", "ModelImporter:\n  animationType: 2\n"),
+    ("Scripts", "cs", "MonoImporter:\n"),
+];
+const WORDS: &[&str] = &["Zombie", "Tree", "Rock", "Wall", "Button", "Crate", "Sword", "Barrel", "Door", "Lamp"];
+
+/// `count` assets with metas; prefabs and materials carry small Unity YAML.
+fn synthetic_project(root: &Path, count: usize) {
+    for i in 0..count {
+        let vendor = format!("{}{}", VENDORS[i % VENDORS.len()], i / 2500);
+        let (folder, ext, importer) = FOLDERS[i % FOLDERS.len()];
+        let dir = root.join("Assets").join(&vendor).join(folder).join(format!("Set{}", i % 50));
+        fs::create_dir_all(&dir).expect("create folder");
+        let name = format!("{}_{:06}.{ext}", WORDS[i % WORDS.len()], i);
+        let guid = format!("{:032x}", (i as u128 + 1) * 0x9e37_79b9_7f4a_7c15);
+        let body = match ext {
+            "prefab" => format!(
+                "%YAML 1.1\n--- !u!1 &1\nGameObject:\n  m_Name: x\n--- !u!4 &2\nTransform:\n  m_Father: {{fileID: 0}}\n\
+                 --- !u!23 &3\nMeshRenderer:\n  m_Materials:\n  - {{fileID: 2100000, guid: {:032x}, type: 2}}\n",
+                i + 7
+            ),
+            "mat" => "%YAML 1.1\n--- !u!21 &2100000\nMaterial:\n  m_SavedProperties:\n    m_TexEnvs:\n    - _MainTex:\n        \
+                      m_Texture: {fileID: 0}\n    m_Floats:\n    - _Glossiness: 0.5\n"
+                .to_owned(),
+            _ => String::new(),
+        };
+        fs::write(dir.join(&name), body).expect("write asset");
+        fs::write(dir.join(format!("{name}.meta")), format!("fileFormatVersion: 2\nguid: {guid}\n{importer}"))
+            .expect("write meta");
+    }
+}
+
+fn unpack(archive: &Path, into: &Path) -> Option<PathBuf> {
+    let ok = std::process::Command::new("tar").arg("-xzf").arg(archive).arg("-C").arg(into).status().ok()?.success();
+    if !ok {
+        return None;
+    }
+    fs::read_dir(into).ok()?.filter_map(Result::ok).map(|e| e.path()).find(|p| p.join("Assets").is_dir())
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a filter argument selects one target.
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with("--"));
+    let wanted = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+    let data = data();
+
+    let corpora = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora");
+    for name in ["fpssample", "danmokou", "bossroom"] {
+        let archive = corpora.join(format!("{name}.tar.gz"));
+        if !wanted(name) || !archive.is_file() {
+            continue;
+        }
+        let dir = tempfile::tempdir().expect("temp dir");
+        match unpack(&archive, dir.path()) {
+            Some(project) => measure(name, &project, &data),
+            None => eprintln!("{name}: could not unpack {}", archive.display()),
+        }
+    }
+
+    if wanted("synthetic") {
+        let count = std::env::var("INDEX_BENCH_ASSETS").ok().and_then(|n| n.parse().ok()).unwrap_or(100_000);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let started = Instant::now();
+        synthetic_project(dir.path(), count);
+        println!("synthetic: generated {count} assets in {:.1} s", started.elapsed().as_secs_f64());
+        measure("synthetic", dir.path(), &data);
+    }
+}
