@@ -38,12 +38,18 @@ fn data() -> IndexData {
 
 /// One index run through every stage, tagging with the builtin.
 fn index_once(project: &Path, data: &IndexData, depth: Depth, force: bool) -> Finalized {
-    let options = ScanOptions { index_depth: depth, ignore_paths: vec!["Assets/Plugins/Editor".into()] };
+    let options = ScanOptions {
+        index_depth: depth,
+        ignore_paths: vec!["Assets/Plugins/Editor".into()],
+    };
     let scan = scan::scan(project, data, &options).expect("scan");
     let diff = run::diff(project, &scan, force).expect("diff");
     let plan = run::plan_batches(project, &scan, &diff, BATCH_SIZE).expect("plan");
     for batch in &plan.batches {
-        let tags = tagger::tag_batch(&TagRequest { assets: batch.assets.clone(), index_depth: depth });
+        let tags = tagger::tag_batch(&TagRequest {
+            assets: batch.assets.clone(),
+            index_depth: depth,
+        });
         run::checkpoint(project, batch, &[&tags], TaggedBy::Builtin, depth).expect("checkpoint");
     }
     run::finalize(project, &scan, &diff).expect("finalize")
@@ -67,25 +73,46 @@ fn measure(label: &str, project: &Path, data: &IndexData) {
 }
 
 const VENDORS: &[&str] = &[
-    "ZombieKit", "MedievalVillage", "NatureForest", "UIKit", "AudioKit", "SciFiCorridor", "DungeonTiles", "PolyCity",
+    "ZombieKit",
+    "MedievalVillage",
+    "NatureForest",
+    "UIKit",
+    "AudioKit",
+    "SciFiCorridor",
+    "DungeonTiles",
+    "PolyCity",
 ];
 const FOLDERS: &[(&str, &str, &str)] = &[
     ("Prefabs", "prefab", "PrefabImporter:\n  externalObjects: {}\n"),
-    ("Materials", "mat", "NativeFormatImporter:\n  mainObjectFileID: 2100000\n"),
-    ("Textures", "png", "TextureImporter:\n  textureType: 0\n  spriteMode: 0\n"),
+    (
+        "Materials",
+        "mat",
+        "NativeFormatImporter:\n  mainObjectFileID: 2100000\n",
+    ),
+    (
+        "Textures",
+        "png",
+        "TextureImporter:\n  textureType: 0\n  spriteMode: 0\n",
+    ),
     ("UI", "png", "TextureImporter:\n  textureType: 8\n  spriteMode: 1\n"),
     ("SFX", "wav", "AudioImporter:\n  defaultSettings:\n    loadType: 0\n"),
     ("Models", "fbx", "ModelImporter:\n  animationType: 2\n"),
     ("Scripts", "cs", "MonoImporter:\n"),
 ];
-const WORDS: &[&str] = &["Zombie", "Tree", "Rock", "Wall", "Button", "Crate", "Sword", "Barrel", "Door", "Lamp"];
+const WORDS: &[&str] = &[
+    "Zombie", "Tree", "Rock", "Wall", "Button", "Crate", "Sword", "Barrel", "Door", "Lamp",
+];
 
 /// `count` assets with metas; prefabs and materials carry small Unity YAML.
 fn synthetic_project(root: &Path, count: usize) {
     for i in 0..count {
         let vendor = format!("{}{}", VENDORS[i % VENDORS.len()], i / 2500);
         let (folder, ext, importer) = FOLDERS[i % FOLDERS.len()];
-        let dir = root.join("Assets").join(&vendor).join(folder).join(format!("Set{}", i % 50));
+        let dir = root
+            .join("Assets")
+            .join(&vendor)
+            .join(folder)
+            .join(format!("Set{}", i % 50));
         fs::create_dir_all(&dir).expect("create folder");
         let name = format!("{}_{:06}.{ext}", WORDS[i % WORDS.len()], i);
         let guid = format!("{:032x}", (i as u128 + 1) * 0x9e37_79b9_7f4a_7c15);
@@ -101,17 +128,31 @@ fn synthetic_project(root: &Path, count: usize) {
             _ => String::new(),
         };
         fs::write(dir.join(&name), body).expect("write asset");
-        fs::write(dir.join(format!("{name}.meta")), format!("fileFormatVersion: 2\nguid: {guid}\n{importer}"))
-            .expect("write meta");
+        fs::write(
+            dir.join(format!("{name}.meta")),
+            format!("fileFormatVersion: 2\nguid: {guid}\n{importer}"),
+        )
+        .expect("write meta");
     }
 }
 
 fn unpack(archive: &Path, into: &Path) -> Option<PathBuf> {
-    let ok = std::process::Command::new("tar").arg("-xzf").arg(archive).arg("-C").arg(into).status().ok()?.success();
+    let ok = std::process::Command::new("tar")
+        .arg("-xzf")
+        .arg(archive)
+        .arg("-C")
+        .arg(into)
+        .status()
+        .ok()?
+        .success();
     if !ok {
         return None;
     }
-    fs::read_dir(into).ok()?.filter_map(Result::ok).map(|e| e.path()).find(|p| p.join("Assets").is_dir())
+    fs::read_dir(into)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.join("Assets").is_dir())
 }
 
 fn main() {
@@ -134,11 +175,17 @@ fn main() {
     }
 
     if wanted("synthetic") {
-        let count = std::env::var("INDEX_BENCH_ASSETS").ok().and_then(|n| n.parse().ok()).unwrap_or(100_000);
+        let count = std::env::var("INDEX_BENCH_ASSETS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(100_000);
         let dir = tempfile::tempdir().expect("temp dir");
         let started = Instant::now();
         synthetic_project(dir.path(), count);
-        println!("synthetic: generated {count} assets in {:.1} s", started.elapsed().as_secs_f64());
+        println!(
+            "synthetic: generated {count} assets in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
         measure("synthetic", dir.path(), &data);
     }
 }

@@ -1,24 +1,15 @@
 //! `unity-assets`: natural-language asset search and scene building for
 //! Unity projects, every step a declarative pipeline run by `engine`.
 
-mod build;
-mod cli;
-mod commands;
-mod config;
-mod eval;
-mod exit;
-mod index;
-mod project;
-mod search;
-
 use std::io::IsTerminal;
 
 use clap::Parser;
 use serde_json::{json, Map, Value};
 
-use cli::{Cli, Command, ProvidersCommand};
-use commands::{Outcome, Show};
-use project::Project;
+use unity_assets::cli::{Cli, Command, ProvidersCommand};
+use unity_assets::commands::{self, Outcome, Show};
+use unity_assets::exit;
+use unity_assets::project::Project;
 
 fn main() {
     let cli = Cli::parse();

@@ -324,7 +324,8 @@ impl<'a> Compiler<'a> {
         text: &str,
         sibling_dir: Option<PathBuf>,
     ) -> Result<Arc<Pipeline>, Diagnostics> {
-        let spec = spec::parse(file, text)?;
+        let (spec, parse_errors) = spec::parse(file, text);
+        let Some(spec) = spec else { return Err(parse_errors) };
         if self.active.contains(&spec.name) {
             return Err(one(Diagnostic::new(
                 file,
@@ -340,7 +341,15 @@ impl<'a> Compiler<'a> {
         self.active.push(spec.name.clone());
         let result = self.build(spec, sibling_dir);
         self.active.pop();
-        result.map(Arc::new)
+        match result {
+            Ok(p) if parse_errors.is_empty() => Ok(Arc::new(p)),
+            Ok(_) => Err(parse_errors),
+            Err(mut e) => {
+                e.extend(parse_errors);
+                e.sort();
+                Err(e)
+            }
+        }
     }
 
     fn build(&mut self, spec: PipelineSpec, sibling_dir: Option<PathBuf>) -> Result<Pipeline, Diagnostics> {
@@ -383,6 +392,7 @@ impl<'a> Compiler<'a> {
             for (i, n) in s.needs.iter().enumerate() {
                 match index.get(n.as_str()) {
                     Some(&j) => ns.push(j),
+                    None if spec.broken.contains(n) => {}
                     None => errors.push(
                         Diagnostic::new(
                             &file,
@@ -442,7 +452,13 @@ impl<'a> Compiler<'a> {
         }
 
         let output = spec.output.as_ref().map(|v| {
-            let all: BTreeSet<String> = spec.stages.iter().map(|s| spec::ident(&s.name)).collect();
+            let all: BTreeSet<String> = spec
+                .stages
+                .iter()
+                .map(|s| &s.name)
+                .chain(&spec.broken)
+                .map(|n| spec::ident(n))
+                .collect();
             let ctx = RefCtx {
                 file: &file,
                 source: src,
@@ -452,6 +468,7 @@ impl<'a> Compiler<'a> {
                 locals: &[],
                 stage: None,
                 all_stages: &all,
+                broken: &spec.broken,
             };
             compile_value(&env, v, "output", &ctx, &mut errors)
         });
@@ -499,7 +516,14 @@ impl<'a> Compiler<'a> {
     ) -> Option<Stage> {
         let s = ctx.stage;
         let base = format!("stages.{}", s.name);
-        let all: BTreeSet<String> = ctx.spec.stages.iter().map(|s| spec::ident(&s.name)).collect();
+        let all: BTreeSet<String> = ctx
+            .spec
+            .stages
+            .iter()
+            .map(|s| &s.name)
+            .chain(&ctx.spec.broken)
+            .map(|n| spec::ident(n))
+            .collect();
         let locals: Vec<String> = s.modifier.as_ref().map(Modifier::locals).unwrap_or_default();
         let outer = RefCtx {
             file: ctx.file,
@@ -510,6 +534,7 @@ impl<'a> Compiler<'a> {
             locals: &[],
             stage: Some(&s.name),
             all_stages: &all,
+            broken: &ctx.spec.broken,
         };
         let inner = RefCtx {
             locals: &locals,
@@ -891,6 +916,7 @@ struct RefCtx<'a> {
     locals: &'a [String],
     stage: Option<&'a str>,
     all_stages: &'a BTreeSet<String>,
+    broken: &'a [String],
 }
 
 /// Compile a templated value and check every name it reads.
@@ -955,6 +981,8 @@ fn compile_value(env: &Environment<'static>, v: &Value, path: &str, rc: &RefCtx,
         } else if rc.upstream.contains(root) || rc.locals.iter().any(|l| l == root) || TEMPLATE_GLOBALS.contains(&root)
         {
             // fine
+        } else if rc.broken.iter().any(|b| spec::ident(b) == root) {
+            // Already reported where that stage is defined.
         } else if rc.all_stages.contains(root) {
             errors.push(
                 Diagnostic::new(

@@ -37,6 +37,9 @@ pub struct PipelineSpec {
     pub stages: Vec<StageSpec>,
     pub file: String,
     pub source: SourceMap,
+    /// Stages that had errors of their own (already reported): references to
+    /// them are not reported again.
+    pub broken: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -328,10 +331,18 @@ pub struct RepeatSpec {
     pub until: Option<String>,
 }
 
-/// Parse one pipeline file; every problem found is returned at once.
-pub fn parse(file: &str, text: &str) -> Result<PipelineSpec, Diagnostics> {
-    let source = SourceMap::parse(text);
+/// Parse one pipeline file. Problems are collected, not fatal: the spec of
+/// everything that did parse comes back with them, so the compiler can go
+/// on and report its own findings in the same run. `None` when the file is
+/// not a YAML mapping at all.
+pub fn parse(file: &str, text: &str) -> (Option<PipelineSpec>, Diagnostics) {
     let mut errors = Diagnostics::default();
+    let spec = parse_into(file, text, &mut errors);
+    (spec, errors)
+}
+
+fn parse_into(file: &str, text: &str, errors: &mut Diagnostics) -> Option<PipelineSpec> {
+    let source = SourceMap::parse(text);
     let doc: serde_yaml::Value = match serde_yaml::from_str(text) {
         Ok(doc) => doc,
         Err(e) => {
@@ -341,7 +352,7 @@ pub fn parse(file: &str, text: &str) -> Result<PipelineSpec, Diagnostics> {
                 at,
                 format!("invalid YAML: {}", strip_location(&e.to_string())),
             ));
-            return Err(errors);
+            return None;
         }
     };
     let Some(top) = doc.as_mapping() else {
@@ -350,12 +361,12 @@ pub fn parse(file: &str, text: &str) -> Result<PipelineSpec, Diagnostics> {
             (1, 1),
             "a pipeline file must be a mapping with `pipeline:` and `stages:`",
         ));
-        return Err(errors);
+        return None;
     };
     let mut p = Parser {
         file,
         source: &source,
-        errors: &mut errors,
+        errors,
     };
     p.check_keys("", top, TOP_LEVEL);
 
@@ -373,6 +384,7 @@ pub fn parse(file: &str, text: &str) -> Result<PipelineSpec, Diagnostics> {
         .unwrap_or(Value::Object(Default::default()));
     let output = get(top, "output").map(json);
     let mut stages = Vec::new();
+    let mut broken = Vec::new();
     match get(top, "stages").map(|v| v.as_mapping()) {
         Some(Some(map)) => {
             for (k, v) in map {
@@ -380,18 +392,17 @@ pub fn parse(file: &str, text: &str) -> Result<PipelineSpec, Diagnostics> {
                     p.error("stages", "stage names must be strings");
                     continue;
                 };
-                if let Some(stage) = p.stage(stage_name, v) {
-                    stages.push(stage);
+                let before = p.errors.len();
+                match p.stage(stage_name, v) {
+                    Some(stage) if p.errors.len() == before => stages.push(stage),
+                    _ => broken.push(stage_name.to_owned()),
                 }
             }
         }
         Some(None) => p.error("stages", "`stages:` must be a mapping of stage name → stage"),
         None => p.error("", "missing `stages:`"),
     }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    Ok(PipelineSpec {
+    Some(PipelineSpec {
         name,
         summary,
         inputs,
@@ -400,6 +411,7 @@ pub fn parse(file: &str, text: &str) -> Result<PipelineSpec, Diagnostics> {
         stages,
         file: file.to_owned(),
         source,
+        broken,
     })
 }
 

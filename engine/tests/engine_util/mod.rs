@@ -21,7 +21,9 @@ pub struct Project {
 
 impl Project {
     pub fn new() -> Self {
-        Self { dir: tempfile::tempdir().expect("temp dir") }
+        Self {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -54,7 +56,13 @@ impl Project {
         self.compile_with(name, registry, &ParamLayers::default(), true)
     }
 
-    pub fn compile_with(&self, name: &str, registry: &Registry, layers: &ParamLayers, builtin_provider: bool) -> Result<Arc<Pipeline>, Diagnostics> {
+    pub fn compile_with(
+        &self,
+        name: &str,
+        registry: &Registry,
+        layers: &ParamLayers,
+        builtin_provider: bool,
+    ) -> Result<Arc<Pipeline>, Diagnostics> {
         let resources = self.resources();
         Compiler::new(&resources, registry, layers, builtin_provider).compile(name)
     }
@@ -67,8 +75,16 @@ impl Project {
     }
 
     /// Compile (panicking with the diagnostics on failure) and run `name`.
-    pub async fn run(&self, name: &str, registry: &Registry, inputs: Value, provider: Option<Arc<dyn Provider>>) -> (RunOutcome, Output) {
-        let pipeline = self.compile_with(name, registry, &ParamLayers::default(), provider.is_none()).unwrap_or_else(|d| panic!("{name} compiles:\n{d}"));
+    pub async fn run(
+        &self,
+        name: &str,
+        registry: &Registry,
+        inputs: Value,
+        provider: Option<Arc<dyn Provider>>,
+    ) -> (RunOutcome, Output) {
+        let pipeline = self
+            .compile_with(name, registry, &ParamLayers::default(), provider.is_none())
+            .unwrap_or_else(|d| panic!("{name} compiles:\n{d}"));
         let rt = self.runtime(provider);
         let inputs = match inputs {
             Value::Object(m) => run::bind_inputs(&pipeline, m).unwrap_or_else(|e| panic!("inputs bind: {e}")),
@@ -81,5 +97,10 @@ impl Project {
 
 /// The report entry of `stage`.
 pub fn stage<'a>(outcome: &'a RunOutcome, name: &str) -> &'a engine::run::StageReport {
-    outcome.report.stages.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no stage `{name}` in the report"))
+    outcome
+        .report
+        .stages
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no stage `{name}` in the report"))
 }

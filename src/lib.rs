@@ -1,0 +1,14 @@
+//! unity-assets: natural-language asset search and scene building for Unity
+//! projects. Each command is a pipeline (`pipelines/*.yaml`) run by the
+//! generic `engine`; this crate holds the CLI and the Unity domain functions
+//! those pipelines call: [`index`], [`search`], [`build`], [`eval`].
+
+pub mod build;
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod eval;
+pub mod exit;
+pub mod index;
+pub mod project;
+pub mod search;
