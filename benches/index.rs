@@ -7,23 +7,17 @@
 //! For each: a full index (first run), a forced reindex and a no-op
 //! incremental run, at `index_depth: minimal` and `rich`. Peak memory comes
 //! from outside: `/usr/bin/time -v target/release/deps/index-*`.
-//!
-//! The indexer lives in the binary crate, so it is included by path.
-#![allow(dead_code)]
-
-#[path = "../src/index/mod.rs"]
-mod index;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use index::data::IndexData;
-use index::record::Depth;
-use index::run::{self, Finalized};
-use index::scan::{self, ScanOptions};
-use index::store::TaggedBy;
-use index::tagger::{self, TagRequest};
+use unity_assets::index::data::IndexData;
+use unity_assets::index::record::Depth;
+use unity_assets::index::run::{self, Finalized};
+use unity_assets::index::scan::{self, ScanOptions};
+use unity_assets::index::store::TaggedBy;
+use unity_assets::index::tagger::{self, TagRequest};
 
 const BATCH_SIZE: usize = 20;
 

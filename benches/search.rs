@@ -3,27 +3,13 @@
 //! - `rank`: `search.rank-assets` on decoded rows (route + tokenise + score);
 //! - `decode+rank`: the same from JSONL text, as a cold search reads it.
 //!
-//! The search code lives in the binary crate, so its ranking modules are
-//! included by path; they only refer to each other through `super::`.
-#![allow(dead_code)]
-
-#[path = "../src/search/query.rs"]
-mod query;
-#[path = "../src/search/rank.rs"]
-mod rank;
-#[path = "../src/search/records.rs"]
-mod records;
-#[path = "../src/search/text.rs"]
-mod text;
-#[path = "../src/search/vocab.rs"]
-mod vocab;
 
 use std::time::{Duration, Instant};
 
-use query::Query;
-use rank::{rank_assets, RankOptions};
-use records::AssetRow;
-use vocab::Vocabulary;
+use unity_assets::search::query::Query;
+use unity_assets::search::rank::{rank_assets, RankOptions};
+use unity_assets::search::records::AssetRow;
+use unity_assets::search::vocab::Vocabulary;
 
 const KINDS: &[(&str, &str)] = &[
     ("Prefab", "prefab"),

@@ -10,16 +10,16 @@
 //! builtin, append to the partial) → `index.finalize` (merge, write, close).
 
 mod classify;
-pub(crate) mod data;
+pub mod data;
 mod doctor;
 mod labels;
 mod meta;
 mod packages;
-pub(crate) mod record;
-pub(crate) mod run;
-pub(crate) mod scan;
-pub(crate) mod store;
-pub(crate) mod tagger;
+pub mod record;
+pub mod run;
+pub mod scan;
+pub mod store;
+pub mod tagger;
 mod unity_yaml;
 
 #[cfg(test)]
@@ -158,7 +158,7 @@ pub fn register(registry: &mut Registry, data: DataSource) {
         .builtin(
             "index.tag",
             "tags and a summary from path, name, type, subtype, signals, labels and package",
-            { |request: TagRequest, _| Ok(tagger::tag_batch(&request)) },
+            |request: TagRequest, _| Ok(tagger::tag_batch(&request)),
         )
         .function("doctor.project", "the project root holds Assets/", |_: NoArgs, ctx| {
             Ok(doctor::project(&ctx.workdir))

@@ -48,12 +48,6 @@ pub struct Diff {
     pub full_reason: Option<String>,
 }
 
-impl Diff {
-    pub fn is_empty(&self) -> bool {
-        self.changed.is_empty() && self.removed.is_empty()
-    }
-}
-
 /// Compare the scan with the last finished run. `force` (reindex) re-tags everything.
 pub fn diff(project: &Path, scan: &ScanResult, force: bool) -> anyhow::Result<Diff> {
     let state = store::read_state(project)?;

@@ -6,7 +6,7 @@
 //! timeouts and retries; none of them ever prints or logs a key.
 
 mod anthropic;
-pub mod check;
+mod check;
 mod claude_code;
 pub mod config;
 pub mod extract;

@@ -219,6 +219,8 @@ async fn execute(
 
     loop {
         if result.is_none() {
+            // Stages are in topological order, so one pass also settles
+            // skips that cascade down a chain.
             for i in 0..n {
                 if state[i] != State::Pending {
                     continue;
@@ -248,19 +250,6 @@ async fn execute(
                 }
                 state[i] = State::Running;
                 running.push(Box::pin(run_stage(p, i, scope, rt)));
-            }
-            // Restart the scan when skips made more stages ready.
-            if running.is_empty()
-                && state.iter().any(|s| *s == State::Pending)
-                && p.stages.iter().enumerate().any(|(i, st)| {
-                    state[i] == State::Pending
-                        && st
-                            .needs
-                            .iter()
-                            .all(|&d| matches!(state[d], State::Done | State::Skipped))
-                })
-            {
-                continue;
             }
         }
         let Some((i, res, report)) = running.next().await else {

@@ -47,8 +47,15 @@ pub struct PipelineSpec {
 pub struct InputSpec {
     #[serde(rename = "type", default = "any")]
     pub kind: String,
+    /// Present (even as `null`) makes the input optional.
+    #[serde(default, deserialize_with = "present")]
     pub default: Option<Value>,
     pub description: Option<String>,
+}
+
+/// `default: null` is a default of null, not a missing default.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 fn any() -> String {
