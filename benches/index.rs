@@ -30,23 +30,30 @@ fn data() -> IndexData {
     .expect("embedded data parses")
 }
 
-/// One index run through every stage, tagging with the builtin.
-fn index_once(project: &Path, data: &IndexData, depth: Depth, force: bool) -> Finalized {
-    let options = ScanOptions {
-        index_depth: depth,
-        ignore_paths: vec!["Assets/Plugins/Editor".into()],
+/// One index run through every stage, tagging with the builtin; returns the
+/// result and the milliseconds each stage took.
+fn index_once(project: &Path, data: &IndexData, depth: Depth, force: bool) -> (Finalized, String) {
+    let mut clock = Instant::now();
+    let mut laps = Vec::new();
+    let mut lap = |stage: &str| {
+        laps.push(format!("{stage} {:.0}", clock.elapsed().as_secs_f64() * 1000.0));
+        clock = Instant::now();
     };
+    let options = ScanOptions { index_depth: depth, ignore_paths: vec!["Assets/Plugins/Editor".into()] };
     let scan = scan::scan(project, data, &options).expect("scan");
+    lap("scan");
     let diff = run::diff(project, &scan, force).expect("diff");
+    lap("diff");
     let plan = run::plan_batches(project, &scan, &diff, BATCH_SIZE).expect("plan");
+    lap("plan");
     for batch in &plan.batches {
-        let tags = tagger::tag_batch(&TagRequest {
-            assets: batch.assets.clone(),
-            index_depth: depth,
-        });
+        let tags = tagger::tag_batch(&TagRequest { assets: batch.assets.clone(), index_depth: depth });
         run::checkpoint(project, batch, &[&tags], TaggedBy::Builtin, depth).expect("checkpoint");
     }
-    run::finalize(project, &scan, &diff).expect("finalize")
+    lap("tag+checkpoint");
+    let finalized = run::finalize(project, &scan, &diff).expect("finalize");
+    lap("finalize");
+    (finalized, laps.join(", "))
 }
 
 fn measure(label: &str, project: &Path, data: &IndexData) {
@@ -55,11 +62,12 @@ fn measure(label: &str, project: &Path, data: &IndexData) {
         let _ = fs::remove_dir_all(&index_dir);
         for (run, force) in [("full", false), ("reindex", true), ("no-op", false)] {
             let started = Instant::now();
-            let result = index_once(project, data, depth, force);
+            let (result, laps) = index_once(project, data, depth, force);
             println!(
-                "{label:>10} {:<7} {run:<8} {:>9.1} ms  {}",
+                "{label:>10} {:<7} {run:<8} {:>9.1} ms  ({laps} ms)\n{:>29}{}",
                 depth.as_str(),
                 started.elapsed().as_secs_f64() * 1000.0,
+                "",
                 result.summary
             );
         }

@@ -45,7 +45,9 @@ fn guard() -> UnityScopeGuard {
 async fn guard_and_execute(project: &Path, server: ServerConfig, plans: Vec<GroupPlan>) -> execute::Execution {
     let guard = guard();
     let screened = execute::screen(project, &guard, plans).expect("screening audits to a writable folder");
-    execute::execute(project, Some(server), &guard, screened).await.expect("execute")
+    execute::execute(project, Some(server), &guard, screened)
+        .await
+        .expect("execute")
 }
 
 /// A Unity project with a few assets, a fake editor open on it, and the
@@ -88,17 +90,33 @@ fn setup(command: &Path) -> Setup {
         timeout_s: 60.0,
         ..ServerConfig::default()
     };
-    Setup { _root: root, project, editor, server }
+    Setup {
+        _root: root,
+        project,
+        editor,
+        server,
+    }
 }
 
 fn planned(group: usize, sub_intent: &str, path: &str) -> GroupPlan {
-    let request = PlanRequest { asset: PlanAsset { path: path.into(), kind: None } };
-    GroupPlan { group, sub_intent: sub_intent.into(), calls: plan(&request).calls }
+    let request = PlanRequest {
+        asset: PlanAsset {
+            path: path.into(),
+            kind: None,
+        },
+    };
+    GroupPlan {
+        group,
+        sub_intent: sub_intent.into(),
+        calls: plan(&request).calls,
+    }
 }
 
 fn audit_rows(project: &Path) -> Vec<AuditRow> {
     let text = std::fs::read_to_string(execute::audit_path(project)).unwrap_or_default();
-    text.lines().map(|l| serde_json::from_str(l).expect("audit rows are JSON")).collect()
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("audit rows are JSON"))
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -115,8 +133,14 @@ async fn plans_reach_the_editor_through_the_guard_and_forbidden_calls_never_do()
         group: 4,
         sub_intent: HOSTILE.into(),
         calls: vec![
-            PlannedCall { tool: "manage_gameobject".into(), args: json!({"action": "create", "name": "decoy"}) },
-            PlannedCall { tool: "manage_asset".into(), args: json!({"action": "delete", "path": "Assets"}) },
+            PlannedCall {
+                tool: "manage_gameobject".into(),
+                args: json!({"action": "create", "name": "decoy"}),
+            },
+            PlannedCall {
+                tool: "manage_asset".into(),
+                args: json!({"action": "delete", "path": "Assets"}),
+            },
         ],
     };
     let plans = vec![
@@ -132,9 +156,17 @@ async fn plans_reach_the_editor_through_the_guard_and_forbidden_calls_never_do()
 
     assert_eq!(execution.status, "ok", "{:?}", execution.message);
     let applied: Vec<(usize, bool)> = execution.groups.iter().map(|g| (g.group, g.ok)).collect();
-    assert_eq!(applied, [(1, true), (2, true), (3, true), (5, true)], "{:?}", execution.groups);
+    assert_eq!(
+        applied,
+        [(1, true), (2, true), (3, true), (5, true)],
+        "{:?}",
+        execution.groups
+    );
     assert_eq!(execution.violations.len(), 1);
-    assert_eq!((execution.violations[0].group, execution.violations[0].tool.as_str()), (4, "manage_asset"));
+    assert_eq!(
+        (execution.violations[0].group, execution.violations[0].tool.as_str()),
+        (4, "manage_asset")
+    );
 
     // What the editor received, in order, without the server's housekeeping.
     let received = s.editor.tool_commands();
@@ -150,12 +182,18 @@ async fn plans_reach_the_editor_through_the_guard_and_forbidden_calls_never_do()
     let shape: Vec<(&str, Option<&str>)> = received.iter().map(|c| (c.tool.as_str(), c.action())).collect();
     let create_save = [("manage_gameobject", Some("create")), ("manage_scene", Some("save"))];
     assert_eq!(shape, [create_save, create_save, create_save, create_save].concat());
-    assert_eq!(received[0].params["prefabPath"], ASSETS[0], "camelCase params reach Unity");
+    assert_eq!(
+        received[0].params["prefabPath"], ASSETS[0],
+        "camelCase params reach Unity"
+    );
     assert_eq!(received[2].params["componentsToAdd"][0]["typeName"], "AudioSource");
     assert_eq!(received[4].params["primitiveType"], "Cube");
     assert_eq!(received[6].params["name"], HOSTILE, "a hostile name stays a name");
     assert!(
-        s.editor.commands().iter().all(|c| c.tool != "manage_asset" && c.params.get("name") != Some(&json!("decoy"))),
+        s.editor
+            .commands()
+            .iter()
+            .all(|c| c.tool != "manage_asset" && c.params.get("name") != Some(&json!("decoy"))),
         "nothing of the violating group reached the editor"
     );
     let scene: Vec<String> = s.editor.scene_objects().into_iter().map(|o| o.name).collect();
@@ -174,11 +212,19 @@ async fn plans_reach_the_editor_through_the_guard_and_forbidden_calls_never_do()
         (rows[0].tool.as_str(), rows[0].action.as_deref(), rows[0].verdict),
         ("manage_asset", Some("delete"), AuditVerdict::Denied)
     );
-    assert_eq!(rows[0].args_digest, args_digest(&json!({"path": "Assets", "action": "delete"})));
+    assert_eq!(
+        rows[0].args_digest,
+        args_digest(&json!({"path": "Assets", "action": "delete"}))
+    );
     assert!(rows[1..].iter().all(|r| r.verdict == AuditVerdict::Allowed));
     assert_eq!(rows[1].sub_intent, "zombie enemy");
-    assert_eq!(rows[1].args_digest, args_digest(&planned(1, "", ASSETS[0]).calls[0].args));
-    assert!(rows.iter().all(|r| r.verdict == AuditVerdict::Denied || r.tool != "manage_asset"));
+    assert_eq!(
+        rows[1].args_digest,
+        args_digest(&planned(1, "", ASSETS[0]).calls[0].args)
+    );
+    assert!(rows
+        .iter()
+        .all(|r| r.verdict == AuditVerdict::Denied || r.tool != "manage_asset"));
 
     eprintln!(
         "timing: wall {} ms, in the MCP server {} ms, outside it {} ms",
@@ -204,13 +250,25 @@ async fn doctor_initializes_and_lists_the_tools() {
 #[tokio::test]
 async fn a_missing_server_command_is_mcp_unavailable_and_sends_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let server = ServerConfig { command: Some("mcp-for-unity-not-installed-here".into()), ..ServerConfig::default() };
+    let server = ServerConfig {
+        command: Some("mcp-for-unity-not-installed-here".into()),
+        ..ServerConfig::default()
+    };
     let plans = vec![planned(1, "zombie enemy", ASSETS[0])];
     let execution = guard_and_execute(dir.path(), server, plans).await;
     assert_eq!(execution.status, "mcp_unavailable");
     let message = execution.message.unwrap();
-    assert!(message.starts_with("[unity-assets:build] error: mcp_unavailable"), "{message}");
-    assert!(message.contains("not found") && message.contains("pip install mcpforunityserver"), "{message}");
+    assert!(
+        message.starts_with("[unity-assets:build] error: mcp_unavailable"),
+        "{message}"
+    );
+    assert!(
+        message.contains("not found") && message.contains("pip install mcpforunityserver"),
+        "{message}"
+    );
     assert!(execution.groups.is_empty());
-    assert!(audit_rows(dir.path()).is_empty(), "nothing was decided, so nothing is audited");
+    assert!(
+        audit_rows(dir.path()).is_empty(),
+        "nothing was decided, so nothing is audited"
+    );
 }

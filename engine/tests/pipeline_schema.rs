@@ -99,7 +99,7 @@ stages:
   route:
     needs: validate
     when: "{{ validate.ok }}"
-    llm: {prompt: search/route.j2, builtin: search.route, tier: fast, repair: 1, max_tokens: 800, concurrency: 2}
+    llm: {prompt: search/route.j2, builtin: search.route, tier: fast, repair: 1, max_tokens: 800}
     output: search-routing.schema.json
     on_invalid: {output: {sub_intents: []}}
   retrieve:

@@ -142,3 +142,23 @@ fn seed_golden_search_only() {
         report.render()
     );
 }
+
+/// CRIT-SCH5: every Korean word of the seed golden queries is either in
+/// data/aliases.yml or a stopword (no concept is left unknown).
+#[test]
+fn aliases_cover_the_golden_korean_words() {
+    let Some(dir) = seed_golden_dir() else { return };
+    let set = load_golden(&dir.join("golden-queries.yml")).unwrap();
+    let vocab = Vocabulary::embedded();
+    let queries = set
+        .queries
+        .iter()
+        .map(|q| &q.query)
+        .chain(set.routing.iter().map(|r| &r.query));
+    let unknown: Vec<String> = queries
+        .flat_map(|q| crate::search::query::Query::analyze(q, &vocab).concepts)
+        .filter(|c| c.label.chars().any(crate::search::text::is_hangul) && !c.label.contains('('))
+        .map(|c| c.label)
+        .collect();
+    assert!(unknown.is_empty(), "Korean words without aliases: {unknown:?}");
+}

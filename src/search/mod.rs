@@ -385,3 +385,29 @@ pub fn search_rows(rows: &[AssetRow], query: &str, vocab: &Vocabulary, top_k: us
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn registers_every_name_the_pipelines_use() {
+        let mut registry = engine::Registry::new();
+        super::register(&mut registry);
+        let functions: Vec<&str> = registry.function_names().collect();
+        for name in [
+            "query.validate",
+            "search.freshness",
+            "search.hints",
+            "search.index",
+            "search.rows",
+            "search.groups",
+            "search.result",
+            "pick.resolve",
+            "pick.record",
+        ] {
+            assert!(functions.contains(&name), "{name} missing");
+        }
+        for name in ["search.route", "search.select-packages", "search.rank-assets"] {
+            assert!(registry.get_builtin(name).is_some(), "{name} missing");
+        }
+    }
+}

@@ -140,28 +140,45 @@ pub struct Scored {
     pub found_in: Vec<u8>,
 }
 
-/// Scores of every record matching at least one concept, unordered.
-pub fn score<D: Document>(docs: &[D], query: &Query) -> Vec<Scored> {
-    let concepts = &query.concepts[..query.concepts.len().min(MAX_CONCEPTS)];
-    let n_concepts = concepts.len();
-    let mut table: HashMap<&str, Vec<(usize, f32)>> = HashMap::new();
-    for (c, concept) in concepts.iter().enumerate() {
-        for (term, weight) in &concept.terms {
-            table.entry(term.as_str()).or_default().push((c, *weight));
-        }
-    }
+/// A record that matched, before scoring.
+struct Hit {
+    index: usize,
+    lens: [u16; FIELDS],
+    /// `n_concepts × FIELDS` weighted term frequencies.
+    tf: Vec<f32>,
+}
 
-    struct Hit {
-        index: usize,
-        lens: [u16; FIELDS],
-        /// `n_concepts × FIELDS` weighted term frequencies.
-        tf: Vec<f32>,
+/// Records per parallel task: large enough that splitting costs nothing.
+const CHUNK: usize = 4096;
+
+/// FNV-1a: the term table is probed for every term of every record, and
+/// its keys are short strings, where SipHash's setup dominates.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
     }
-    let mut hits: Vec<Hit> = Vec::new();
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type TermTable<'q> = HashMap<&'q str, Vec<(usize, f32)>, std::hash::BuildHasherDefault<Fnv>>;
+
+/// One pass over `docs` (starting at record number `offset`): the matching
+/// records and the summed field lengths.
+fn scan<D: Document>(docs: &[D], offset: usize, table: &TermTable, n_concepts: usize) -> (Vec<Hit>, [f64; FIELDS]) {
+    let mut hits = Vec::new();
     let mut len_sums = [0f64; FIELDS];
     let mut scratch = Scratch::default();
     let mut tf = vec![0f32; n_concepts * FIELDS];
-    for (index, doc) in docs.iter().enumerate() {
+    for (i, doc) in docs.iter().enumerate() {
         let mut lens = [0u16; FIELDS];
         let mut matched = false;
         doc.visit(&mut |field, text| {
@@ -181,10 +198,38 @@ pub fn score<D: Document>(docs: &[D], query: &Query) -> Vec<Scored> {
         }
         if matched {
             hits.push(Hit {
-                index,
+                index: offset + i,
                 lens,
                 tf: std::mem::replace(&mut tf, vec![0f32; n_concepts * FIELDS]),
             });
+        }
+    }
+    (hits, len_sums)
+}
+
+/// Scores of every record matching at least one concept, unordered.
+/// Records are scanned in parallel chunks.
+pub fn score<D: Document + Sync>(docs: &[D], query: &Query) -> Vec<Scored> {
+    use rayon::prelude::*;
+    let concepts = &query.concepts[..query.concepts.len().min(MAX_CONCEPTS)];
+    let n_concepts = concepts.len();
+    let mut table = TermTable::default();
+    for (c, concept) in concepts.iter().enumerate() {
+        for (term, weight) in &concept.terms {
+            table.entry(term.as_str()).or_default().push((c, *weight));
+        }
+    }
+    let parts: Vec<(Vec<Hit>, [f64; FIELDS])> = docs
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(k, chunk)| scan(chunk, k * CHUNK, &table, n_concepts))
+        .collect();
+    let mut hits = Vec::new();
+    let mut len_sums = [0f64; FIELDS];
+    for (part_hits, part_sums) in parts {
+        hits.extend(part_hits);
+        for (sum, part) in len_sums.iter_mut().zip(part_sums) {
+            *sum += part;
         }
     }
 

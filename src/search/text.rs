@@ -81,30 +81,30 @@ pub fn is_hangul(c: char) -> bool {
     matches!(c, '\u{AC00}'..='\u{D7A3}' | '\u{1100}'..='\u{11FF}' | '\u{3130}'..='\u{318F}')
 }
 
-/// Byte ranges of the parts of one word.
+/// Byte ranges of the parts of one word (no allocation: this runs for
+/// every word of every record).
 fn split_parts(word: &str, out: &mut Vec<(usize, usize)>) {
-    let chars: Vec<(usize, char)> = word.char_indices().collect();
     let mut start: Option<usize> = None;
-    for (i, &(at, c)) in chars.iter().enumerate() {
+    let mut prev = '\0';
+    let mut chars = word.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
         if c == '-' || c == '_' {
             if let Some(s) = start.take() {
                 out.push((s, at));
             }
-            continue;
-        }
-        let Some(s) = start else {
-            start = Some(at);
-            continue;
-        };
-        let prev = chars[i - 1].1;
-        let next = chars.get(i + 1).map(|&(_, n)| n);
-        let boundary = (prev.is_lowercase() && c.is_uppercase())
-            || (prev.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase))
-            || (prev.is_ascii_digit() != c.is_ascii_digit() && prev != '-' && prev != '_');
-        if boundary && s < at {
-            out.push((s, at));
+        } else if let Some(s) = start {
+            let next = chars.peek().map(|&(_, n)| n);
+            let boundary = (prev.is_lowercase() && c.is_uppercase())
+                || (prev.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase))
+                || prev.is_ascii_digit() != c.is_ascii_digit();
+            if boundary && s < at {
+                out.push((s, at));
+                start = Some(at);
+            }
+        } else {
             start = Some(at);
         }
+        prev = c;
     }
     if let Some(s) = start {
         out.push((s, word.len()));
@@ -112,8 +112,10 @@ fn split_parts(word: &str, out: &mut Vec<(usize, usize)>) {
 }
 
 fn lower_into(s: &str, out: &mut String) {
-    for c in s.chars() {
-        out.extend(c.to_lowercase());
+    if s.is_ascii() {
+        out.extend(s.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+    } else {
+        out.extend(s.chars().flat_map(char::to_lowercase));
     }
 }
 

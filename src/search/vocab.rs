@@ -87,6 +87,9 @@ impl SubtypeRule {
     }
 }
 
+/// A loaded file and the modification time it was loaded at.
+type CachedVocabulary = (Option<std::time::SystemTime>, Arc<Vocabulary>);
+
 /// The loaded vocabulary, normalised for lookups.
 #[derive(Debug, Default)]
 pub struct Vocabulary {
@@ -117,8 +120,7 @@ impl Vocabulary {
     /// per file version.
     pub fn load(path: Option<&Path>, warn: impl FnOnce(String)) -> Arc<Self> {
         let Some(path) = path else { return Self::embedded() };
-        static CACHE: OnceLock<Mutex<HashMap<PathBuf, (Option<std::time::SystemTime>, Arc<Vocabulary>)>>> =
-            OnceLock::new();
+        static CACHE: OnceLock<Mutex<HashMap<PathBuf, CachedVocabulary>>> = OnceLock::new();
         let mtime = std::fs::metadata(path).and_then(|m| m.modified()).ok();
         let mut cache = CACHE
             .get_or_init(Default::default)

@@ -126,8 +126,11 @@ impl FakeUnity {
             state: Arc::default(),
             stop: Arc::default(),
         };
-        let editor =
-            Editor { project: fake.project.clone(), assets: fake.assets.clone(), state: Arc::clone(&fake.state) };
+        let editor = Editor {
+            project: fake.project.clone(),
+            assets: fake.assets.clone(),
+            state: Arc::clone(&fake.state),
+        };
         let stop = Arc::clone(&fake.stop);
         listener.set_nonblocking(true).expect("non-blocking listener");
         thread::spawn(move || {
@@ -152,7 +155,10 @@ impl FakeUnity {
 
     /// The commands a build sent, without the server's own housekeeping.
     pub fn tool_commands(&self) -> Vec<Command> {
-        self.commands().into_iter().filter(|c| !HOUSEKEEPING.contains(&c.tool.as_str())).collect()
+        self.commands()
+            .into_iter()
+            .filter(|c| !HOUSEKEEPING.contains(&c.tool.as_str()))
+            .collect()
     }
 
     pub fn pings(&self) -> usize {
@@ -206,15 +212,29 @@ impl Editor {
     }
 
     fn handle(&self, message: Value) -> Value {
-        let tool = message.get("type").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let tool = message
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
         let params = message.get("params").cloned().unwrap_or_else(|| json!({}));
         let mut state = self.state.lock().unwrap();
-        state.commands.push(Command { tool: tool.clone(), params: params.clone() });
-        let action = params.get("action").and_then(Value::as_str).unwrap_or_default().to_lowercase();
+        state.commands.push(Command {
+            tool: tool.clone(),
+            params: params.clone(),
+        });
+        let action = params
+            .get("action")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_lowercase();
         let scene = &mut state.scene;
         match (tool.as_str(), action.as_str()) {
             ("get_tool_states", _) => {
-                let tools: Vec<Value> = ENABLED_TOOLS.iter().map(|t| json!({"name": t, "enabled": true})).collect();
+                let tools: Vec<Value> = ENABLED_TOOLS
+                    .iter()
+                    .map(|t| json!({"name": t, "enabled": true}))
+                    .collect();
                 json!({"success": true, "data": {"tools": tools}})
             }
             ("get_editor_state", _) => json!({"success": true, "data": {
@@ -271,7 +291,10 @@ impl Editor {
         let primitive = text("primitiveType");
         let name = text("name")
             .or_else(|| {
-                prefab_path.as_deref().and_then(|p| Path::new(p).file_stem()).map(|s| s.to_string_lossy().into_owned())
+                prefab_path
+                    .as_deref()
+                    .and_then(|p| Path::new(p).file_stem())
+                    .map(|s| s.to_string_lossy().into_owned())
             })
             .or_else(|| primitive.clone());
         let Some(name) = name else {
@@ -279,11 +302,20 @@ impl Editor {
         };
         let mut components = Vec::new();
         let mut properties = Map::new();
-        for entry in params.get("componentsToAdd").and_then(Value::as_array).into_iter().flatten() {
+        for entry in params
+            .get("componentsToAdd")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             match entry {
                 Value::String(type_name) => components.push(type_name.clone()),
                 Value::Object(spec) => {
-                    let type_name = spec.get("typeName").and_then(Value::as_str).unwrap_or_default().to_owned();
+                    let type_name = spec
+                        .get("typeName")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned();
                     if let Some(props) = spec.get("properties") {
                         properties.insert(type_name.clone(), props.clone());
                     }
@@ -296,7 +328,10 @@ impl Editor {
             properties.extend(extra.clone());
         }
         // Asset references must point at assets the project has.
-        for reference in properties.values().flat_map(|p| p.as_object().into_iter().flat_map(|m| m.values())) {
+        for reference in properties
+            .values()
+            .flat_map(|p| p.as_object().into_iter().flat_map(|m| m.values()))
+        {
             if let Some(path) = reference.as_str().filter(|s| s.starts_with("Assets/")) {
                 if !self.assets.contains(path) {
                     return failure(&format!("Asset not found at path: {path}"));
@@ -351,5 +386,7 @@ fn write_frame(stream: &mut TcpStream, payload: &[u8]) -> std::io::Result<()> {
 
 fn time_now_rfc3339() -> String {
     let format = time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z");
-    time::OffsetDateTime::now_utc().format(&format).expect("a UTC timestamp formats")
+    time::OffsetDateTime::now_utc()
+        .format(&format)
+        .expect("a UTC timestamp formats")
 }

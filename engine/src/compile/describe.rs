@@ -35,7 +35,7 @@ fn node(p: &Pipeline, s: &Stage) -> Node {
     };
     let iteration = s.modifier.as_ref().map(|m| match m {
         StageModifier::ForEach { items, concurrency, .. } => {
-            format!("for each of {} (≤{concurrency} at once)", source(items))
+            format!("for each of {} (≤{} at once)", source(items), source(concurrency))
         }
         StageModifier::MapReduce {
             items,
@@ -45,9 +45,10 @@ fn node(p: &Pipeline, s: &Stage) -> Node {
             ..
         } => {
             let mut d = format!(
-                "chunks of {} over {} (≤{concurrency} at once)",
+                "chunks of {} over {} (≤{} at once)",
                 source(chunk_size),
-                source(items)
+                source(items),
+                source(concurrency)
             );
             if let Some(by) = &reduce.sort_by {
                 d.push_str(&format!(", sort by {by}"));

@@ -154,13 +154,13 @@ pub enum StageModifier {
     ForEach {
         items: Tmpl,
         as_name: String,
-        concurrency: usize,
+        concurrency: Tmpl,
     },
     MapReduce {
         items: Tmpl,
         chunk_size: Tmpl,
         as_name: String,
-        concurrency: usize,
+        concurrency: Tmpl,
         reduce: spec::ReduceSpec,
         top_k: Option<Tmpl>,
     },
@@ -577,13 +577,13 @@ impl<'a> Compiler<'a> {
             Modifier::ForEach(f) => StageModifier::ForEach {
                 items: c(&f.items, "for_each.items", &outer, errors),
                 as_name: f.as_name.clone(),
-                concurrency: f.concurrency.max(1),
+                concurrency: c(&f.concurrency, "for_each.concurrency", &outer, errors),
             },
             Modifier::MapReduce(m) => StageModifier::MapReduce {
                 items: c(&m.items, "map_reduce.items", &outer, errors),
                 chunk_size: c(&m.chunk_size, "map_reduce.chunk_size", &outer, errors),
                 as_name: m.as_name.clone(),
-                concurrency: m.concurrency.max(1),
+                concurrency: c(&m.concurrency, "map_reduce.concurrency", &outer, errors),
                 top_k: m
                     .reduce
                     .top_k

@@ -161,7 +161,8 @@ mod tests {
             json!({"k": 5, "confidence_threshold": {"auto": 0.8, "confirm": 0.4}})
         );
         let src: Vec<_> = report.iter().map(|r| r.source.as_str()).collect();
-        assert_eq!(src, vec!["default", "config (cfg.yml:2:9)", "--set"]);
+        // Leaves come in the defaults' own order: k, confidence_threshold.auto, .confirm.
+        assert_eq!(src, vec!["--set", "config (cfg.yml:2:9)", "default"]);
     }
 
     #[test]

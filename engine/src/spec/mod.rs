@@ -281,8 +281,8 @@ fn chunk() -> String {
 fn value() -> String {
     "value".into()
 }
-fn concurrency() -> usize {
-    4
+fn concurrency() -> Value {
+    Value::from(4)
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -291,8 +291,9 @@ pub struct ForEachSpec {
     pub items: Value,
     #[serde(rename = "as", default = "item")]
     pub as_name: String,
+    /// At most this many at once: a number or a `{{ expr }}`.
     #[serde(default = "concurrency")]
-    pub concurrency: usize,
+    pub concurrency: Value,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -302,8 +303,9 @@ pub struct MapReduceSpec {
     pub chunk_size: Value,
     #[serde(rename = "as", default = "chunk")]
     pub as_name: String,
+    /// At most this many at once: a number or a `{{ expr }}`.
     #[serde(default = "concurrency")]
-    pub concurrency: usize,
+    pub concurrency: Value,
     #[serde(default)]
     pub reduce: ReduceSpec,
 }
@@ -312,12 +314,22 @@ pub struct MapReduceSpec {
 #[serde(deny_unknown_fields)]
 pub struct ReduceSpec {
     /// Concatenate the per-chunk lists (default true).
-    pub flatten: Option<bool>,
+    pub flatten: Option<Flatten>,
     /// A field of each item to sort by (stable; ties keep chunk order).
     pub sort_by: Option<String>,
     #[serde(default)]
     pub order: Order,
     pub top_k: Option<Value>,
+}
+
+/// How per-chunk results become one list: concatenate them (`true`), keep
+/// them as they are (`false`), or concatenate one list field of each
+/// (`flatten: candidates`).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum Flatten {
+    All(bool),
+    Field(String),
 }
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]

@@ -29,7 +29,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
                 .with("index", Arc::new(Value::from(i)));
             async move { (i, action(cx, &s).await) }
         })
-        .buffered(*concurrency);
+        .buffered(limit(cx, concurrency, scope)?);
     let mut out = Vec::new();
     while let Some((i, r)) = results.next().await {
         match r.map_err(|e| format!("item {i}: {e}"))? {
@@ -38,6 +38,12 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
         }
     }
     Ok(Flow::Value(Value::Array(out)))
+}
+
+/// A modifier's `concurrency`, evaluated: a positive integer.
+pub fn limit(cx: &StageCx<'_>, t: &crate::template::Tmpl, scope: &Scope) -> Result<usize, String> {
+    let v = cx.eval(t, scope)?;
+    v.as_u64().filter(|&n| n > 0).map(|n| n as usize).ok_or_else(|| format!("`concurrency` must be a positive integer, got {v}"))
 }
 
 /// The list to iterate; `null` (a skipped upstream) is an empty list.

@@ -9,10 +9,10 @@ use serde_json::{json, Value};
 
 use crate::compile::StageModifier;
 use crate::run::Flow;
-use crate::spec::Order;
+use crate::spec::{Flatten, Order};
 use crate::template::Scope;
 
-use super::for_each::list;
+use super::for_each::{limit, list};
 use super::{action, StageCx};
 
 pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
@@ -42,7 +42,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
                 .with("index", Arc::new(Value::from(i)));
             async move { (i, action(cx, &s).await) }
         })
-        .buffered(*concurrency);
+        .buffered(limit(cx, concurrency, scope)?);
     let mut mapped = Vec::with_capacity(n_chunks);
     while let Some((i, r)) = results.next().await {
         match r.map_err(|e| format!("chunk {i}: {e}"))? {
@@ -50,17 +50,18 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
             exit @ Flow::Exit { .. } => return Ok(exit),
         }
     }
-    let mut out: Vec<Value> = if reduce.flatten.unwrap_or(true) {
-        mapped
+    let items = |v: Value| match v {
+        Value::Array(a) => a,
+        Value::Null => vec![],
+        other => vec![other],
+    };
+    let mut out: Vec<Value> = match &reduce.flatten {
+        None | Some(Flatten::All(true)) => mapped.into_iter().flat_map(items).collect(),
+        Some(Flatten::All(false)) => mapped,
+        Some(Flatten::Field(field)) => mapped
             .into_iter()
-            .flat_map(|v| match v {
-                Value::Array(a) => a,
-                Value::Null => vec![],
-                other => vec![other],
-            })
-            .collect()
-    } else {
-        mapped
+            .flat_map(|mut v| items(v.get_mut(field.as_str()).map(Value::take).unwrap_or(Value::Null)))
+            .collect(),
     };
     if let Some(field) = &reduce.sort_by {
         let key = |v: &Value| v.get(field).and_then(Value::as_f64).unwrap_or(f64::NEG_INFINITY);
