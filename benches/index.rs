@@ -39,7 +39,10 @@ fn index_once(project: &Path, data: &IndexData, depth: Depth, force: bool) -> (F
         laps.push(format!("{stage} {:.0}", clock.elapsed().as_secs_f64() * 1000.0));
         clock = Instant::now();
     };
-    let options = ScanOptions { index_depth: depth, ignore_paths: vec!["Assets/Plugins/Editor".into()] };
+    let options = ScanOptions {
+        index_depth: depth,
+        ignore_paths: vec!["Assets/Plugins/Editor".into()],
+    };
     let scan = scan::scan(project, data, &options).expect("scan");
     lap("scan");
     let diff = run::diff(project, &scan, force).expect("diff");
@@ -47,7 +50,10 @@ fn index_once(project: &Path, data: &IndexData, depth: Depth, force: bool) -> (F
     let plan = run::plan_batches(project, &scan, &diff, BATCH_SIZE).expect("plan");
     lap("plan");
     for batch in &plan.batches {
-        let tags = tagger::tag_batch(&TagRequest { assets: batch.assets.clone(), index_depth: depth });
+        let tags = tagger::tag_batch(&TagRequest {
+            assets: batch.assets.clone(),
+            index_depth: depth,
+        });
         run::checkpoint(project, batch, &[&tags], TaggedBy::Builtin, depth).expect("checkpoint");
     }
     lap("tag+checkpoint");

@@ -241,7 +241,7 @@ async fn map_reduce_chunks_sorts_and_keeps_top_k() {
     let p = Project::new();
     p.pipeline(
         "rank",
-        "pipeline: rank\ninputs:\n  rows: {type: array}\noutput: \"{{ best }}\"\nstages:\n  best:\n    map_reduce:\n      items: \"{{ inputs.rows }}\"\n      chunk_size: 3\n      as: rows\n      concurrency: 2\n      reduce: {sort_by: score, top_k: 4}\n    fn: t.echo\n    with: {chunk: \"{{ rows }}\", index: \"{{ index }}\"}\n",
+        "pipeline: rank\ninputs:\n  rows: {type: array}\noutput: \"{{ best }}\"\nstages:\n  best:\n    map_reduce:\n      items: \"{{ inputs.rows }}\"\n      chunk_size: 3\n      as: rows\n      concurrency: 2\n      reduce: {sort_by: score, top_k: 4}\n    fn: t.echo\n    with: {chunk: \"{{ rows }}\", index: \"{{ position }}\"}\n",
     );
     let mut r = registry();
     r.function("t.echo", "tags each row with its chunk", |a: Value, _: &CallContext| {

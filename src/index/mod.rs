@@ -130,11 +130,10 @@ pub fn register(registry: &mut Registry, data: DataSource) {
         .function(
             "index.checkpoint",
             "keep good rows, tag the rest with the builtin, append the batch to the partial",
-            {
-                |a: CheckpointArgs, ctx| {
-                    let answers: Vec<&TagBatch> = a.tags.iter().chain(a.retry.iter()).collect();
-                    run::checkpoint(&ctx.workdir, &a.batch, &answers, a.answered_by, a.index_depth)
-                }
+            |a: CheckpointArgs, ctx| {
+                let answers: Vec<&TagBatch> = a.tags.iter().chain(a.retry.iter()).collect();
+                run::checkpoint(&ctx.workdir, &a.batch, &answers, a.answered_by, a.index_depth)
+                    .inspect_err(|e| store::record_error(&ctx.workdir, e))
             },
         )
         .function(
@@ -142,7 +141,8 @@ pub fn register(registry: &mut Registry, data: DataSource) {
             "merge tags and write assets.jsonl, packages.jsonl, manifest.json, state.json",
             {
                 |a: FinalizeArgs, ctx| {
-                    let finalized = run::finalize(&ctx.workdir, &a.scan, &a.diff)?;
+                    let finalized = run::finalize(&ctx.workdir, &a.scan, &a.diff)
+                        .inspect_err(|e| store::record_error(&ctx.workdir, e))?;
                     for change in &finalized.label_changes {
                         ctx.output.line(&format!(
                             "[unity-assets:index] labels changed: {}: [{}] -> [{}]",

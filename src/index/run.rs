@@ -159,9 +159,12 @@ pub fn plan_batches(project: &Path, scan: &ScanResult, diff: &Diff, batch_size: 
         })
         .collect();
 
-    state.in_progress_run = Some(run_id.clone());
-    state.pending_batches = batches.iter().map(|b| b.id.clone()).collect();
-    store::write_state(project, &state)?;
+    // Nothing to tag and nothing to resume: no run to record.
+    if !batches.is_empty() || state.in_progress_run.is_some() {
+        state.in_progress_run = Some(run_id.clone());
+        state.pending_batches = batches.iter().map(|b| b.id.clone()).collect();
+        store::write_state(project, &state)?;
+    }
     ledger().lock().unwrap_or_else(|e| e.into_inner()).remove(project);
     Ok(Plan {
         run_id,

@@ -228,10 +228,10 @@ impl ParseContext<'_> {
     fn parse(&self, path: &str) -> Result<Parsed, Warning> {
         let meta_path = format!("{path}.meta");
         let unreadable = |p: &str, e: std::io::Error| warning(WarningKind::Unreadable, p, &e.to_string());
-        let meta_bytes = fs::read(self.project.join(&meta_path)).map_err(|e| unreadable(&meta_path, e))?;
+        let (meta_bytes, meta_stat) =
+            read_with_metadata(&self.project.join(&meta_path)).map_err(|e| unreadable(&meta_path, e))?;
         let meta = parse_meta(&String::from_utf8_lossy(&meta_bytes), &self.data.setting_keys)
             .map_err(|e| warning(WarningKind::BadMeta, &meta_path, &e.to_string()))?;
-        let meta_stat = fs::metadata(self.project.join(&meta_path)).map_err(|e| unreadable(&meta_path, e))?;
         let asset_stat = fs::metadata(self.project.join(path)).map_err(|e| unreadable(path, e))?;
 
         let extension = path
@@ -362,6 +362,16 @@ fn component_types(data: &IndexData, yaml: &YamlFacts, script_names: &HashMap<&s
         );
     }
     names.into_iter().collect()
+}
+
+/// A file's bytes and metadata through one open handle.
+fn read_with_metadata(path: &Path) -> std::io::Result<(Vec<u8>, fs::Metadata)> {
+    use std::io::Read as _;
+    let mut file = fs::File::open(path)?;
+    let metadata = file.metadata()?;
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)?;
+    Ok((bytes, metadata))
 }
 
 fn warning(kind: WarningKind, path: &str, detail: &str) -> Warning {

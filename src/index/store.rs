@@ -139,15 +139,16 @@ fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
-    let parse = |v: &serde_json::Value| T::deserialize(v).map(drop).map_err(|e| e.to_string());
-    let records = engine::io::read_records(&text, engine::io::Format::Jsonl, &parse)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let serde_json::Value::Array(rows) = records.value else {
-        return Ok(Vec::new());
-    };
-    rows.into_iter()
-        .map(|v| T::deserialize(v).map_err(Into::into))
-        .collect()
+    // Rows that are not JSON, or not this row type, are skipped: the indexer
+    // re-tags their assets rather than failing the run. Each line is decoded
+    // straight into `T` (not through `engine::io::read_records`' array of JSON
+    // values), which keeps a 100,000-row index at a fraction of the memory.
+    Ok(text
+        .lines()
+        .map(|line| line.trim_start_matches('\u{feff}').trim())
+        .filter(|line| !line.is_empty())
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect())
 }
 
 /// Remove a file if present.
@@ -177,6 +178,15 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     let mut bytes = serde_json::to_vec_pretty(value)?;
     bytes.push(b'\n');
     engine::io::write_atomic(path, &bytes).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Record a failed run's error in `state.json` (best effort: the error is
+/// reported to the user either way).
+pub fn record_error(project: &Path, error: &anyhow::Error) {
+    if let Ok(mut state) = read_state(project) {
+        state.last_error = Some(format!("{error:#}"));
+        let _ = write_state(project, &state);
+    }
 }
 
 /// Set a file's mtime to now without changing its bytes, and return the

@@ -557,3 +557,125 @@ fn shared_corpora_index_cleanly_when_present() {
         }
     }
 }
+
+/// Every file the indexer writes satisfies its schema under `schemas/`, at every depth.
+#[test]
+fn written_files_satisfy_their_schemas() {
+    let schema = |text: &str| jsonschema::validator_for(&serde_json::from_str(text).unwrap()).unwrap();
+    let asset = schema(include_str!("../../schemas/asset-record.schema.json"));
+    let package = schema(include_str!("../../schemas/package-record.schema.json"));
+    let manifest = schema(include_str!("../../schemas/manifest.schema.json"));
+    let state = schema(include_str!("../../schemas/state.schema.json"));
+    let tags = schema(include_str!("../../schemas/index-tags.schema.json"));
+    let check = |validator: &jsonschema::Validator, value: &serde_json::Value, what: &str| {
+        let errors: Vec<String> = validator.iter_errors(value).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{what}: {errors:?}\n{value}");
+    };
+    for depth in [Depth::Minimal, Depth::Normal, Depth::Rich] {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path();
+        fixture(project);
+        index(project, depth, false);
+        let read = |name: &str| fs::read_to_string(index_file(project, name)).unwrap();
+        for line in read(store::ASSETS_FILE).lines() {
+            check(&asset, &serde_json::from_str(line).unwrap(), "asset row");
+        }
+        for line in read(store::PACKAGES_FILE).lines() {
+            check(&package, &serde_json::from_str(line).unwrap(), "package row");
+        }
+        check(
+            &manifest,
+            &serde_json::from_str(&read(store::MANIFEST_FILE)).unwrap(),
+            "manifest",
+        );
+        check(
+            &state,
+            &serde_json::from_str(&read(store::STATE_FILE)).unwrap(),
+            "state",
+        );
+        let scan = scan(project, depth);
+        let plan = run::plan_batches(project, &scan, &run::diff(project, &scan, true).unwrap(), 50).unwrap();
+        let builtin = tagger::tag_batch(&TagRequest {
+            assets: plan.batches[0].assets.clone(),
+            index_depth: depth,
+        });
+        check(&tags, &serde_json::to_value(&builtin).unwrap(), "builtin tags");
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            fs::create_dir_all(&target).unwrap();
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// The example project the README starts with indexes cleanly and richly.
+#[test]
+fn the_example_project_indexes_without_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/zombie-survival"),
+        dir.path(),
+    );
+    let result = index(dir.path(), Depth::Rich, false);
+    assert_eq!(result.warnings, 0, "{}", result.summary);
+    assert!(result.assets >= 60, "{}", result.summary);
+    let records = rows(dir.path());
+    let by_path = |p: &str| {
+        records
+            .iter()
+            .find(|r| r.path == p)
+            .unwrap_or_else(|| panic!("{p} not indexed"))
+    };
+    let walker = by_path("Assets/ZombieKit/Prefabs/Characters/Zombie_Walker.prefab");
+    assert_eq!(walker.type_subtype.as_deref(), Some("Prefab/character"));
+    assert_eq!(
+        walker.labels,
+        ["zombie", "enemy"],
+        "curated first; the .meta's `Enemy` is the same label"
+    );
+    assert!(walker
+        .component_types
+        .as_ref()
+        .unwrap()
+        .contains(&"ZombieAI".to_owned()));
+    assert_eq!(
+        by_path("Assets/AudioKit/Music/전투_BGM_Loop.ogg")
+            .type_subtype
+            .as_deref(),
+        Some("AudioClip/music")
+    );
+    assert_eq!(by_path("Assets/UIKit/Icons/체력_Icon.png").asset_type, "Sprite");
+    assert_eq!(
+        by_path("Assets/ZombieKit/Prefabs/좀비_보스.prefab")
+            .type_subtype
+            .as_deref(),
+        Some("Prefab/character")
+    );
+    assert_eq!(
+        by_path("Assets/UIKit/Sprites/Icons_Spritesheet.png")
+            .type_subtype
+            .as_deref(),
+        Some("Sprite/spritesheet")
+    );
+    if std::env::var_os("SHOW_EXAMPLE_INDEX").is_some() {
+        println!(
+            "{}\n{}",
+            result.summary,
+            fs::read_to_string(index_file(dir.path(), store::PACKAGES_FILE)).unwrap()
+        );
+        for r in &records {
+            println!(
+                "{} | {} | {:?} | {:?} | {}",
+                r.path, r.asset_type, r.type_subtype, r.llm_tags, r.llm_summary
+            );
+        }
+    }
+}

@@ -44,11 +44,29 @@ pub fn read_packages(index_dir: &Path) -> anyhow::Result<Vec<PackageRow>> {
     Ok(out)
 }
 
-/// Asset rows, only those of `packages` when given.
+/// Asset rows, only those of `packages` when given. A row names its package
+/// from the normal tier on; below it, a row belongs to the package whose
+/// root is the longest prefix of its path (the indexer's own grouping).
 pub fn read_assets(index_dir: &Path, packages: Option<&HashSet<String>>) -> anyhow::Result<Vec<AssetRow>> {
+    let roots: Vec<(String, String)> = match packages {
+        Some(_) => read_packages(index_dir)?
+            .into_iter()
+            .map(|p| (format!("{}/", p.root.trim_end_matches('/')), p.package_id))
+            .collect(),
+        None => vec![],
+    };
+    let package_of = |row: &AssetRow| -> Option<String> {
+        row.package_id.clone().or_else(|| {
+            roots
+                .iter()
+                .filter(|(root, _)| row.path.starts_with(root.as_str()))
+                .max_by_key(|(root, _)| root.len())
+                .map(|(_, id)| id.clone())
+        })
+    };
     let mut out = Vec::new();
     for_each_row(&index_dir.join(ASSETS_FILE), |row: AssetRow| {
-        let wanted = packages.is_none_or(|set| row.package_id.as_ref().is_some_and(|p| set.contains(p)));
+        let wanted = packages.is_none_or(|set| package_of(&row).is_some_and(|p| set.contains(&p)));
         if wanted {
             out.push(row);
         }

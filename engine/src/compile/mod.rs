@@ -525,6 +525,22 @@ impl<'a> Compiler<'a> {
             .map(|n| spec::ident(n))
             .collect();
         let locals: Vec<String> = s.modifier.as_ref().map(Modifier::locals).unwrap_or_default();
+        for local in &locals {
+            if all.contains(local) || local == "inputs" || local == "params" {
+                let key = s.modifier.as_ref().map(Modifier::key).unwrap_or_default();
+                errors.push(
+                    Diagnostic::new(
+                        ctx.file,
+                        ctx.spec.source.key(&format!("{base}.{key}")),
+                        format!(
+                            "the loop variable `{local}` of stage `{}` hides the name `{local}`",
+                            s.name
+                        ),
+                    )
+                    .help("pick another name with `as:` (or rename the stage)"),
+                );
+            }
+        }
         let outer = RefCtx {
             file: ctx.file,
             source: &ctx.spec.source,
@@ -758,7 +774,8 @@ impl<'a> Compiler<'a> {
         })
     }
 
-    /// Load and compile a JSON Schema from `schemas/`, once per file.
+    /// Load and compile a JSON Schema from `schemas/`, once per file (an
+    /// invalid schema is reported once, in the schema file).
     fn gate(&mut self, name: &str, file: &str, at: (usize, usize), errors: &mut Diagnostics) -> Option<Gate> {
         if let Some(g) = self.gates.get(name) {
             return g.clone();
@@ -776,7 +793,8 @@ impl<'a> Compiler<'a> {
                     Diagnostic::new(file, at, format!("schema file `{rel}` not found"))
                         .suggest(name, known.iter().map(String::as_str)),
                 );
-                None
+                // Not cached: every stage naming it gets its own message.
+                return None;
             }
             Some(res) => match serde_json::from_str::<Value>(&res.text) {
                 Err(e) => {

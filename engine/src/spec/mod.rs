@@ -265,8 +265,8 @@ impl Modifier {
     /// The loop variable names the action sees.
     pub fn locals(&self) -> Vec<String> {
         match self {
-            Modifier::ForEach(f) => vec![f.as_name.clone(), "index".into()],
-            Modifier::MapReduce(m) => vec![m.as_name.clone(), "index".into()],
+            Modifier::ForEach(f) => vec![f.as_name.clone(), "position".into()],
+            Modifier::MapReduce(m) => vec![m.as_name.clone(), "position".into()],
             Modifier::Repeat(r) => vec![r.as_name.clone(), "iteration".into()],
         }
     }

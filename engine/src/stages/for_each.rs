@@ -26,7 +26,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
         .map(|(i, item)| {
             let s = scope
                 .with(as_name, Arc::new(item))
-                .with("index", Arc::new(Value::from(i)));
+                .with("position", Arc::new(Value::from(i)));
             async move { (i, action(cx, &s).await) }
         })
         .buffered(limit(cx, concurrency, scope)?);
@@ -43,7 +43,10 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
 /// A modifier's `concurrency`, evaluated: a positive integer.
 pub fn limit(cx: &StageCx<'_>, t: &crate::template::Tmpl, scope: &Scope) -> Result<usize, String> {
     let v = cx.eval(t, scope)?;
-    v.as_u64().filter(|&n| n > 0).map(|n| n as usize).ok_or_else(|| format!("`concurrency` must be a positive integer, got {v}"))
+    v.as_u64()
+        .filter(|&n| n > 0)
+        .map(|n| n as usize)
+        .ok_or_else(|| format!("`concurrency` must be a positive integer, got {v}"))
 }
 
 /// The list to iterate; `null` (a skipped upstream) is an empty list.

@@ -39,7 +39,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
         .map(|(i, chunk)| {
             let s = scope
                 .with(as_name, Arc::new(chunk))
-                .with("index", Arc::new(Value::from(i)));
+                .with("position", Arc::new(Value::from(i)));
             async move { (i, action(cx, &s).await) }
         })
         .buffered(limit(cx, concurrency, scope)?);

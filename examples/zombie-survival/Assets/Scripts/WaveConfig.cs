@@ -1,0 +1,7 @@
+using UnityEngine;
+
+[CreateAssetMenu]
+public class WaveConfig : ScriptableObject
+{
+    public int zombiesPerWave = 10;
+}

@@ -1,0 +1,6 @@
+using UnityEngine;
+
+public class WaveSpawner : MonoBehaviour
+{
+    public WaveConfig config;
+}
