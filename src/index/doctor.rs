@@ -1,8 +1,9 @@
 //! `unity-assets doctor`: read-only checks, each a [`Check`] with a one-line fix.
 //!
 //! The checks never write: a doctor run on a broken project must not make it
-//! worse. `pipelines/doctor.yaml` runs them, prints one ✓/✗ line per check
-//! with [`report`], and exits 1 when a required check fails.
+//! worse. `pipelines/doctor.yaml` runs them (and the provider and MCP checks
+//! other modules register), prints one ✓/✗ line per check with [`report`],
+//! and exits 1 when a required check fails.
 
 use std::path::Path;
 
@@ -29,13 +30,24 @@ const INDEX_FILES: [&str; 7] = [
 /// One check's verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Check {
+    #[serde(default)]
     pub name: String,
     pub ok: bool,
     /// Whether a failure makes `doctor` exit 1.
+    #[serde(default = "required_by_default")]
     pub required: bool,
+    #[serde(default)]
     pub detail: String,
     /// What to do when it failed (empty when ok).
+    #[serde(default)]
     pub fix: String,
+    /// A check that prints its own ✓/✗ line (the MCP check) brings it here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<String>,
+}
+
+fn required_by_default() -> bool {
+    true
 }
 
 impl Check {
@@ -231,17 +243,6 @@ pub fn temp_files(project: &Path) -> Check {
     }
 }
 
-/// MCP for Unity: not wired until the build pipeline lands.
-pub fn mcp() -> Check {
-    Check {
-        name: "MCP for Unity".to_owned(),
-        ok: false,
-        required: false,
-        detail: "not configured".to_owned(),
-        fix: "optional until `unity-assets build` is used".to_owned(),
-    }
-}
-
 /// The printed lines and whether every required check passed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
@@ -324,11 +325,13 @@ mod tests {
 
     #[test]
     fn report_marks_and_exit_status() {
-        let checks = [Check::pass("project root", "ok here"), mcp()];
-        let r = report(&checks);
-        assert!(r.ok);
-        assert_eq!(r.text.lines().next(), Some("✓ project root: ok here"));
-        assert!(r.text.contains("✗ MCP for Unity: not configured (optional)"));
+        let mcp: Check = serde_json::from_value(
+            serde_json::json!({"ok": false, "required": false, "line": "✗ MCP down", "fix": "start it"}),
+        )
+        .unwrap();
+        let r = report(&[Check::pass("project root", "ok here"), mcp]);
+        assert!(r.ok, "an optional check does not fail the doctor");
+        assert_eq!(r.text, "✓ project root: ok here\n✗ MCP down (optional) — fix: start it");
         let r = report(&[Check::fail("index", "missing", "run it")]);
         assert!(!r.ok);
         assert_eq!(r.text, "✗ index: missing — fix: run it");

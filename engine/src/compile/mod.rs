@@ -59,6 +59,12 @@ pub struct Stage {
     pub params_read: Vec<String>,
 }
 
+/// Where a `read` stage reads from.
+pub enum ReadSource {
+    Path(Tmpl),
+    Resource(String),
+}
+
 /// `on_invalid` / `on_locked`: fail, or continue with this output.
 pub enum Recovery {
     Fail,
@@ -73,7 +79,7 @@ pub enum StageAction {
     Llm(LlmStage),
     Run(Arc<Pipeline>),
     Read {
-        path: Tmpl,
+        source: ReadSource,
         format: Option<crate::io::Format>,
         rows: Option<Gate>,
         bad_rows: spec::BadRows,
@@ -697,8 +703,25 @@ impl<'a> Compiler<'a> {
                     .schema
                     .as_ref()
                     .and_then(|f| self.gate(f, ctx.file, at("read.schema"), errors));
+                let source = match (&r.path, &r.resource) {
+                    (Some(p), None) => Some(ReadSource::Path(c(p, "read.path", &inner, errors))),
+                    (None, Some(rel)) => {
+                        if self.resources.get(rel).is_none() {
+                            let known = self.resources.list(rel.split('/').next().unwrap_or_default());
+                            errors.push(
+                                Diagnostic::new(ctx.file, at("read.resource"), format!("resource `{rel}` not found"))
+                                    .suggest(rel, known.iter().map(String::as_str)),
+                            );
+                        }
+                        Some(ReadSource::Resource(rel.clone()))
+                    }
+                    _ => {
+                        errors.push(Diagnostic::new(ctx.file, at("read"), "`read` needs exactly one of `path:` (a file of the project) or `resource:` (data/…, schemas/…)"));
+                        None
+                    }
+                }?;
                 Some(StageAction::Read {
-                    path: c(&r.path, "read.path", &inner, errors),
+                    source,
                     format: r.format,
                     rows,
                     bad_rows: r.bad_rows,

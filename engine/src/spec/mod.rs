@@ -141,7 +141,10 @@ pub struct LlmSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReadSpec {
-    pub path: Value,
+    /// A file of the run's folder (templated)...
+    pub path: Option<Value>,
+    /// ...or one of the pipeline resources (`data/aliases.yml`), with overrides.
+    pub resource: Option<String>,
     pub format: Option<crate::io::Format>,
     pub schema: Option<String>,
     #[serde(default)]

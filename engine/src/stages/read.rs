@@ -1,31 +1,44 @@
-//! `read:` — a JSON, JSONL or YAML file; JSONL rows may be checked one by one.
+//! `read:` — a JSON, JSONL or YAML file of the project, or a pipeline
+//! resource; JSONL rows may be checked one by one.
 
 use serde_json::{json, Value};
 
-use crate::compile::Gate;
+use crate::compile::{Gate, ReadSource};
 use crate::io::{read_records, Format};
 use crate::run::Flow;
 use crate::spec::{BadRows, Missing};
-use crate::template::{Scope, Tmpl};
+use crate::template::Scope;
 
 use super::StageCx;
 
 pub fn run(
     cx: &StageCx<'_>,
     scope: &Scope,
-    path: &Tmpl,
+    source: &ReadSource,
     format: Option<Format>,
     rows: Option<&Gate>,
     bad_rows: BadRows,
     missing: Missing,
 ) -> Result<Flow, String> {
-    let path = cx.path(&cx.eval(path, scope)?)?;
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && missing == Missing::Null => {
-            return Ok(Flow::Value(json!({"value": null, "bad_rows": []})));
+    let (path, text) = match source {
+        ReadSource::Resource(rel) => {
+            let res = cx
+                .rt
+                .resources
+                .get(rel)
+                .ok_or_else(|| format!("resource `{rel}` not found"))?;
+            (std::path::PathBuf::from(rel), res.text.into_owned())
         }
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        ReadSource::Path(t) => {
+            let path = cx.path(&cx.eval(t, scope)?)?;
+            match std::fs::read_to_string(&path) {
+                Ok(text) => (path, text),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && missing == Missing::Null => {
+                    return Ok(Flow::Value(json!({"value": null, "bad_rows": []})));
+                }
+                Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+            }
+        }
     };
     let format = format
         .or_else(|| Format::from_path(&path))
