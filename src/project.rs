@@ -2,6 +2,7 @@
 //! resources (embedded, overridden from `.claude/unity-assets/`), and the
 //! registry of native functions every pipeline can call.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -9,7 +10,8 @@ use engine::compile::{Compiler, ParamLayers, Pipeline};
 use engine::diagnostic::Diagnostics;
 use engine::llm::{LlmConfig, Provider, ProviderKind};
 use engine::resources::Resources;
-use engine::Registry;
+use engine::run::Runtime;
+use engine::{Output, Registry};
 use include_dir::{include_dir, Dir};
 
 use crate::cli::ProviderArg;
@@ -110,6 +112,15 @@ impl Project {
     /// The configured model provider (`None` for builtin).
     pub fn provider(&self) -> Result<Option<Arc<dyn Provider>>, engine::llm::LlmError> {
         engine::llm::connect(&self.config.llm, self.config.parallel_subagents)
+    }
+
+    /// What a run of this project's pipelines uses: its folder, resources
+    /// and provider, printing to `output`.
+    pub fn runtime(&self, output: Output) -> Result<Runtime, engine::llm::LlmError> {
+        let mut rt = Runtime::new(self.root.clone(), output, self.resources.clone());
+        rt.provider = self.provider()?;
+        rt.interactive = std::io::stdin().is_terminal();
+        Ok(rt)
     }
 }
 

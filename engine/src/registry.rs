@@ -148,6 +148,7 @@ fn encode<R: Serialize>(name: &str, result: R) -> anyhow::Result<Value> {
     serde_json::to_value(result).map_err(|e| anyhow::anyhow!("`{name}` returned unserialisable output: {e}"))
 }
 
+/// A synchronous function, run on tokio's blocking pool.
 fn blocking<A, R, F>(name: &str, summary: &'static str, f: F) -> Native
 where
     A: DeserializeOwned + Send + 'static,
@@ -155,20 +156,14 @@ where
     F: Fn(A, &CallContext) -> anyhow::Result<R> + Send + Sync + 'static,
 {
     let f = Arc::new(f);
-    let name: Arc<str> = name.into();
-    let call: NativeFn = Arc::new(move |args, ctx| {
+    asynchronous(name, summary, move |args: A, ctx: CallContext| {
         let f = Arc::clone(&f);
-        let name = Arc::clone(&name);
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || {
-                let args = decode(&name, args)?;
-                encode(&name, f(args, &ctx)?)
-            })
-            .await
-            .map_err(|e| anyhow::anyhow!("native function panicked: {e}"))?
-        })
-    });
-    Native { summary, call }
+        async move {
+            tokio::task::spawn_blocking(move || f(args, &ctx))
+                .await
+                .map_err(|e| anyhow::anyhow!("native function panicked: {e}"))?
+        }
+    })
 }
 
 fn asynchronous<A, R, F, Fut>(name: &str, summary: &'static str, f: F) -> Native

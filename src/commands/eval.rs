@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use engine::run::{bind_inputs, Flow, Runtime};
+use engine::run::{bind_inputs, Flow};
 use engine::Output;
 use serde_json::{json, Value};
 
@@ -21,13 +21,11 @@ pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome
         Ok(p) => p,
         Err(d) => return Outcome::invalid(d),
     };
-    let provider = match project.provider() {
-        Ok(p) => p,
+    // Search lines are not part of eval's output: capture them.
+    let rt = match project.runtime(Output::buffer()) {
+        Ok(rt) => rt,
         Err(e) => return Outcome::failed(e),
     };
-    // Search lines are not part of eval's output: capture them.
-    let mut rt = Runtime::new(project.root.clone(), Output::buffer(), project.resources.clone());
-    rt.provider = provider;
     let queries: Vec<&str> = set
         .queries
         .iter()

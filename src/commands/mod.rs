@@ -6,10 +6,9 @@ pub mod eval;
 pub mod providers;
 
 use engine::render::{render, Format};
-use engine::run::{bind_inputs, Flow, RunError, Runtime};
+use engine::run::{bind_inputs, Flow, RunError};
 use engine::Output;
 use serde_json::{Map, Value};
-use std::io::IsTerminal;
 
 use crate::cli::RunOptions;
 use crate::exit;
@@ -67,13 +66,10 @@ pub async fn run_pipeline(
         Ok(v) => v,
         Err(e) => return Outcome::invalid(e),
     };
-    let provider = match project.provider() {
-        Ok(p) => p,
+    let rt = match project.runtime(Output::stdout()) {
+        Ok(rt) => rt,
         Err(e) => return Outcome::failed(e),
     };
-    let mut rt = Runtime::new(project.root.clone(), Output::stdout(), project.resources.clone());
-    rt.provider = provider;
-    rt.interactive = std::io::stdin().is_terminal();
     let outcome = tokio::select! {
         outcome = engine::run::run(&pipeline, inputs, &rt) => outcome,
         _ = tokio::signal::ctrl_c() => {

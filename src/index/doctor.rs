@@ -58,6 +58,7 @@ impl Check {
             required: true,
             detail: detail.into(),
             fix: String::new(),
+            line: None,
         }
     }
 
@@ -68,6 +69,7 @@ impl Check {
             required: true,
             detail: detail.into(),
             fix: fix.into(),
+            line: None,
         }
     }
 }
@@ -261,7 +263,10 @@ pub fn report(checks: &[Check]) -> Report {
             } else {
                 format!(" — fix: {}", c.fix)
             };
-            format!("{mark} {}: {}{optional}{fix}", c.name, c.detail)
+            match &c.line {
+                Some(line) => format!("{line}{optional}{fix}"),
+                None => format!("{mark} {}: {}{optional}{fix}", c.name, c.detail),
+            }
         })
         .collect();
     Report {

@@ -181,9 +181,6 @@ pub fn register(registry: &mut Registry, data: DataSource) {
             "no stray temp, lock or partial files in the index folder",
             |_: NoArgs, ctx| Ok(doctor::temp_files(&ctx.workdir)),
         )
-        .function("doctor.mcp", "MCP for Unity is reachable", |_: NoArgs, _| {
-            Ok(doctor::mcp())
-        })
         .function(
             "doctor.report",
             "one ✓/✗ line per check and the overall verdict",

@@ -45,11 +45,18 @@ pub struct Query {
 impl Query {
     pub fn analyze(text: &str, vocab: &Vocabulary) -> Self {
         let mut query = Query::default();
-        for word in words(text) {
-            if word.chars().any(is_hangul) {
-                query.add_korean(word, vocab);
-            } else {
+        let mut rest = words(text).peekable();
+        while let Some(word) = rest.next() {
+            if !word.chars().any(is_hangul) {
                 query.add_latin(word, vocab);
+                continue;
+            }
+            match rest.peek().and_then(|next| spaced_compound(word, next, vocab)) {
+                Some(compound) => {
+                    rest.next();
+                    query.add_korean(&compound, vocab);
+                }
+                None => query.add_korean(word, vocab),
             }
         }
         query
@@ -151,6 +158,20 @@ impl Query {
     }
 }
 
+/// Korean compound nouns are written with or without a space ("배경 음악",
+/// "배경음악"): two adjacent Korean words whose concatenation (without the
+/// second word's particle) is a vocabulary key are that key, one concept,
+/// so the compound's own translation (`bgm`) is what must be found rather
+/// than each half separately.
+fn spaced_compound(first: &str, second: &str, vocab: &Vocabulary) -> Option<String> {
+    if !second.chars().any(is_hangul) {
+        return None;
+    }
+    korean_forms(&format!("{first}{second}").to_lowercase())
+        .into_iter()
+        .find(|form| vocab.aliases_of(form).is_some() && !vocab.is_stopword(form))
+}
+
 /// Add `term` unless present; a present term keeps the higher weight.
 fn add_term(terms: &mut Vec<(String, f32)>, term: String, weight: f32) {
     match terms.iter_mut().find(|(t, _)| *t == term) {
@@ -192,6 +213,22 @@ mod tests {
         assert!(bgm.terms.iter().any(|(t, w)| *t == stem("music") && *w < 1.0));
         assert!(bgm.terms.iter().any(|(t, _)| t == "음악"));
         assert_eq!(q.concepts[1].terms[0].0, "loop");
+    }
+
+    #[test]
+    fn spaced_korean_compounds_are_one_concept() {
+        let vocab = Vocabulary::embedded();
+        let spaced = Query::analyze("긴장감 있는 배경 음악을", &vocab);
+        let joined = Query::analyze("긴장감 있는 배경음악을", &vocab);
+        let labels = |q: &Query| q.concepts.iter().map(|c| c.label.clone()).collect::<Vec<_>>();
+        assert_eq!(labels(&spaced), labels(&joined));
+        assert!(
+            labels(&spaced).iter().any(|l| l.starts_with("배경음악")),
+            "{:?}",
+            labels(&spaced)
+        );
+        let apart = Query::analyze("좀비 음악", &vocab);
+        assert_eq!(apart.concepts.len(), 2, "not a compound: two concepts");
     }
 
     #[test]

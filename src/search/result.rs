@@ -42,11 +42,12 @@ pub struct ResultGroup {
 }
 
 impl SearchResult {
-    /// The result of a search: `ok` with groups, or `no_match` (with the
-    /// reindex suggestion) when no group holds a candidate.
+    /// The result of a search: `ok` with one group per routed sub-intent
+    /// (a sub-intent that found nothing keeps its empty group, so the user
+    /// sees it was understood), or `no_match` (with the reindex suggestion)
+    /// when no group holds a candidate.
     pub fn found(query: &str, manifest_version: Option<String>, groups: Vec<ResultGroup>) -> Self {
-        let groups: Vec<ResultGroup> = groups.into_iter().filter(|g| !g.candidates.is_empty()).collect();
-        if groups.is_empty() {
+        if groups.iter().all(|g| g.candidates.is_empty()) {
             return Self::no_match(query, manifest_version);
         }
         Self {
@@ -115,6 +116,9 @@ impl SearchResult {
                 let mut offset = 0;
                 for (i, group) in self.groups.iter().enumerate() {
                     lines.push(format!("{}. {}", i + 1, group.sub_intent));
+                    if group.candidates.is_empty() {
+                        lines.push("   (no candidate for this part of the request)".to_owned());
+                    }
                     for (j, c) in group.candidates.iter().take(shown_per_group).enumerate() {
                         lines.push(format!(
                             "   [{}] {} ({:.2}) — {}",
@@ -183,6 +187,26 @@ mod tests {
         assert!(text.contains("unity-assets pick N") && text.contains("unity-assets build \"적 + UI\""));
         assert!(result.groups[0].candidates[0].reasoning.contains("Second sentence"));
         assert_eq!(SearchResult::best_confidence(&result.groups), 0.9);
+    }
+
+    #[test]
+    fn every_sub_intent_keeps_its_group_even_when_empty() {
+        let group = |name: &str, candidates: Vec<Candidate>| ResultGroup {
+            sub_intent: name.into(),
+            category_hint: None,
+            subtype_hint: None,
+            candidates,
+        };
+        let result = SearchResult::found(
+            "a, b",
+            None,
+            vec![group("a", vec![candidate("a", 0.8)]), group("b", vec![])],
+        );
+        assert_eq!(result.status, Status::Ok);
+        assert_eq!(result.groups.len(), 2);
+        let text = result.summary(3);
+        assert!(text.starts_with("[unity-assets:search] 2 sub-intent(s)"), "{text}");
+        assert!(text.contains("2. b\n   (no candidate"), "{text}");
     }
 
     #[test]
