@@ -45,6 +45,18 @@ impl Project {
                 ProviderArg::ClaudeCode => ProviderKind::ClaudeCode,
             };
         }
+        if provider.is_some() {
+            // Pipelines read the effective provider as `params.llm.provider`.
+            let name = serde_json::Value::from(config.llm.provider.name());
+            let layer = config.layer.get_or_insert_with(Default::default);
+            if !layer.values.is_object() {
+                layer.values = serde_json::json!({});
+            }
+            let llm = layer.values.as_object_mut().expect("object").entry("llm").or_insert_with(|| serde_json::json!({}));
+            if let Some(llm) = llm.as_object_mut() {
+                llm.insert("provider".into(), name);
+            }
+        }
         if let Some(m) = model {
             config.llm.models.fast = Some(m.to_owned());
             config.llm.models.default = Some(m.to_owned());

@@ -230,7 +230,8 @@ fn tool_failure(result: &Value) -> Option<String> {
 pub struct DoctorCheck {
     pub ok: bool,
     pub line: String,
-    pub fix: Option<String>,
+    /// What to do about a failure; empty when ok (doctor.report's contract).
+    pub fix: String,
 }
 
 pub async fn doctor(project: &Path, server: Option<ServerConfig>) -> DoctorCheck {
@@ -246,12 +247,12 @@ pub async fn doctor(project: &Path, server: Option<ServerConfig>) -> DoctorCheck
         Ok((name, tools)) => DoctorCheck {
             ok: true,
             line: format!("✓ MCP for Unity reachable ({name}, {tools} tools)"),
-            fix: None,
+            fix: String::new(),
         },
         Err(e) => DoctorCheck {
             ok: false,
             line: format!("✗ MCP for Unity unreachable: {e}"),
-            fix: Some(INSTALL_GUIDANCE.trim().to_owned()),
+            fix: INSTALL_GUIDANCE.trim().to_owned(),
         },
     }
 }

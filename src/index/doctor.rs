@@ -125,7 +125,7 @@ fn config_problems(map: &serde_json::Map<String, Value>) -> Vec<String> {
     }
     for key in ["batch_size", "parallel_subagents", "max_assets_in_context"] {
         if let Some(value) = map.get(key) {
-            if !value.as_u64().is_some_and(|n| n > 0) {
+            if value.as_u64().is_none_or(|n| n == 0) {
                 problems.push(format!("{key} is {value}; expected a positive whole number"));
             }
         }

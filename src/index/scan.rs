@@ -466,7 +466,7 @@ fn walk(project: &Path, ignore_paths: &[String]) -> (Vec<Entry>, Vec<Warning>) {
                 }
                 Ok(_) => {}
                 Err(e) => {
-                    let path = walk_error_path(&e).and_then(|p| relative(p)).unwrap_or_default();
+                    let path = walk_error_path(&e).and_then(&relative).unwrap_or_default();
                     let w = warning(WarningKind::Unreadable, &path, &e.to_string());
                     problems.lock().unwrap_or_else(|e| e.into_inner()).push(w);
                 }

@@ -4,13 +4,14 @@
 //! Rows are decoded straight into [`AssetRow`] line by line; a row that
 //! does not decode is skipped (the indexer and `doctor` own validation).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::BufRead;
 use std::path::Path;
 
 use anyhow::Context as _;
 
 use super::records::{AssetRow, PackageRow};
+use super::text::{for_each_part, Scratch};
 
 pub const ASSETS_FILE: &str = "assets.jsonl";
 pub const PACKAGES_FILE: &str = "packages.jsonl";
@@ -44,34 +45,96 @@ pub fn read_packages(index_dir: &Path) -> anyhow::Result<Vec<PackageRow>> {
     Ok(out)
 }
 
-/// Asset rows, only those of `packages` when given. A row names its package
-/// from the normal tier on; below it, a row belongs to the package whose
-/// root is the longest prefix of its path (the indexer's own grouping).
-pub fn read_assets(index_dir: &Path, packages: Option<&HashSet<String>>) -> anyhow::Result<Vec<AssetRow>> {
-    let roots: Vec<(String, String)> = match packages {
-        Some(_) => read_packages(index_dir)?
-            .into_iter()
-            .map(|p| (format!("{}/", p.root.trim_end_matches('/')), p.package_id))
-            .collect(),
-        None => vec![],
-    };
-    let package_of = |row: &AssetRow| -> Option<String> {
-        row.package_id.clone().or_else(|| {
-            roots
+/// Which package an asset row belongs to. A row names its package from the
+/// normal tier on; below it, a row belongs to the package whose root is the
+/// longest prefix of its path (the indexer's own grouping).
+struct PackageOf {
+    /// `(root with a trailing slash, package_id)`.
+    roots: Vec<(String, String)>,
+}
+
+impl PackageOf {
+    fn new(packages: &[PackageRow]) -> Self {
+        Self {
+            roots: packages
+                .iter()
+                .map(|p| (format!("{}/", p.root.trim_end_matches('/')), p.package_id.clone()))
+                .collect(),
+        }
+    }
+
+    fn get<'a>(&'a self, row: &'a AssetRow) -> Option<&'a str> {
+        row.package_id.as_deref().or_else(|| {
+            self.roots
                 .iter()
                 .filter(|(root, _)| row.path.starts_with(root.as_str()))
                 .max_by_key(|(root, _)| root.len())
-                .map(|(_, id)| id.clone())
+                .map(|(_, id)| id.as_str())
         })
-    };
+    }
+}
+
+/// Asset rows, only those of `packages` when given.
+pub fn read_assets(index_dir: &Path, packages: Option<&HashSet<String>>) -> anyhow::Result<Vec<AssetRow>> {
+    let package_of = PackageOf::new(&match packages {
+        Some(_) => read_packages(index_dir)?,
+        None => vec![],
+    });
     let mut out = Vec::new();
     for_each_row(&index_dir.join(ASSETS_FILE), |row: AssetRow| {
-        let wanted = packages.is_none_or(|set| package_of(&row).is_some_and(|p| set.contains(&p)));
+        let wanted = packages.is_none_or(|set| package_of.get(&row).is_some_and(|p| set.contains(p)));
         if wanted {
             out.push(row);
         }
     })?;
     Ok(out)
+}
+
+/// The packages, each with the `words_per_package` words most of its
+/// assets use in their name, type, folders, tags, labels and filename
+/// signals ([`PackageRow::asset_vocabulary`]; ties in alphabetical order).
+/// Summaries are left out: their sentence words would crowd the list.
+pub fn read_packages_with_vocabulary(index_dir: &Path, words_per_package: usize) -> anyhow::Result<Vec<PackageRow>> {
+    let mut packages = read_packages(index_dir)?;
+    let package_of = PackageOf::new(&packages);
+    let position: HashMap<&str, usize> = packages
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.package_id.as_str(), i))
+        .collect();
+    // Per package: word → how many of its assets use it.
+    let mut counts: Vec<HashMap<String, u32>> = vec![HashMap::new(); packages.len()];
+    let mut scratch = Scratch::default();
+    let mut seen: HashSet<String> = HashSet::new();
+    for_each_row(&index_dir.join(ASSETS_FILE), |row: AssetRow| {
+        let Some(&at) = package_of.get(&row).and_then(|id| position.get(id)) else {
+            return;
+        };
+        seen.clear();
+        let folders = row.path.rsplit_once('/').map_or("", |(dirs, _)| dirs);
+        let texts = [row.name.as_str(), row.kind.as_str(), folders]
+            .into_iter()
+            .chain(row.type_subtype.as_deref())
+            .chain(row.llm_tags.iter().map(String::as_str))
+            .chain(row.labels.iter().map(String::as_str))
+            .chain(row.filename_signals.iter().map(String::as_str));
+        for text in texts {
+            for_each_part(text, &mut scratch, |word| {
+                if !seen.contains(word) {
+                    seen.insert(word.to_owned());
+                }
+            });
+        }
+        for word in seen.drain() {
+            *counts[at].entry(word).or_default() += 1;
+        }
+    })?;
+    for (package, words) in packages.iter_mut().zip(counts) {
+        let mut words: Vec<(String, u32)> = words.into_iter().collect();
+        words.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        package.asset_vocabulary = words.into_iter().take(words_per_package).map(|(w, _)| w).collect();
+    }
+    Ok(packages)
 }
 
 /// How many asset rows the index holds (non-blank lines).
@@ -114,5 +177,26 @@ mod tests {
         assert_eq!(count_assets(dir.path()).unwrap(), 3);
         assert_eq!(manifest_version(dir.path()).as_deref(), Some("v1.2"));
         assert!(read_packages(dir.path()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn package_vocabulary_comes_from_its_assets_most_used_first() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(PACKAGES_FILE),
+            "{\"package_id\":\"audio\",\"root\":\"Assets/Audio\",\"summary\":\"sfx\"}\n\
+             {\"package_id\":\"ui\",\"root\":\"Assets/UI\"}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join(ASSETS_FILE),
+            "{\"guid\":\"a\",\"path\":\"Assets/Audio/Music/Main_Theme.ogg\",\"name\":\"Main_Theme\",\"llm_tags\":[\"music\"],\"type_subtype\":\"AudioClip/music\"}\n\
+             {\"guid\":\"b\",\"path\":\"Assets/Audio/Music/Battle.ogg\",\"name\":\"Battle\",\"llm_tags\":[\"music\",\"loop\"]}\n\
+             {\"guid\":\"c\",\"path\":\"Assets/UI/Button.png\",\"name\":\"Button\",\"package_id\":\"ui\"}\n",
+        )
+        .unwrap();
+        let packages = read_packages_with_vocabulary(dir.path(), 3).unwrap();
+        assert_eq!(packages[0].asset_vocabulary, ["assets", "audio", "music"]);
+        assert_eq!(packages[1].asset_vocabulary, ["assets", "button", "ui"]);
     }
 }

@@ -90,6 +90,14 @@ struct HintsOut {
     skipped_line: Option<usize>,
 }
 
+#[derive(Deserialize)]
+struct IndexArgs {
+    /// Give each package this many words of its assets' vocabulary (0: none),
+    /// for choosing packages by what they hold.
+    #[serde(default)]
+    vocabulary_words: usize,
+}
+
 #[derive(Serialize)]
 struct IndexOut {
     manifest_version: Option<String>,
@@ -243,12 +251,16 @@ pub fn register(registry: &mut Registry) {
         .function(
             "search.index",
             "the manifest version, asset count and packages of the index",
-            |_: serde_json::Value, ctx| {
+            |a: IndexArgs, ctx| {
                 let dir = index_dir(ctx);
+                let packages = match a.vocabulary_words {
+                    0 => load::read_packages(&dir)?,
+                    words => load::read_packages_with_vocabulary(&dir, words)?,
+                };
                 Ok(IndexOut {
                     manifest_version: load::manifest_version(&dir),
                     total_assets: load::count_assets(&dir)?,
-                    packages: load::read_packages(&dir)?,
+                    packages,
                 })
             },
         )

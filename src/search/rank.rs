@@ -46,9 +46,11 @@ pub enum Field {
     Path,
     Summary,
     UseCases,
+    /// A package's asset vocabulary ([`PackageRow::asset_vocabulary`]).
+    Contents,
 }
 
-const FIELDS: usize = 8;
+const FIELDS: usize = 9;
 
 impl Field {
     /// BM25F boost, length-normalisation `b`, and coverage credit.
@@ -62,6 +64,9 @@ impl Field {
             Field::Path => (1.0, 0.75, 0.7),
             Field::Summary => (1.0, 0.75, 0.85),
             Field::UseCases => (0.8, 0.75, 0.8),
+            // Words of some asset inside, not of the package itself: the
+            // package holds a match, but a whole package rarely is one.
+            Field::Contents => (1.5, 0.3, 0.9),
         }
     }
 
@@ -75,6 +80,7 @@ impl Field {
             Field::Path => "path",
             Field::Summary => "summary",
             Field::UseCases => "use cases",
+            Field::Contents => "its assets",
         }
     }
 
@@ -87,6 +93,7 @@ impl Field {
         Field::Path,
         Field::Summary,
         Field::UseCases,
+        Field::Contents,
     ];
 }
 
@@ -118,6 +125,7 @@ impl Document for PackageRow {
         f(Field::Path, &self.root);
         self.type_counts.keys().for_each(|t| f(Field::Type, t));
         f(Field::Summary, &self.summary);
+        self.asset_vocabulary.iter().for_each(|w| f(Field::Contents, w));
     }
 }
 
@@ -137,7 +145,7 @@ pub struct Scored {
     pub coverage: f32,
     pub bm25: f32,
     /// Per concept: the fields it was found in (bit `i` = `Field::ALL[i]`).
-    pub found_in: Vec<u8>,
+    pub found_in: Vec<u16>,
 }
 
 /// A record that matched, before scoring.
@@ -256,7 +264,7 @@ pub fn score<D: Document + Sync>(docs: &[D], query: &Query) -> Vec<Scored> {
         .map(|hit| {
             let mut bm25 = 0.0;
             let mut covered = 0.0;
-            let mut found_in = vec![0u8; n_concepts];
+            let mut found_in = vec![0u16; n_concepts];
             for c in 0..n_concepts {
                 let mut tfn = 0.0;
                 let mut best: f32 = 0.0;
@@ -292,6 +300,11 @@ pub fn confidence(coverage: f32, bonus: f32) -> f32 {
 
 fn round3(x: f32) -> f32 {
     (x * 1000.0).round() / 1000.0
+}
+
+/// A confidence as JSON: `0.822`, not the `0.8220000267028809` of a widened f32.
+fn three_decimals<S: serde::Serializer>(x: &f32, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64((f64::from(*x) * 1000.0).round() / 1000.0)
 }
 
 /// Where a record stands against a `subtype_hint` (seed Step 5.1.4).
@@ -350,6 +363,7 @@ impl SubtypeTier {
 pub struct Candidate {
     pub guid: String,
     pub path: String,
+    #[serde(serialize_with = "three_decimals")]
     pub confidence: f32,
     pub reasoning: String,
 }
@@ -407,6 +421,7 @@ pub fn rank_assets(rows: &[AssetRow], query: &Query, options: &RankOptions) -> V
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PackageChoice {
     pub package_id: String,
+    #[serde(serialize_with = "three_decimals")]
     pub confidence: f32,
     pub reasoning: String,
 }

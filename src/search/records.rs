@@ -48,6 +48,13 @@ pub struct PackageRow {
     pub type_counts: BTreeMap<String, u64>,
     #[serde(default, alias = "llm_summary", deserialize_with = "text")]
     pub summary: String,
+    /// The words its assets use most (names, types, folders, tags, labels,
+    /// filename signals), most frequent first. A summary names only a
+    /// package's top themes, so search builds this from the asset rows
+    /// ([`super::load::read_packages_with_vocabulary`]) to choose a package
+    /// by what it holds.
+    #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
+    pub asset_vocabulary: Vec<String>,
 }
 
 /// Every string in a JSON value: a string, the strings of a list, the values

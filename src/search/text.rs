@@ -49,6 +49,26 @@ pub fn terms(text: &str) -> Vec<String> {
     out
 }
 
+/// Every part of every word of `text`, lowercased but not stemmed
+/// (`Zombie_Walker` → `zombie`, `walker`), skipping single letters and
+/// digits. For text that is stored and tokenised again later, where a
+/// stem would be stemmed twice.
+pub fn for_each_part(text: &str, scratch: &mut Scratch, mut emit: impl FnMut(&str)) {
+    for word in words(text) {
+        scratch.parts.clear();
+        split_parts(word, &mut scratch.parts);
+        for &(start, end) in &scratch.parts {
+            let part = &word[start..end];
+            if part.chars().count() < 2 && !part.chars().any(is_hangul) {
+                continue;
+            }
+            scratch.term.clear();
+            lower_into(part, &mut scratch.term);
+            emit(&scratch.term);
+        }
+    }
+}
+
 /// The single term a phrase stands for: `"sound-effect"`, `"sound effect"` and
 /// `"SoundEffects"` all give `soundeffect`. Used for alias and rule entries,
 /// which name one concept even when written as several words.

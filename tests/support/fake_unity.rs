@@ -384,6 +384,37 @@ fn write_frame(stream: &mut TcpStream, payload: &[u8]) -> std::io::Result<()> {
     stream.write_all(&frame)
 }
 
+/// The real `mcp-for-unity` command: `$UNITY_ASSETS_MCP_SERVER`, else the
+/// virtualenv `.ci/install-mcp-server.sh` creates (`target/venv-mcp`), else
+/// PATH. `None` when absent: the tests that need it then skip, saying so.
+pub fn mcp_server_command() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("UNITY_ASSETS_MCP_SERVER") {
+        return Some(PathBuf::from(path));
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/venv-mcp/bin/mcp-for-unity");
+    if venv.is_file() {
+        return Some(venv);
+    }
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|dir| Path::new(dir).join("mcp-for-unity"))
+        .find(|candidate| candidate.is_file())
+}
+
+/// The environment that confines the server to a test's own editor: its
+/// HOME and status folder inside the test's temp dir, telemetry off.
+pub fn server_env(home: &Path, status_dir: &Path) -> std::collections::BTreeMap<String, String> {
+    [
+        ("HOME", home.to_string_lossy().into_owned()),
+        ("UNITY_MCP_STATUS_DIR", status_dir.to_string_lossy().into_owned()),
+        ("DISABLE_TELEMETRY", "1".to_owned()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
+
 fn time_now_rfc3339() -> String {
     let format = time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z");
     time::OffsetDateTime::now_utc()
