@@ -52,7 +52,12 @@ impl Project {
             if !layer.values.is_object() {
                 layer.values = serde_json::json!({});
             }
-            let llm = layer.values.as_object_mut().expect("object").entry("llm").or_insert_with(|| serde_json::json!({}));
+            let llm = layer
+                .values
+                .as_object_mut()
+                .expect("object")
+                .entry("llm")
+                .or_insert_with(|| serde_json::json!({}));
             if let Some(llm) = llm.as_object_mut() {
                 llm.insert("provider".into(), name);
             }

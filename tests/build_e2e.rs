@@ -16,9 +16,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use engine::mcp::args_digest;
 use fake_unity::FakeUnity;
 use llm_server::{LlmServer, Reply};
 use serde_json::{json, Value};
+use unity_assets::build::plan::{plan, PlanAsset, PlanRequest};
 use unity_assets::eval::{load_seed_templates, seed_guid};
 
 const BIN: &str = env!("CARGO_BIN_EXE_unity-assets");
@@ -120,6 +122,31 @@ impl Fixture {
         }
     }
 
+    /// Each group's best candidate in the last search result.
+    fn top_candidates(&self) -> Vec<TopCandidate> {
+        let text = std::fs::read_to_string(self.project.join(INDEX_DIR).join("search-result.json"))
+            .expect("the build wrote a search result");
+        let result: Value = serde_json::from_str(&text).expect("search-result.json is JSON");
+        result["groups"]
+            .as_array()
+            .expect("search-result.json has groups")
+            .iter()
+            .map(|g| {
+                let best = g["candidates"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .max_by(|a, b| confidence_of(a).total_cmp(&confidence_of(b)))
+                    .expect("every group has a candidate");
+                TopCandidate {
+                    sub_intent: g["sub_intent"].as_str().unwrap_or_default().to_owned(),
+                    path: best["path"].as_str().unwrap_or_default().to_owned(),
+                    confidence: confidence_of(best),
+                }
+            })
+            .collect()
+    }
+
     fn audit_rows(&self) -> Vec<Value> {
         std::fs::read_to_string(self.project.join(INDEX_DIR).join("orchestrator-audit.jsonl"))
             .unwrap_or_default()
@@ -145,6 +172,69 @@ impl Run {
     fn has_line(&self, line: &str) -> bool {
         self.stdout.lines().any(|l| l == line)
     }
+}
+
+/// A group's best candidate, as the build's gate and summary see it.
+#[derive(Debug)]
+struct TopCandidate {
+    sub_intent: String,
+    path: String,
+    confidence: f64,
+}
+
+/// The gate's branches (seed Step 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Branch {
+    Auto,
+    Confirm,
+    Reject,
+}
+
+/// `confidence_threshold` {auto, confirm} by default.
+const DEFAULT_THRESHOLDS: (f64, f64) = (0.70, 0.40);
+
+impl TopCandidate {
+    fn branch(&self, (auto, confirm): (f64, f64)) -> Branch {
+        match self.confidence {
+            c if c >= auto => Branch::Auto,
+            c if c >= confirm => Branch::Confirm,
+            _ => Branch::Reject,
+        }
+    }
+
+    fn verdict_line(&self, group: usize, verdict: &str) -> String {
+        format!(
+            "[unity-assets:build] {group}. {} — {verdict}: {} ({:.2})",
+            self.sub_intent, self.path, self.confidence
+        )
+    }
+}
+
+/// The summary line: verdict counts in the summary's order, then audit lines.
+fn summary_line(verdicts: &[&str], audit_lines: usize) -> String {
+    const ORDER: [&str; 6] = [
+        "auto applied",
+        "confirmed and applied",
+        "unconfirmed",
+        "rejected",
+        "scope_violation",
+        "failed",
+    ];
+    let counts: Vec<String> = ORDER
+        .iter()
+        .filter_map(|label| {
+            let n = verdicts.iter().filter(|v| *v == label).count();
+            (n > 0).then(|| format!("{n} {label}"))
+        })
+        .collect();
+    format!(
+        "[unity-assets:build] summary: {}; {audit_lines} audit lines written",
+        counts.join(", ")
+    )
+}
+
+fn confidence_of(candidate: &Value) -> f64 {
+    candidate["confidence"].as_f64().unwrap_or_default()
 }
 
 fn fixture_assets() -> Vec<(String, String)> {
@@ -189,24 +279,31 @@ fn build_runs_search_first_then_sends_each_asset_type_through_the_real_server() 
     let fx = Fixture::new(&fixture_assets(), &json!({}));
     fx.write_config(&json!({"mcp": fx.mcp_config(&command)}));
 
-    // First run: no search result yet, so R3 then search, then every group.
+    // First run: no search result yet, so R3 then search, then every group
+    // (`--yes` applies the confirm groups' top candidates too).
     let first = fx.run(&["build", REQUEST, "--yes"], &[]);
     assert_eq!(first.code, 0, "{}", first.output());
     assert!(first.has_line(R3_LINE), "{}", first.output());
+    let tops = fx.top_candidates();
+    assert!(
+        tops.len() == 3 && tops.iter().all(|t| t.branch(DEFAULT_THRESHOLDS) != Branch::Reject),
+        "the request should find a prefab, a sound and a material: {tops:?}"
+    );
+
     let sent = fx.editor.tool_commands();
     let save = ("manage_scene", "save");
     let create = ("manage_gameobject", "create");
     assert_eq!(shape(&sent), pairs(&[create, save, create, save, create, save]));
-    assert_eq!(sent[0].params["prefabPath"], ASSETS[0].0, "the prefab is instantiated");
+    assert_eq!(sent[0].params["prefabPath"], tops[0].path, "the prefab is instantiated");
     assert_eq!(sent[2].params["componentsToAdd"][0]["typeName"], "AudioSource");
-    assert_eq!(sent[2].params["componentsToAdd"][0]["properties"]["clip"], ASSETS[1].0);
+    assert_eq!(sent[2].params["componentsToAdd"][0]["properties"]["clip"], tops[1].path);
     assert_eq!(
         sent[4].params["primitiveType"], "Cube",
         "the material goes on a primitive"
     );
     assert_eq!(
         sent[4].params["componentProperties"]["MeshRenderer"]["sharedMaterial"],
-        ASSETS[2].0
+        tops[2].path
     );
     assert_eq!(fx.editor.scene_saves(), 3);
 
@@ -216,45 +313,76 @@ fn build_runs_search_first_then_sends_each_asset_type_through_the_real_server() 
     assert!(rows.iter().all(|r| r["verdict"] == "allowed"));
     assert_eq!(
         (&rows[0]["tool"], &rows[0]["action"], &rows[0]["sub_intent"]),
-        (&json!("manage_gameobject"), &json!("create"), &json!("좀비 적 프리팹"))
+        (
+            &json!("manage_gameobject"),
+            &json!("create"),
+            &json!(tops[0].sub_intent)
+        )
     );
-    for line in [
-        "[unity-assets:build] 1. 좀비 적 프리팹 — confirmed and applied: Assets/ZombieKit/Prefabs/Zombie_Walker.prefab (0.57)",
-        "[unity-assets:build] 2. 좀비 신음 효과음 — auto applied: Assets/ZombieKit/Audio/Zombie_Groan.wav (0.95)",
-        "[unity-assets:build] summary: 1 auto applied, 2 confirmed and applied; 6 audit lines written",
-    ] {
-        assert!(first.has_line(line), "missing `{line}`:\n{}", first.output());
+    let planned = plan(&PlanRequest {
+        asset: PlanAsset {
+            path: tops[0].path.clone(),
+            kind: None,
+        },
+    });
+    assert_eq!(
+        rows[0]["args_digest"],
+        args_digest(&planned.calls[0].args),
+        "the digest is over the planned arguments"
+    );
+    let verdicts: Vec<&str> = tops
+        .iter()
+        .map(|t| match t.branch(DEFAULT_THRESHOLDS) {
+            Branch::Auto => "auto applied",
+            _ => "confirmed and applied",
+        })
+        .collect();
+    for (i, (top, verdict)) in tops.iter().zip(&verdicts).enumerate() {
+        let line = top.verdict_line(i + 1, verdict);
+        assert!(first.has_line(&line), "missing `{line}`:\n{}", first.output());
     }
+    let summary = summary_line(&verdicts, 6);
+    assert!(first.has_line(&summary), "missing `{summary}`:\n{}", first.output());
 
-    // Second run: the search result is fresh; unanswered confirm groups stay
-    // unconfirmed and only the automatic group is sent.
-    let second = fx.run(&["build", REQUEST, "--non-interactive"], &[]);
+    // Later runs: the search result is fresh (no R3). Thresholds put around
+    // the found confidences make the sound automatic and the others confirm
+    // groups, whatever the ranker's calibration.
+    let (sound, others) = (tops[1].confidence, tops[0].confidence.max(tops[2].confidence));
+    assert!(sound > others, "the sound should be the surest match: {tops:?}");
+    fx.write_config(&json!({
+        "mcp": fx.mcp_config(&command),
+        "confidence_threshold": {
+            "auto": (sound + others) / 2.0,
+            "confirm": tops[0].confidence.min(tops[2].confidence) / 2.0,
+        },
+    }));
+    let gated = ["build", REQUEST, "--non-interactive"];
+
+    // Unanswered confirm groups stay unconfirmed; only the automatic one is sent.
+    let second = fx.run(&gated, &[]);
     assert_eq!(second.code, 0, "{}", second.output());
     assert!(!second.has_line(R3_LINE), "{}", second.output());
     let sent_now = &fx.editor.tool_commands()[sent.len()..];
     assert_eq!(shape(sent_now), pairs(&[create, save]));
     assert_eq!(sent_now[0].params["componentsToAdd"][0]["typeName"], "AudioSource");
-    assert!(
-        second.has_line("[unity-assets:build] 1. 좀비 적 프리팹 — unconfirmed: best confidence 0.57; rerun with --choose 1=N or --yes"),
-        "{}",
-        second.output()
+    let unconfirmed = format!(
+        "[unity-assets:build] 1. {} — unconfirmed: best confidence {:.2}; rerun with --choose 1=N or --yes",
+        tops[0].sub_intent, tops[0].confidence
     );
-    assert!(
-        second.has_line("[unity-assets:build] summary: 1 auto applied, 2 unconfirmed; 2 audit lines written"),
-        "{}",
-        second.output()
-    );
+    assert!(second.has_line(&unconfirmed), "{}", second.output());
+    let summary = summary_line(&["auto applied", "unconfirmed", "unconfirmed"], 2);
+    assert!(second.has_line(&summary), "missing `{summary}`:\n{}", second.output());
 
-    // Third run: --choose answers group 1 with its second candidate.
+    // --choose answers group 1 with its second candidate.
     let before = fx.editor.tool_commands().len();
-    let third = fx.run(&["build", REQUEST, "--non-interactive", "--choose", "1=2"], &[]);
+    let third = fx.run(&[&gated[..], &["--choose", "1=2"]].concat(), &[]);
     assert_eq!(third.code, 0, "{}", third.output());
     let sent_now = &fx.editor.tool_commands()[before..];
     assert_eq!(shape(sent_now), pairs(&[create, save, create, save]));
     let chosen = sent_now[0].params["prefabPath"]
         .as_str()
         .expect("a prefab was instantiated");
-    assert_ne!(chosen, ASSETS[0].0, "the second candidate, not the top one");
+    assert_ne!(chosen, tops[0].path, "the second candidate, not the top one");
     assert!(
         third.stdout.contains(&format!("— confirmed and applied: {chosen}")),
         "{}",
@@ -327,8 +455,10 @@ async fn a_forbidden_call_in_an_llm_plan_never_reaches_the_editor() {
         run.output()
     );
     assert!(
-        run.has_line("[unity-assets:build] summary: 2 confirmed and applied, 1 scope_violation; 5 audit lines written")
-            || run.has_line("[unity-assets:build] summary: 1 auto applied, 1 confirmed and applied, 1 scope_violation; 5 audit lines written"),
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("[unity-assets:build] summary: ")
+                && l.ends_with(" 1 scope_violation; 5 audit lines written")),
         "{}",
         run.output()
     );

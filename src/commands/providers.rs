@@ -15,7 +15,8 @@ pub struct ProviderCheck {
     pub name: &'static str,
     pub ok: bool,
     pub detail: String,
-    pub fix: Option<String>,
+    /// What to do when it failed (empty when ok).
+    pub fix: String,
 }
 
 #[derive(Deserialize)]
@@ -43,7 +44,7 @@ async fn check(llm: &LlmConfig, offline: bool) -> ProviderCheck {
             name,
             ok: true,
             detail: "builtin (offline, no key needed)".into(),
-            fix: None,
+            fix: String::new(),
         };
     }
     let provider = match engine::llm::connect(llm, 1) {
@@ -53,7 +54,7 @@ async fn check(llm: &LlmConfig, offline: bool) -> ProviderCheck {
                 name,
                 ok: true,
                 detail: "builtin".into(),
-                fix: None,
+                fix: String::new(),
             }
         }
         Err(e) => {
@@ -61,7 +62,7 @@ async fn check(llm: &LlmConfig, offline: bool) -> ProviderCheck {
                 name,
                 ok: false,
                 detail: e.to_string(),
-                fix: Some("set the key variable or llm.provider in .claude/unity-assets.yml".into()),
+                fix: "set the key variable or llm.provider in .claude/unity-assets.yml".into(),
             }
         }
     };
@@ -73,7 +74,7 @@ async fn check(llm: &LlmConfig, offline: bool) -> ProviderCheck {
                 "{} configured (reachability not checked: --offline)",
                 llm.provider.name()
             ),
-            fix: None,
+            fix: String::new(),
         };
     }
     let report = tokio::time::timeout(
@@ -86,19 +87,19 @@ async fn check(llm: &LlmConfig, offline: bool) -> ProviderCheck {
             name,
             ok: true,
             detail: format!("{} {} answered in {} ms", r.provider, r.model, r.latency_ms),
-            fix: None,
+            fix: String::new(),
         },
         Ok(r) => ProviderCheck {
             name,
             ok: false,
             detail: format!("{} {}: {}", r.provider, r.model, r.error.unwrap_or_default()),
-            fix: Some("run `unity-assets providers check` for details".into()),
+            fix: "run `unity-assets providers check` for details".into(),
         },
         Err(_) => ProviderCheck {
             name,
             ok: false,
             detail: "no answer in time".into(),
-            fix: Some("check llm.base_url and the network".into()),
+            fix: "check llm.base_url and the network".into(),
         },
     }
 }

@@ -17,6 +17,10 @@
 //!   name, times the term's weight: 0.7 for a sibling translation) and
 //!   `w_c = prior_c · (0.5 + 0.5 · idf_c / idf_max)` (an unknown Korean word
 //!   counts half, a weak word a third, a concept matched everywhere half).
+//!   A concept no record mentions at all counts `0.35 · prior_c`: it is a
+//!   gap of the index's vocabulary ("top-down" when no tag says so), which
+//!   says nothing for or against any one record, so it should not sink a
+//!   record that matches the rest of the query well.
 //!   Then `confidence = 0.05 + 0.85 · coverage`, plus at most 0.05 for the
 //!   subtype priority and 0.10 for past picks, capped at 0.99. So **0.70**
 //!   (auto) needs ≈ 80 % of the query's weighted meaning found in strong
@@ -134,6 +138,8 @@ const K1: f32 = 1.2;
 const FLOOR: f32 = 0.05;
 const SPAN: f32 = 0.85;
 const MAX_CONFIDENCE: f32 = 0.99;
+/// Coverage weight of a concept that no record mentions (see the module docs).
+const UNSEEN_WEIGHT: f32 = 0.35;
 /// Concepts beyond this many are ignored (a bit mask tracks fields per concept).
 const MAX_CONCEPTS: usize = 32;
 
@@ -255,8 +261,14 @@ pub fn score<D: Document + Sync>(docs: &[D], query: &Query) -> Vec<Scored> {
     let idf_max = (1.0 + (n + 0.5) / 0.5).ln();
     let weights: Vec<f32> = concepts
         .iter()
-        .zip(&idf)
-        .map(|(c, &i)| c.prior * (0.5 + 0.5 * i / idf_max))
+        .zip(idf.iter().zip(&df))
+        .map(|(c, (&i, &d))| {
+            if d == 0.0 {
+                c.prior * UNSEEN_WEIGHT
+            } else {
+                c.prior * (0.5 + 0.5 * i / idf_max)
+            }
+        })
         .collect();
     let total_weight: f32 = weights.iter().sum::<f32>().max(f32::EPSILON);
 

@@ -1,0 +1,589 @@
+//! `unity-assets search`, `pick` and `eval` end to end: the real binary on
+//! Unity projects generated in a temporary folder (asset files and `.meta`
+//! files only), indexed by the project's own indexer, then searched through
+//! `pipelines/search.yaml`. Every exact line of DESIGN §5 that search and
+//! pick print is checked here in a real run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+const INDEX_DIR: &str = ".claude/unity-asset-index";
+
+/// A generated Unity project.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+/// What one run of the binary did.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn lines(&self) -> Vec<&str> {
+        self.stdout.lines().collect()
+    }
+
+    /// How many stdout lines are exactly `line`.
+    fn count(&self, line: &str) -> usize {
+        self.stdout.lines().filter(|l| *l == line).count()
+    }
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {}\n--- stdout\n{}--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// The guid the seed fixture builder gives `rel`: the first 16 bytes of its
+/// sha256, as 32 lowercase hex digits.
+fn guid_of(rel: &str) -> String {
+    Sha256::digest(rel.as_bytes())
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+impl Project {
+    /// A project holding an empty file and a `.meta` (guid, labels) per asset.
+    fn new(assets: &[(&str, &[&str])]) -> Self {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        std::fs::create_dir_all(dir.path().join("ProjectSettings")).unwrap();
+        let project = Self { dir };
+        for (rel, labels) in assets {
+            project.add_asset(rel, labels);
+        }
+        project
+    }
+
+    fn add_asset(&self, rel: &str, labels: &[&str]) {
+        let file = self.path().join(rel);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "").unwrap();
+        let mut meta = format!("fileFormatVersion: 2\nguid: {}\n", guid_of(rel));
+        if !labels.is_empty() {
+            meta.push_str("labels:\n");
+            for label in labels {
+                meta.push_str(&format!("- {label}\n"));
+            }
+        }
+        std::fs::write(format!("{}.meta", file.display()), meta).unwrap();
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn index_file(&self, name: &str) -> PathBuf {
+        self.path().join(INDEX_DIR).join(name)
+    }
+
+    /// Write `.claude/unity-assets.yml`.
+    fn configure(&self, yaml: &str) {
+        std::fs::create_dir_all(self.path().join(".claude")).unwrap();
+        std::fs::write(self.path().join(".claude/unity-assets.yml"), yaml).unwrap();
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        finish(self.command(args).output().expect("the binary runs"))
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_unity-assets"));
+        command
+            .arg("--project")
+            .arg(self.path())
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env_remove("UNITY_ASSETS_PROVIDER")
+            .env_remove("RUST_LOG");
+        command
+    }
+
+    fn reindex(&self) {
+        let run = self.run(&["reindex"]);
+        assert_eq!(run.code, 0, "{run:?}");
+    }
+
+    fn json(&self, name: &str) -> Value {
+        let text = std::fs::read_to_string(self.index_file(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}\n{text}"))
+    }
+
+    /// `search-result.json`, after checking it against its schema.
+    fn result(&self) -> Value {
+        let result = self.json("search-result.json");
+        assert_valid("search-result.schema.json", &result);
+        result
+    }
+}
+
+fn finish(output: Output) -> Run {
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+fn assert_valid(schema: &str, value: &Value) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas").join(schema);
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(value).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{} invalid: {errors:?}\n{value:#}", path.display());
+}
+
+/// The paths of every candidate of every group.
+fn candidate_paths(result: &Value) -> Vec<Vec<String>> {
+    result["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            g["candidates"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["path"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+/// A small game project: four packages of a few assets each.
+fn game_project() -> Project {
+    Project::new(&[
+        (
+            "Assets/Packages/ZombieKit/Prefabs/Zombie_Basic.prefab",
+            &["zombie", "enemy"],
+        ),
+        (
+            "Assets/Packages/ZombieKit/Prefabs/Zombie_Fast.prefab",
+            &["zombie", "enemy"],
+        ),
+        ("Assets/Packages/ZombieKit/Prefabs/Survivor_Player.prefab", &["player"]),
+        ("Assets/Packages/ZombieKit/Scripts/ZombieAI.cs", &[]),
+        (
+            "Assets/Packages/NatureForest/Prefabs/Tree_Pine.prefab",
+            &["nature", "tree"],
+        ),
+        ("Assets/Packages/NatureForest/Materials/Rock_Mossy.mat", &[]),
+        ("Assets/Packages/AudioKit/Music/Music_Tension.wav", &["audio", "music"]),
+        ("Assets/Packages/AudioKit/SFX/SFX_Footstep.wav", &["audio", "sfx"]),
+        ("Assets/Packages/UIKit/Prefabs/MainMenu.prefab", &["ui"]),
+        ("Assets/Packages/UIKit/Prefabs/PauseMenu.prefab", &["ui"]),
+    ])
+}
+
+const NOTHING_MATCHES: &str = "spaceship laser cannon";
+const FALLBACK_1_K5: &str = "[unity-assets:search] fallback stage 1: top-K expansion (K=5)";
+const FALLBACK_1_K8: &str = "[unity-assets:search] fallback stage 1: top-K expansion (K=8)";
+const FALLBACK_2: &str = "[unity-assets:search] fallback stage 2: map-reduce forced (chunks=1)";
+const FALLBACK_3: &str = "[unity-assets:search] fallback stage 3: no_match (suggested_action=reindex)";
+
+#[test]
+fn search_prints_every_routed_group_and_writes_a_valid_result() {
+    let project = game_project();
+    let run = project.run(&["search", "좀비 적 캐릭터, 배경 음악", "--reindex"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains("[unity-assets:index]"),
+        "--reindex indexes first: {run:?}"
+    );
+    assert!(!run.stdout.contains("warning: the index is missing"), "{run:?}");
+    let lines = run.lines();
+    assert!(
+        lines.contains(&"[unity-assets:search] 2 sub-intent(s) for \"좀비 적 캐릭터, 배경 음악\""),
+        "{run:?}"
+    );
+    assert!(
+        lines.contains(&"1. 좀비 적 캐릭터") && lines.contains(&"2. 배경 음악"),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("unity-assets pick N"), "{run:?}");
+
+    let result = project.result();
+    assert_eq!(result["status"], "ok");
+    assert_eq!(result["query"], "좀비 적 캐릭터, 배경 음악");
+    assert_eq!(result["manifest_version"], project.json("manifest.json")["version"]);
+    let paths = candidate_paths(&result);
+    assert_eq!(paths.len(), 2, "one group per sub-intent: {result:#}");
+    assert!(paths[0][0].contains("/Zombie_"), "{paths:?}");
+    assert_eq!(paths[1][0], "Assets/Packages/AudioKit/Music/Music_Tension.wav");
+
+    // --json prints the document the file holds.
+    let run = project.run(&["search", "좀비 적 캐릭터, 배경 음악", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let printed: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    assert_eq!(printed, project.result());
+}
+
+#[test]
+fn a_sub_intent_without_candidates_keeps_its_group() {
+    let project = game_project();
+    project.reindex();
+    let run = project.run(&["search", "zombie enemy, spaceship laser"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run
+        .lines()
+        .contains(&"[unity-assets:search] 2 sub-intent(s) for \"zombie enemy, spaceship laser\""));
+    let result = project.result();
+    let paths = candidate_paths(&result);
+    assert_eq!(paths.len(), 2, "{result:#}");
+    assert!(!paths[0].is_empty() && paths[1].is_empty(), "{paths:?}");
+}
+
+#[test]
+fn rejected_queries_print_no_query_and_exit_2() {
+    let project = game_project();
+    for query in ["", "   ", "\"zombie", "좀비 “적", "😀🎮🔥"] {
+        let run = project.run(&["search", query]);
+        assert_eq!(run.code, 2, "{query:?}: {run:?}");
+        let result = project.result();
+        assert_eq!(result["status"], "no_query", "{query:?}");
+        let reason = result["reason"].as_str().expect("a reason");
+        assert!(!reason.is_empty());
+        let line = format!(
+            "{{\"status\": \"no_query\", \"reason\": {}}}",
+            serde_json::to_string(reason).unwrap()
+        );
+        assert_eq!(run.count(&line), 1, "{query:?}: expected {line}\n{run:?}");
+    }
+}
+
+#[test]
+fn missing_or_stale_index_warns_with_both_ways_out() {
+    let project = game_project();
+    let warns = |run: &Run| {
+        run.stdout.contains("warning: the index is missing or stale")
+            && run.stdout.contains("`unity-assets reindex`")
+            && run.stdout.contains("`--reindex`")
+    };
+    let missing = project.run(&["search", "zombie"]);
+    assert!(warns(&missing), "{missing:?}");
+
+    let reindexed = project.run(&["search", "zombie", "--reindex"]);
+    assert!(
+        !warns(&reindexed) && reindexed.stdout.contains("[unity-assets:index]"),
+        "{reindexed:?}"
+    );
+    assert_eq!(project.result()["status"], "ok");
+    let fresh = project.run(&["search", "zombie"]);
+    assert!(
+        !warns(&fresh) && !fresh.stdout.contains("[unity-assets:index]"),
+        "{fresh:?}"
+    );
+
+    // assets.jsonl touched after the last index run.
+    let assets = std::fs::File::options()
+        .write(true)
+        .open(project.index_file("assets.jsonl"))
+        .unwrap();
+    assets
+        .set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(60))
+        .unwrap();
+    let stale = project.run(&["search", "zombie"]);
+    assert!(warns(&stale), "{stale:?}");
+    // The query's own "재인덱스해서 검색" counts as --reindex.
+    let asked = project.run(&["search", "zombie 재인덱스해서 검색"]);
+    assert!(
+        !warns(&asked) && asked.stdout.contains("[unity-assets:index]"),
+        "{asked:?}"
+    );
+}
+
+#[test]
+fn a_rich_index_or_a_small_context_takes_the_map_reduce_branch() {
+    let project = game_project();
+    project.configure("index_depth: rich\nmax_assets_in_context: 4\n");
+    project.reindex();
+    let assets = std::fs::read_to_string(project.index_file("assets.jsonl"))
+        .unwrap()
+        .lines()
+        .count();
+    let run = project.run(&["search", "zombie enemy"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let line = format!(
+        "[unity-assets:search] map-reduce 분기 활성 (assets={assets}, chunks={})",
+        assets.div_ceil(4)
+    );
+    assert_eq!(run.count(&line), 1, "expected {line}\n{run:?}");
+    let paths = candidate_paths(&project.result());
+    assert!(paths[0][0].contains("/Zombie_"), "{paths:?}");
+}
+
+#[test]
+fn more_than_2000_assets_take_the_map_reduce_branch() {
+    let project = game_project();
+    for i in 0..2000 {
+        project.add_asset(&format!("Assets/Packages/Props/Crate_{i:04}.prefab"), &[]);
+    }
+    project.reindex();
+    let run = project.run(&["search", "mossy rock"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.count("[unity-assets:search] map-reduce 분기 활성 (assets=2010, chunks=5)"),
+        1,
+        "{run:?}"
+    );
+    assert_eq!(
+        candidate_paths(&project.result())[0][0],
+        "Assets/Packages/NatureForest/Materials/Rock_Mossy.mat"
+    );
+}
+
+#[test]
+fn a_query_that_matches_nothing_goes_through_all_three_fallback_stages() {
+    let project = game_project();
+    project.reindex();
+    let run = project.run(&["search", NOTHING_MATCHES]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let markers: Vec<&str> = run
+        .lines()
+        .into_iter()
+        .filter(|l| l.contains("fallback stage"))
+        .collect();
+    assert_eq!(
+        markers,
+        [FALLBACK_1_K5, FALLBACK_1_K8, FALLBACK_2, FALLBACK_3],
+        "{run:?}"
+    );
+    let result = project.result();
+    assert_eq!(result["status"], "no_match");
+    assert_eq!(result["suggested_action"], "reindex");
+    assert_eq!(result["groups"], Value::Array(vec![]));
+
+    // max_stage 2: stage 2 is the last try, then straight to no_match.
+    project.configure("fallback:\n  max_stage: 2\n");
+    let run = project.run(&["search", NOTHING_MATCHES]);
+    let markers: Vec<&str> = run
+        .lines()
+        .into_iter()
+        .filter(|l| l.contains("fallback stage"))
+        .collect();
+    assert_eq!(
+        markers,
+        [FALLBACK_1_K5, FALLBACK_1_K8, FALLBACK_2, FALLBACK_3],
+        "{run:?}"
+    );
+    assert_eq!(project.result()["status"], "no_match");
+}
+
+#[test]
+fn fallback_stops_at_k5_when_a_wider_package_choice_finds_the_asset() {
+    // Three packages each hold one word of the query per asset, so their
+    // vocabularies cover the whole query and they are chosen first, but no
+    // single asset of theirs reaches 0.40. The asset covering most of the
+    // query sits in a fourth package, reached only with K=5.
+    let mut assets: Vec<(String, Vec<&str>)> = Vec::new();
+    for package in ["Alpha", "Bravo", "Charlie"] {
+        for word in ["Red", "Crystal", "Lamp", "Tower"] {
+            assets.push((format!("Assets/Packages/{package}/{word}_{package}.prefab"), vec![]));
+        }
+    }
+    assets.push(("Assets/Packages/Delta/Red_Crystal_Lamp.prefab".to_owned(), vec![]));
+    assets.push(("Assets/Packages/Delta/Bench.prefab".to_owned(), vec![]));
+    let refs: Vec<(&str, &[&str])> = assets.iter().map(|(p, l)| (p.as_str(), l.as_slice())).collect();
+    let project = Project::new(&refs);
+    project.reindex();
+    let run = project.run(&["search", "red crystal lamp tower"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.count(FALLBACK_1_K5), 1, "{run:?}");
+    for absent in [FALLBACK_1_K8, FALLBACK_2, FALLBACK_3] {
+        assert_eq!(run.count(absent), 0, "{absent}\n{run:?}");
+    }
+    let result = project.result();
+    assert_eq!(result["status"], "ok");
+    let top = &result["groups"][0]["candidates"][0];
+    assert_eq!(top["path"], "Assets/Packages/Delta/Red_Crystal_Lamp.prefab");
+    assert!(top["confidence"].as_f64().unwrap() >= 0.40, "{top}");
+}
+
+const PICK_NO_RESULT: &str = "[unity-assets:pick] error: no search result; run /unity-assets:search first";
+const PICK_STALE: &str = "[unity-assets:pick] error: stale search result; reindex required";
+const PICK_LOCKED: &str = "[unity-assets:pick] error: feedback.jsonl locked";
+
+#[test]
+fn pick_prints_its_five_lines_with_their_exit_codes() {
+    let project = game_project();
+    project.reindex();
+    let run = project.run(&["pick", "0"]);
+    assert_eq!((run.code, run.lines()), (1, vec![PICK_NO_RESULT]), "{run:?}");
+
+    assert_eq!(project.run(&["search", "zombie enemy"]).code, 0);
+    let result = project.result();
+    let candidates = result["groups"][0]["candidates"].as_array().unwrap().clone();
+    let out_of_range = candidates.len().to_string();
+    let run = project.run(&["pick", &out_of_range]);
+    let line = format!(
+        "[unity-assets:pick] error: index {out_of_range} out of range (max {})",
+        candidates.len() - 1
+    );
+    assert_eq!((run.code, run.lines()), (1, vec![line.as_str()]), "{run:?}");
+
+    let lock = project.index_file("feedback.jsonl.lock");
+    std::fs::write(&lock, "").unwrap();
+    let run = project.run(&["pick", "0"]);
+    assert_eq!((run.code, run.lines()), (1, vec![PICK_LOCKED]), "{run:?}");
+    std::fs::remove_file(&lock).unwrap();
+
+    let run = project.run(&["pick", "1"]);
+    let recorded = format!(
+        "[unity-assets:pick] recorded: {}",
+        candidates[1]["guid"].as_str().unwrap()
+    );
+    assert_eq!((run.code, run.lines()), (0, vec![recorded.as_str()]), "{run:?}");
+    let feedback = std::fs::read_to_string(project.index_file("feedback.jsonl")).unwrap();
+    let row: Value = serde_json::from_str(feedback.trim()).unwrap();
+    assert_valid("feedback-row.schema.json", &row);
+    assert_eq!(row["picked_guid"], candidates[1]["guid"]);
+    assert_eq!(row["query"], "zombie enemy");
+
+    // A reindex that changes the manifest version makes the result stale.
+    let manifest_path = project.index_file("manifest.json");
+    let mut manifest = project.json("manifest.json");
+    manifest["version"] = Value::from("v999.0");
+    std::fs::write(&manifest_path, manifest.to_string()).unwrap();
+    let run = project.run(&["pick", "0"]);
+    assert_eq!((run.code, run.lines()), (1, vec![PICK_STALE]), "{run:?}");
+}
+
+#[test]
+fn fifty_concurrent_picks_leave_fifty_intact_rows() {
+    let project = game_project();
+    project.reindex();
+    assert_eq!(project.run(&["search", "zombie enemy"]).code, 0);
+    let children: Vec<_> = (0..50)
+        .map(|i| {
+            project
+                .command(&["pick", &(i % 2).to_string()])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("pick starts")
+        })
+        .collect();
+    for child in children {
+        let run = finish(child.wait_with_output().unwrap());
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(run.stdout.starts_with("[unity-assets:pick] recorded: "), "{run:?}");
+    }
+    let feedback = std::fs::read_to_string(project.index_file("feedback.jsonl")).unwrap();
+    let rows: Vec<Value> = feedback
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("torn row {l:?}: {e}")))
+        .collect();
+    assert_eq!(rows.len(), 50);
+    rows.iter()
+        .for_each(|row| assert_valid("feedback-row.schema.json", row));
+    assert!(!project.index_file("feedback.jsonl.lock").exists());
+}
+
+#[test]
+fn past_picks_reach_the_next_search_and_bad_rows_are_reported_once() {
+    let project = game_project();
+    project.reindex();
+    assert_eq!(project.run(&["search", "zombie enemy"]).code, 0);
+    let before = project.result();
+    let second = before["groups"][0]["candidates"][1].clone();
+    for _ in 0..2 {
+        assert_eq!(project.run(&["pick", "1"]).code, 0);
+    }
+    assert_eq!(project.run(&["search", "zombie enemy"]).code, 0);
+    let after = project.result();
+    let top = &after["groups"][0]["candidates"][0];
+    assert_eq!(top["guid"], second["guid"], "the picked asset now leads:\n{after:#}");
+    assert!(top["reasoning"].as_str().unwrap().contains("picked before"), "{top}");
+
+    let feedback = project.index_file("feedback.jsonl");
+    let mut text = std::fs::read_to_string(&feedback).unwrap();
+    text.push_str("{\"not\": \"a feedback row\"}\n");
+    std::fs::write(&feedback, text).unwrap();
+    let run = project.run(&["search", "zombie enemy"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.count("[unity-assets:search] feedback row skipped: line 3"),
+        1,
+        "{run:?}"
+    );
+    assert_eq!(run.stdout.matches("feedback row skipped").count(), 1, "{run:?}");
+}
+
+#[test]
+fn eval_scores_a_golden_file_of_our_own_format() {
+    let project = game_project();
+    project.reindex();
+    let golden = project.path().join("golden.yml");
+    std::fs::write(
+        &golden,
+        "queries:\n\
+         \x20 - {query: \"좀비 적\", accepted: [Assets/Packages/ZombieKit/Prefabs/Zombie_Basic.prefab, Assets/Packages/ZombieKit/Prefabs/Zombie_Fast.prefab], category: character}\n\
+         \x20 - {query: \"배경 음악\", accepted: [Assets/Packages/AudioKit/Music/Music_Tension.wav], category: audio}\n\
+         \x20 - {query: \"이끼 낀 바위\", accepted: [Assets/Packages/NatureForest/Materials/Rock_Mossy.mat], category: environment}\n\
+         \x20 - {query: \"메인 메뉴 UI\", accepted: [Assets/Packages/UIKit/Prefabs/MainMenu.prefab], category: ui}\n\
+         routing:\n\
+         \x20 - {query: \"좀비 적과 배경 음악\", multi: true, min_sub_intents: 2}\n\
+         \x20 - {query: \"소나무 프리팹\", multi: false}\n",
+    )
+    .unwrap();
+    let golden = golden.to_string_lossy().into_owned();
+    let run = project.run(&["eval", &golden]);
+    assert_eq!(run.code, 0, "{run:?}");
+    for metric in ["Recall@3", "Precision@3", "MRR"] {
+        assert!(run.stdout.contains(metric), "{metric}: {run:?}");
+    }
+    let run = project.run(&["eval", &golden, "--json"]);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    assert_eq!(report["overall"]["queries"], 4);
+    assert_eq!(report["overall"]["recall_at_3"], 1.0, "{report:#}");
+    assert_eq!(report["overall"]["mrr"], 1.0, "{report:#}");
+    assert_eq!(report["routing"]["correct"], 2, "{report:#}");
+}
+
+/// The seed golden set end to end: its 46 assets as files and `.meta` files
+/// only, indexed by this project, then every golden query through search.
+/// Skipped when `../shared/benchmarks/seed-golden` is not there.
+#[test]
+fn seed_golden_set_end_to_end() {
+    let seed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/benchmarks/seed-golden");
+    let Ok(text) = std::fs::read_to_string(seed.join("assets-template.yml")) else {
+        eprintln!("skipped: {} is absent", seed.display());
+        return;
+    };
+    let templates: Value = serde_yaml::from_str(&text).expect("assets-template.yml is YAML");
+    let project = Project::new(&[]);
+    for t in templates["templates"].as_array().expect("a templates list") {
+        let field = |k: &str| t[k].as_str().unwrap_or_default();
+        let rel = format!("{}/{}{}", field("dir"), field("name"), field("ext"));
+        let labels: Vec<&str> = t["labels"]
+            .as_array()
+            .map(|ls| ls.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        project.add_asset(&rel, &labels);
+    }
+    project.reindex();
+    let golden = seed.join("golden-queries.yml").to_string_lossy().into_owned();
+    let run = project.run(&["eval", &golden, "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let report: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    let overall = &report["overall"];
+    let routing = &report["routing"];
+    eprintln!(
+        "seed golden end to end: Recall@3 {} Precision@3 {} MRR {} routing {}/{}",
+        overall["recall_at_3"], overall["precision_at_3"], overall["mrr"], routing["correct"], routing["total"]
+    );
+    assert!(overall["recall_at_3"].as_f64().unwrap() >= 0.90, "{report:#}");
+    assert!(routing["correct"].as_u64().unwrap() >= 8, "{report:#}");
+}
