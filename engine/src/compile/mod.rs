@@ -167,7 +167,7 @@ pub enum StageModifier {
         chunk_size: Tmpl,
         as_name: String,
         concurrency: Tmpl,
-        reduce: spec::ReduceSpec,
+        reduce: Box<spec::ReduceSpec>,
         top_k: Option<Tmpl>,
     },
     Repeat {
@@ -226,6 +226,8 @@ pub struct Compiler<'a> {
     gates: HashMap<String, Option<Gate>>,
     /// Names being compiled, to catch `run:` recursion.
     active: Vec<String>,
+    /// Every param leaf of the pipelines compiled, for checking `--set`.
+    param_leaves: BTreeSet<String>,
 }
 
 /// Template globals and loop helpers that are never undeclared references.
@@ -260,6 +262,7 @@ impl<'a> Compiler<'a> {
             pipelines: HashMap::new(),
             gates: HashMap::new(),
             active: vec![],
+            param_leaves: BTreeSet::new(),
         }
     }
 
@@ -276,8 +279,15 @@ impl<'a> Compiler<'a> {
             .collect()
     }
 
-    /// Compile a pipeline by name (`search`) or by a path to a YAML file.
+    /// Compile a pipeline by name (`search`) or by a path to a YAML file,
+    /// with its sub-pipelines; `--set` keys are checked against them all.
     pub fn compile(&mut self, name_or_path: &str) -> Result<Arc<Pipeline>, Diagnostics> {
+        let pipeline = self.compile_entry(name_or_path)?;
+        self.layers.check_sets(&self.param_leaves, &pipeline.name)?;
+        Ok(pipeline)
+    }
+
+    fn compile_entry(&mut self, name_or_path: &str) -> Result<Arc<Pipeline>, Diagnostics> {
         let path = Path::new(name_or_path);
         if matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
             let text = std::fs::read_to_string(path).map_err(|e| {
@@ -362,13 +372,10 @@ impl<'a> Compiler<'a> {
         let mut errors = Diagnostics::default();
         let file = spec.file.clone();
         let src = &spec.source;
-        let (params, resolved_params) = match self.layers.resolve(&spec.params, &file) {
-            Ok(p) => p,
-            Err(e) => {
-                errors.extend(e);
-                (spec.params.clone(), vec![])
-            }
-        };
+        let (params, resolved_params) = self.layers.resolve(&spec.params);
+        let mut leaves = vec![];
+        params::flatten(&spec.params, "", &mut leaves);
+        self.param_leaves.extend(leaves);
 
         // Stage names and edges.
         let index: HashMap<&str, usize> = spec
@@ -611,7 +618,7 @@ impl<'a> Compiler<'a> {
                     .top_k
                     .as_ref()
                     .map(|k| c(k, "map_reduce.reduce.top_k", &outer, errors)),
-                reduce: m.reduce.clone(),
+                reduce: Box::new(m.reduce.clone()),
             },
             Modifier::Repeat(r) => {
                 let mut with_result = locals.clone();

@@ -1,5 +1,7 @@
 //! Params layering: pipeline defaults < config file < `--set key=value`.
 
+use std::collections::BTreeSet;
+
 use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Diagnostics};
@@ -40,48 +42,54 @@ impl ParamLayers {
         Ok((k.trim().to_owned(), crate::spec::json(&value)))
     }
 
-    /// Resolve a pipeline's params. `--set` keys that name nothing in the
-    /// pipeline are errors; config keys the pipeline does not use are left
-    /// for other pipelines (the product validates the config file itself).
-    pub fn resolve(&self, defaults: &Value, file: &str) -> Result<(Value, Vec<ResolvedParam>), Diagnostics> {
+    /// Resolve a pipeline's params: each leaf from the highest layer that
+    /// has it. Config keys a pipeline does not use are left for other
+    /// pipelines (the product validates the config file itself).
+    pub fn resolve(&self, defaults: &Value) -> (Value, Vec<ResolvedParam>) {
         let mut resolved = defaults.clone();
         let mut leaves = Vec::new();
         flatten(defaults, "", &mut leaves);
         let mut report = Vec::new();
-        for key in &leaves {
-            let mut value = get_path(defaults, key).cloned().unwrap_or(Value::Null);
+        for key in leaves {
+            let mut value = get_path(defaults, &key).cloned().unwrap_or(Value::Null);
             let mut source = "default".to_owned();
             if let Some(cfg) = &self.config {
-                if let Some(v) = get_path(&cfg.values, key) {
+                if let Some(v) = get_path(&cfg.values, &key) {
                     value = v.clone();
-                    let (l, c) = cfg.source.value(key);
+                    let (l, c) = cfg.source.value(&key);
                     source = format!("config ({}:{l}:{c})", cfg.file);
                 }
             }
-            if let Some((_, v)) = self.sets.iter().rev().find(|(k, _)| k == key) {
+            if let Some((_, v)) = self.sets.iter().rev().find(|(k, _)| *k == key) {
                 value = v.clone();
                 source = "--set".to_owned();
             }
-            set_path(&mut resolved, key, value.clone());
-            report.push(ResolvedParam {
-                key: key.clone(),
-                value,
-                source,
-            });
+            set_path(&mut resolved, &key, value.clone());
+            report.push(ResolvedParam { key, value, source });
         }
+        (resolved, report)
+    }
+
+    /// `--set` keys must name a param of the pipeline run or of one of its
+    /// sub-pipelines (`known`: every param leaf of them all).
+    pub fn check_sets(&self, known: &BTreeSet<String>, pipeline: &str) -> Result<(), Diagnostics> {
         let mut errors = Diagnostics::default();
         for (key, _) in &self.sets {
-            let known = leaves.iter().any(|l| l == key || l.starts_with(&format!("{key}.")));
-            if !known {
+            if !known.iter().any(|l| l == key || l.starts_with(&format!("{key}."))) {
+                let names: Vec<&str> = known.iter().map(String::as_str).collect();
                 errors.push(
-                    Diagnostic::new("--set", (1, 1), format!("`{key}` is not a param of {file}"))
-                        .suggest(key, leaves.iter().map(String::as_str))
-                        .help_if_none(format!("params of this pipeline: {}", leaves.join(", "))),
+                    Diagnostic::new(
+                        "--set",
+                        (1, 1),
+                        format!("`{key}` is not a param of `{pipeline}` or its sub-pipelines"),
+                    )
+                    .suggest(key, names.iter().copied())
+                    .help_if_none(format!("params: {}", names.join(", "))),
                 );
             }
         }
         if errors.is_empty() {
-            Ok((resolved, report))
+            Ok(())
         } else {
             Err(errors)
         }
@@ -155,7 +163,7 @@ mod tests {
             sets: vec![ParamLayers::parse_set("k=5").unwrap()],
         };
         let defaults = json!({"k": 3, "confidence_threshold": {"auto": 0.7, "confirm": 0.4}});
-        let (v, report) = layers.resolve(&defaults, "p.yaml").unwrap();
+        let (v, report) = layers.resolve(&defaults);
         assert_eq!(
             v,
             json!({"k": 5, "confidence_threshold": {"auto": 0.8, "confirm": 0.4}})
@@ -171,9 +179,8 @@ mod tests {
             config: None,
             sets: vec![ParamLayers::parse_set("confidence_treshold.auto=1").unwrap()],
         };
-        let err = layers
-            .resolve(&json!({"confidence_threshold": {"auto": 0.7}}), "p.yaml")
-            .unwrap_err();
+        let known = BTreeSet::from(["confidence_threshold.auto".to_owned()]);
+        let err = layers.check_sets(&known, "p").unwrap_err();
         assert!(
             err.to_string().contains("did you mean `confidence_threshold.auto`"),
             "{err}"
