@@ -10,5 +10,6 @@ pub mod config;
 pub mod eval;
 pub mod exit;
 pub mod index;
+pub mod progress;
 pub mod project;
 pub mod search;

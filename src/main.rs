@@ -31,10 +31,11 @@ fn main() {
 }
 
 async fn dispatch(cli: Cli) -> Outcome {
-    let project = match Project::open(&cli.project, cli.provider, cli.model.as_deref()) {
+    let mut project = match Project::open(&cli.project, cli.provider, cli.model.as_deref()) {
         Ok(p) => p,
         Err(d) => return Outcome::invalid(d),
     };
+    project.show_progress = !cli.quiet;
     let inputs = |pairs: Value| -> Map<String, Value> { pairs.as_object().cloned().unwrap_or_default() };
     match cli.command {
         Command::Search {

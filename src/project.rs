@@ -30,6 +30,8 @@ pub struct Project {
     pub config: Config,
     pub resources: Resources,
     pub registry: Registry,
+    /// Draw progress bars on a terminal (off with `-q`).
+    pub show_progress: bool,
 }
 
 impl Project {
@@ -72,6 +74,7 @@ impl Project {
             config,
             resources,
             registry,
+            show_progress: true,
         })
     }
 
@@ -137,6 +140,7 @@ impl Project {
         let mut rt = Runtime::new(self.root.clone(), output, self.resources.clone());
         rt.provider = self.provider()?;
         rt.interactive = std::io::stdin().is_terminal();
+        rt.progress = crate::progress::Bars::for_terminal(!self.show_progress);
         Ok(rt)
     }
 }

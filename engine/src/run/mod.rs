@@ -6,6 +6,7 @@
 //! stage ends the run at once; a failing stage ends it with an error that
 //! names the stage, the pipeline file and the cause.
 
+pub mod progress;
 pub mod report;
 
 use std::collections::HashMap;
@@ -39,6 +40,8 @@ pub struct Runtime {
     pub mcp: Arc<crate::stages::mcp::McpConnections>,
     /// Data files native functions read (`data/...`), with overrides.
     pub resources: Resources,
+    /// Where fan-out progress goes (none: not shown).
+    pub progress: Option<Arc<dyn progress::Progress>>,
 }
 
 impl Runtime {
@@ -50,6 +53,7 @@ impl Runtime {
             interactive: false,
             mcp: Arc::default(),
             resources,
+            progress: None,
         }
     }
 }

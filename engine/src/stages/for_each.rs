@@ -22,6 +22,29 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
         unreachable!("dispatched on for_each")
     };
     let items = list(cx.eval(items, scope)?, "for_each.items")?;
+    let limit = limit(cx, concurrency, scope)?;
+    Ok(match fan_out(cx, scope, items, as_name, limit, "item").await? {
+        Ok(results) => Flow::Value(Value::Array(results)),
+        Err(exit) => exit,
+    })
+}
+
+/// Run the stage's action once per item (bound to `as_name`, with its
+/// `position`), at most `limit` at once, results in input order. An `exit`
+/// from any run comes back as `Err(flow)`; a failure names the item.
+pub async fn fan_out(
+    cx: &StageCx<'_>,
+    scope: &Scope,
+    items: Vec<Value>,
+    as_name: &str,
+    limit: usize,
+    what: &str,
+) -> Result<Result<Vec<Value>, Flow>, String> {
+    let tick = cx
+        .rt
+        .progress
+        .as_ref()
+        .map(|p| p.begin(&format!("{}: {}", cx.pipeline.name, cx.stage.name), items.len()));
     let mut results = stream::iter(items.into_iter().enumerate())
         .map(|(i, item)| {
             let s = scope
@@ -29,15 +52,18 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
                 .with("position", Arc::new(Value::from(i)));
             async move { (i, action(cx, &s).await) }
         })
-        .buffered(limit(cx, concurrency, scope)?);
+        .buffered(limit);
     let mut out = Vec::new();
     while let Some((i, r)) = results.next().await {
-        match r.map_err(|e| format!("item {i}: {e}"))? {
+        match r.map_err(|e| format!("{what} {i}: {e}"))? {
             Flow::Value(v) => out.push(v),
-            exit @ Flow::Exit { .. } => return Ok(exit),
+            exit @ Flow::Exit { .. } => return Ok(Err(exit)),
+        }
+        if let Some(t) = &tick {
+            t.advance();
         }
     }
-    Ok(Flow::Value(Value::Array(out)))
+    Ok(Ok(out))
 }
 
 /// A modifier's `concurrency`, evaluated: a positive integer.

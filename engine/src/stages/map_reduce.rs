@@ -2,9 +2,7 @@
 //! reduce: flatten the per-chunk lists, stable-sort by a field, keep top-k.
 
 use std::cmp::Ordering;
-use std::sync::Arc;
 
-use futures::stream::{self, StreamExt};
 use serde_json::{json, Value};
 
 use crate::compile::StageModifier;
@@ -12,8 +10,8 @@ use crate::run::Flow;
 use crate::spec::{Flatten, Order};
 use crate::template::Scope;
 
-use super::for_each::{limit, list};
-use super::{action, StageCx};
+use super::for_each::{fan_out, limit, list};
+use super::StageCx;
 
 pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
     let Some(StageModifier::MapReduce {
@@ -35,21 +33,11 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
         .ok_or("`map_reduce.chunk_size` must be a positive integer")? as usize;
     let chunks: Vec<Value> = items.chunks(size).map(|c| Value::Array(c.to_vec())).collect();
     let n_chunks = chunks.len();
-    let mut results = stream::iter(chunks.into_iter().enumerate())
-        .map(|(i, chunk)| {
-            let s = scope
-                .with(as_name, Arc::new(chunk))
-                .with("position", Arc::new(Value::from(i)));
-            async move { (i, action(cx, &s).await) }
-        })
-        .buffered(limit(cx, concurrency, scope)?);
-    let mut mapped = Vec::with_capacity(n_chunks);
-    while let Some((i, r)) = results.next().await {
-        match r.map_err(|e| format!("chunk {i}: {e}"))? {
-            Flow::Value(v) => mapped.push(v),
-            exit @ Flow::Exit { .. } => return Ok(exit),
-        }
-    }
+    let limit = limit(cx, concurrency, scope)?;
+    let mapped = match fan_out(cx, scope, chunks, as_name, limit, "chunk").await? {
+        Ok(mapped) => mapped,
+        Err(exit) => return Ok(exit),
+    };
     let items = |v: Value| match v {
         Value::Array(a) => a,
         Value::Null => vec![],
