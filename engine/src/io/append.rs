@@ -1,16 +1,18 @@
 //! One JSONL line appended under an exclusive lock file.
 //!
 //! The lock is `<file>.lock`, created with `create_new` (atomic on every
-//! platform). A writer that finds it tries 3 times, 50 ms apart, then gives up
-//! with [`AppendError::Locked`] so the caller can print its own message.
-//! The line is written with a single `write` call on an `O_APPEND` handle.
+//! platform). A writer that finds it retries up to 3 times, 50 ms apart (the
+//! seed's contract), then gives up with [`AppendError::Locked`] so the caller
+//! can print its own message. The lock is held for an open and one `write` call on an
+//! `O_APPEND` handle: short enough that many writers rarely collide.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-const TRIES: u32 = 3;
+/// The first try and 3 retries.
+const TRIES: u32 = 4;
 const PAUSE: Duration = Duration::from_millis(50);
 
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +32,9 @@ pub fn append_line_locked(path: &Path, line: &str) -> Result<(), AppendError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir).map_err(io_err)?;
     }
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
     let lock = lock_path(path);
     let _guard = acquire(&lock).map_err(|e| match e {
         Some(source) => io_err(source),
@@ -38,16 +43,13 @@ pub fn append_line_locked(path: &Path, line: &str) -> Result<(), AppendError> {
             lock: lock.clone(),
         },
     })?;
-    let mut bytes = Vec::with_capacity(line.len() + 1);
-    bytes.extend_from_slice(line.as_bytes());
-    bytes.push(b'\n');
     let mut file = OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
         .map_err(io_err)?;
     // One write on an O_APPEND handle: the line lands whole. No fsync, so the
-    // lock is held for microseconds and concurrent writers rarely wait.
+    // lock is held for microseconds.
     file.write_all(&bytes).map_err(io_err)
 }
 
@@ -94,7 +96,7 @@ mod tests {
         let started = std::time::Instant::now();
         let err = append_line_locked(&p, "{}").unwrap_err();
         assert!(matches!(err, AppendError::Locked { .. }), "{err}");
-        assert!(started.elapsed() >= PAUSE * 2);
+        assert!(started.elapsed() >= PAUSE * 3);
         assert!(!p.exists());
     }
 
