@@ -210,7 +210,8 @@ fn killed_run_resumes_to_the_same_files() {
     eprintln!("killed after {done_at_kill} of {batches} batches; the rerun asked {asked_on_resume} times");
     let got = std::fs::read(index_dir(crashed.path()).join("assets.jsonl")).expect("assets.jsonl");
     assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&expected));
-    for file in ["packages.jsonl"] {
+    {
+        let file = "packages.jsonl";
         assert_eq!(
             std::fs::read(index_dir(crashed.path()).join(file)).expect("file"),
             std::fs::read(index_dir(whole.path()).join(file)).expect("file"),
