@@ -322,17 +322,98 @@ impl Scope {
         Some(v.clone())
     }
 
-    /// A minijinja context holding only the roots a template reads.
+    /// A minijinja context holding only the roots a template reads, each a
+    /// lazy view: only what the template touches is converted.
     fn context(&self, names: &std::collections::HashSet<String>) -> minijinja::Value {
         let map: BTreeMap<String, minijinja::Value> = names
             .iter()
-            .filter_map(|n| {
-                self.roots
-                    .get(n)
-                    .map(|v| (n.clone(), minijinja::Value::from(Serde(&**v))))
-            })
+            .filter_map(|n| self.roots.get(n).map(|v| (n.clone(), json_view(Arc::clone(v)))))
             .collect();
         minijinja::Value::from(map)
+    }
+}
+
+/// A JSON value as minijinja sees it, without converting it: maps and lists
+/// stay views of a shared root, scalars convert when read, so
+/// `{{ inputs.flag }}` costs nothing however large the rest of `inputs` is.
+pub fn json_view(root: Arc<Value>) -> minijinja::Value {
+    JsonView::wrap(root, Vec::new())
+}
+
+#[derive(Debug)]
+struct JsonView {
+    root: Arc<Value>,
+    path: Vec<PathSegment>,
+}
+
+#[derive(Debug, Clone)]
+enum PathSegment {
+    Key(String),
+    Index(usize),
+}
+
+impl JsonView {
+    fn wrap(root: Arc<Value>, path: Vec<PathSegment>) -> minijinja::Value {
+        match Self::resolve(&root, &path) {
+            Some(Value::Object(_) | Value::Array(_)) => minijinja::Value::from_object(JsonView { root, path }),
+            Some(scalar) => minijinja::Value::from(Serde(scalar)),
+            None => minijinja::Value::UNDEFINED,
+        }
+    }
+
+    fn resolve<'a>(root: &'a Value, path: &[PathSegment]) -> Option<&'a Value> {
+        path.iter().try_fold(root, |v, seg| match seg {
+            PathSegment::Key(k) => v.as_object()?.get(k),
+            PathSegment::Index(i) => v.as_array()?.get(*i),
+        })
+    }
+
+    fn node(&self) -> &Value {
+        Self::resolve(&self.root, &self.path).unwrap_or(&Value::Null)
+    }
+
+    fn child(&self, seg: PathSegment) -> minijinja::Value {
+        let mut path = self.path.clone();
+        path.push(seg);
+        Self::wrap(Arc::clone(&self.root), path)
+    }
+}
+
+impl minijinja::value::Object for JsonView {
+    fn repr(self: &Arc<Self>) -> minijinja::value::ObjectRepr {
+        match self.node() {
+            Value::Array(_) => minijinja::value::ObjectRepr::Seq,
+            _ => minijinja::value::ObjectRepr::Map,
+        }
+    }
+
+    fn get_value(self: &Arc<Self>, key: &minijinja::Value) -> Option<minijinja::Value> {
+        match self.node() {
+            Value::Object(m) => {
+                let k = key.as_str()?;
+                m.contains_key(k).then(|| self.child(PathSegment::Key(k.to_owned())))
+            }
+            Value::Array(a) => {
+                let i = key.as_i64()?;
+                let i = if i < 0 {
+                    a.len().checked_sub(i.unsigned_abs() as usize)?
+                } else {
+                    i as usize
+                };
+                (i < a.len()).then(|| self.child(PathSegment::Index(i)))
+            }
+            _ => None,
+        }
+    }
+
+    fn enumerate(self: &Arc<Self>) -> minijinja::value::Enumerator {
+        match self.node() {
+            Value::Object(m) => {
+                minijinja::value::Enumerator::Values(m.keys().map(|k| minijinja::Value::from(k.as_str())).collect())
+            }
+            Value::Array(a) => minijinja::value::Enumerator::Seq(a.len()),
+            _ => minijinja::value::Enumerator::Empty,
+        }
     }
 }
 

@@ -5,7 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use minijinja::value::Serde;
+use std::sync::Arc;
+
+use crate::template::json_view;
 use serde_json::Value;
 
 use crate::compile::{Gate, LlmStage};
@@ -83,12 +85,12 @@ fn render(
     let mut ctx: BTreeMap<String, minijinja::Value> = BTreeMap::new();
     for root in ["inputs", "params"] {
         if let Some(v) = scope.get(root) {
-            ctx.insert(root.into(), minijinja::Value::from(Serde(&**v)));
+            ctx.insert(root.into(), json_view(Arc::clone(v)));
         }
     }
     if let Value::Object(m) = input {
         for (k, v) in m {
-            ctx.insert(k.clone(), minijinja::Value::from(Serde(v)));
+            ctx.insert(k.clone(), json_view(Arc::new(v.clone())));
         }
     }
     let mut captured = template
