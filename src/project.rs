@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use engine::compile::{Compiler, ParamLayers, Pipeline};
-use engine::diagnostic::Diagnostics;
+use engine::diagnostic::{Diagnostic, Diagnostics};
 use engine::llm::{LlmConfig, Provider, ProviderKind};
 use engine::resources::Resources;
 use engine::run::Runtime;
@@ -68,7 +68,7 @@ impl Project {
             config.llm.models.fast = Some(m.to_owned());
             config.llm.models.default = Some(m.to_owned());
         }
-        let registry = registry(&config.llm);
+        let registry = registry(&config.llm, &resources)?;
         Ok(Self {
             root: root.to_path_buf(),
             config,
@@ -159,13 +159,33 @@ pub fn resources(overrides: Option<PathBuf>) -> Resources {
 }
 
 /// Every native function and builtin task of the product.
-fn registry(llm: &LlmConfig) -> Registry {
+fn registry(llm: &LlmConfig, resources: &Resources) -> Result<Registry, Diagnostics> {
     let mut registry = Registry::new();
     crate::index::register(&mut registry, index_data());
     crate::search::register(&mut registry);
     crate::build::register(&mut registry);
     crate::commands::providers::register(&mut registry, llm.clone());
-    registry
+    registry.guard("unity", Arc::new(unity_guard(resources)?));
+    Ok(registry)
+}
+
+/// The scope guard `mcp` stages name as `guard: unity`: the project's
+/// `data/scope-policy.yml` (or the embedded one) plus the forbidden calls
+/// that no policy can allow.
+fn unity_guard(resources: &Resources) -> Result<crate::build::scope::UnityScopeGuard, Diagnostics> {
+    const POLICY: &str = "data/scope-policy.yml";
+    let res = resources
+        .get(POLICY)
+        .ok_or_else(|| Diagnostics(vec![Diagnostic::new(POLICY, (1, 1), "the scope policy is missing")]))?;
+    let policy = serde_yaml::from_str(&res.text).map_err(|e| {
+        let at = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
+        Diagnostics(vec![Diagnostic::new(
+            res.origin.clone(),
+            at,
+            format!("invalid scope policy: {e}"),
+        )])
+    })?;
+    Ok(crate::build::scope::UnityScopeGuard::new(policy))
 }
 
 /// The indexer's data tables, read through the run's resources so a

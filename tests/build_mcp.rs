@@ -251,3 +251,85 @@ async fn a_missing_server_command_is_mcp_unavailable_and_sends_nothing() {
         "nothing was decided, so nothing is audited"
     );
 }
+
+/// The language's `mcp` stage kind: a pipeline calls the real server through
+/// the registered `unity` guard; the allowed call reaches the editor, the
+/// forbidden one is audited as denied and never sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_stages_go_through_the_guard() {
+    let Some(command) = fake_unity::mcp_server_command() else {
+        eprintln!("SKIPPED: mcp-for-unity is not installed (run .ci/install-mcp-server.sh)");
+        return;
+    };
+    let s = setup(&command);
+    let files = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(files.path().join("pipelines")).unwrap();
+    let pipeline = r#"
+pipeline: probe
+inputs:
+  server: {type: object}
+stages:
+  create:
+    mcp:
+      server: "{{ inputs.server }}"
+      tool: manage_gameobject
+      args: {action: create, name: Probe}
+      guard: unity
+      audit: audit.jsonl
+      sub_intent: probe
+  delete:
+    needs: [create]
+    mcp:
+      server: "{{ inputs.server }}"
+      tool: manage_asset
+      args: {action: delete, path: Assets}
+      guard: unity
+      audit: audit.jsonl
+      sub_intent: probe
+"#;
+    std::fs::write(files.path().join("pipelines/probe.yaml"), pipeline).unwrap();
+    let resources = engine::resources::Resources::from_dir(files.path().to_path_buf());
+    let mut registry = engine::Registry::new();
+    registry.guard("unity", std::sync::Arc::new(guard()));
+    let layers = engine::compile::ParamLayers::default();
+    let compiled = engine::compile::Compiler::new(&resources, &registry, &layers, true)
+        .compile("probe")
+        .expect("compiles");
+    let rt = engine::run::Runtime::new(s.project.clone(), engine::Output::buffer(), resources.clone());
+    let server = serde_json::to_value(json!({
+        "command": s.server.command, "args": s.server.args, "env": s.server.env, "timeout_s": 60.0
+    }))
+    .unwrap();
+    let inputs = json!({"server": server});
+    let outcome = engine::run::run(&compiled, inputs, &rt).await;
+    assert!(outcome.result.is_ok(), "{:?}", outcome.result);
+    assert_eq!(outcome.outputs["create"]["sent"], true);
+    assert_eq!(
+        outcome.outputs["delete"]["sent"], false,
+        "{}",
+        outcome.outputs["delete"]
+    );
+
+    let received = s.editor.tool_commands();
+    assert!(
+        received
+            .iter()
+            .any(|c| c.tool == "manage_gameobject" && c.params["name"] == "Probe"),
+        "{received:?}"
+    );
+    assert!(
+        received.iter().all(|c| c.tool != "manage_asset"),
+        "a denied call reached the editor"
+    );
+    let audit = std::fs::read_to_string(s.project.join("audit.jsonl")).unwrap();
+    let verdicts: Vec<String> = audit
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["verdict"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(verdicts, ["allowed", "denied"]);
+}
