@@ -37,6 +37,12 @@ pub struct Project {
 impl Project {
     /// Open a project folder: load its config and register every native function.
     pub fn open(root: &Path, provider: Option<ProviderArg>, model: Option<&str>) -> Result<Self, Diagnostics> {
+        if !root.is_dir() {
+            let message = format!("{} is not a folder", root.display());
+            let d = Diagnostic::new(root.display().to_string(), (1, 1), message)
+                .help("pass the Unity project's folder (the one holding Assets/) with --project DIR");
+            return Err(Diagnostics(vec![d]));
+        }
         let resources = resources(Some(root.join(OVERRIDES)));
         let mut config = Config::load(root, &resources)?;
         if let Some(p) = provider {

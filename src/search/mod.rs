@@ -57,6 +57,8 @@ struct QueryArgs {
 #[derive(Serialize)]
 struct FreshnessOut {
     fresh: bool,
+    /// No index at all: there is nothing to search.
+    missing: bool,
     reason: Option<String>,
     /// The structured warning naming both ways out (seed Step 2).
     warning: Option<String>,
@@ -225,6 +227,7 @@ pub fn register(registry: &mut Registry) {
                 let warning = reason.as_ref().map(|r| stale_warning(r));
                 Ok(FreshnessOut {
                     fresh: freshness.is_fresh(),
+                    missing: matches!(freshness, crate::index::Freshness::Missing { .. }),
                     reason,
                     warning,
                 })
