@@ -76,13 +76,19 @@ struct DoctorArgs {
     mcp: Option<ServerConfig>,
 }
 
+#[derive(Deserialize)]
+struct PreflightArgs {
+    /// The build request: a search result for another query is not fresh.
+    request: String,
+}
+
 /// Register the build functions and the doctor's MCP check.
 pub fn register(registry: &mut Registry) {
     registry
         .function(
             "build.preflight",
-            "Is search-result.json fresh for the current index? (R3)",
-            |_: Value, ctx| Ok(preflight::check(&ctx.workdir)),
+            "Is search-result.json fresh for this request and the current index? (R3)",
+            |a: PreflightArgs, ctx| Ok(preflight::check(&ctx.workdir, &a.request)),
         )
         .function(
             "build.gate",

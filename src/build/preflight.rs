@@ -26,6 +26,8 @@ pub enum Staleness {
     NoIndex,
     VersionMismatch,
     OlderThanIndex,
+    /// The result answers another request than the one being built.
+    OtherQuery,
 }
 
 /// What the preflight found.
@@ -60,7 +62,7 @@ impl Freshness {
 }
 
 /// Check `<project>/.claude/unity-asset-index/search-result.json`.
-pub fn check(project: &Path) -> Freshness {
+pub fn check(project: &Path, request: &str) -> Freshness {
     let dir = project.join(INDEX_DIR);
     let result_path = dir.join("search-result.json");
     let Ok(text) = std::fs::read_to_string(&result_path) else {
@@ -78,6 +80,16 @@ pub fn check(project: &Path) -> Freshness {
             "search-result.json has no manifest_version".into(),
         );
     };
+    if result
+        .get("query")
+        .and_then(Value::as_str)
+        .is_some_and(|q| q.trim() != request.trim())
+    {
+        return Freshness::stale(
+            Staleness::OtherQuery,
+            "search-result.json answers another request".into(),
+        );
+    }
     let manifest = read_json(&dir.join("manifest.json"));
     let Some(index_version) = manifest.as_ref().and_then(|m| m.get("version")).and_then(Value::as_str) else {
         return Freshness::stale(Staleness::NoIndex, "manifest.json is missing or has no version".into());
@@ -137,10 +149,10 @@ mod tests {
     fn fresh_when_versions_match_and_written_after_the_index() {
         let p = project(
             MANIFEST,
-            Some(r#"{"manifest_version": "v1.2", "groups": []}"#),
+            Some(r#"{"manifest_version": "v1.2", "query": "좀비", "groups": []}"#),
             Some(r#"{"last_run": "2020-01-01T00:00:00Z"}"#),
         );
-        assert_eq!(check(p.path()), Freshness::fresh());
+        assert_eq!(check(p.path(), "좀비"), Freshness::fresh());
     }
 
     #[test]
@@ -163,9 +175,13 @@ mod tests {
                 ),
                 Staleness::OlderThanIndex,
             ),
+            (
+                project(MANIFEST, Some(r#"{"manifest_version": "v1.2", "query": "메뉴"}"#), None),
+                Staleness::OtherQuery,
+            ),
         ];
         for (dir, reason) in cases {
-            let found = check(dir.path());
+            let found = check(dir.path(), "좀비");
             assert_eq!(found.reason, Some(reason), "{}", found.detail);
             assert_eq!(found.line, Some(R3_LINE));
         }
