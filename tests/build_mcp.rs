@@ -333,3 +333,56 @@ stages:
         .collect();
     assert_eq!(verdicts, ["allowed", "denied"]);
 }
+
+/// The client's streamable HTTP transport against `mcp-for-unity --transport
+/// http`: initialize and tools/list (tool calls need a Unity editor attached
+/// over the server's own socket, which the fake editor does not speak).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamable_http_transport_lists_the_tools() {
+    let Some(command) = fake_unity::mcp_server_command() else {
+        eprintln!("SKIPPED: mcp-for-unity is not installed (run .ci/install-mcp-server.sh)");
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = std::process::Command::new(&command)
+        .args([
+            "--transport",
+            "http",
+            "--http-host",
+            "127.0.0.1",
+            "--http-port",
+            &port.to_string(),
+        ])
+        .envs(fake_unity::server_env(home.path(), &home.path().join(".unity-mcp")))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start mcp-for-unity");
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed().as_secs() < 60, "the HTTP server did not start");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let config = ServerConfig {
+        url: Some(format!("http://127.0.0.1:{port}/mcp")),
+        timeout_s: 30.0,
+        ..ServerConfig::default()
+    };
+    let listed = async {
+        let client = engine::mcp::McpClient::connect(&config).await?;
+        client.list_tools().await
+    }
+    .await;
+    let _ = server.kill();
+    let _ = server.wait();
+    let tools = listed.expect("initialize + tools/list over streamable HTTP");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    for tool in ["manage_scene", "manage_gameobject", "manage_asset"] {
+        assert!(names.contains(&tool), "{tool} missing from {names:?}");
+    }
+}
