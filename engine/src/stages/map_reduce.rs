@@ -31,7 +31,12 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
         .as_u64()
         .filter(|&n| n > 0)
         .ok_or("`map_reduce.chunk_size` must be a positive integer")? as usize;
-    let chunks: Vec<Value> = items.chunks(size).map(|c| Value::Array(c.to_vec())).collect();
+    // Move the items into their chunks: large lists are not copied again.
+    let mut rest = items.into_iter().peekable();
+    let mut chunks = Vec::new();
+    while rest.peek().is_some() {
+        chunks.push(Value::Array(rest.by_ref().take(size).collect()));
+    }
     let n_chunks = chunks.len();
     let limit = limit(cx, concurrency, scope)?;
     let mapped = match fan_out(cx, scope, chunks, as_name, limit, "chunk").await? {
