@@ -30,12 +30,8 @@ pub fn eject(project: &Project, force: bool) -> Outcome {
         root.display(),
         kept.len()
     );
-    if kept.is_empty() {
-        Outcome::ok()
-    } else {
-        for k in &kept {
-            println!("  kept {k} (differs from the embedded copy; --force overwrites)");
-        }
-        Outcome::ok()
+    for k in &kept {
+        println!("  kept {k} (differs from the embedded copy; --force overwrites)");
     }
+    Outcome::ok()
 }
