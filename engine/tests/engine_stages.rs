@@ -325,12 +325,12 @@ async fn skips_propagate_through_needs() {
     ] {
         assert!(status.contains(&(name, want)), "{name} should be {want}: {status:?}");
     }
-    assert_eq!(outcome.outputs["maybe"], Value::Null);
-    assert_eq!(outcome.outputs["after-maybe"], Value::Null);
-    assert_eq!(outcome.outputs["joined"], json!({"maybe": null, "always": 4}));
+    assert_eq!(*outcome.outputs["maybe"], Value::Null);
+    assert_eq!(*outcome.outputs["after-maybe"], Value::Null);
+    assert_eq!(*outcome.outputs["joined"], json!({"maybe": null, "always": 4}));
 
     let (ran, _) = p.run("skips", &registry(), json!({"go": "true"}), None).await;
-    assert_eq!(ran.outputs["after-maybe"], json!({"saw": 2}));
+    assert_eq!(*ran.outputs["after-maybe"], json!({"saw": 2}));
 }
 
 const ROW_SCHEMA: &str = r#"{"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}"#;
@@ -435,7 +435,7 @@ async fn append_adds_lines_and_reports_a_held_lock() {
     assert!(failure(&outcome).contains("locked"), "{}", failure(&outcome));
     p.pipeline("log", &yaml("    on_locked: {output: {locked: true}}\n"));
     let (outcome, _) = p.run("log", &registry(), json!({"n": 4}), None).await;
-    assert_eq!(outcome.outputs["log"], json!({"locked": true}));
+    assert_eq!(*outcome.outputs["log"], json!({"locked": true}));
     assert_eq!(
         std::fs::read_to_string(p.path("logs/events.jsonl"))
             .unwrap()
@@ -534,11 +534,11 @@ async fn http_gets_and_posts_json() {
     );
     let (outcome, _) = p.run("web", &registry(), json!({}), None).await;
     assert_eq!(
-        outcome.outputs["get"],
+        *outcome.outputs["get"],
         json!({"status": 201, "body": {"method": "GET", "target": "/search?q=zombie", "body": null}})
     );
     assert_eq!(
-        outcome.outputs["post"],
+        *outcome.outputs["post"],
         json!({"status": 201, "body": {"method": "POST", "target": "/items", "body": {"n": 1}}})
     );
 }
@@ -549,15 +549,15 @@ async fn exec_runs_a_command_with_stdin() {
     p.pipeline("sh", "pipeline: sh\nstages:\n  echo:\n    exec: {command: [echo, hi there]}\n  cat:\n    exec: {command: [cat], stdin: \"piped {{ 1 + 1 }}\"}\n  fails:\n    exec: {command: [sh, -c, \"echo oops >&2; exit 4\"]}\n");
     let (outcome, _) = p.run("sh", &registry(), json!({}), None).await;
     assert_eq!(
-        outcome.outputs["echo"],
+        *outcome.outputs["echo"],
         json!({"code": 0, "stdout": "hi there\n", "stderr": ""})
     );
     assert_eq!(
-        outcome.outputs["cat"],
+        *outcome.outputs["cat"],
         json!({"code": 0, "stdout": "piped 2", "stderr": ""})
     );
     assert_eq!(
-        outcome.outputs["fails"],
+        *outcome.outputs["fails"],
         json!({"code": 4, "stdout": "", "stderr": "oops\n"})
     );
 }
@@ -582,7 +582,7 @@ async fn schema_gate_on_fn_output_fails_or_falls_back() {
 
     p.pipeline("gate", &yaml("    on_invalid: {output: {label: cat}}\n"));
     let (outcome, _) = p.run("gate", &registry(), json!({}), None).await;
-    assert_eq!(outcome.outputs["guess"], json!({"label": "cat"}));
+    assert_eq!(*outcome.outputs["guess"], json!({"label": "cat"}));
 }
 
 /// The language says "an input with a default is optional"; `default: null`

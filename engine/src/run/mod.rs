@@ -88,8 +88,8 @@ pub enum RunError {
 pub struct RunOutcome {
     pub result: Result<Flow, RunError>,
     pub report: RunReport,
-    /// Each stage's output by name (skipped ones as null).
-    pub outputs: HashMap<String, Value>,
+    /// Each stage's output by name (skipped ones as null), shared, not copied.
+    pub outputs: HashMap<String, Arc<Value>>,
 }
 
 impl RunOutcome {
@@ -210,7 +210,7 @@ async fn execute(
     p: &Arc<Pipeline>,
     inputs: Value,
     rt: &Runtime,
-) -> (Result<Flow, RunError>, Vec<StageReport>, HashMap<String, Value>) {
+) -> (Result<Flow, RunError>, Vec<StageReport>, HashMap<String, Arc<Value>>) {
     let n = p.stages.len();
     let mut state = vec![State::Pending; n];
     let mut outputs: Vec<Option<Arc<Value>>> = vec![None; n];
@@ -291,11 +291,16 @@ async fn execute(
     }
     drop(running);
 
-    let by_name: HashMap<String, Value> = p
+    let by_name: HashMap<String, Arc<Value>> = p
         .stages
         .iter()
         .enumerate()
-        .map(|(i, s)| (s.name.clone(), outputs[i].as_deref().cloned().unwrap_or(Value::Null)))
+        .map(|(i, s)| {
+            (
+                s.name.clone(),
+                outputs[i].clone().unwrap_or_else(|| Arc::new(Value::Null)),
+            )
+        })
         .collect();
     let reports: Vec<StageReport> = p
         .stages
@@ -335,7 +340,7 @@ async fn execute(
                     })
                 }),
                 None => Ok(Flow::Value(Value::Object(
-                    by_name.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                    by_name.iter().map(|(k, v)| (k.clone(), Value::clone(v))).collect(),
                 ))),
             }
         }
