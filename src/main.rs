@@ -50,14 +50,10 @@ async fn dispatch(cli: Cli) -> Outcome {
             json,
             run,
         } => {
-            commands::run_pipeline(
-                &project,
-                "search",
-                inputs(json!({"query": query, "reindex": reindex, "json": json})),
-                &run,
-                Show::Nothing,
-            )
-            .await
+            // --json: the search-result document on stdout, every other line on stderr.
+            let show = if json { Show::Json } else { Show::Nothing };
+            let fields = json!({"query": query, "reindex": reindex, "json": json});
+            commands::run_pipeline(&project, "search", inputs(fields), &run, show).await
         }
         Command::Pick { index, run } => {
             commands::run_pipeline(&project, "pick", inputs(json!({"index": index})), &run, Show::Nothing).await

@@ -600,3 +600,20 @@ fn seed_golden_set_end_to_end() {
     assert!(overall["recall_at_3"].as_f64().unwrap() >= 0.90, "{report:#}");
     assert!(routing["correct"].as_u64().unwrap() >= 8, "{report:#}");
 }
+
+#[test]
+fn json_mode_keeps_stdout_a_single_document() {
+    let project = game_project();
+    project.reindex();
+    // A query that matches nothing walks every fallback stage: their lines go
+    // to stderr, the document alone to stdout.
+    let run = project.run(&["search", "quantum spaceship cockpit hologram", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let printed: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    assert_eq!(printed["status"], "no_match");
+    assert!(
+        run.stderr
+            .contains("[unity-assets:search] fallback stage 3: no_match (suggested_action=reindex)"),
+        "{run:?}"
+    );
+}

@@ -14,6 +14,7 @@ pub struct Output {
 
 enum Sink {
     Stdout,
+    Stderr,
     Buffer(Vec<u8>),
 }
 
@@ -21,6 +22,13 @@ impl Output {
     pub fn stdout() -> Self {
         Self {
             sink: Arc::new(Mutex::new(Sink::Stdout)),
+        }
+    }
+
+    /// Lines to stderr: for runs whose stdout carries a JSON document.
+    pub fn stderr() -> Self {
+        Self {
+            sink: Arc::new(Mutex::new(Sink::Stderr)),
         }
     }
 
@@ -42,6 +50,10 @@ impl Output {
                 let _ = writeln!(out, "{text}");
                 let _ = out.flush();
             }
+            Sink::Stderr => {
+                let mut err = std::io::stderr().lock();
+                let _ = writeln!(err, "{text}");
+            }
             Sink::Buffer(buf) => {
                 buf.extend_from_slice(text.as_bytes());
                 buf.push(b'\n');
@@ -49,10 +61,10 @@ impl Output {
         }
     }
 
-    /// Everything captured so far (empty for stdout).
+    /// Everything captured so far (empty for stdout and stderr).
     pub fn captured(&self) -> String {
         match &*self.sink.lock().unwrap_or_else(|e| e.into_inner()) {
-            Sink::Stdout => String::new(),
+            Sink::Stdout | Sink::Stderr => String::new(),
             Sink::Buffer(buf) => String::from_utf8_lossy(buf).into_owned(),
         }
     }

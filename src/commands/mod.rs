@@ -46,7 +46,8 @@ impl Outcome {
 pub enum Show {
     /// The pipeline prints its own lines (emit stages).
     Nothing,
-    /// Print the output as pretty JSON.
+    /// Print the output as pretty JSON on stdout (and the pipeline's
+    /// lines on stderr), for scripts.
     Json,
 }
 
@@ -66,7 +67,12 @@ pub async fn run_pipeline(
         Ok(v) => v,
         Err(e) => return Outcome::invalid(e),
     };
-    let rt = match project.runtime(Output::stdout()) {
+    // With a JSON document on stdout, the pipeline's own lines go to stderr.
+    let lines = match show {
+        Show::Json => Output::stderr(),
+        Show::Nothing => Output::stdout(),
+    };
+    let rt = match project.runtime(lines) {
         Ok(rt) => rt,
         Err(e) => return Outcome::failed(e),
     };
