@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::plan::PlannedCall;
-use super::preflight::INDEX_DIR;
+use crate::index::INDEX_DIR;
 
 /// What users are told when MCP for Unity cannot be reached.
 pub const INSTALL_GUIDANCE: &str = "\

@@ -9,13 +9,12 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use serde::Serialize;
+
+use crate::index::store;
 use serde_json::Value;
 
 /// The R3 line; tests compare it byte for byte (DESIGN §5).
 pub const R3_LINE: &str = "[unity-assets:build] No fresh search-result.json — running :search first (Ctrl+C to abort).";
-
-/// Where the index files live, relative to the project.
-pub const INDEX_DIR: &str = ".claude/unity-asset-index";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -63,8 +62,7 @@ impl Freshness {
 
 /// Check `<project>/.claude/unity-asset-index/search-result.json`.
 pub fn check(project: &Path, request: &str) -> Freshness {
-    let dir = project.join(INDEX_DIR);
-    let result_path = dir.join("search-result.json");
+    let result_path = store::index_dir(project).join("search-result.json");
     let Ok(text) = std::fs::read_to_string(&result_path) else {
         return Freshness::stale(Staleness::Missing, format!("{} does not exist", result_path.display()));
     };
@@ -90,18 +88,19 @@ pub fn check(project: &Path, request: &str) -> Freshness {
             "search-result.json answers another request".into(),
         );
     }
-    let manifest = read_json(&dir.join("manifest.json"));
-    let Some(index_version) = manifest.as_ref().and_then(|m| m.get("version")).and_then(Value::as_str) else {
-        return Freshness::stale(Staleness::NoIndex, "manifest.json is missing or has no version".into());
+    let Ok(Some(manifest)) = store::read_manifest(project) else {
+        return Freshness::stale(Staleness::NoIndex, "manifest.json is missing or unreadable".into());
     };
+    let index_version = manifest.version.as_str();
     if result_version != index_version {
         return Freshness::stale(
             Staleness::VersionMismatch,
             format!("search-result.json is for manifest {result_version}, the index is {index_version}"),
         );
     }
-    let last_run = read_json(&dir.join("state.json"))
-        .and_then(|s| s.get("last_run").and_then(Value::as_str).map(str::to_owned))
+    let last_run = store::read_state(project)
+        .ok()
+        .and_then(|s| s.last_run)
         .and_then(|ts| parse_rfc3339(&ts));
     let written = std::fs::metadata(&result_path).and_then(|m| m.modified()).ok();
     if let (Some(last_run), Some(written)) = (last_run, written) {
@@ -113,10 +112,6 @@ pub fn check(project: &Path, request: &str) -> Freshness {
         }
     }
     Freshness::fresh()
-}
-
-fn read_json(path: &Path) -> Option<Value> {
-    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
 fn parse_rfc3339(text: &str) -> Option<SystemTime> {
@@ -131,7 +126,7 @@ mod tests {
 
     fn project(manifest: &str, result: Option<&str>, state: Option<&str>) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
-        let index = dir.path().join(INDEX_DIR);
+        let index = store::index_dir(dir.path());
         fs::create_dir_all(&index).unwrap();
         fs::write(index.join("manifest.json"), manifest).unwrap();
         if let Some(state) = state {

@@ -31,7 +31,7 @@ use engine::{CallContext, Registry};
 use serde::Deserialize;
 
 pub use data::IndexData;
-pub use store::{index_freshness, Freshness};
+pub use store::{index_freshness, Freshness, INDEX_DIR};
 
 use record::Depth;
 use run::{Batch, Diff};

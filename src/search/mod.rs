@@ -33,11 +33,8 @@ use result::{ResultGroup, SearchResult};
 use route::SubIntent;
 use vocab::Vocabulary;
 
-/// Where the index lives inside a project (DESIGN §5).
-pub const INDEX_DIR: &str = ".claude/unity-asset-index";
-
 fn index_dir(ctx: &CallContext) -> PathBuf {
-    ctx.workdir.join(INDEX_DIR)
+    ctx.workdir.join(crate::index::INDEX_DIR)
 }
 
 /// The vocabulary a call asked for: `aliases` (a path, relative to the

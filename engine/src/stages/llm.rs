@@ -38,7 +38,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
             ),
         };
     };
-    let (system, cached, user) = render(cx, scope, l, &input)?;
+    let (system, cached, user) = render(cx, scope, l, input)?;
     let mut request = LlmRequest {
         stage: cx.stage.name.clone(),
         system,
@@ -78,7 +78,7 @@ fn render(
     cx: &StageCx<'_>,
     scope: &Scope,
     l: &LlmStage,
-    input: &Value,
+    input: Value,
 ) -> Result<(Option<String>, Option<String>, String), String> {
     let env = &cx.pipeline.env;
     let template = env.get_template(&l.prompt).map_err(|e| e.to_string())?;
@@ -90,7 +90,7 @@ fn render(
     }
     if let Value::Object(m) = input {
         for (k, v) in m {
-            ctx.insert(k.clone(), json_view(Arc::new(v.clone())));
+            ctx.insert(k, json_view(Arc::new(v)));
         }
     }
     let mut captured = template
