@@ -32,7 +32,9 @@ pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome
         .map(|q| q.query.as_str())
         .chain(set.routing.iter().map(|r| r.query.as_str()))
         .collect();
-    let mut results: HashMap<String, Vec<Vec<Hit>>> = HashMap::new();
+    // Per query: the candidate lists of its groups, and how many sub-intents
+    // the route stage found (counted there, so a no_match still counts).
+    let mut results: HashMap<String, (Vec<Vec<Hit>>, usize)> = HashMap::new();
     for q in queries {
         if results.contains_key(q) {
             continue;
@@ -42,18 +44,23 @@ pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome
             Err(e) => return Outcome::invalid(e),
         };
         let outcome = engine::run::run(&pipeline, inputs, &rt).await;
+        let routed = outcome
+            .outputs
+            .get("route")
+            .and_then(|r| r["sub_intents"].as_array().map(Vec::len))
+            .unwrap_or(0);
         // The search pipeline's output is the search-result document; an
-        // early exit (no_query, no_match) has no groups.
+        // early exit (no_query, no index) has no groups.
         let groups = match outcome.result {
             Ok(Flow::Value(doc)) => groups_of(&doc),
             Ok(Flow::Exit { .. }) => vec![],
             Err(e) => return Outcome::failed(format!("search failed for {q:?}: {e}")),
         };
-        results.insert(q.to_owned(), groups);
+        results.insert(q.to_owned(), (groups, routed));
     }
     let search = |q: &str| -> anyhow::Result<Vec<Hit>> {
         // Interleave groups by rank, as a reader of the summary would scan them.
-        let groups = results.get(q).cloned().unwrap_or_default();
+        let groups = results.get(q).map(|(g, _)| g.clone()).unwrap_or_default();
         let mut hits = vec![];
         let depth = groups.iter().map(Vec::len).max().unwrap_or(0);
         for rank in 0..depth {
@@ -67,7 +74,7 @@ pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome
         }
         Ok(hits)
     };
-    let route = |q: &str| -> anyhow::Result<usize> { Ok(results.get(q).map(Vec::len).unwrap_or(0)) };
+    let route = |q: &str| -> anyhow::Result<usize> { Ok(results.get(q).map_or(0, |(_, routed)| *routed)) };
     match evaluate(&set, search, route) {
         Ok(report) => {
             if as_json {
