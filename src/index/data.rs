@@ -20,6 +20,8 @@ pub struct IndexData {
     /// Importer setting keys any rule mentions: the only settings a `.meta`
     /// parse keeps.
     pub setting_keys: BTreeSet<String>,
+    /// SHA-256 of the three source texts: a scan's result depends on them.
+    pub digest: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -100,6 +102,15 @@ pub struct SignalRule {
 impl IndexData {
     /// Parse the three data files; errors name the file and the problem.
     pub fn from_yaml(taxonomy: &str, conventions: &str, types: &str) -> anyhow::Result<Self> {
+        let digest = {
+            use sha2::{Digest, Sha256};
+            let mut hasher = Sha256::new();
+            for text in [taxonomy, conventions, types] {
+                hasher.update(text.len().to_le_bytes());
+                hasher.update(text.as_bytes());
+            }
+            format!("{:x}", hasher.finalize())
+        };
         let mut types: AssetTypes =
             serde_yaml::from_str(types).context("data/asset-types.yml is not a valid type table")?;
         let mut taxonomy: BTreeMap<String, TypeTaxonomy> =
@@ -156,6 +167,7 @@ impl IndexData {
             taxonomy,
             conventions,
             setting_keys,
+            digest,
         })
     }
 

@@ -44,6 +44,19 @@ use tagger::{TagBatch, TagRequest};
 pub type DataSource = Arc<dyn Fn(&CallContext) -> anyhow::Result<Arc<IndexData>> + Send + Sync>;
 
 #[derive(Deserialize)]
+struct UnchangedArgs {
+    #[serde(flatten)]
+    options: ScanOptions,
+    #[serde(default)]
+    force: bool,
+}
+
+#[derive(Deserialize)]
+struct TouchArgs {
+    started_at: String,
+}
+
+#[derive(Deserialize)]
 struct DiffArgs {
     scan: ScanResult,
     #[serde(default)]
@@ -106,10 +119,29 @@ pub fn register(registry: &mut Registry, data: DataSource) {
             "index.scan",
             "walk Assets/ and Packages/, parse .meta files, classify and group assets",
             {
+                let data = data.clone();
                 move |options: ScanOptions, ctx: &CallContext| {
                     let data: Arc<IndexData> = data(ctx)?;
                     scan::scan(&ctx.workdir, &data, &options)
                 }
+            },
+        )
+        .function(
+            "index.unchanged",
+            "stat-only walk: has nothing a scan reads changed since the last finished run?",
+            {
+                let data = data.clone();
+                move |a: UnchangedArgs, ctx: &CallContext| {
+                    let data: Arc<IndexData> = data(ctx)?;
+                    run::unchanged(&ctx.workdir, &data, &a.options, a.force)
+                }
+            },
+        )
+        .function(
+            "index.touch",
+            "close a run that found nothing changed: move last_run, keep every file's content",
+            |a: TouchArgs, ctx| {
+                run::touch(&ctx.workdir, &a.started_at).inspect_err(|e| store::record_error(&ctx.workdir, e))
             },
         )
         .function(

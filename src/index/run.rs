@@ -20,10 +20,11 @@ use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
+use super::data::IndexData;
 use super::labels::tags_without_labels;
 use super::record::{AssetRecord, Depth, PackageRecord, ScannedAsset, TagRow};
-use super::scan::{warning_counts, ScanResult};
-use super::store::{self, PartialRow, State, TaggedBy};
+use super::scan::{self, warning_counts, ScanOptions, ScanResult};
+use super::store::{self, LastScan, PartialRow, State, TaggedBy};
 use super::tagger::{self, is_kebab_tag, TagBatch, TagSubject};
 
 /// Longest accepted `llm_summary`: one sentence, not a paragraph.
@@ -457,19 +458,6 @@ pub fn finalize(project: &Path, scan: &ScanResult, diff: &Diff) -> anyhow::Resul
         schema_tier: depth,
     };
     store::write_manifest(project, &manifest)?;
-    let state = State {
-        last_run: Some(last_run.clone()),
-        guid_signatures: scan
-            .assets
-            .iter()
-            .map(|a| (a.guid.clone(), a.signature.clone()))
-            .collect(),
-        ..State::default()
-    };
-    store::write_state(project, &state)?;
-    store::remove_if_present(&dir.join(store::PARTIAL_FILE))?;
-    ledger().lock().unwrap_or_else(|e| e.into_inner()).remove(project);
-
     let warnings_by_kind: BTreeMap<String, usize> = warning_counts(&scan.warnings)
         .into_iter()
         .map(|(kind, n)| {
@@ -482,6 +470,25 @@ pub fn finalize(project: &Path, scan: &ScanResult, diff: &Diff) -> anyhow::Resul
             )
         })
         .collect();
+    let state = State {
+        last_run: Some(last_run.clone()),
+        guid_signatures: scan
+            .assets
+            .iter()
+            .map(|a| (a.guid.clone(), a.signature.clone()))
+            .collect(),
+        last_scan: Some(LastScan {
+            fingerprint: scan.fingerprint.clone(),
+            assets: records.len(),
+            packages: packages.len(),
+            warnings_by_kind: warnings_by_kind.clone(),
+        }),
+        ..State::default()
+    };
+    store::write_state(project, &state)?;
+    store::remove_if_present(&dir.join(store::PARTIAL_FILE))?;
+    ledger().lock().unwrap_or_else(|e| e.into_inner()).remove(project);
+
     let mut finalized = Finalized {
         assets: records.len(),
         packages: packages.len(),
@@ -498,12 +505,84 @@ pub fn finalize(project: &Path, scan: &ScanResult, diff: &Diff) -> anyhow::Resul
         assets_rewritten,
         summary: String::new(),
     };
-    let elapsed = OffsetDateTime::parse(&scan.started_at, &Rfc3339)
+    finalized.summary = summary_line(&finalized, elapsed_since(&scan.started_at));
+    Ok(finalized)
+}
+
+fn elapsed_since(started_at: &str) -> Duration {
+    OffsetDateTime::parse(started_at, &Rfc3339)
         .map(|start| OffsetDateTime::now_utc() - start)
         .ok()
         .and_then(|d| Duration::try_from(d).ok())
-        .unwrap_or_default();
-    finalized.summary = summary_line(&finalized, elapsed);
+        .unwrap_or_default()
+}
+
+/// The output of `index.unchanged`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Unchanged {
+    /// Nothing a scan reads has changed since the last finished run.
+    pub same: bool,
+    pub started_at: String,
+}
+
+/// The no-op fast path's test: the last run finished (no run in progress),
+/// the index is fresh, and a `stat`-only walk gives the fingerprint that
+/// run's scan had. `force` (reindex) never takes the fast path.
+pub fn unchanged(project: &Path, data: &IndexData, options: &ScanOptions, force: bool) -> anyhow::Result<Unchanged> {
+    let started_at = OffsetDateTime::now_utc().format(&Rfc3339)?;
+    let state = store::read_state(project).unwrap_or_default();
+    let candidate = !force
+        && state.in_progress_run.is_none()
+        && store::index_freshness(project).is_fresh()
+        && store::read_manifest(project)
+            .ok()
+            .flatten()
+            .is_some_and(|m| m.schema_tier == options.index_depth);
+    let same = candidate
+        && state
+            .last_scan
+            .is_some_and(|last| last.fingerprint == scan::tree_fingerprint(project, data, options));
+    Ok(Unchanged { same, started_at })
+}
+
+/// Close a run that found nothing changed: touch `assets.jsonl` and move
+/// `last_run` in the manifest and state (the version stays), like finalize
+/// does for an empty change set, and report the last run's counts.
+pub fn touch(project: &Path, started_at: &str) -> anyhow::Result<Finalized> {
+    let state = store::read_state(project)?;
+    let last = state
+        .last_scan
+        .clone()
+        .context("state.json has no finished scan; run `unity-assets reindex`")?;
+    let mut manifest =
+        store::read_manifest(project)?.context("manifest.json is missing; run `unity-assets reindex`")?;
+    let last_run = store::touch(&store::index_dir(project).join(store::ASSETS_FILE))?;
+    manifest.last_run = last_run.clone();
+    store::write_manifest(project, &manifest)?;
+    store::write_state(
+        project,
+        &State {
+            last_run: Some(last_run.clone()),
+            ..state
+        },
+    )?;
+    let mut finalized = Finalized {
+        assets: last.assets,
+        packages: last.packages,
+        changed: 0,
+        removed: 0,
+        unchanged: last.assets,
+        tagged_llm: 0,
+        tagged_builtin: 0,
+        warnings: last.warnings_by_kind.values().sum(),
+        warnings_by_kind: last.warnings_by_kind,
+        label_changes: Vec::new(),
+        manifest_version: manifest.version,
+        last_run,
+        assets_rewritten: false,
+        summary: String::new(),
+    };
+    finalized.summary = summary_line(&finalized, elapsed_since(started_at));
     Ok(finalized)
 }
 

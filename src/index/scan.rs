@@ -81,12 +81,16 @@ pub struct ScanResult {
     pub warnings: Vec<Warning>,
     /// Files walked (assets and metas).
     pub files: usize,
+    /// [`tree_fingerprint`] of what this scan read.
+    pub fingerprint: String,
 }
 
 /// A walked file or folder, project-relative with `/` separators.
 struct Entry {
     path: String,
     is_dir: bool,
+    /// A file's mtime (ns) and size, read during the walk.
+    stat: Option<(u128, u64)>,
 }
 
 /// One asset with its parsed meta, before cross-asset steps (duplicates, script names).
@@ -105,6 +109,7 @@ pub fn scan(project: &Path, data: &IndexData, options: &ScanOptions) -> anyhow::
     let curated = CuratedLabels::load(project)?;
     let (entries, mut warnings) = walk(project, &options.ignore_paths);
     let files = entries.iter().filter(|e| !e.is_dir).count();
+    let fingerprint = fingerprint(project, &entries, &warnings, data, options);
 
     let dirs: HashSet<&str> = entries.iter().filter(|e| e.is_dir).map(|e| e.path.as_str()).collect();
     let plain_files: HashSet<&str> = entries
@@ -211,7 +216,47 @@ pub fn scan(project: &Path, data: &IndexData, options: &ScanOptions) -> anyhow::
         packages,
         warnings,
         files,
+        fingerprint,
     })
+}
+
+/// A digest of everything a scan's result depends on, read with `stat`
+/// only: every walked path with its mtime and size, walk errors, the curated
+/// labels file, the scan options, the indexer's tables and the program
+/// version. An equal fingerprint means a scan would find what the last one
+/// found, so an incremental run can stop before reading any `.meta`.
+pub fn tree_fingerprint(project: &Path, data: &IndexData, options: &ScanOptions) -> String {
+    let (entries, problems) = walk(project, &options.ignore_paths);
+    fingerprint(project, &entries, &problems, data, options)
+}
+
+fn fingerprint(
+    project: &Path,
+    entries: &[Entry],
+    problems: &[Warning],
+    data: &IndexData,
+    options: &ScanOptions,
+) -> String {
+    use sha2::{Digest, Sha256};
+    use std::fmt::Write as _;
+    let mut text = format!(
+        "{}\n{}\n{:?}\n{}\n",
+        env!("CARGO_PKG_VERSION"),
+        options.index_depth.as_str(),
+        options.ignore_paths,
+        data.digest
+    );
+    for entry in entries {
+        let (mtime, len) = entry.stat.unwrap_or_default();
+        let _ = writeln!(text, "{}\t{}\t{mtime}\t{len}", entry.path, entry.is_dir);
+    }
+    for problem in problems {
+        let _ = writeln!(text, "! {}\t{}", problem.path, problem.detail);
+    }
+    let mut hasher = Sha256::new();
+    hasher.update(text.as_bytes());
+    hasher.update(fs::read(project.join(super::labels::LABELS_FILE)).unwrap_or_default());
+    format!("{:x}", hasher.finalize())
 }
 
 struct ParseContext<'a> {
@@ -457,11 +502,15 @@ fn walk(project: &Path, ignore_paths: &[String]) -> (Vec<Entry>, Vec<Warning>) {
             match result {
                 Ok(entry) if entry.depth() > 0 => {
                     let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                    let stat = (!is_dir)
+                        .then(|| entry.metadata().ok())
+                        .flatten()
+                        .map(|m| (mtime_nanos(&m), m.len()));
                     if let Some(path) = relative(entry.path()) {
                         found
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
-                            .push(Entry { path, is_dir });
+                            .push(Entry { path, is_dir, stat });
                     }
                 }
                 Ok(_) => {}

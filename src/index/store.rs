@@ -57,6 +57,19 @@ pub struct State {
     pub guid_signatures: BTreeMap<String, String>,
     #[serde(default)]
     pub last_error: Option<String>,
+    /// What the last finished run scanned, so a run that finds nothing
+    /// changed can stop after a `stat`-only walk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_scan: Option<LastScan>,
+}
+
+/// The scan of the last finished run: its tree fingerprint and counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LastScan {
+    pub fingerprint: String,
+    pub assets: usize,
+    pub packages: usize,
+    pub warnings_by_kind: BTreeMap<String, usize>,
 }
 
 /// `manifest.json`.

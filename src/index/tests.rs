@@ -362,6 +362,63 @@ fn incremental_runs_retag_only_what_changed() {
 }
 
 #[test]
+fn the_no_op_fast_path_sees_every_change_a_scan_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    fixture(project);
+    let data = embedded();
+    let same = |depth: Depth, force: bool| run::unchanged(project, &data, &options(depth), force).unwrap().same;
+    assert!(!same(Depth::Minimal, false), "no index yet");
+    let full = index(project, Depth::Minimal, false);
+    let bytes = fs::read(index_file(project, store::ASSETS_FILE)).unwrap();
+    assert!(same(Depth::Minimal, false));
+    assert!(!same(Depth::Minimal, true), "reindex always scans");
+    assert!(!same(Depth::Rich, false), "another depth is another scan");
+
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let touched = run::touch(project, &full.last_run).unwrap();
+    assert_eq!(
+        (
+            touched.assets,
+            touched.packages,
+            touched.warnings,
+            touched.unchanged,
+            touched.changed
+        ),
+        (full.assets, full.packages, full.warnings, full.assets, 0)
+    );
+    assert_eq!(touched.manifest_version, full.manifest_version);
+    assert_ne!(touched.last_run, full.last_run, "last_run moves");
+    assert_eq!(fs::read(index_file(project, store::ASSETS_FILE)).unwrap(), bytes);
+    assert!(index_freshness(project).is_fresh());
+    assert!(same(Depth::Minimal, false), "a touched index stays on the fast path");
+
+    let changes: [&dyn Fn(); 4] = [
+        &|| write(project, "Assets/AudioKit/Music/Theme_Loop.ogg", "other audio bytes"),
+        &|| {
+            write(
+                project,
+                ".claude/unity-assets.labels.yml",
+                "- glob: \"Assets/**\"\n  labels: [Any]\n",
+            )
+        },
+        &|| fs::remove_file(project.join("Assets/Scripts/ZombieBrain.cs")).unwrap(),
+        &|| write(project, "Assets/New.png", "png"),
+    ];
+    for (n, change) in changes.iter().enumerate() {
+        change();
+        assert!(!same(Depth::Minimal, false), "change {n} unseen");
+        index(project, Depth::Minimal, false);
+        assert!(same(Depth::Minimal, false), "after change {n} and a run");
+    }
+
+    let scan = scan(project, Depth::Minimal);
+    let diff = run::diff(project, &scan, true).unwrap();
+    run::plan_batches(project, &scan, &diff, 3).unwrap();
+    assert!(!same(Depth::Minimal, false), "a run in progress must finish first");
+}
+
+#[test]
 fn label_changes_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path();

@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::Value;
 
 /// One row of `assets.jsonl`, with the fields the ranker reads.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -57,27 +57,101 @@ pub struct PackageRow {
     pub asset_vocabulary: Vec<String>,
 }
 
-/// Every string in a JSON value: a string, the strings of a list, the values
-/// of a map (and the keys whose value is `true`, as in `{"normal_map": true}`).
-fn collect_strings(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::String(s) => out.push(s.clone()),
-        Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
-        Value::Object(map) => {
-            for (key, v) in map {
-                match v {
-                    Value::Bool(true) => out.push(key.clone()),
-                    other => collect_strings(other, out),
-                }
-            }
+/// Collects every string of a value as it is decoded, with no intermediate
+/// JSON tree: a string, the strings of a list, the values of a map (and the
+/// keys whose value is `true`, as in `{"normal_map": true}`); numbers,
+/// `false` and null add nothing.
+struct Collect<'a> {
+    out: &'a mut Vec<String>,
+    /// The map key this value belongs to: pushed when the value is `true`.
+    key: Option<String>,
+}
+
+impl<'de> DeserializeSeed<'de> for Collect<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Collect<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string, a list or a map of strings")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        self.out.push(v.to_owned());
+        Ok(())
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<(), E> {
+        self.out.push(v);
+        Ok(())
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+        if let (true, Some(key)) = (v, self.key) {
+            self.out.push(key);
         }
-        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        Ok(())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq
+            .next_element_seed(Collect {
+                out: &mut *self.out,
+                key: None,
+            })?
+            .is_some()
+        {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            map.next_value_seed(Collect {
+                out: &mut *self.out,
+                key: Some(key),
+            })?;
+        }
+        Ok(())
     }
 }
 
 fn strings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     let mut out = Vec::new();
-    collect_strings(&Value::deserialize(d)?, &mut out);
+    Collect {
+        out: &mut out,
+        key: None,
+    }
+    .deserialize(d)?;
     Ok(out)
 }
 
@@ -100,6 +174,12 @@ mod tests {
         assert_eq!(row.filename_signals, ["albedo", "normal_map"]);
         assert_eq!(row.llm_use_cases, ["hero shot"]);
         assert!(row.labels.is_empty());
+
+        let text = r#"{"guid":"g","path":"P","llm_tags":["a",["b"],{"c":true,"d":"e","f":false,"g":[true]},3,null],
+                       "llm_summary":["one","two"]}"#;
+        let row: AssetRow = serde_json::from_str(text).unwrap();
+        assert_eq!(row.llm_tags, ["a", "b", "c", "e"], "a true inside a list names nothing");
+        assert_eq!(row.llm_summary, "one two");
     }
 
     #[test]
