@@ -256,8 +256,15 @@ pub fn index_freshness(project: &Path) -> Freshness {
             };
         }
     }
-    let state = match read_state(project) {
-        Ok(state) => state,
+    /// Only the field freshness needs: the guid signatures of a large
+    /// project are skipped over, not decoded.
+    #[derive(Deserialize)]
+    struct LastRun {
+        #[serde(default)]
+        last_run: Option<String>,
+    }
+    let state: LastRun = match read_json(&dir.join(STATE_FILE)) {
+        Ok(state) => state.unwrap_or(LastRun { last_run: None }),
         Err(e) => {
             return Freshness::Stale {
                 reason: format!("{e:#}"),

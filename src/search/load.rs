@@ -3,6 +3,9 @@
 //!
 //! Rows are decoded straight into [`AssetRow`] line by line; a row that
 //! does not decode is skipped (the indexer and `doctor` own validation).
+//! Rows handed to the ranking stages stay the index's own JSONL lines
+//! ([`read_asset_lines`]): a string is cheap to pass between stages, the
+//! ranker decodes only what it scores, and a model is shown the same line.
 
 use std::collections::{HashMap, HashSet};
 use std::io::BufRead;
@@ -74,20 +77,39 @@ impl PackageOf {
     }
 }
 
-/// Asset rows, only those of `packages` when given.
-pub fn read_assets(index_dir: &Path, packages: Option<&HashSet<String>>) -> anyhow::Result<Vec<AssetRow>> {
-    let package_of = PackageOf::new(&match packages {
-        Some(_) => read_packages(index_dir)?,
-        None => vec![],
-    });
-    let mut out = Vec::new();
-    for_each_row(&index_dir.join(ASSETS_FILE), |row: AssetRow| {
-        let wanted = packages.is_none_or(|set| package_of.get(&row).is_some_and(|p| set.contains(p)));
-        if wanted {
-            out.push(row);
-        }
-    })?;
-    Ok(out)
+/// The text of `assets.jsonl` (empty when there is none).
+fn read_assets_text(index_dir: &Path) -> anyhow::Result<String> {
+    let path = index_dir.join(ASSETS_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// The non-blank lines of `assets.jsonl`, without a byte-order mark.
+fn row_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines()
+        .map(|line| line.trim_start_matches('\u{feff}'))
+        .filter(|line| !line.trim().is_empty())
+}
+
+/// Asset rows as their `assets.jsonl` lines: all of them, or, when
+/// `packages` is given, the decodable rows of those packages.
+pub fn read_asset_lines(index_dir: &Path, packages: Option<&HashSet<String>>) -> anyhow::Result<Vec<String>> {
+    let text = read_assets_text(index_dir)?;
+    let Some(set) = packages else {
+        return Ok(row_lines(&text).map(str::to_owned).collect());
+    };
+    let packages = read_packages(index_dir)?;
+    let package_of = PackageOf::new(&packages);
+    Ok(row_lines(&text)
+        .filter(|line| {
+            serde_json::from_str::<AssetRow>(line)
+                .is_ok_and(|row| package_of.get(&row).is_some_and(|p| set.contains(p)))
+        })
+        .map(str::to_owned)
+        .collect())
 }
 
 /// The packages, each with the `words_per_package` words most of its
@@ -139,23 +161,7 @@ pub fn read_packages_with_vocabulary(index_dir: &Path, words_per_package: usize)
 
 /// How many asset rows the index holds (non-blank lines).
 pub fn count_assets(index_dir: &Path) -> anyhow::Result<usize> {
-    let path = index_dir.join(ASSETS_FILE);
-    match std::fs::File::open(&path) {
-        Ok(file) => {
-            let mut n = 0;
-            for line in std::io::BufReader::new(file).lines() {
-                n += usize::from(
-                    !line
-                        .with_context(|| format!("cannot read {}", path.display()))?
-                        .trim()
-                        .is_empty(),
-                );
-            }
-            Ok(n)
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-    }
+    Ok(row_lines(&read_assets_text(index_dir)?).count())
 }
 
 #[cfg(test)]
@@ -171,9 +177,14 @@ mod tests {
         )
         .unwrap();
         std::fs::write(dir.path().join(MANIFEST_FILE), "{\"version\":\"v1.2\"}").unwrap();
-        assert_eq!(read_assets(dir.path(), None).unwrap().len(), 2);
+        assert_eq!(
+            read_asset_lines(dir.path(), None).unwrap().len(),
+            3,
+            "every line, unread"
+        );
         let only_p = HashSet::from(["p".to_owned()]);
-        assert_eq!(read_assets(dir.path(), Some(&only_p)).unwrap()[0].guid, "a");
+        let lines = read_asset_lines(dir.path(), Some(&only_p)).unwrap();
+        assert_eq!(lines, ["{\"guid\":\"a\",\"path\":\"A\",\"package_id\":\"p\"}"]);
         assert_eq!(count_assets(dir.path()).unwrap(), 3);
         assert_eq!(manifest_version(dir.path()).as_deref(), Some("v1.2"));
         assert!(read_packages(dir.path()).unwrap().is_empty());

@@ -114,7 +114,8 @@ struct RowsArgs {
 #[derive(Serialize)]
 struct RowsOut {
     count: usize,
-    rows: Vec<AssetRow>,
+    /// Each row as its `assets.jsonl` line.
+    rows: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -136,7 +137,8 @@ struct RankArgs {
     intent: String,
     #[serde(default)]
     subtype_hint: Option<String>,
-    rows: Vec<AssetRow>,
+    /// Rows as `assets.jsonl` lines (what `search.rows` gives) or objects.
+    rows: Vec<serde_json::Value>,
     top_k: usize,
     #[serde(default)]
     past_picks: Vec<PastPickGroup>,
@@ -269,7 +271,7 @@ pub fn register(registry: &mut Registry) {
             "asset rows of the chosen packages (all rows without a choice)",
             |a: RowsArgs, ctx| {
                 let wanted: Option<HashSet<String>> = a.package_ids.map(|ids| ids.into_iter().collect());
-                let rows = load::read_assets(&index_dir(ctx), wanted.as_ref())?;
+                let rows = load::read_asset_lines(&index_dir(ctx), wanted.as_ref())?;
                 Ok(RowsOut {
                     count: rows.len(),
                     rows,
@@ -354,8 +356,9 @@ pub fn register(registry: &mut Registry) {
                     past_boosts: hints::past_pick_boosts(&query, &a.past_picks, &vocab),
                     top_k: a.top_k,
                 };
+                let rows: Vec<AssetRow> = a.rows.into_iter().filter_map(records::decode_row).collect();
                 Ok(RankOut {
-                    candidates: rank::rank_assets(&a.rows, &query, &options),
+                    candidates: rank::rank_assets(&rows, &query, &options),
                 })
             },
         );

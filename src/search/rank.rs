@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use super::query::Query;
 use super::records::{AssetRow, PackageRow};
-use super::text::{for_each_term, Scratch};
+use super::text::{for_each_term_where, Scratch};
 
 /// The fields a record is scored on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,14 +192,27 @@ fn scan<D: Document>(docs: &[D], offset: usize, table: &TermTable, n_concepts: u
     let mut len_sums = [0f64; FIELDS];
     let mut scratch = Scratch::default();
     let mut tf = vec![0f32; n_concepts * FIELDS];
+    // The first bytes the query's terms start with: a record's term that
+    // starts otherwise is counted, never stemmed or looked up.
+    let mut first_bytes = [false; 256];
+    for term in table.keys() {
+        if let Some(&b) = term.as_bytes().first() {
+            first_bytes[usize::from(b)] = true;
+        }
+    }
+    let may_match = |part: &str| {
+        part.as_bytes()
+            .first()
+            .is_some_and(|&b| !b.is_ascii() || first_bytes[usize::from(b.to_ascii_lowercase())])
+    };
     for (i, doc) in docs.iter().enumerate() {
         let mut lens = [0u16; FIELDS];
         let mut matched = false;
         doc.visit(&mut |field, text| {
             let f = field as usize;
-            for_each_term(text, &mut scratch, |term| {
+            for_each_term_where(text, &mut scratch, may_match, |term| {
                 lens[f] = lens[f].saturating_add(1);
-                if let Some(entries) = table.get(term) {
+                if let Some(entries) = term.and_then(|t| table.get(t)) {
                     matched = true;
                     for &(c, weight) in entries {
                         tf[c * FIELDS + f] += weight;

@@ -34,6 +34,15 @@ pub struct AssetRow {
     pub package_id: Option<String>,
 }
 
+/// A row given as its JSONL line or as an object; `None` when it does not
+/// decode (skipped, like a bad line of the index).
+pub fn decode_row(row: serde_json::Value) -> Option<AssetRow> {
+    match row {
+        serde_json::Value::String(line) => serde_json::from_str(&line).ok(),
+        other => serde_json::from_value(other).ok(),
+    }
+}
+
 /// One row of `packages.jsonl`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct PackageRow {
@@ -180,6 +189,16 @@ mod tests {
         let row: AssetRow = serde_json::from_str(text).unwrap();
         assert_eq!(row.llm_tags, ["a", "b", "c", "e"], "a true inside a list names nothing");
         assert_eq!(row.llm_summary, "one two");
+    }
+
+    #[test]
+    fn rows_decode_from_their_line_or_an_object() {
+        let line = serde_json::json!(r#"{"guid":"g","path":"Assets/A.png","llm_tags":"rock"}"#);
+        assert_eq!(decode_row(line).unwrap().llm_tags, ["rock"]);
+        let object = serde_json::json!({"guid": "g", "path": "Assets/A.png"});
+        assert_eq!(decode_row(object).unwrap().path, "Assets/A.png");
+        assert!(decode_row(serde_json::json!("not json")).is_none());
+        assert!(decode_row(serde_json::json!({"path": "no guid"})).is_none());
     }
 
     #[test]

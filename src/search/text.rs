@@ -17,27 +17,58 @@
 /// Call `emit` with every term of `text`, in order. `scratch` is reused
 /// between calls so scanning many records allocates nothing per term.
 pub fn for_each_term(text: &str, scratch: &mut Scratch, mut emit: impl FnMut(&str)) {
+    for_each_term_where(
+        text,
+        scratch,
+        |_| true,
+        |term| {
+            if let Some(term) = term {
+                emit(term);
+            }
+        },
+    );
+}
+
+/// [`for_each_term`] for scoring: every term position is reported, but a
+/// term whose unstemmed text `may_match` rules out is reported as `None`
+/// without being lowercased and stemmed, so a ranker counts field lengths
+/// while paying only for the terms it can use. Stemming keeps a term's first
+/// character (lowercased), so a first-letter test is a sound filter.
+pub fn for_each_term_where(
+    text: &str,
+    scratch: &mut Scratch,
+    may_match: impl Fn(&str) -> bool,
+    mut emit: impl FnMut(Option<&str>),
+) {
     for word in words(text) {
         scratch.parts.clear();
         split_parts(word, &mut scratch.parts);
+        // A compound starts where its first part does.
+        let compound = scratch.parts.len() > 1;
+        let want_compound = compound && may_match(&word[scratch.parts[0].0..]);
         scratch.joined.clear();
         for &(start, end) in &scratch.parts {
             let part = &word[start..end];
-            if part.chars().count() < 2 && !part.chars().any(is_hangul) {
+            if part.chars().nth(1).is_none() && !part.chars().any(is_hangul) {
                 // Single letters and digits ("a", "2") carry no meaning alone,
                 // but still count towards the compound ("2d", "ui2").
-                lower_into(part, &mut scratch.joined);
-                continue;
+            } else if may_match(part) {
+                scratch.term.clear();
+                stem_into(part, &mut scratch.term);
+                emit(Some(&scratch.term));
+            } else {
+                emit(None);
             }
-            scratch.term.clear();
-            stem_into(part, &mut scratch.term);
-            emit(&scratch.term);
-            lower_into(part, &mut scratch.joined);
+            if want_compound {
+                lower_into(part, &mut scratch.joined);
+            }
         }
-        if scratch.parts.len() > 1 && scratch.joined.chars().count() >= 2 {
+        if want_compound {
             scratch.term.clear();
             stem_into(&scratch.joined, &mut scratch.term);
-            emit(&scratch.term);
+            emit(Some(&scratch.term));
+        } else if compound {
+            emit(None);
         }
     }
 }
@@ -59,7 +90,7 @@ pub fn for_each_part(text: &str, scratch: &mut Scratch, mut emit: impl FnMut(&st
         split_parts(word, &mut scratch.parts);
         for &(start, end) in &scratch.parts {
             let part = &word[start..end];
-            if part.chars().count() < 2 && !part.chars().any(is_hangul) {
+            if part.chars().nth(1).is_none() && !part.chars().any(is_hangul) {
                 continue;
             }
             scratch.term.clear();
