@@ -112,12 +112,13 @@ pub fn scan(project: &Path, data: &IndexData, options: &ScanOptions) -> anyhow::
     let fingerprint = fingerprint(project, &entries, &warnings, data, options);
 
     let dirs: HashSet<&str> = entries.iter().filter(|e| e.is_dir).map(|e| e.path.as_str()).collect();
-    let plain_files: HashSet<&str> = entries
+    // Asset files with the stat the walk read (reused for their signatures).
+    let plain_files: HashMap<&str, Option<(u128, u64)>> = entries
         .iter()
         .filter(|e| !e.is_dir && !e.path.ends_with(".meta"))
-        .map(|e| e.path.as_str())
+        .map(|e| (e.path.as_str(), e.stat))
         .collect();
-    let markers = packages::marker_folders(plain_files.iter().copied(), &data.conventions);
+    let markers = packages::marker_folders(plain_files.keys().copied(), &data.conventions);
 
     // Pair metas with their assets; folder metas are not assets.
     let mut pairs = Vec::new();
@@ -127,8 +128,8 @@ pub fn scan(project: &Path, data: &IndexData, options: &ScanOptions) -> anyhow::
             continue;
         };
         has_meta.insert(target);
-        if plain_files.contains(target) {
-            pairs.push(target);
+        if let Some(&stat) = plain_files.get(target) {
+            pairs.push((target, stat));
         } else if !dirs.contains(target) {
             warnings.push(warning(
                 WarningKind::OrphanMeta,
@@ -137,7 +138,7 @@ pub fn scan(project: &Path, data: &IndexData, options: &ScanOptions) -> anyhow::
             ));
         }
     }
-    for path in &plain_files {
+    for path in plain_files.keys() {
         if !has_meta.contains(path) {
             warnings.push(warning(
                 WarningKind::MissingMeta,
@@ -154,7 +155,10 @@ pub fn scan(project: &Path, data: &IndexData, options: &ScanOptions) -> anyhow::
         curated: &curated,
         markers: &markers,
     };
-    let results: Vec<Result<Parsed, Warning>> = pairs.par_iter().map(|path| context.parse(path)).collect();
+    let results: Vec<Result<Parsed, Warning>> = pairs
+        .par_iter()
+        .map(|&(path, stat)| context.parse(path, stat))
+        .collect();
 
     let mut parsed = Vec::with_capacity(results.len());
     let mut first_path_of: HashMap<String, String> = HashMap::new();
@@ -270,14 +274,21 @@ struct ParseContext<'a> {
 impl ParseContext<'_> {
     /// Read and classify one asset and its `.meta`. The package is carried as
     /// its root path in `package_id` until ids are assigned.
-    fn parse(&self, path: &str) -> Result<Parsed, Warning> {
+    /// `stat`: the asset's mtime (ns) and size as the walk read them.
+    fn parse(&self, path: &str, stat: Option<(u128, u64)>) -> Result<Parsed, Warning> {
         let meta_path = format!("{path}.meta");
         let unreadable = |p: &str, e: std::io::Error| warning(WarningKind::Unreadable, p, &e.to_string());
         let (meta_bytes, meta_stat) =
             read_with_metadata(&self.project.join(&meta_path)).map_err(|e| unreadable(&meta_path, e))?;
         let meta = parse_meta(&String::from_utf8_lossy(&meta_bytes), &self.data.setting_keys)
             .map_err(|e| warning(WarningKind::BadMeta, &meta_path, &e.to_string()))?;
-        let asset_stat = fs::metadata(self.project.join(path)).map_err(|e| unreadable(path, e))?;
+        let (asset_mtime, asset_len) = match stat {
+            Some(stat) => stat,
+            None => {
+                let m = fs::metadata(self.project.join(path)).map_err(|e| unreadable(path, e))?;
+                (mtime_nanos(&m), m.len())
+            }
+        };
 
         let extension = path
             .rsplit_once('.')
@@ -318,13 +329,13 @@ impl ParseContext<'_> {
             use_cases,
             signature: format!(
                 "{}:{}:{}:{}",
-                mtime_nanos(&asset_stat),
-                asset_stat.len(),
+                asset_mtime,
+                asset_len,
                 mtime_nanos(&meta_stat),
                 meta_stat.len()
             ),
-            size: asset_stat.len(),
-            last_modified: rfc3339_seconds(asset_stat.modified().ok()),
+            size: asset_len,
+            last_modified: rfc3339_seconds(asset_mtime),
             details: None,
         };
         Ok(Parsed { asset, yaml })
@@ -434,11 +445,9 @@ fn mtime_nanos(meta: &fs::Metadata) -> u128 {
         .map_or(0, |d| d.as_nanos())
 }
 
-fn rfc3339_seconds(time: Option<SystemTime>) -> String {
-    let secs = time
-        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_secs());
-    let secs = i64::try_from(secs).unwrap_or(i64::MAX);
+/// A modification time in nanoseconds since the epoch as RFC 3339, in seconds.
+fn rfc3339_seconds(nanos: u128) -> String {
+    let secs = i64::try_from(nanos / 1_000_000_000).unwrap_or(i64::MAX);
     time::OffsetDateTime::from_unix_timestamp(secs)
         .ok()
         .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
