@@ -133,11 +133,20 @@ pub fn is_hangul(c: char) -> bool {
 }
 
 /// Byte ranges of the parts of one word (no allocation: this runs for
-/// every word of every record).
+/// every word of every record). An ASCII word is walked byte by byte,
+/// skipping UTF-8 decoding; both walks apply [`split_chars`]' rule.
 fn split_parts(word: &str, out: &mut Vec<(usize, usize)>) {
+    if word.is_ascii() {
+        split_chars(word.bytes().map(char::from).enumerate(), word.len(), out);
+    } else {
+        split_chars(word.char_indices(), word.len(), out);
+    }
+}
+
+fn split_chars(chars: impl Iterator<Item = (usize, char)>, len: usize, out: &mut Vec<(usize, usize)>) {
     let mut start: Option<usize> = None;
     let mut prev = '\0';
-    let mut chars = word.char_indices().peekable();
+    let mut chars = chars.peekable();
     while let Some((at, c)) = chars.next() {
         if c == '-' || c == '_' {
             if let Some(s) = start.take() {
@@ -158,7 +167,7 @@ fn split_parts(word: &str, out: &mut Vec<(usize, usize)>) {
         prev = c;
     }
     if let Some(s) = start {
-        out.push((s, word.len()));
+        out.push((s, len));
     }
 }
 
