@@ -563,6 +563,7 @@ pub fn touch(project: &Path, started_at: &str) -> anyhow::Result<Finalized> {
         project,
         &State {
             last_run: Some(last_run.clone()),
+            last_error: None,
             ..state
         },
     )?;

@@ -133,15 +133,22 @@ impl McpClient {
             Implementation::new("unity-assets-engine", env!("CARGO_PKG_VERSION")),
         );
         let stderr_tail = StderrTail::default();
+        let expand = |text: &str| expand_env(text).map_err(&unavailable);
         let handshake = async {
             match (&config.command, &config.url) {
                 (Some(command), _) => {
-                    let mut cmd = tokio::process::Command::new(command);
-                    cmd.args(&config.args).envs(&config.env);
+                    let command = expand(command)?;
+                    let mut cmd = tokio::process::Command::new(&command);
+                    for arg in &config.args {
+                        cmd.arg(expand(arg)?);
+                    }
+                    for (key, value) in &config.env {
+                        cmd.env(key, expand(value)?);
+                    }
                     let (transport, stderr) = TokioChildProcess::builder(cmd)
                         .stderr(Stdio::piped())
                         .spawn()
-                        .map_err(|e| unavailable(spawn_failure(command, &e)))?;
+                        .map_err(|e| unavailable(spawn_failure(&command, &e)))?;
                     if let Some(stderr) = stderr {
                         stderr_tail.collect(stderr);
                     }
@@ -151,7 +158,7 @@ impl McpClient {
                         .map_err(|e| unavailable(e.to_string()))
                 }
                 (None, Some(url)) => {
-                    let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+                    let transport = StreamableHttpClientTransport::from_uri(expand(url)?);
                     info.clone()
                         .serve(transport)
                         .await
@@ -259,6 +266,40 @@ impl McpClient {
             Err(_) => Err(failure(format!("no answer within {:.1} s", self.timeout.as_secs_f64()))),
         }
     }
+}
+
+/// Expand `${VAR}` and `${VAR:-default}` from the environment, as Claude
+/// Code does in `.mcp.json`, so a key stays in the environment rather than
+/// in a file. Expansion happens when the server is started: messages name
+/// the server by its unexpanded text and never show a value.
+fn expand_env(text: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("`{text}` has a `${{` without its `}}`"))?;
+        let (name, default) = match after[..end].split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (&after[..end], None),
+        };
+        // Like the shell's `:-`, a default also stands in for an empty value.
+        let value = std::env::var(name).ok().filter(|v| !v.is_empty() || default.is_none());
+        match (value, default) {
+            (Some(value), _) => out.push_str(&value),
+            (None, Some(default)) => out.push_str(default),
+            (None, None) => {
+                return Err(format!(
+                    "`${{{name}}}` is not set: export {name}, or write `${{{name}:-default}}`"
+                ))
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 fn spawn_failure(command: &str, error: &std::io::Error) -> String {
@@ -404,6 +445,39 @@ mod tests {
         assert_eq!(servers["unityMCP"].describe(), "uvx mcp-for-unity --transport stdio");
         assert_eq!(servers["unityMCP"].env["DISABLE_TELEMETRY"], "1");
         assert_eq!(servers["remote"].url.as_deref(), Some("http://127.0.0.1:8080/mcp"));
+    }
+
+    #[test]
+    fn expands_environment_variables_like_claude_code() {
+        std::env::set_var("UA_TEST_MCP_TOKEN", "s3cret");
+        std::env::set_var("UA_TEST_MCP_EMPTY", "");
+        std::env::remove_var("UA_TEST_MCP_UNSET");
+        assert_eq!(expand_env("Bearer ${UA_TEST_MCP_TOKEN}").unwrap(), "Bearer s3cret");
+        assert_eq!(expand_env("${UA_TEST_MCP_UNSET:-8080}/mcp").unwrap(), "8080/mcp");
+        assert_eq!(expand_env("${UA_TEST_MCP_EMPTY:-x}").unwrap(), "x");
+        assert_eq!(expand_env("$HOME and $ alone").unwrap(), "$HOME and $ alone");
+        let err = expand_env("--token=${UA_TEST_MCP_UNSET}").unwrap_err();
+        assert!(err.contains("UA_TEST_MCP_UNSET") && err.contains(":-default"), "{err}");
+        assert!(expand_env("${UA_TEST_MCP_TOKEN").unwrap_err().contains("without"));
+    }
+
+    #[tokio::test]
+    async fn an_unset_variable_names_itself_and_no_value() {
+        std::env::set_var("UA_TEST_MCP_SECRET", "hunter2");
+        let config = ServerConfig {
+            command: Some("${UA_TEST_MCP_NO_SUCH_COMMAND}".into()),
+            env: BTreeMap::from([("TOKEN".into(), "${UA_TEST_MCP_SECRET}".into())]),
+            ..ServerConfig::default()
+        };
+        let err = McpClient::connect(&config)
+            .await
+            .err()
+            .expect("unset variable")
+            .to_string();
+        assert!(
+            err.contains("UA_TEST_MCP_NO_SUCH_COMMAND") && !err.contains("hunter2"),
+            "{err}"
+        );
     }
 
     #[test]
