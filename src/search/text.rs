@@ -327,6 +327,26 @@ mod tests {
     }
 
     proptest! {
+        /// The ranker's first-letter filter is sound: it reports every term
+        /// position and drops exactly the terms whose first letter it rules out.
+        #[test]
+        fn a_first_letter_filter_drops_only_what_it_rules_out(s in "[ -~가-힣]*", letters in "[a-z0-9]{0,6}") {
+            let allowed = |t: &str| {
+                t.as_bytes()
+                    .first()
+                    .is_some_and(|&b| !b.is_ascii() || letters.as_bytes().contains(&b.to_ascii_lowercase()))
+            };
+            let all = terms(&s);
+            let (mut positions, mut kept) = (0, Vec::new());
+            for_each_term_where(&s, &mut Scratch::default(), allowed, |t| {
+                positions += 1;
+                kept.extend(t.map(str::to_owned));
+            });
+            prop_assert_eq!(positions, all.len());
+            let expected: Vec<String> = all.into_iter().filter(|t| allowed(t)).collect();
+            prop_assert_eq!(kept, expected);
+        }
+
         #[test]
         fn tokenizer_never_panics(s in "\\PC*") {
             let _ = terms(&s);
