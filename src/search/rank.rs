@@ -2,7 +2,8 @@
 //!
 //! # Method
 //! A record is a set of *fields* (name, tags, labels, filename signals, type,
-//! path folders, summary, use cases). One streaming pass tokenises every
+//! path folders, summary, use cases and, at `index_depth: rich`, its
+//! component types, animator states and material properties). One streaming pass tokenises every
 //! field ([`super::text`]) and looks each term up in the query's term table,
 //! so nothing is cloned or interned per record and only matching records are
 //! kept; the same pass sums field lengths for BM25F's length normalisation.
@@ -52,9 +53,12 @@ pub enum Field {
     UseCases,
     /// A package's asset vocabulary ([`PackageRow::asset_vocabulary`]).
     Contents,
+    /// What a rich-depth asset is made of: component types, animator
+    /// states, material properties.
+    Parts,
 }
 
-const FIELDS: usize = 9;
+const FIELDS: usize = 10;
 
 impl Field {
     /// BM25F boost, length-normalisation `b`, and coverage credit.
@@ -71,6 +75,9 @@ impl Field {
             // Words of some asset inside, not of the package itself: the
             // package holds a match, but a whole package rarely is one.
             Field::Contents => (1.5, 0.3, 0.9),
+            // Evidence of what the asset does (a Canvas, an Attack state),
+            // weaker than what it is called.
+            Field::Parts => (1.0, 0.5, 0.8),
         }
     }
 
@@ -85,6 +92,7 @@ impl Field {
             Field::Summary => "summary",
             Field::UseCases => "use cases",
             Field::Contents => "its assets",
+            Field::Parts => "components, states or properties",
         }
     }
 
@@ -98,6 +106,7 @@ impl Field {
         Field::Summary,
         Field::UseCases,
         Field::Contents,
+        Field::Parts,
     ];
 }
 
@@ -120,6 +129,11 @@ impl Document for AssetRow {
         f(Field::Path, self.path.rsplit_once('/').map_or("", |(dirs, _)| dirs));
         f(Field::Summary, &self.llm_summary);
         self.llm_use_cases.iter().for_each(|t| f(Field::UseCases, t));
+        self.component_types
+            .iter()
+            .chain(&self.animator_states)
+            .chain(&self.shader_props)
+            .for_each(|t| f(Field::Parts, t));
     }
 }
 
@@ -630,6 +644,40 @@ mod tests {
         assert_eq!(got[0].guid, "d");
         assert!(got[0].reasoning.contains("exact match of Prefab/ui"));
         assert!(got[1].reasoning.contains("second tier"));
+    }
+
+    #[test]
+    fn rich_depth_parts_are_evidence() {
+        let with_states = |guid: &str, states: &[&str]| AssetRow {
+            animator_states: states.iter().map(|s| s.to_string()).collect(),
+            ..row(
+                guid,
+                &format!("Assets/Kit/Orc_{guid}.controller"),
+                "AnimatorController",
+                &["orc"],
+                "An orc animator.",
+            )
+        };
+        let rows = vec![
+            with_states("a", &["Idle", "Walk"]),
+            with_states("b", &["Idle", "Heavy_Attack"]),
+        ];
+        let query = Query::analyze("orc attack", &Vocabulary::embedded());
+        let ranked = rank_assets(
+            &rows,
+            &query,
+            &RankOptions {
+                top_k: 2,
+                ..Default::default()
+            },
+        );
+        assert_eq!(ranked[0].guid, "b", "{ranked:?}");
+        assert!(ranked[0].confidence > ranked[1].confidence);
+        assert!(
+            ranked[0].reasoning.contains("components, states or properties"),
+            "{}",
+            ranked[0].reasoning
+        );
     }
 
     #[test]

@@ -32,6 +32,14 @@ pub struct AssetRow {
     pub llm_use_cases: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package_id: Option<String>,
+    /// Rich depth: component class names, animator state names and a
+    /// material's saved properties.
+    #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
+    pub component_types: Vec<String>,
+    #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
+    pub animator_states: Vec<String>,
+    #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
+    pub shader_props: Vec<String>,
 }
 
 /// A row given as its JSONL line or as an object; `None` when it does not
