@@ -94,22 +94,44 @@ fn row_lines(text: &str) -> impl Iterator<Item = &str> {
         .filter(|line| !line.trim().is_empty())
 }
 
-/// Asset rows as their `assets.jsonl` lines: all of them, or, when
-/// `packages` is given, the decodable rows of those packages.
+/// `manifest.json::schema_tier` (the index depth), if the manifest has one.
+fn manifest_tier(index_dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(index_dir.join(MANIFEST_FILE)).ok()?;
+    let manifest: serde_json::Value = serde_json::from_str(&text).ok()?;
+    manifest["schema_tier"].as_str().map(str::to_owned)
+}
+
+/// Asset rows as JSONL lines holding what search reads: all of them, or,
+/// when `packages` is given, the decodable rows of those packages. A
+/// minimal-depth row holds nothing else, so its line is passed on unread;
+/// a deeper row is written back as an [`AssetRow`], without the fields
+/// search never reads (dependencies, size, times) that would only cost a
+/// model tokens.
 pub fn read_asset_lines(index_dir: &Path, packages: Option<&HashSet<String>>) -> anyhow::Result<Vec<String>> {
     let text = read_assets_text(index_dir)?;
-    let Some(set) = packages else {
+    let verbatim = manifest_tier(index_dir).is_none_or(|tier| tier == "minimal");
+    if verbatim && packages.is_none() {
         return Ok(row_lines(&text).map(str::to_owned).collect());
-    };
-    let packages = read_packages(index_dir)?;
-    let package_of = PackageOf::new(&packages);
-    Ok(row_lines(&text)
-        .filter(|line| {
-            serde_json::from_str::<AssetRow>(line)
-                .is_ok_and(|row| package_of.get(&row).is_some_and(|p| set.contains(p)))
-        })
-        .map(str::to_owned)
-        .collect())
+    }
+    let package_of = PackageOf::new(&match packages {
+        Some(_) => read_packages(index_dir)?,
+        None => vec![],
+    });
+    let mut out = Vec::new();
+    for line in row_lines(&text) {
+        let Ok(row) = serde_json::from_str::<AssetRow>(line) else {
+            continue;
+        };
+        if packages.is_some_and(|set| !package_of.get(&row).is_some_and(|p| set.contains(p))) {
+            continue;
+        }
+        out.push(if verbatim {
+            line.to_owned()
+        } else {
+            serde_json::to_string(&row)?
+        });
+    }
+    Ok(out)
 }
 
 /// The packages, each with the `words_per_package` words most of its
@@ -186,7 +208,24 @@ mod tests {
         let lines = read_asset_lines(dir.path(), Some(&only_p)).unwrap();
         assert_eq!(lines, ["{\"guid\":\"a\",\"path\":\"A\",\"package_id\":\"p\"}"]);
         assert_eq!(count_assets(dir.path()).unwrap(), 3);
-        assert_eq!(manifest_version(dir.path()).as_deref(), Some("v1.2"));
+
+        // Deeper rows lose what search never reads.
+        std::fs::write(
+            dir.path().join(ASSETS_FILE),
+            "{\"guid\":\"a\",\"path\":\"A\",\"dependencies\":[\"b\"],\"size\":3,\"component_types\":[\"Canvas\"]}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join(MANIFEST_FILE),
+            "{\"version\":\"v2.0\",\"schema_tier\":\"rich\"}",
+        )
+        .unwrap();
+        let lines = read_asset_lines(dir.path(), None).unwrap();
+        assert!(
+            lines[0].contains("Canvas") && !lines[0].contains("dependencies") && !lines[0].contains("size"),
+            "{lines:?}"
+        );
+        assert_eq!(manifest_version(dir.path()).as_deref(), Some("v2.0"));
         assert!(read_packages(dir.path()).unwrap().is_empty());
     }
 
