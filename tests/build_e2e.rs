@@ -537,11 +537,15 @@ fn doctor_checks_the_server_named_in_mcp_json() {
     assert!(
         run.stdout
             .lines()
-            .any(|l| l.starts_with("✓ MCP for Unity reachable (") && l.ends_with(" tools)")),
+            .any(|l| l.starts_with("✓ MCP for Unity reachable (")
+                && l.ends_with("Unity editor attached, active scene Main")),
         "{}",
         run.output()
     );
-    assert!(fx.editor.tool_commands().is_empty(), "doctor sends no tool call");
+    let sent = fx.editor.tool_commands();
+    let actions: Vec<Option<&str>> = sent.iter().map(|c| c.action()).collect();
+    assert_eq!(actions, [Some("get_active")], "doctor sends one read-only probe");
+    assert!(fx.audit_rows().is_empty(), "doctor writes no audit row");
 }
 
 /// The "Show" of issue 6: the seed's golden fixture, built and indexed, then

@@ -223,7 +223,52 @@ async fn doctor_initializes_and_lists_the_tools() {
     let check = execute::doctor(&s.project, Some(s.server.clone())).await;
     assert!(check.ok, "{}", check.line);
     assert!(check.line.starts_with("✓ MCP for Unity reachable"), "{}", check.line);
+    assert!(
+        check.line.ends_with("Unity editor attached, active scene Main"),
+        "{}",
+        check.line
+    );
     eprintln!("doctor: {}", check.line);
+    let sent: Vec<(String, Option<String>)> = s
+        .editor
+        .tool_commands()
+        .iter()
+        .map(|c| (c.tool.clone(), c.action().map(str::to_owned)))
+        .collect();
+    assert_eq!(
+        sent,
+        [("manage_scene".to_owned(), Some("get_active".to_owned()))],
+        "one read-only probe"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_tells_a_server_without_an_editor() {
+    let Some(command) = fake_unity::mcp_server_command() else {
+        eprintln!("SKIPPED: mcp-for-unity is not installed (run .ci/install-mcp-server.sh)");
+        return;
+    };
+    // A server whose status folder names no editor.
+    let root = tempfile::tempdir().unwrap();
+    let home = root.path().join("home");
+    let status_dir = home.join(".unity-mcp");
+    std::fs::create_dir_all(&status_dir).unwrap();
+    let server = ServerConfig {
+        command: Some(command.to_string_lossy().into_owned()),
+        args: vec!["--transport".into(), "stdio".into()],
+        env: fake_unity::server_env(&home, &status_dir),
+        timeout_s: 60.0,
+        ..ServerConfig::default()
+    };
+    let check = execute::doctor(root.path(), Some(server)).await;
+    eprintln!("doctor: {}", check.line);
+    assert!(!check.ok, "{}", check.line);
+    assert!(check.line.contains("but no Unity editor does"), "{}", check.line);
+    assert!(
+        check.fix.contains("Open this project in the Unity Editor"),
+        "{}",
+        check.fix
+    );
 }
 
 #[tokio::test]

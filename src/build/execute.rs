@@ -225,7 +225,8 @@ fn tool_failure(result: &Value) -> Option<String> {
     Some(message.unwrap_or("the tool reported success: false").to_owned())
 }
 
-/// The doctor's MCP check: initialize + tools/list.
+/// The doctor's MCP check: initialize, tools/list, then a read-only call
+/// only an attached Unity editor can answer.
 #[derive(Debug, Clone, Serialize)]
 pub struct DoctorCheck {
     pub ok: bool,
@@ -234,20 +235,45 @@ pub struct DoctorCheck {
     pub fix: String,
 }
 
+/// Asks the editor for its active scene: a fixed read-only query (never
+/// model-planned), so it needs no scope guard and writes no audit row.
+const EDITOR_PROBE: (&str, &str) = ("manage_scene", "get_active");
+
 pub async fn doctor(project: &Path, server: Option<ServerConfig>) -> DoctorCheck {
     let outcome = async {
         let config = resolve_server(project, server)?;
         let client = McpClient::connect(&config).await?;
-        let tools = client.list_tools().await;
+        let checked = async {
+            let tools = client.list_tools().await?.len();
+            let (tool, action) = EDITOR_PROBE;
+            let editor = match client.call_tool(tool, serde_json::json!({"action": action})).await {
+                Ok(result) => tool_failure(&result).map_or(Ok(result), Err),
+                Err(e) => Err(e.to_string()),
+            };
+            Ok::<_, McpError>((tools, editor))
+        }
+        .await;
         let name = client.server_name();
         client.close().await;
-        Ok::<_, McpError>((name, tools?.len()))
+        checked.map(|(tools, editor)| (name, tools, editor))
     };
     match outcome.await {
-        Ok((name, tools)) => DoctorCheck {
-            ok: true,
-            line: format!("✓ MCP for Unity reachable ({name}, {tools} tools)"),
-            fix: String::new(),
+        Ok((name, tools, Ok(scene))) => {
+            let scene = scene["data"]["name"]
+                .as_str()
+                .map_or(String::new(), |n| format!(", active scene {n}"));
+            DoctorCheck {
+                ok: true,
+                line: format!("✓ MCP for Unity reachable ({name}, {tools} tools); Unity editor attached{scene}"),
+                fix: String::new(),
+            }
+        }
+        Ok((name, tools, Err(why))) => DoctorCheck {
+            ok: false,
+            line: format!("✗ MCP for Unity server answers ({name}, {tools} tools) but no Unity editor does: {why}"),
+            fix: "Open this project in the Unity Editor with the MCP for Unity package installed and its bridge \
+                  running (Window > MCP for Unity), then run `unity-assets doctor` again."
+                .to_owned(),
         },
         Err(e) => DoctorCheck {
             ok: false,

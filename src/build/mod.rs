@@ -166,7 +166,7 @@ pub fn register(registry: &mut Registry) {
         )
         .async_function(
             "doctor.mcp",
-            "MCP for Unity reachable: initialize + tools/list",
+            "MCP for Unity reachable and a Unity editor attached: initialize, tools/list, active scene",
             |a: DoctorArgs, ctx| async move { Ok(execute::doctor(&ctx.workdir, a.mcp).await) },
         );
 }
