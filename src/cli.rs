@@ -62,6 +62,10 @@ pub struct RunOptions {
     /// Write the run report (per stage: status, time, calls, retries, tokens) as JSON.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// Print the pipeline's output document as JSON on stdout, also when it
+    /// stops early, and every other line on stderr (for scripts).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -72,9 +76,6 @@ pub enum Command {
         /// Rebuild the index first, then search.
         #[arg(long)]
         reindex: bool,
-        /// Print the search-result.json document instead of the summary.
-        #[arg(long)]
-        json: bool,
         #[command(flatten)]
         run: RunOptions,
     },
@@ -133,9 +134,6 @@ pub enum Command {
         /// Print the plan (graph, conditions, fan-out, gates, resolved params) and stop.
         #[arg(long)]
         dry_run: bool,
-        /// Print the pipeline's output as JSON.
-        #[arg(long)]
-        json: bool,
         #[command(flatten)]
         run: RunOptions,
     },

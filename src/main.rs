@@ -7,7 +7,7 @@ use clap::Parser;
 use serde_json::{json, Map, Value};
 
 use unity_assets::cli::{Cli, Command, ProvidersCommand};
-use unity_assets::commands::{self, Outcome, Show};
+use unity_assets::commands::{self, Outcome};
 use unity_assets::exit;
 use unity_assets::project::Project;
 
@@ -44,19 +44,13 @@ async fn dispatch(cli: Cli) -> Outcome {
     project.show_progress = !cli.quiet;
     let inputs = |pairs: Value| -> Map<String, Value> { pairs.as_object().cloned().unwrap_or_default() };
     match cli.command {
-        Command::Search {
-            query,
-            reindex,
-            json,
-            run,
-        } => {
+        Command::Search { query, reindex, run } => {
             // --json: the search-result document on stdout, every other line on stderr.
-            let show = if json { Show::Json } else { Show::Nothing };
-            let fields = json!({"query": query, "reindex": reindex, "json": json});
-            commands::run_pipeline(&project, "search", inputs(fields), &run, show).await
+            let fields = json!({"query": query, "reindex": reindex, "json": run.json});
+            commands::run_pipeline(&project, "search", inputs(fields), &run).await
         }
         Command::Pick { index, run } => {
-            commands::run_pipeline(&project, "pick", inputs(json!({"index": index})), &run, Show::Nothing).await
+            commands::run_pipeline(&project, "pick", inputs(json!({"index": index})), &run).await
         }
         Command::Build {
             request,
@@ -66,40 +60,29 @@ async fn dispatch(cli: Cli) -> Outcome {
             run,
         } => {
             let fields = json!({"request": request, "yes": yes, "choose": choose, "non_interactive": non_interactive});
-            commands::run_pipeline(&project, "build", inputs(fields), &run, Show::Nothing).await
+            commands::run_pipeline(&project, "build", inputs(fields), &run).await
         }
         Command::Index { run } => {
-            commands::run_pipeline(&project, "index", inputs(json!({"force": false})), &run, Show::Nothing).await
+            commands::run_pipeline(&project, "index", inputs(json!({"force": false})), &run).await
         }
         Command::Reindex { run } => {
-            commands::run_pipeline(&project, "index", inputs(json!({"force": true})), &run, Show::Nothing).await
+            commands::run_pipeline(&project, "index", inputs(json!({"force": true})), &run).await
         }
         Command::Doctor { offline, run } => {
-            commands::run_pipeline(
-                &project,
-                "doctor",
-                inputs(json!({"offline": offline})),
-                &run,
-                Show::Nothing,
-            )
-            .await
+            commands::run_pipeline(&project, "doctor", inputs(json!({"offline": offline})), &run).await
         }
         Command::Eval { golden, json } => commands::eval::command(&project, &golden, json).await,
         Command::Run {
             name,
             inputs: flags,
             dry_run,
-            json,
             run,
         } => {
             if dry_run {
                 return commands::dry_run(&project, &name, &run);
             }
             match commands::inputs_from_flags(&flags) {
-                Ok(i) => {
-                    commands::run_pipeline(&project, &name, i, &run, if json { Show::Json } else { Show::Nothing })
-                        .await
-                }
+                Ok(i) => commands::run_pipeline(&project, &name, i, &run).await,
                 Err(o) => o,
             }
         }

@@ -261,6 +261,33 @@ fn rejected_queries_print_no_query_and_exit_2() {
         );
         assert_eq!(run.count(&line), 1, "{query:?}: expected {line}\n{run:?}");
     }
+    // --json: the no_query document alone on stdout, even though the run stops early.
+    let run = project.run(&["search", "", "--json"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    let printed: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    assert_eq!(printed, project.result());
+}
+
+#[test]
+fn json_flag_prints_each_commands_document() {
+    let project = game_project();
+    let index = project.run(&["index", "--json"]);
+    let indexed: Value = serde_json::from_str(&index.stdout).unwrap_or_else(|e| panic!("{e}: {index:?}"));
+    assert!(indexed["assets"].as_u64().unwrap() > 0, "{indexed}");
+    assert!(
+        index.stderr.contains("[unity-assets:index]"),
+        "the summary line moves to stderr: {index:?}"
+    );
+
+    let doctor = project.run(&["doctor", "--offline", "--json"]);
+    let report: Value = serde_json::from_str(&doctor.stdout).unwrap_or_else(|e| panic!("{e}: {doctor:?}"));
+    assert_eq!(report["ok"], doctor.code == 0, "{report}");
+    assert!(report["checks"].as_array().is_some_and(|c| c.len() >= 6), "{report}");
+
+    let refused = project.run(&["pick", "0", "--json"]);
+    assert_eq!(refused.code, 1, "no search yet: {refused:?}");
+    let why: Value = serde_json::from_str(&refused.stdout).unwrap_or_else(|e| panic!("{e}: {refused:?}"));
+    assert_eq!(why["ok"], false, "{why}");
 }
 
 #[test]

@@ -457,11 +457,12 @@ async fn emit_prints_exact_lines() {
 #[tokio::test]
 async fn exit_ends_the_run_with_its_code() {
     let p = Project::new();
-    p.pipeline("stop", "pipeline: stop\nstages:\n  first:\n    emit: before\n  stop:\n    needs: [first]\n    exit: {code: 3, status: no_match}\n  later:\n    needs: [stop]\n    emit: after\n");
+    p.pipeline("stop", "pipeline: stop\noutput: \"{{ {'later_ran': later is not none} }}\"\nstages:\n  first:\n    emit: before\n  stop:\n    needs: [first]\n    exit: {code: 3, status: no_match}\n  later:\n    needs: [stop]\n    emit: after\n");
     let (outcome, output) = p.run("stop", &registry(), json!({}), None).await;
     assert!(
-        matches!(&outcome.result, Ok(Flow::Exit { code: 3, status: Some(s) }) if s == "no_match"),
-        "{:?}",
+        matches!(&outcome.result, Ok(Flow::Exit { code: 3, status: Some(s), output: Some(o) })
+            if s == "no_match" && *o == json!({"later_ran": false})),
+        "the output is evaluated over what ran: {:?}",
         outcome.result
     );
     assert_eq!(outcome.exit_code(), 3);

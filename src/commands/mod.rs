@@ -41,24 +41,10 @@ impl Outcome {
     }
 }
 
-/// How a pipeline's final value is shown.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Show {
-    /// The pipeline prints its own lines (emit stages).
-    Nothing,
-    /// Print the output as pretty JSON on stdout (and the pipeline's
-    /// lines on stderr), for scripts.
-    Json,
-}
-
-/// Compile and run a pipeline; print, report and map the ending to an exit code.
-pub async fn run_pipeline(
-    project: &Project,
-    name: &str,
-    inputs: Map<String, Value>,
-    opts: &RunOptions,
-    show: Show,
-) -> Outcome {
+/// Compile and run a pipeline; print, report and map the ending to an exit
+/// code. The pipeline prints its own lines (emit stages); with `--json` its
+/// output document goes to stdout and those lines to stderr.
+pub async fn run_pipeline(project: &Project, name: &str, inputs: Map<String, Value>, opts: &RunOptions) -> Outcome {
     let pipeline = match project.compile(name, &opts.sets) {
         Ok(p) => p,
         Err(d) => return Outcome::invalid(d),
@@ -68,10 +54,7 @@ pub async fn run_pipeline(
         Err(e) => return Outcome::invalid(e),
     };
     // With a JSON document on stdout, the pipeline's own lines go to stderr.
-    let lines = match show {
-        Show::Json => Output::stderr(),
-        Show::Nothing => Output::stdout(),
-    };
+    let lines = if opts.json { Output::stderr() } else { Output::stdout() };
     let rt = match project.runtime(lines) {
         Ok(rt) => rt,
         Err(e) => return Outcome::failed(e),
@@ -91,19 +74,27 @@ pub async fn run_pipeline(
         }
     }
     let code = outcome.exit_code();
+    let print = |document: &Value| {
+        if opts.json {
+            println!("{}", serde_json::to_string_pretty(document).unwrap_or_default());
+        }
+    };
     match outcome.result {
         Ok(Flow::Value(v)) => {
-            if show == Show::Json {
-                println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-            }
+            print(&v);
             Outcome { code, message: None }
         }
-        Ok(Flow::Exit { code, status }) => Outcome {
-            code,
-            message: status
-                .filter(|s| !s.is_empty() && code != exit::OK)
-                .map(|s| format!("{}: {s}", pipeline.name)),
-        },
+        Ok(Flow::Exit { code, status, output }) => {
+            if let Some(document) = output.filter(|o| !o.is_null()) {
+                print(&document);
+            }
+            Outcome {
+                code,
+                message: status
+                    .filter(|s| !s.is_empty() && code != exit::OK)
+                    .map(|s| format!("{}: {s}", pipeline.name)),
+            }
+        }
         Err(e @ RunError::Input { .. }) => Outcome::invalid(e),
         Err(e) => Outcome::failed(e),
     }

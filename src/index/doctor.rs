@@ -250,6 +250,8 @@ pub fn temp_files(project: &Path) -> Check {
 pub struct Report {
     pub ok: bool,
     pub text: String,
+    /// The checks as given, for `doctor --json`.
+    pub checks: Vec<Check>,
 }
 
 pub fn report(checks: &[Check]) -> Report {
@@ -272,6 +274,7 @@ pub fn report(checks: &[Check]) -> Report {
     Report {
         ok: checks.iter().all(|c| c.ok || !c.required),
         text: lines.join("\n"),
+        checks: checks.to_vec(),
     }
 }
 

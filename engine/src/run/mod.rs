@@ -62,7 +62,14 @@ impl Runtime {
 #[derive(Debug, Clone)]
 pub enum Flow {
     Value(Value),
-    Exit { code: i32, status: Option<String> },
+    /// An `exit` stage ended the run. `output` is the pipeline's output
+    /// evaluated over the stages that ran (`None` when it cannot be), so a
+    /// caller printing the output has a document on every ending.
+    Exit {
+        code: i32,
+        status: Option<String>,
+        output: Option<Value>,
+    },
 }
 
 /// A stage failure, with everything a user needs to find it.
@@ -266,10 +273,10 @@ async fn execute(
                 state[i] = State::Done;
                 outputs[i] = Some(Arc::new(v));
             }
-            Ok(Some(Flow::Exit { code, status })) => {
+            Ok(Some(exit @ Flow::Exit { .. })) => {
                 state[i] = State::Done;
                 if result.is_none() {
-                    result = Some(Ok(Flow::Exit { code, status }));
+                    result = Some(Ok(exit));
                 }
             }
             Err(message) => {
@@ -320,30 +327,37 @@ async fn execute(
             })
         })
         .collect();
-    let result = match result {
-        Some(r) => r,
-        None => {
-            let mut scope = base.clone();
-            for (i, s) in p.stages.iter().enumerate() {
-                scope.set(
-                    s.ident.clone(),
-                    outputs[i].clone().unwrap_or_else(|| Arc::new(Value::Null)),
-                );
-            }
-            match &p.output {
-                Some(t) => t.eval(&p.env, &scope).map(Flow::Value).map_err(|message| {
-                    RunError::Stage(StageError {
-                        pipeline: p.name.clone(),
-                        file: p.file.clone(),
-                        stage: "output".into(),
-                        message,
-                    })
-                }),
-                None => Ok(Flow::Value(Value::Object(
-                    by_name.iter().map(|(k, v)| (k.clone(), Value::clone(v))).collect(),
-                ))),
-            }
+    let output = || -> Result<Value, RunError> {
+        let mut scope = base.clone();
+        for (i, s) in p.stages.iter().enumerate() {
+            scope.set(
+                s.ident.clone(),
+                outputs[i].clone().unwrap_or_else(|| Arc::new(Value::Null)),
+            );
         }
+        match &p.output {
+            Some(t) => t.eval(&p.env, &scope).map_err(|message| {
+                RunError::Stage(StageError {
+                    pipeline: p.name.clone(),
+                    file: p.file.clone(),
+                    stage: "output".into(),
+                    message,
+                })
+            }),
+            None => Ok(Value::Object(
+                by_name.iter().map(|(k, v)| (k.clone(), Value::clone(v))).collect(),
+            )),
+        }
+    };
+    let result = match result {
+        // An inner pipeline's exit carries its own output; this pipeline's replaces it.
+        Some(Ok(Flow::Exit { code, status, .. })) => Ok(Flow::Exit {
+            code,
+            status,
+            output: output().ok(),
+        }),
+        Some(r) => r,
+        None => output().map(Flow::Value),
     };
     (result, reports, by_name)
 }

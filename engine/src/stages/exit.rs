@@ -18,5 +18,6 @@ pub fn run(cx: &StageCx<'_>, scope: &Scope, code: &Tmpl, status: Option<&Tmpl>) 
     Ok(Flow::Exit {
         code: i32::try_from(code).map_err(|_| format!("exit code {code} is out of range"))?,
         status,
+        output: None,
     })
 }
