@@ -511,8 +511,12 @@ fn walk(project: &Path, ignore_paths: &[String]) -> (Vec<Entry>, Vec<Warning>) {
             match result {
                 Ok(entry) if entry.depth() > 0 => {
                     let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                    // A linked asset is signed by what it links to.
                     let stat = (!is_dir)
-                        .then(|| entry.metadata().ok())
+                        .then(|| match entry.path_is_symlink() {
+                            true => fs::metadata(entry.path()).ok(),
+                            false => entry.metadata().ok(),
+                        })
                         .flatten()
                         .map(|m| (mtime_nanos(&m), m.len()));
                     if let Some(path) = relative(entry.path()) {
@@ -534,7 +538,9 @@ fn walk(project: &Path, ignore_paths: &[String]) -> (Vec<Entry>, Vec<Warning>) {
     });
     let mut entries = found.into_inner().unwrap_or_else(|e| e.into_inner());
     entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    (entries, problems.into_inner().unwrap_or_else(|e| e.into_inner()))
+    let mut problems = problems.into_inner().unwrap_or_else(|e| e.into_inner());
+    problems.sort_unstable_by(|a, b| (&a.path, &a.detail).cmp(&(&b.path, &b.detail)));
+    (entries, problems)
 }
 
 fn walk_error_path(error: &ignore::Error) -> Option<&Path> {

@@ -418,6 +418,36 @@ fn the_no_op_fast_path_sees_every_change_a_scan_would() {
     assert!(!same(Depth::Minimal, false), "a run in progress must finish first");
 }
 
+#[cfg(unix)]
+#[test]
+fn a_linked_asset_is_signed_by_its_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("Game");
+    fixture(&project);
+    let target = dir.path().join("shared/Rock.png");
+    write(dir.path(), "shared/Rock.png", "png");
+    std::os::unix::fs::symlink(&target, project.join("Assets/Rock.png")).unwrap();
+    write(
+        &project,
+        "Assets/Rock.png.meta",
+        &meta("a7000000000000000000000000000007", "TextureImporter:\n"),
+    );
+    index(&project, Depth::Minimal, false);
+    let data = embedded();
+    assert!(
+        run::unchanged(&project, &data, &options(Depth::Minimal), false)
+            .unwrap()
+            .same
+    );
+    fs::write(&target, "a longer png").unwrap();
+    assert!(
+        !run::unchanged(&project, &data, &options(Depth::Minimal), false)
+            .unwrap()
+            .same
+    );
+    assert_eq!(index(&project, Depth::Minimal, false).changed, 1);
+}
+
 #[test]
 fn label_changes_are_reported() {
     let dir = tempfile::tempdir().unwrap();
