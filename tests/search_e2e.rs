@@ -7,8 +7,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
+
+#[path = "../engine/tests/support/llm_server.rs"]
+mod llm_server;
+use llm_server::{LlmServer, Reply};
 
 const INDEX_DIR: &str = ".claude/unity-asset-index";
 
@@ -642,5 +646,57 @@ fn json_mode_keeps_stdout_a_single_document() {
         run.stderr
             .contains("[unity-assets:search] fallback stage 3: no_match (suggested_action=reindex)"),
         "{run:?}"
+    );
+}
+
+/// With a model, map-reduce sends each chunk once for all sub-intents (not
+/// once per chunk and sub-intent) and merges the chunks' answers per
+/// sub-intent, a guid named twice counted once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_ranks_each_chunk_for_every_sub_intent_in_one_call() {
+    let project = game_project();
+    project.reindex();
+    let zombie = "Assets/Packages/ZombieKit/Prefabs/Zombie_Fast.prefab";
+    let music = "Assets/Packages/AudioKit/Music/Music_Tension.wav";
+    let usage = json!({"prompt_tokens": 10, "completion_tokens": 10});
+    let route = json!({"multi_category": true, "sub_intents": [
+        {"intent": "좀비 적", "category_hint": "character", "subtype_hint": "Prefab/character"},
+        {"intent": "배경 음악", "category_hint": "audio", "subtype_hint": null},
+    ]});
+    let candidate = |path: &str, confidence: f64| json!({"guid": guid_of(path), "path": path, "confidence": confidence, "reasoning": "It is what was asked."});
+    // Every chunk names the same two assets: the merge must not list them twice.
+    let ranked = json!({"groups": [{"candidates": [candidate(zombie, 0.9)]}, {"candidates": [candidate(music, 0.8)]}]});
+    let llm = LlmServer::start(vec![
+        Reply::openai_content(&route.to_string(), usage.clone()),
+        Reply::openai_content(&ranked.to_string(), usage),
+    ])
+    .await;
+    project.configure(&format!(
+        "llm: {{provider: openai, base_url: \"{}/v1\"}}\nmax_assets_in_context: 6\nsearch: {{map_reduce_min_assets: 0}}\n",
+        llm.url()
+    ));
+    let run = tokio::task::block_in_place(|| project.run(&["search", "좀비 적과 배경 음악"]));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.count("[unity-assets:search] map-reduce 분기 활성 (assets=10, chunks=2)"),
+        1,
+        "{run:?}"
+    );
+    let requests = llm.requests();
+    assert_eq!(
+        requests.len(),
+        3,
+        "one routing call, then one call per chunk: {requests:#?}"
+    );
+    for chunk_call in &requests[1..] {
+        let prompt = chunk_call.body.to_string();
+        assert!(
+            prompt.contains("1. 좀비 적 (subtype hint: Prefab/character)") && prompt.contains("2. 배경 음악"),
+            "{prompt}"
+        );
+    }
+    assert_eq!(
+        candidate_paths(&project.result()),
+        [vec![zombie.to_owned()], vec![music.to_owned()]]
     );
 }

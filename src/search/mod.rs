@@ -134,9 +134,8 @@ struct SelectPackagesOut {
 
 #[derive(Deserialize)]
 struct RankArgs {
-    intent: String,
-    #[serde(default)]
-    subtype_hint: Option<String>,
+    /// The sub-intents to rank the rows for (`{intent, subtype_hint}`).
+    intents: Vec<SubIntent>,
     /// Rows as `assets.jsonl` lines (what `search.rows` gives) or objects.
     rows: Vec<serde_json::Value>,
     top_k: usize,
@@ -146,9 +145,19 @@ struct RankArgs {
     aliases: Option<PathBuf>,
 }
 
-#[derive(Serialize)]
-struct RankOut {
-    candidates: Vec<Candidate>,
+/// Per sub-intent, in the order asked: its candidates among the rows.
+#[derive(Serialize, Deserialize, Default)]
+struct Ranked {
+    #[serde(default)]
+    groups: Vec<Retrieved>,
+}
+
+#[derive(Deserialize)]
+struct MergeArgs {
+    /// `map_reduce` items: one [`Ranked`] per chunk (null for a chunk that failed).
+    chunks: Vec<Option<Ranked>>,
+    intents: usize,
+    top_k: usize,
 }
 
 #[derive(Deserialize)]
@@ -158,7 +167,7 @@ struct GroupsArgs {
     retrieved: Vec<Option<Retrieved>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize, Default)]
 struct Retrieved {
     #[serde(default)]
     candidates: Vec<Candidate>,
@@ -279,6 +288,27 @@ pub fn register(registry: &mut Registry) {
             },
         )
         .function(
+            "search.merge-chunks",
+            "per sub-intent: the candidates of every chunk, by confidence, top-K",
+            |a: MergeArgs, _| {
+                let mut merged: Vec<Retrieved> = (0..a.intents).map(|_| Retrieved::default()).collect();
+                for chunk in a.chunks.into_iter().flatten() {
+                    for (into, group) in merged.iter_mut().zip(chunk.groups) {
+                        into.candidates.extend(group.candidates);
+                    }
+                }
+                for group in &mut merged {
+                    // Stable: equal confidences keep chunk order. A guid named
+                    // by two chunks (a model echoing a row) counts once, at its best.
+                    group.candidates.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+                    let mut seen = HashSet::new();
+                    group.candidates.retain(|c| seen.insert(c.guid.clone()));
+                    group.candidates.truncate(a.top_k);
+                }
+                Ok(merged)
+            },
+        )
+        .function(
             "search.groups",
             "pair sub-intents with their candidates; the best confidence",
             |a: GroupsArgs, _| {
@@ -347,18 +377,28 @@ pub fn register(registry: &mut Registry) {
         )
         .builtin(
             "search.rank-assets",
-            "BM25F ranking of asset rows with calibrated confidences",
+            "BM25F ranking of asset rows for each sub-intent, with calibrated confidences",
             |a: RankArgs, ctx| {
                 let vocab = vocabulary(a.aliases.as_deref(), ctx);
-                let query = Query::analyze(&a.intent, &vocab);
-                let options = RankOptions {
-                    subtype_hint: a.subtype_hint.as_deref(),
-                    past_boosts: hints::past_pick_boosts(&query, &a.past_picks, &vocab),
-                    top_k: a.top_k,
-                };
+                let requests: Vec<(Query, RankOptions)> = a
+                    .intents
+                    .iter()
+                    .map(|intent| {
+                        let query = Query::analyze(&intent.intent, &vocab);
+                        let options = RankOptions {
+                            subtype_hint: intent.subtype_hint.as_deref(),
+                            past_boosts: hints::past_pick_boosts(&query, &a.past_picks, &vocab),
+                            top_k: a.top_k,
+                        };
+                        (query, options)
+                    })
+                    .collect();
                 let rows: Vec<AssetRow> = a.rows.into_iter().filter_map(records::decode_row).collect();
-                Ok(RankOut {
-                    candidates: rank::rank_assets(&rows, &query, &options),
+                Ok(Ranked {
+                    groups: rank::rank_assets_each(&rows, &requests)
+                        .into_iter()
+                        .map(|candidates| Retrieved { candidates })
+                        .collect(),
                 })
             },
         );
@@ -414,6 +454,7 @@ mod tests {
             "search.hints",
             "search.index",
             "search.rows",
+            "search.merge-chunks",
             "search.groups",
             "search.result",
             "pick.resolve",

@@ -249,10 +249,23 @@ fn scan<D: Document>(docs: &[D], offset: usize, table: &TermTable, n_concepts: u
 }
 
 /// Scores of every record matching at least one concept, unordered.
-/// Records are scanned in parallel chunks.
 pub fn score<D: Document + Sync>(docs: &[D], query: &Query) -> Vec<Scored> {
+    score_each(docs, &[query]).pop().unwrap_or_default()
+}
+
+/// [`score`] for several queries in one pass: each record is tokenised
+/// once and its terms looked up in one table holding every query's
+/// concepts. Records are scanned in parallel chunks; the corpus statistics
+/// (lengths, document frequencies) are shared, the weights are per query.
+pub fn score_each<D: Document + Sync>(docs: &[D], queries: &[&Query]) -> Vec<Vec<Scored>> {
     use rayon::prelude::*;
-    let concepts = &query.concepts[..query.concepts.len().min(MAX_CONCEPTS)];
+    let mut concepts = Vec::new();
+    let mut spans = Vec::with_capacity(queries.len());
+    for query in queries {
+        let own = &query.concepts[..query.concepts.len().min(MAX_CONCEPTS)];
+        spans.push(concepts.len()..concepts.len() + own.len());
+        concepts.extend(own);
+    }
     let n_concepts = concepts.len();
     let mut table = TermTable::default();
     for (c, concept) in concepts.iter().enumerate() {
@@ -276,58 +289,64 @@ pub fn score<D: Document + Sync>(docs: &[D], query: &Query) -> Vec<Scored> {
 
     let n = docs.len().max(1) as f32;
     let avg: Vec<f32> = len_sums.iter().map(|s| (*s as f32 / n).max(1.0)).collect();
+    let found = |hit: &Hit, c: usize| hit.tf[c * FIELDS..(c + 1) * FIELDS].iter().any(|&x| x > 0.0);
     let mut df = vec![0f32; n_concepts];
     for hit in &hits {
         for (c, d) in df.iter_mut().enumerate() {
-            if hit.tf[c * FIELDS..(c + 1) * FIELDS].iter().any(|&x| x > 0.0) {
+            if found(hit, c) {
                 *d += 1.0;
             }
         }
     }
     let idf: Vec<f32> = df.iter().map(|&d| (1.0 + (n - d + 0.5) / (d + 0.5)).ln()).collect();
     let idf_max = (1.0 + (n + 0.5) / 0.5).ln();
-    let weights: Vec<f32> = concepts
-        .iter()
-        .zip(idf.iter().zip(&df))
-        .map(|(c, (&i, &d))| {
-            if d == 0.0 {
-                c.prior * UNSEEN_WEIGHT
-            } else {
-                c.prior * (0.5 + 0.5 * i / idf_max)
-            }
-        })
-        .collect();
-    let total_weight: f32 = weights.iter().sum::<f32>().max(f32::EPSILON);
 
-    hits.into_iter()
-        .map(|hit| {
-            let mut bm25 = 0.0;
-            let mut covered = 0.0;
-            let mut found_in = vec![0u16; n_concepts];
-            for c in 0..n_concepts {
-                let mut tfn = 0.0;
-                let mut best: f32 = 0.0;
-                for (f, field) in Field::ALL.iter().enumerate() {
-                    let x = hit.tf[c * FIELDS + f];
-                    if x <= 0.0 {
-                        continue;
+    spans
+        .into_iter()
+        .map(|span| {
+            let weights: Vec<f32> = span
+                .clone()
+                .map(|c| {
+                    if df[c] == 0.0 {
+                        concepts[c].prior * UNSEEN_WEIGHT
+                    } else {
+                        concepts[c].prior * (0.5 + 0.5 * idf[c] / idf_max)
                     }
-                    let (boost, b, credit) = field.params();
-                    tfn += boost * x / (1.0 - b + b * f32::from(hit.lens[f]) / avg[f]);
-                    // Weighted hits in one field, capped at a full match: two
-                    // half-weight parts of a compound make one whole word.
-                    best = best.max(credit * x.min(1.0));
-                    found_in[c] |= 1 << f;
-                }
-                bm25 += concepts[c].prior * idf[c] * tfn * (K1 + 1.0) / (tfn + K1);
-                covered += weights[c] * best;
-            }
-            Scored {
-                index: hit.index,
-                coverage: covered / total_weight,
-                bm25,
-                found_in,
-            }
+                })
+                .collect();
+            let total_weight: f32 = weights.iter().sum::<f32>().max(f32::EPSILON);
+            hits.iter()
+                .filter(|hit| span.clone().any(|c| found(hit, c)))
+                .map(|hit| {
+                    let mut bm25 = 0.0;
+                    let mut covered = 0.0;
+                    let mut found_in = vec![0u16; span.len()];
+                    for (k, c) in span.clone().enumerate() {
+                        let mut tfn = 0.0;
+                        let mut best: f32 = 0.0;
+                        for (f, field) in Field::ALL.iter().enumerate() {
+                            let x = hit.tf[c * FIELDS + f];
+                            if x <= 0.0 {
+                                continue;
+                            }
+                            let (boost, b, credit) = field.params();
+                            tfn += boost * x / (1.0 - b + b * f32::from(hit.lens[f]) / avg[f]);
+                            // Weighted hits in one field, capped at a full match: two
+                            // half-weight parts of a compound make one whole word.
+                            best = best.max(credit * x.min(1.0));
+                            found_in[k] |= 1 << f;
+                        }
+                        bm25 += concepts[c].prior * idf[c] * tfn * (K1 + 1.0) / (tfn + K1);
+                        covered += weights[k] * best;
+                    }
+                    Scored {
+                        index: hit.index,
+                        coverage: covered / total_weight,
+                        bm25,
+                        found_in,
+                    }
+                })
+                .collect()
         })
         .collect()
 }
@@ -419,7 +438,23 @@ pub struct RankOptions<'a> {
 /// The best `top_k` assets for `query`, best first; only assets matching at
 /// least one concept are returned.
 pub fn rank_assets(rows: &[AssetRow], query: &Query, options: &RankOptions) -> Vec<Candidate> {
-    let mut scored: Vec<(f32, Scored, SubtypeTier, f32)> = score(rows, query)
+    candidates(rows, query, options, score(rows, query))
+}
+
+/// [`rank_assets`] for several sub-intents over the same rows, each row
+/// read once ([`score_each`]).
+pub fn rank_assets_each(rows: &[AssetRow], requests: &[(Query, RankOptions)]) -> Vec<Vec<Candidate>> {
+    let queries: Vec<&Query> = requests.iter().map(|(q, _)| q).collect();
+    score_each(rows, &queries)
+        .into_iter()
+        .zip(requests)
+        .map(|(scored, (query, options))| candidates(rows, query, options, scored))
+        .collect()
+}
+
+/// Confidence, order, top-K and reasoning for one query's scores.
+fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: Vec<Scored>) -> Vec<Candidate> {
+    let mut scored: Vec<(f32, Scored, SubtypeTier, f32)> = scored
         .into_iter()
         .map(|s| {
             let row = &rows[s.index];
@@ -678,6 +713,30 @@ mod tests {
             "{}",
             ranked[0].reasoning
         );
+    }
+
+    #[test]
+    fn ranking_several_intents_at_once_equals_ranking_each() {
+        let vocab = Vocabulary::embedded();
+        let rows = rows();
+        let requests: Vec<(Query, RankOptions)> = ["zombie enemy", "pine tree", "zombie sound", "spaceship"]
+            .iter()
+            .map(|q| {
+                (
+                    Query::analyze(q, &vocab),
+                    RankOptions {
+                        top_k: 3,
+                        ..Default::default()
+                    },
+                )
+            })
+            .collect();
+        let together = rank_assets_each(&rows, &requests);
+        assert_eq!(together.len(), requests.len());
+        for ((query, options), ranked) in requests.iter().zip(&together) {
+            assert_eq!(&rank_assets(&rows, query, options), ranked);
+        }
+        assert!(together[3].is_empty());
     }
 
     #[test]
