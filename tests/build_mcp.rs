@@ -62,18 +62,23 @@ fn setup(command: &Path) -> Setup {
     let home = root.path().join("home");
     let status_dir = home.join(".unity-mcp");
     let editor = FakeUnity::start(&project, &status_dir, &ASSETS);
-    let server = ServerConfig {
-        command: Some(command.to_string_lossy().into_owned()),
-        args: vec!["--transport".into(), "stdio".into()],
-        env: fake_unity::server_env(&home, &status_dir),
-        timeout_s: 60.0,
-        ..ServerConfig::default()
-    };
+    let server = stdio_server(command, &home, &status_dir);
     Setup {
         _root: root,
         project,
         editor,
         server,
+    }
+}
+
+/// The real server over stdio, looking for editors in `status_dir`.
+fn stdio_server(command: &Path, home: &Path, status_dir: &Path) -> ServerConfig {
+    ServerConfig {
+        command: Some(command.to_string_lossy().into_owned()),
+        args: vec!["--transport".into(), "stdio".into()],
+        env: fake_unity::server_env(home, status_dir),
+        timeout_s: 60.0,
+        ..ServerConfig::default()
     }
 }
 
@@ -253,14 +258,7 @@ async fn doctor_tells_a_server_without_an_editor() {
     let home = root.path().join("home");
     let status_dir = home.join(".unity-mcp");
     std::fs::create_dir_all(&status_dir).unwrap();
-    let server = ServerConfig {
-        command: Some(command.to_string_lossy().into_owned()),
-        args: vec!["--transport".into(), "stdio".into()],
-        env: fake_unity::server_env(&home, &status_dir),
-        timeout_s: 60.0,
-        ..ServerConfig::default()
-    };
-    let check = execute::doctor(root.path(), Some(server)).await;
+    let check = execute::doctor(root.path(), Some(stdio_server(&command, &home, &status_dir))).await;
     eprintln!("doctor: {}", check.line);
     assert!(!check.ok, "{}", check.line);
     assert!(check.line.contains("but no Unity editor does"), "{}", check.line);
