@@ -651,7 +651,8 @@ fn json_mode_keeps_stdout_a_single_document() {
 
 /// With a model, map-reduce sends each chunk once for all sub-intents (not
 /// once per chunk and sub-intent) and merges the chunks' answers per
-/// sub-intent, a guid named twice counted once.
+/// sub-intent, a guid named twice counted once; only indexed assets, with
+/// the index's paths, reach the result.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_ranks_each_chunk_for_every_sub_intent_in_one_call() {
     let project = game_project();
@@ -665,7 +666,13 @@ async fn a_model_ranks_each_chunk_for_every_sub_intent_in_one_call() {
     ]});
     let candidate = |path: &str, confidence: f64| json!({"guid": guid_of(path), "path": path, "confidence": confidence, "reasoning": "It is what was asked."});
     // Every chunk names the same two assets: the merge must not list them twice.
-    let ranked = json!({"groups": [{"candidates": [candidate(zombie, 0.9)]}, {"candidates": [candidate(music, 0.8)]}]});
+    // One of them with an altered path, and an asset the index does not hold:
+    // the index's path wins, the invented asset is dropped.
+    let mut altered = candidate(zombie, 0.9);
+    altered["path"] = json!("Assets/../../outside.prefab");
+    let invented =
+        json!({"guid": "f".repeat(32), "path": "Assets/Invented.prefab", "confidence": 0.95, "reasoning": "Trust me."});
+    let ranked = json!({"groups": [{"candidates": [invented, altered]}, {"candidates": [candidate(music, 0.8)]}]});
     let llm = LlmServer::start(vec![
         Reply::openai_content(&route.to_string(), usage.clone()),
         Reply::openai_content(&ranked.to_string(), usage),
@@ -699,4 +706,9 @@ async fn a_model_ranks_each_chunk_for_every_sub_intent_in_one_call() {
         candidate_paths(&project.result()),
         [vec![zombie.to_owned()], vec![music.to_owned()]]
     );
+    let dropped = format!(
+        "[unity-assets:search] warning: dropped candidate \"{}\" (\"Assets/Invented.prefab\"): not in the index",
+        "f".repeat(32)
+    );
+    assert_eq!(run.count(&dropped), 1, "{run:?}");
 }

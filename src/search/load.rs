@@ -134,6 +134,28 @@ pub fn read_asset_lines(index_dir: &Path, packages: Option<&HashSet<String>>) ->
     Ok(out)
 }
 
+/// The paths of those of `guids` the index holds. A line is decoded only
+/// when its guid is wanted (or when it does not start the way the indexer
+/// writes rows), so checking a few candidates against a large index costs
+/// one pass over its text.
+pub fn indexed_paths(index_dir: &Path, guids: &HashSet<&str>) -> anyhow::Result<HashMap<String, String>> {
+    const HEAD: &str = "{\"guid\":\"";
+    let text = read_assets_text(index_dir)?;
+    let mut found = HashMap::new();
+    for line in row_lines(&text) {
+        let wanted = match line.strip_prefix(HEAD).and_then(|rest| rest.split_once('"')) {
+            Some((guid, _)) => guids.contains(guid),
+            None => true,
+        };
+        if let Some(row) = wanted.then(|| serde_json::from_str::<AssetRow>(line).ok()).flatten() {
+            if guids.contains(row.guid.as_str()) {
+                found.insert(row.guid, row.path);
+            }
+        }
+    }
+    Ok(found)
+}
+
 /// The packages, each with the `words_per_package` words most of its
 /// assets use in their name, type, folders, tags, labels and filename
 /// signals ([`PackageRow::asset_vocabulary`]; ties in alphabetical order).
@@ -208,6 +230,8 @@ mod tests {
         let lines = read_asset_lines(dir.path(), Some(&only_p)).unwrap();
         assert_eq!(lines, ["{\"guid\":\"a\",\"path\":\"A\",\"package_id\":\"p\"}"]);
         assert_eq!(count_assets(dir.path()).unwrap(), 3);
+        let paths = indexed_paths(dir.path(), &HashSet::from(["b", "zzz"])).unwrap();
+        assert_eq!(paths, HashMap::from([("b".to_owned(), "B".to_owned())]));
 
         // Deeper rows lose what search never reads.
         std::fs::write(

@@ -310,9 +310,9 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "search.groups",
-            "pair sub-intents with their candidates; the best confidence",
-            |a: GroupsArgs, _| {
-                let groups: Vec<ResultGroup> = a
+            "pair sub-intents with their indexed candidates; the best confidence",
+            |a: GroupsArgs, ctx| {
+                let mut groups: Vec<ResultGroup> = a
                     .sub_intents
                     .into_iter()
                     .zip(a.retrieved.into_iter().chain(std::iter::repeat_with(|| None)))
@@ -323,6 +323,7 @@ pub fn register(registry: &mut Registry) {
                         candidates: r.map(|r| r.candidates).unwrap_or_default(),
                     })
                     .collect();
+                keep_indexed(&mut groups, ctx)?;
                 Ok(GroupsOut {
                     best_confidence: SearchResult::best_confidence(&groups),
                     groups,
@@ -402,6 +403,37 @@ pub fn register(registry: &mut Registry) {
                 })
             },
         );
+}
+
+/// A candidate is an asset of the index, with the index's path: a model's
+/// answer is data, so a guid it invented is dropped (with a warning) and a
+/// path it altered is replaced — `pick` and `build` only ever see indexed
+/// assets.
+fn keep_indexed(groups: &mut [ResultGroup], ctx: &CallContext) -> anyhow::Result<()> {
+    let wanted: HashSet<&str> = groups
+        .iter()
+        .flat_map(|g| g.candidates.iter().map(|c| c.guid.as_str()))
+        .collect();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let paths = load::indexed_paths(&index_dir(ctx), &wanted)?;
+    for group in groups.iter_mut() {
+        group.candidates.retain_mut(|c| match paths.get(&c.guid) {
+            Some(path) => {
+                c.path.clone_from(path);
+                true
+            }
+            None => {
+                ctx.output.line(&format!(
+                    "[unity-assets:search] warning: dropped candidate {:?} ({:?}): not in the index",
+                    c.guid, c.path
+                ));
+                false
+            }
+        });
+    }
+    Ok(())
 }
 
 /// The structured stale-index warning with both options (seed Step 2).
