@@ -52,7 +52,7 @@ fn index_once(project: &Path, data: &IndexData, depth: Depth, force: bool) -> (F
         return (finalized, laps.join(", "));
     }
     let scan = scan::scan(project, data, &options).expect("scan");
-    lap("scan");
+    lap(&format!("{} files walked; scan", scan.files));
     let diff = run::diff(project, &scan, force).expect("diff");
     lap("diff");
     let plan = run::plan_batches(project, &scan, &diff, BATCH_SIZE).expect("plan");
