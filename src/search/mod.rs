@@ -290,23 +290,7 @@ pub fn register(registry: &mut Registry) {
         .function(
             "search.merge-chunks",
             "per sub-intent: the candidates of every chunk, by confidence, top-K",
-            |a: MergeArgs, _| {
-                let mut merged: Vec<Retrieved> = (0..a.intents).map(|_| Retrieved::default()).collect();
-                for chunk in a.chunks.into_iter().flatten() {
-                    for (into, group) in merged.iter_mut().zip(chunk.groups) {
-                        into.candidates.extend(group.candidates);
-                    }
-                }
-                for group in &mut merged {
-                    // Stable: equal confidences keep chunk order. A guid named
-                    // by two chunks (a model echoing a row) counts once, at its best.
-                    group.candidates.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
-                    let mut seen = HashSet::new();
-                    group.candidates.retain(|c| seen.insert(c.guid.clone()));
-                    group.candidates.truncate(a.top_k);
-                }
-                Ok(merged)
-            },
+            |a: MergeArgs, _| Ok(merge_chunks(a.chunks, a.intents, a.top_k)),
         )
         .function(
             "search.groups",
@@ -405,6 +389,25 @@ pub fn register(registry: &mut Registry) {
         );
 }
 
+/// Per sub-intent, the candidates of every chunk, best first, `top_k` kept.
+/// The sort is stable (equal confidences keep chunk order), and a guid named
+/// by two chunks (a model echoing a row) counts once, at its best.
+fn merge_chunks(chunks: Vec<Option<Ranked>>, intents: usize, top_k: usize) -> Vec<Retrieved> {
+    let mut merged: Vec<Retrieved> = (0..intents).map(|_| Retrieved::default()).collect();
+    for chunk in chunks.into_iter().flatten() {
+        for (into, group) in merged.iter_mut().zip(chunk.groups) {
+            into.candidates.extend(group.candidates);
+        }
+    }
+    for group in &mut merged {
+        group.candidates.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+        let mut seen = HashSet::new();
+        group.candidates.retain(|c| seen.insert(c.guid.clone()));
+        group.candidates.truncate(top_k);
+    }
+    merged
+}
+
 /// A candidate is an asset of the index, with the index's path: a model's
 /// answer is data, so a guid it invented is dropped (with a warning) and a
 /// path it altered is replaced — `pick` and `build` only ever see indexed
@@ -475,6 +478,41 @@ pub fn search_rows(rows: &[AssetRow], query: &str, vocab: &Vocabulary, top_k: us
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_merge_per_sub_intent_best_first_each_guid_once() {
+        let candidate = |guid: &str, confidence: f32| Candidate {
+            guid: guid.into(),
+            path: format!("Assets/{guid}"),
+            confidence,
+            reasoning: "r".into(),
+        };
+        let chunk = |groups: Vec<Vec<Candidate>>| {
+            Some(Ranked {
+                groups: groups.into_iter().map(|candidates| Retrieved { candidates }).collect(),
+            })
+        };
+        let chunks = vec![
+            chunk(vec![
+                vec![candidate("a", 0.5), candidate("b", 0.7)],
+                vec![candidate("m", 0.4)],
+            ]),
+            None,                                                        // a chunk whose call failed
+            chunk(vec![vec![candidate("c", 0.5), candidate("b", 0.9)]]), // answers the first sub-intent only
+        ];
+        let merged = merge_chunks(chunks, 3, 3);
+        let guids = |r: &Retrieved| r.candidates.iter().map(|c| c.guid.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            guids(&merged[0]),
+            ["b", "a", "c"],
+            "b once, at 0.9; a before c (chunk order)"
+        );
+        assert_eq!(merged[0].candidates[0].confidence, 0.9);
+        assert_eq!(guids(&merged[1]), ["m"]);
+        assert!(merged[2].candidates.is_empty());
+    }
+
     #[test]
     fn registers_every_name_the_pipelines_use() {
         let mut registry = engine::Registry::new();
