@@ -7,8 +7,6 @@
 //! output forces one tool whose `input_schema` is the stage's schema, and the
 //! answer is that tool call's `input`.
 
-use futures::future::BoxFuture;
-use futures::FutureExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{json, Value};
 
@@ -17,7 +15,7 @@ use super::extract::extract_json;
 use super::http::HttpTransport;
 use super::secret::ApiKey;
 use super::structured::{json_instructions, WireSchema};
-use super::{cut_off_message, excerpt, LlmError, LlmReply, LlmRequest, Provider, Tier, Usage};
+use super::{cut_off_message, excerpt, LlmError, LlmReply, LlmRequest, Usage};
 
 const NAME: &str = "anthropic";
 const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -95,26 +93,12 @@ impl Anthropic {
             value,
             usage: messages_usage(&answer["usage"]),
             retries,
-            model: answer["model"]
-                .as_str()
-                .map_or_else(|| self.models.get(request.tier), str::to_owned),
+            model: self.models.answered(&answer, request.tier),
         })
     }
 }
 
-impl Provider for Anthropic {
-    fn name(&self) -> &str {
-        NAME
-    }
-
-    fn model(&self, tier: Tier) -> String {
-        self.models.get(tier)
-    }
-
-    fn complete<'a>(&'a self, request: &'a LlmRequest) -> BoxFuture<'a, Result<LlmReply, LlmError>> {
-        self.call(request).boxed()
-    }
-}
+impl_provider!(Anthropic);
 
 /// The forced tool call's input, else JSON found in the text blocks.
 fn answer_value(answer: &Value, wire: Option<&WireSchema>, max_tokens: u32) -> Result<Value, String> {

@@ -10,8 +10,6 @@
 
 use std::process::Stdio;
 
-use futures::future::BoxFuture;
-use futures::FutureExt;
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
@@ -21,7 +19,7 @@ use super::config::{CommandLine, LlmConfig, TierModels};
 use super::extract::extract_json;
 use super::retry::{with_retries, Failure, RetryPolicy};
 use super::structured::json_instructions;
-use super::{excerpt, LlmError, LlmReply, LlmRequest, Provider, Tier, Usage};
+use super::{excerpt, LlmError, LlmReply, LlmRequest, Usage};
 
 const NAME: &str = "claude-code";
 const DEFAULT_COMMAND: &str = "claude";
@@ -124,19 +122,7 @@ impl ClaudeCode {
     }
 }
 
-impl Provider for ClaudeCode {
-    fn name(&self) -> &str {
-        NAME
-    }
-
-    fn model(&self, tier: Tier) -> String {
-        self.models.get(tier)
-    }
-
-    fn complete<'a>(&'a self, request: &'a LlmRequest) -> BoxFuture<'a, Result<LlmReply, LlmError>> {
-        self.call(request).boxed()
-    }
-}
+impl_provider!(ClaudeCode);
 
 fn setup(message: String) -> LlmError {
     LlmError::Setup {

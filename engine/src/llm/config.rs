@@ -153,6 +153,11 @@ impl TierModels {
             Tier::Default => self.default.clone(),
         }
     }
+
+    /// The model a server says answered (`"model"` of its reply), else the tier's.
+    pub(crate) fn answered(&self, reply: &serde_json::Value, tier: Tier) -> String {
+        reply["model"].as_str().map_or_else(|| self.get(tier), str::to_owned)
+    }
 }
 
 impl LlmConfig {

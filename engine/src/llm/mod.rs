@@ -5,6 +5,29 @@
 //! stage, see `stages::llm`). Providers own the wire format, authentication,
 //! timeouts and retries; none of them ever prints or logs a key.
 
+/// The [`Provider`] impl every wire format shares: the module's `NAME`, the
+/// type's `models` (tier → model) and its inherent `async fn call`.
+macro_rules! impl_provider {
+    ($provider:ty) => {
+        impl $crate::llm::Provider for $provider {
+            fn name(&self) -> &str {
+                NAME
+            }
+
+            fn model(&self, tier: $crate::llm::Tier) -> String {
+                self.models.get(tier)
+            }
+
+            fn complete<'a>(
+                &'a self,
+                request: &'a $crate::llm::LlmRequest,
+            ) -> futures::future::BoxFuture<'a, Result<$crate::llm::LlmReply, $crate::llm::LlmError>> {
+                futures::FutureExt::boxed(self.call(request))
+            }
+        }
+    };
+}
+
 mod anthropic;
 mod check;
 mod claude_code;

@@ -11,8 +11,6 @@
 //! Usage: `input_tokens` excludes cached prompt tokens, which are counted as
 //! `cache_read_tokens`, the same split Anthropic reports.
 
-use futures::future::BoxFuture;
-use futures::FutureExt;
 use reqwest::header::{HeaderMap, AUTHORIZATION};
 use serde_json::{json, Value};
 
@@ -21,7 +19,7 @@ use super::extract::extract_json;
 use super::http::HttpTransport;
 use super::secret::ApiKey;
 use super::structured::{json_instructions, WireSchema};
-use super::{cut_off_message, excerpt, LlmError, LlmReply, LlmRequest, Provider, Tier, Usage};
+use super::{cut_off_message, excerpt, LlmError, LlmReply, LlmRequest, Usage};
 
 const NAME: &str = "openai";
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -105,26 +103,12 @@ impl OpenAi {
             },
             usage: usage(&answer),
             retries,
-            model: answer["model"]
-                .as_str()
-                .map_or_else(|| self.models.get(request.tier), str::to_owned),
+            model: self.models.answered(&answer, request.tier),
         })
     }
 }
 
-impl Provider for OpenAi {
-    fn name(&self) -> &str {
-        NAME
-    }
-
-    fn model(&self, tier: Tier) -> String {
-        self.models.get(tier)
-    }
-
-    fn complete<'a>(&'a self, request: &'a LlmRequest) -> BoxFuture<'a, Result<LlmReply, LlmError>> {
-        self.call(request).boxed()
-    }
-}
+impl_provider!(OpenAi);
 
 /// The JSON in the first choice's message content.
 fn answer_value(answer: &Value, max_tokens: u32) -> Result<Value, String> {
