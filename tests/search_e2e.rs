@@ -37,6 +37,11 @@ impl Run {
     fn count(&self, line: &str) -> usize {
         self.stdout.lines().filter(|l| *l == line).count()
     }
+
+    /// Stdout as the one JSON document `--json` prints.
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not one JSON document: {e}\n{self:?}"))
+    }
 }
 
 impl std::fmt::Debug for Run {
@@ -230,7 +235,7 @@ fn search_prints_every_routed_group_and_writes_a_valid_result() {
     // --json prints the document the file holds.
     let run = project.run(&["search", "좀비 적 캐릭터, 배경 음악", "--json"]);
     assert_eq!(run.code, 0, "{run:?}");
-    let printed: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    let printed = run.json();
     assert_eq!(printed, project.result());
 }
 
@@ -268,7 +273,7 @@ fn rejected_queries_print_no_query_and_exit_2() {
     // --json: the no_query document alone on stdout, even though the run stops early.
     let run = project.run(&["search", "", "--json"]);
     assert_eq!(run.code, 2, "{run:?}");
-    let printed: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    let printed = run.json();
     assert_eq!(printed, project.result());
 }
 
@@ -276,7 +281,7 @@ fn rejected_queries_print_no_query_and_exit_2() {
 fn json_flag_prints_each_commands_document() {
     let project = game_project();
     let index = project.run(&["index", "--json"]);
-    let indexed: Value = serde_json::from_str(&index.stdout).unwrap_or_else(|e| panic!("{e}: {index:?}"));
+    let indexed = index.json();
     assert!(indexed["assets"].as_u64().unwrap() > 0, "{indexed}");
     assert!(
         index.stderr.contains("[unity-assets:index]"),
@@ -284,13 +289,13 @@ fn json_flag_prints_each_commands_document() {
     );
 
     let doctor = project.run(&["doctor", "--offline", "--json"]);
-    let report: Value = serde_json::from_str(&doctor.stdout).unwrap_or_else(|e| panic!("{e}: {doctor:?}"));
+    let report = doctor.json();
     assert_eq!(report["ok"], doctor.code == 0, "{report}");
     assert!(report["checks"].as_array().is_some_and(|c| c.len() >= 6), "{report}");
 
     let refused = project.run(&["pick", "0", "--json"]);
     assert_eq!(refused.code, 1, "no search yet: {refused:?}");
-    let why: Value = serde_json::from_str(&refused.stdout).unwrap_or_else(|e| panic!("{e}: {refused:?}"));
+    let why = refused.json();
     assert_eq!(why["ok"], false, "{why}");
 }
 
@@ -589,7 +594,7 @@ fn eval_scores_a_golden_file_of_our_own_format() {
         assert!(run.stdout.contains(metric), "{metric}: {run:?}");
     }
     let run = project.run(&["eval", &golden, "--json"]);
-    let report: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    let report = run.json();
     assert_eq!(report["overall"]["queries"], 4);
     assert_eq!(report["overall"]["recall_at_3"], 1.0, "{report:#}");
     assert_eq!(report["overall"]["mrr"], 1.0, "{report:#}");
@@ -621,7 +626,7 @@ fn seed_golden_set_end_to_end() {
     let golden = seed.join("golden-queries.yml").to_string_lossy().into_owned();
     let run = project.run(&["eval", &golden, "--json"]);
     assert_eq!(run.code, 0, "{run:?}");
-    let report: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    let report = run.json();
     let overall = &report["overall"];
     let routing = &report["routing"];
     eprintln!(
@@ -640,7 +645,7 @@ fn json_mode_keeps_stdout_a_single_document() {
     // to stderr, the document alone to stdout.
     let run = project.run(&["search", "quantum spaceship cockpit hologram", "--json"]);
     assert_eq!(run.code, 0, "{run:?}");
-    let printed: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    let printed = run.json();
     assert_eq!(printed["status"], "no_match");
     assert!(
         run.stderr

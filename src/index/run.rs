@@ -530,18 +530,21 @@ pub struct Unchanged {
 /// run's scan had. `force` (reindex) never takes the fast path.
 pub fn unchanged(project: &Path, data: &IndexData, options: &ScanOptions, force: bool) -> anyhow::Result<Unchanged> {
     let started_at = OffsetDateTime::now_utc().format(&Rfc3339)?;
-    let state = store::read_state(project).unwrap_or_default();
+    let state = store::read_state_head(project);
+    let last_scan = state
+        .as_ref()
+        .ok()
+        .filter(|s| s.in_progress_run.is_none())
+        .and_then(|s| s.last_scan.clone());
     let candidate = !force
-        && state.in_progress_run.is_none()
-        && store::index_freshness(project).is_fresh()
+        && last_scan.is_some()
+        && store::freshness_of(project, state).is_fresh()
         && store::read_manifest(project)
             .ok()
             .flatten()
             .is_some_and(|m| m.schema_tier == options.index_depth);
-    let same = candidate
-        && state
-            .last_scan
-            .is_some_and(|last| last.fingerprint == scan::tree_fingerprint(project, data, options));
+    let same =
+        candidate && last_scan.is_some_and(|last| last.fingerprint == scan::tree_fingerprint(project, data, options));
     Ok(Unchanged { same, started_at })
 }
 

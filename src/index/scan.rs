@@ -242,9 +242,13 @@ fn fingerprint(
     options: &ScanOptions,
 ) -> String {
     use sha2::{Digest, Sha256};
-    use std::fmt::Write as _;
-    let mut text = format!(
-        "{}\n{}\n{:?}\n{}\n",
+    use std::io::Write as _;
+    // Written straight into the hasher (a 100k-file tree would make a
+    // 10 MB string first); writing to a hasher cannot fail.
+    let mut hasher = Sha256::new();
+    let _ = writeln!(
+        hasher,
+        "{}\n{}\n{:?}\n{}",
         env!("CARGO_PKG_VERSION"),
         options.index_depth.as_str(),
         options.ignore_paths,
@@ -252,13 +256,11 @@ fn fingerprint(
     );
     for entry in entries {
         let (mtime, len) = entry.stat.unwrap_or_default();
-        let _ = writeln!(text, "{}\t{}\t{mtime}\t{len}", entry.path, entry.is_dir);
+        let _ = writeln!(hasher, "{}\t{}\t{mtime}\t{len}", entry.path, entry.is_dir);
     }
     for problem in problems {
-        let _ = writeln!(text, "! {}\t{}", problem.path, problem.detail);
+        let _ = writeln!(hasher, "! {}\t{}", problem.path, problem.detail);
     }
-    let mut hasher = Sha256::new();
-    hasher.update(text.as_bytes());
     hasher.update(fs::read(project.join(super::labels::LABELS_FILE)).unwrap_or_default());
     format!("{:x}", hasher.finalize())
 }

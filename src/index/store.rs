@@ -246,8 +246,30 @@ impl Freshness {
     }
 }
 
+/// `state.json` without its guid signatures, which a large project's
+/// state is mostly made of: what freshness and the no-op check read.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct StateHead {
+    #[serde(default)]
+    pub last_run: Option<String>,
+    #[serde(default)]
+    pub in_progress_run: Option<String>,
+    #[serde(default)]
+    pub last_scan: Option<LastScan>,
+}
+
+/// Read [`StateHead`]; a missing file is the empty state.
+pub fn read_state_head(project: &Path) -> anyhow::Result<StateHead> {
+    read_json(&index_dir(project).join(STATE_FILE)).map(Option::unwrap_or_default)
+}
+
 /// Shared by search, build and doctor: is the project's index fresh?
 pub fn index_freshness(project: &Path) -> Freshness {
+    freshness_of(project, read_state_head(project))
+}
+
+/// [`index_freshness`] with the state head its caller has already read.
+pub fn freshness_of(project: &Path, state: anyhow::Result<StateHead>) -> Freshness {
     let dir = index_dir(project);
     for file in [ASSETS_FILE, MANIFEST_FILE, STATE_FILE] {
         if !dir.join(file).is_file() {
@@ -256,15 +278,8 @@ pub fn index_freshness(project: &Path) -> Freshness {
             };
         }
     }
-    /// Only the field freshness needs: the guid signatures of a large
-    /// project are skipped over, not decoded.
-    #[derive(Deserialize)]
-    struct LastRun {
-        #[serde(default)]
-        last_run: Option<String>,
-    }
-    let state: LastRun = match read_json(&dir.join(STATE_FILE)) {
-        Ok(state) => state.unwrap_or(LastRun { last_run: None }),
+    let state = match state {
+        Ok(state) => state,
         Err(e) => {
             return Freshness::Stale {
                 reason: format!("{e:#}"),

@@ -89,8 +89,14 @@ struct HintsOut {
     skipped_line: Option<usize>,
 }
 
+#[derive(Serialize)]
+struct IndexOut {
+    manifest_version: Option<String>,
+    total_assets: usize,
+}
+
 #[derive(Deserialize)]
-struct IndexArgs {
+struct PackagesArgs {
     /// Give each package this many words of its assets' vocabulary (0: none),
     /// for choosing packages by what they hold.
     #[serde(default)]
@@ -98,9 +104,7 @@ struct IndexArgs {
 }
 
 #[derive(Serialize)]
-struct IndexOut {
-    manifest_version: Option<String>,
-    total_assets: usize,
+struct PackagesOut {
     packages: Vec<PackageRow>,
 }
 
@@ -261,18 +265,25 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "search.index",
-            "the manifest version, asset count and packages of the index",
-            |a: IndexArgs, ctx| {
+            "the manifest version and asset count of the index",
+            |_: serde_json::Value, ctx| {
+                let dir = index_dir(ctx);
+                Ok(IndexOut {
+                    manifest_version: load::manifest_version(&dir),
+                    total_assets: load::count_assets(&dir)?,
+                })
+            },
+        )
+        .function(
+            "search.packages",
+            "the index's packages, with the words their assets use most",
+            |a: PackagesArgs, ctx| {
                 let dir = index_dir(ctx);
                 let packages = match a.vocabulary_words {
                     0 => load::read_packages(&dir)?,
                     words => load::read_packages_with_vocabulary(&dir, words)?,
                 };
-                Ok(IndexOut {
-                    manifest_version: load::manifest_version(&dir),
-                    total_assets: load::count_assets(&dir)?,
-                    packages,
-                })
+                Ok(PackagesOut { packages })
             },
         )
         .function(
@@ -365,22 +376,9 @@ pub fn register(registry: &mut Registry) {
             "BM25F ranking of asset rows for each sub-intent, with calibrated confidences",
             |a: RankArgs, ctx| {
                 let vocab = vocabulary(a.aliases.as_deref(), ctx);
-                let requests: Vec<(Query, RankOptions)> = a
-                    .intents
-                    .iter()
-                    .map(|intent| {
-                        let query = Query::analyze(&intent.intent, &vocab);
-                        let options = RankOptions {
-                            subtype_hint: intent.subtype_hint.as_deref(),
-                            past_boosts: hints::past_pick_boosts(&query, &a.past_picks, &vocab),
-                            top_k: a.top_k,
-                        };
-                        (query, options)
-                    })
-                    .collect();
                 let rows: Vec<AssetRow> = a.rows.into_iter().filter_map(records::decode_row).collect();
                 Ok(Ranked {
-                    groups: rank::rank_assets_each(&rows, &requests)
+                    groups: rank_for_intents(&rows, &a.intents, a.top_k, &a.past_picks, &vocab)
                         .into_iter()
                         .map(|candidates| Retrieved { candidates })
                         .collect(),
@@ -456,23 +454,40 @@ pub struct Group {
     pub candidates: Vec<Candidate>,
 }
 
+/// The builtin ranking of `rows` for each sub-intent (its subtype hint and
+/// the past picks of similar requests applied), one pass over the rows.
+fn rank_for_intents(
+    rows: &[AssetRow],
+    intents: &[SubIntent],
+    top_k: usize,
+    past_picks: &[PastPickGroup],
+    vocab: &Vocabulary,
+) -> Vec<Vec<Candidate>> {
+    let requests: Vec<(Query, RankOptions)> = intents
+        .iter()
+        .map(|intent| {
+            let query = Query::analyze(&intent.intent, vocab);
+            let options = RankOptions {
+                subtype_hint: intent.subtype_hint.as_deref(),
+                past_boosts: hints::past_pick_boosts(&query, past_picks, vocab),
+                top_k,
+            };
+            (query, options)
+        })
+        .collect();
+    rank::rank_assets_each(rows, &requests)
+}
+
 /// The builtin search in one call, without the pipeline: route the query,
 /// then rank every row for each sub-intent. For evaluation and benchmarks;
 /// the CLI runs `pipelines/search.yaml`, whose stages call the same pieces.
 pub fn search_rows(rows: &[AssetRow], query: &str, vocab: &Vocabulary, top_k: usize) -> Vec<Group> {
-    route::route(query, vocab)
-        .sub_intents
+    let sub_intents = route::route(query, vocab).sub_intents;
+    let ranked = rank_for_intents(rows, &sub_intents, top_k, &[], vocab);
+    sub_intents
         .into_iter()
-        .map(|sub_intent| {
-            let analysed = query::Query::analyze(&sub_intent.intent, vocab);
-            let options = RankOptions {
-                subtype_hint: sub_intent.subtype_hint.as_deref(),
-                top_k,
-                ..Default::default()
-            };
-            let candidates = rank::rank_assets(rows, &analysed, &options);
-            Group { sub_intent, candidates }
-        })
+        .zip(ranked)
+        .map(|(sub_intent, candidates)| Group { sub_intent, candidates })
         .collect()
 }
 
@@ -523,6 +538,7 @@ mod tests {
             "search.freshness",
             "search.hints",
             "search.index",
+            "search.packages",
             "search.rows",
             "search.merge-chunks",
             "search.groups",
