@@ -79,6 +79,7 @@ impl Config {
 fn check_schema(file: &str, values: &Value, source: &SourceMap, resources: &Resources) -> Result<(), Diagnostics> {
     let schema: Value = resources
         .get(SCHEMA)
+        .map_err(|e| Diagnostics(vec![Diagnostic::new(e.origin.clone(), (1, 1), e.to_string())]))?
         .and_then(|r| serde_json::from_str(&r.text).ok())
         .ok_or_else(|| {
             Diagnostics(vec![Diagnostic::new(

@@ -43,7 +43,20 @@ impl Project {
                 .help("pass the Unity project's folder (the one holding Assets/) with --project DIR");
             return Err(Diagnostics(vec![d]));
         }
-        let resources = resources(Some(root.join(OVERRIDES)));
+        let overrides = engine::io::confine(root, OVERRIDES).map_err(|e| {
+            Diagnostics(vec![Diagnostic::new(OVERRIDES, (1, 1), e.to_string())
+                .help("the override folder must be a real folder of the project")])
+        })?;
+        // The index folder is written by index, search, pick and build: a
+        // symlinked `.claude/` must not carry those writes elsewhere.
+        engine::io::confine_for_write(root, crate::index::INDEX_DIR).map_err(|e| {
+            Diagnostics(vec![Diagnostic::new(crate::index::INDEX_DIR, (1, 1), e.to_string())
+                .help(
+                    "replace the link with a real folder (or delete it; `unity-assets index` recreates it)",
+                )])
+        })?;
+        let resources = resources(Some(overrides));
+        check_overrides(&resources)?;
         let mut config = Config::load(root, &resources)?;
         if let Some(p) = provider {
             config.llm.provider = match p {
@@ -164,6 +177,28 @@ pub fn resources(overrides: Option<PathBuf>) -> Resources {
     )
 }
 
+/// Every override on disk must be usable: a broken one is an error naming
+/// its file (exit 2), for every command, `validate` included, never a silent
+/// fall back to the embedded copy (above all `data/scope-policy.yml`).
+fn check_overrides(resources: &Resources) -> Result<(), Diagnostics> {
+    let mut errors = Diagnostics::default();
+    for folder in ["pipelines", "prompts", "schemas", "data"] {
+        for rel in resources.list(folder) {
+            if let Err(e) = resources.get(&rel) {
+                errors.push(
+                    Diagnostic::new(e.origin.clone(), (1, 1), format!("cannot use this override: {}", e.why))
+                        .help("fix or delete it; the embedded copy is used only when no override exists"),
+                );
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
 /// Every native function and builtin task of the product.
 fn registry(llm: &LlmConfig, resources: &Resources) -> Result<Registry, Diagnostics> {
     let mut registry = Registry::new();
@@ -182,6 +217,7 @@ fn unity_guard(resources: &Resources) -> Result<crate::build::scope::UnityScopeG
     const POLICY: &str = "data/scope-policy.yml";
     let res = resources
         .get(POLICY)
+        .map_err(|e| Diagnostics(vec![Diagnostic::new(e.origin.clone(), (1, 1), e.to_string())]))?
         .ok_or_else(|| Diagnostics(vec![Diagnostic::new(POLICY, (1, 1), "the scope policy is missing")]))?;
     let policy = serde_yaml::from_str(&res.text).map_err(|e| {
         let at = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
@@ -200,7 +236,7 @@ fn index_data() -> crate::index::DataSource {
     Arc::new(|ctx: &engine::CallContext| {
         let text = |rel: &str| {
             ctx.resources
-                .get(rel)
+                .get(rel)?
                 .map(|r| r.text.into_owned())
                 .ok_or_else(|| anyhow::anyhow!("{rel} is missing from the resources"))
         };

@@ -29,6 +29,20 @@ pub struct CallContext {
     pub stage: String,
     /// The run's resources, so data files (`data/...`) honour overrides.
     pub resources: crate::resources::Resources,
+    /// Size limits on what the call reads.
+    pub limits: crate::io::Limits,
+}
+
+impl CallContext {
+    /// A path an argument names, relative to the workdir and confined to it.
+    pub fn path(&self, rel: &std::path::Path) -> Result<PathBuf, crate::io::ConfineError> {
+        crate::io::confine(&self.workdir, &rel.to_string_lossy())
+    }
+
+    /// A confined file's text, within `limits.file_mb`.
+    pub fn read_text(&self, rel: &std::path::Path) -> Result<String, crate::io::ConfineError> {
+        crate::io::read_text_limited(&self.path(rel)?, self.limits.file_bytes, crate::io::FILE_KEY)
+    }
 }
 
 pub type NativeFuture = Pin<Box<dyn Future<Output = anyhow::Result<Value>> + Send>>;

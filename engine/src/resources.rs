@@ -14,6 +14,18 @@ pub struct Resource {
     pub origin: String,
 }
 
+/// A resource override is read whole; none of the embedded files comes near this.
+const RESOURCE_LIMIT: u64 = 16 * 1024 * 1024;
+
+/// An override that exists but cannot be used.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{origin}: cannot use this override: {why} (fix or delete it; the embedded copy is used only when no override exists)")]
+pub struct ResourceError {
+    /// The override's path (or the relative path it was asked by).
+    pub origin: String,
+    pub why: String,
+}
+
 /// Embedded folders (each under its name: `pipelines`, `prompts`, ...) with
 /// an optional override folder on top.
 #[derive(Clone)]
@@ -43,24 +55,36 @@ impl Resources {
         self.overrides.as_deref()
     }
 
-    /// The file at `rel` (`pipelines/search.yaml`): the override if present, else embedded.
-    pub fn get(&self, rel: &str) -> Option<Resource> {
+    /// The file at `rel` (`pipelines/search.yaml`): the override if present,
+    /// else embedded. An override that exists but cannot be used (unreadable,
+    /// not UTF-8, a folder, a FIFO, a link out of the override folder) is an
+    /// error, never a silent fall back to the embedded copy.
+    pub fn get(&self, rel: &str) -> Result<Option<Resource>, ResourceError> {
+        let fail = |origin: String, why: String| ResourceError { origin, why };
         if let Some(dir) = &self.overrides {
-            let p = dir.join(rel);
-            if let Ok(text) = std::fs::read_to_string(&p) {
-                return Some(Resource {
-                    text: Cow::Owned(text),
-                    origin: p.display().to_string(),
-                });
+            let p = crate::io::confine(dir, rel).map_err(|e| fail(rel.to_owned(), e.to_string()))?;
+            match p.symlink_metadata() {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                _ => {
+                    let text = crate::io::read_text_limited(&p, RESOURCE_LIMIT, crate::io::FILE_KEY)
+                        .map_err(|e| fail(p.display().to_string(), e.to_string()))?;
+                    return Ok(Some(Resource {
+                        text: Cow::Owned(text),
+                        origin: p.display().to_string(),
+                    }));
+                }
             }
         }
-        let (folder, rest) = rel.split_once('/')?;
-        let (_, dir) = self.embedded.iter().find(|(name, _)| *name == folder)?;
-        let text = dir.get_file(rest)?.contents_utf8()?;
-        Some(Resource {
+        let Some((folder, rest)) = rel.split_once('/') else {
+            return Ok(None);
+        };
+        let Some((_, dir)) = self.embedded.iter().find(|(name, _)| *name == folder) else {
+            return Ok(None);
+        };
+        Ok(dir.get_file(rest).and_then(|f| f.contents_utf8()).map(|text| Resource {
             text: Cow::Borrowed(text),
             origin: rel.to_owned(),
-        })
+        }))
     }
 
     /// Relative paths of every file under `folder`, embedded and overridden, sorted.
@@ -106,7 +130,8 @@ fn collect_disk(root: &Path, dir: &Path, out: &mut Vec<String>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for e in entries.flatten() {
         let p = e.path();
-        if p.is_dir() {
+        // The entry's own type: a symlinked folder is not walked (no loops, no escape).
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
             collect_disk(root, &p, out);
         } else if let Ok(rel) = p.strip_prefix(root) {
             out.push(rel.to_string_lossy().replace('\\', "/"));

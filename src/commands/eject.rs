@@ -8,7 +8,11 @@ pub fn eject(project: &Project, force: bool) -> Outcome {
     let root = project.root.join(OVERRIDES);
     let (mut written, mut same, mut kept) = (0, 0, vec![]);
     for (rel, bytes) in project.resources.embedded_files() {
-        let dest = root.join(&rel);
+        // Through real folders only: a symlinked `.claude/` must not carry the copy elsewhere.
+        let dest = match engine::io::confine_for_write(&project.root, &format!("{OVERRIDES}/{rel}")) {
+            Ok(dest) => dest,
+            Err(e) => return Outcome::failed(format!("cannot eject {rel}: {e}")),
+        };
         match std::fs::read(&dest) {
             Ok(existing) if existing == bytes => {
                 same += 1;

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
@@ -348,7 +348,8 @@ impl ParseContext<'_> {
         if self.options.index_depth == Depth::Minimal || !self.data.types.yaml_extensions.contains(extension) {
             return None;
         }
-        let text = fs::read_to_string(self.project.join(path)).ok()?;
+        let bytes = engine::io::read_limited(&self.readable(path)?, ASSET_TEXT_LIMIT, "asset text").ok()?;
+        let text = String::from_utf8(bytes).ok()?;
         unity_yaml::is_unity_yaml(&text).then(|| unity_yaml::scan(&text))
     }
 
@@ -360,12 +361,22 @@ impl ParseContext<'_> {
             return None;
         }
         let mut head = [0u8; 1024];
-        let mut file = fs::File::open(self.project.join(path)).ok()?;
+        let mut file = fs::File::open(self.readable(path)?).ok()?;
         let n = file.read(&mut head).ok()?;
         let text = String::from_utf8_lossy(&head[..n]);
         unity_yaml::is_unity_yaml(&text)
             .then(|| unity_yaml::scan(&text).classes.first().copied())
             .flatten()
+    }
+}
+
+impl ParseContext<'_> {
+    /// An asset whose content may be read: inside the project (a link may
+    /// point elsewhere in it) and a regular file, so a FIFO never blocks the
+    /// walk and a device is never read.
+    fn readable(&self, path: &str) -> Option<PathBuf> {
+        let full = engine::io::confine(self.project, path).ok()?;
+        fs::metadata(&full).ok().filter(fs::Metadata::is_file).map(|_| full)
     }
 }
 
@@ -422,13 +433,28 @@ fn component_types(data: &IndexData, yaml: &YamlFacts, script_names: &HashMap<&s
     names.into_iter().collect()
 }
 
-/// A file's bytes and metadata through one open handle.
+/// A `.meta` is a few hundred bytes; anything above this is not one.
+const META_LIMIT: u64 = 1024 * 1024;
+/// Unity YAML read for dependencies and rich facts (scenes can be large).
+const ASSET_TEXT_LIMIT: u64 = 256 * 1024 * 1024;
+
+/// A `.meta` file's bytes and metadata. It must be a regular file of the
+/// project, not a link (Unity never writes one): a link to `/dev/zero` or a
+/// FIFO is refused before it is opened, and its size is bounded.
 fn read_with_metadata(path: &Path) -> std::io::Result<(Vec<u8>, fs::Metadata)> {
     use std::io::Read as _;
-    let mut file = fs::File::open(path)?;
-    let metadata = file.metadata()?;
+    let refuse = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
+    let metadata = fs::symlink_metadata(path)?;
+    if metadata.file_type().is_symlink() {
+        return Err(refuse("a symbolic link; a .meta file must be a regular file".into()));
+    }
+    engine::io::confine::check_regular(path, &metadata).map_err(|e| refuse(e.to_string()))?;
+    if metadata.len() > META_LIMIT {
+        return Err(refuse(format!("larger than {META_LIMIT} bytes; not a .meta file")));
+    }
+    let file = fs::File::open(path)?;
     let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
-    file.read_to_end(&mut bytes)?;
+    file.take(META_LIMIT + 1).read_to_end(&mut bytes)?;
     Ok((bytes, metadata))
 }
 

@@ -37,11 +37,17 @@ fn index_dir(ctx: &CallContext) -> PathBuf {
     ctx.workdir.join(crate::index::INDEX_DIR)
 }
 
-/// The vocabulary a call asked for: `aliases` (a path, relative to the
-/// project) or the embedded one; an unusable file warns once.
-fn vocabulary(aliases: Option<&Path>, ctx: &CallContext) -> Arc<Vocabulary> {
-    let path = aliases.map(|p| ctx.workdir.join(p));
-    Vocabulary::load(path.as_deref(), |warning| ctx.output.line(&warning))
+/// The vocabulary a call asked for: `aliases` (a path inside the project)
+/// or the embedded one; an unusable file warns once, a path that leaves the
+/// project is an error.
+fn vocabulary(aliases: Option<&Path>, ctx: &CallContext) -> anyhow::Result<Arc<Vocabulary>> {
+    let path = aliases
+        .map(|p| ctx.path(p))
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("`search.aliases`: {e}"))?;
+    Ok(Vocabulary::load(path.as_deref(), ctx.limits.file_bytes, |warning| {
+        ctx.output.line(&warning)
+    }))
 }
 
 #[derive(Deserialize)]
@@ -223,7 +229,7 @@ pub fn register(registry: &mut Registry) {
         .function(
             "query.validate",
             "reject empty, unbalanced, emoji-only or meaningless queries",
-            |a: QueryArgs, ctx| Ok(validate::validate(&a.query, &vocabulary(a.aliases.as_deref(), ctx))),
+            |a: QueryArgs, ctx| Ok(validate::validate(&a.query, &*vocabulary(a.aliases.as_deref(), ctx)?)),
         )
         .function(
             "search.freshness",
@@ -249,7 +255,7 @@ pub fn register(registry: &mut Registry) {
             "search.hints",
             "the aliases and past-picks hint blocks of the routing prompt",
             |a: HintsArgs, ctx| {
-                let vocab = vocabulary(a.aliases.as_deref(), ctx);
+                let vocab = vocabulary(a.aliases.as_deref(), ctx)?;
                 let picks = hints::past_picks(
                     &index_dir(ctx).join(pick::FEEDBACK_FILE),
                     a.feedback_rows,
@@ -359,13 +365,13 @@ pub fn register(registry: &mut Registry) {
         .builtin(
             "search.route",
             "split a query into sub-intents with category and subtype hints",
-            |a: QueryArgs, ctx| Ok(route::route(&a.query, &vocabulary(a.aliases.as_deref(), ctx))),
+            |a: QueryArgs, ctx| Ok(route::route(&a.query, &*vocabulary(a.aliases.as_deref(), ctx)?)),
         )
         .builtin(
             "search.select-packages",
             "top-K packages for a sub-intent, with confidence",
             |a: SelectPackagesArgs, ctx| {
-                let query = Query::analyze(&a.intent, &vocabulary(a.aliases.as_deref(), ctx));
+                let query = Query::analyze(&a.intent, &*vocabulary(a.aliases.as_deref(), ctx)?);
                 Ok(SelectPackagesOut {
                     packages: rank::rank_packages(&a.packages, &query, a.top_k),
                 })
@@ -375,7 +381,7 @@ pub fn register(registry: &mut Registry) {
             "search.rank-assets",
             "BM25F ranking of asset rows for each sub-intent, with calibrated confidences",
             |a: RankArgs, ctx| {
-                let vocab = vocabulary(a.aliases.as_deref(), ctx);
+                let vocab = vocabulary(a.aliases.as_deref(), ctx)?;
                 let rows: Vec<AssetRow> = a.rows.into_iter().filter_map(records::decode_row).collect();
                 Ok(Ranked {
                     groups: rank_for_intents(&rows, &a.intents, a.top_k, &a.past_picks, &vocab)

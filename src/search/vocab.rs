@@ -118,7 +118,7 @@ impl Vocabulary {
     /// the embedded one when `path` is `None`. A file that cannot be read or
     /// parsed gives an empty vocabulary and a warning, passed to `warn` once
     /// per file version.
-    pub fn load(path: Option<&Path>, warn: impl FnOnce(String)) -> Arc<Self> {
+    pub fn load(path: Option<&Path>, limit: u64, warn: impl FnOnce(String)) -> Arc<Self> {
         let Some(path) = path else { return Self::embedded() };
         static CACHE: OnceLock<Mutex<HashMap<PathBuf, CachedVocabulary>>> = OnceLock::new();
         let mtime = std::fs::metadata(path).and_then(|m| m.modified()).ok();
@@ -131,7 +131,8 @@ impl Vocabulary {
                 return vocabulary.clone();
             }
         }
-        let loaded = std::fs::read_to_string(path)
+        // A regular file within the limit: never a FIFO or `/dev/zero`.
+        let loaded = engine::io::read_text_limited(path, limit, engine::io::FILE_KEY)
             .map_err(|e| e.to_string())
             .and_then(|text| Self::parse(&text));
         let vocabulary = Arc::new(loaded.unwrap_or_else(|reason| {
@@ -312,11 +313,11 @@ mod tests {
         let path = dir.path().join("aliases.yml");
         std::fs::write(&path, "aliases: [not, a, map").unwrap();
         let mut warnings = Vec::new();
-        let v = Vocabulary::load(Some(&path), |w| warnings.push(w));
+        let v = Vocabulary::load(Some(&path), 1 << 20, |w| warnings.push(w));
         assert!(v.aliases_of("좀비").is_none());
-        let _again = Vocabulary::load(Some(&path), |w| warnings.push(w));
+        let _again = Vocabulary::load(Some(&path), 1 << 20, |w| warnings.push(w));
         assert_eq!(warnings.len(), 1, "{warnings:?}");
-        let missing = Vocabulary::load(Some(&dir.path().join("none.yml")), |w| warnings.push(w));
+        let missing = Vocabulary::load(Some(&dir.path().join("none.yml")), 1 << 20, |w| warnings.push(w));
         assert!(missing.aliases_of("좀비").is_none());
         assert_eq!(warnings.len(), 2);
     }

@@ -320,7 +320,7 @@ impl<'a> Compiler<'a> {
             }
         }
         let rel = format!("pipelines/{name}.yaml");
-        let Some(res) = self.resources.get(&rel) else {
+        let Some(res) = self.resources.get(&rel).map_err(|e| one(resource_error(e)))? else {
             let names = self.pipeline_names();
             let d = at.unwrap_or_else(|| Diagnostic::new(name, (1, 1), String::new()));
             let d = Diagnostic {
@@ -713,7 +713,10 @@ impl<'a> Compiler<'a> {
                 let source = match (&r.path, &r.resource) {
                     (Some(p), None) => Some(ReadSource::Path(c(p, "read.path", &inner, errors))),
                     (None, Some(rel)) => {
-                        if self.resources.get(rel).is_none() {
+                        let found = self.resources.get(rel);
+                        if let Err(e) = &found {
+                            errors.push(resource_error(e.clone()));
+                        } else if found.is_ok_and(|r| r.is_none()) {
                             let known = self.resources.list(rel.split('/').next().unwrap_or_default());
                             errors.push(
                                 Diagnostic::new(ctx.file, at("read.resource"), format!("resource `{rel}` not found"))
@@ -812,7 +815,11 @@ impl<'a> Compiler<'a> {
         }
         let rel = format!("schemas/{name}");
         let gate = match self.resources.get(&rel) {
-            None => {
+            Err(e) => {
+                errors.push(resource_error(e));
+                return None;
+            }
+            Ok(None) => {
                 let known: Vec<String> = self
                     .resources
                     .list("schemas")
@@ -826,7 +833,7 @@ impl<'a> Compiler<'a> {
                 // Not cached: every stage naming it gets its own message.
                 return None;
             }
-            Some(res) => match serde_json::from_str::<Value>(&res.text) {
+            Ok(Some(res)) => match serde_json::from_str::<Value>(&res.text) {
                 Err(e) => {
                     errors.push(Diagnostic::new(
                         &res.origin,
@@ -866,7 +873,14 @@ impl<'a> Compiler<'a> {
     ) {
         let rel = format!("prompts/{name}");
         let at = ctx.spec.source.value(&format!("stages.{}.llm.prompt", s.name));
-        let Some(res) = self.resources.get(&rel) else {
+        let found = match self.resources.get(&rel) {
+            Ok(found) => found,
+            Err(e) => {
+                errors.push(resource_error(e));
+                return;
+            }
+        };
+        let Some(res) = found else {
             let known: Vec<String> = self
                 .resources
                 .list("prompts")
@@ -938,6 +952,12 @@ impl Diagnostic {
             self.help(help)
         }
     }
+}
+
+/// An override that exists but cannot be used, at its file.
+fn resource_error(e: crate::resources::ResourceError) -> Diagnostic {
+    Diagnostic::new(e.origin.clone(), (1, 1), format!("cannot use this override: {}", e.why))
+        .help("fix or delete it; the embedded copy is used only when no override exists")
 }
 
 fn one(d: Diagnostic) -> Diagnostics {

@@ -32,7 +32,9 @@ pub fn append_line_locked(path: &Path, line: &str) -> Result<(), AppendError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir).map_err(io_err)?;
     }
-    let mut bytes = Vec::with_capacity(line.len() + 1);
+    // A symlinked log would carry the line to wherever it points.
+    super::confine::refuse_symlink(path).map_err(|e| io_err(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
+    let mut bytes = Vec::with_capacity(line.len() + 2);
     bytes.extend_from_slice(line.as_bytes());
     bytes.push(b'\n');
     let lock = lock_path(path);
@@ -46,8 +48,15 @@ pub fn append_line_locked(path: &Path, line: &str) -> Result<(), AppendError> {
     let mut file = OpenOptions::new()
         .create(true)
         .append(true)
+        .read(true)
         .open(path)
         .map_err(io_err)?;
+    super::confine::check_regular(path, &file.metadata().map_err(io_err)?)
+        .map_err(|e| io_err(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
+    if !ends_with_newline(&mut file).map_err(io_err)? {
+        // A last line without its newline would merge with this one.
+        bytes.insert(0, b'\n');
+    }
     // One write on an O_APPEND handle: the line lands whole. No fsync, so the
     // lock is held for microseconds.
     file.write_all(&bytes).map_err(io_err)
@@ -68,12 +77,51 @@ impl Drop for LockGuard {
     }
 }
 
+/// True for an empty file or one whose last byte is a newline.
+fn ends_with_newline(file: &mut fs::File) -> io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    if file.metadata()?.len() == 0 {
+        return Ok(true);
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
+}
+
+/// The lock holds its writer's pid; a lock whose writer is gone (it crashed
+/// holding it) is removed, with a line saying so.
+fn remove_if_stale(lock: &Path) -> bool {
+    let Some(pid) = fs::read_to_string(lock).ok().and_then(|t| t.trim().parse::<u32>().ok()) else {
+        return false;
+    };
+    // Only where the process table is visible; elsewhere a lock is never presumed stale.
+    let procs = Path::new("/proc");
+    if pid == std::process::id() || !procs.join("self").exists() || procs.join(pid.to_string()).exists() {
+        return false;
+    }
+    let removed = fs::remove_file(lock).is_ok();
+    if removed {
+        tracing::warn!(
+            "removed the stale lock {} (its writer, pid {pid}, is no longer running)",
+            lock.display()
+        );
+    }
+    removed
+}
+
 /// `Err(None)` means still locked after every try.
 fn acquire(lock: &Path) -> Result<LockGuard, Option<io::Error>> {
     for attempt in 0..TRIES {
         match OpenOptions::new().write(true).create_new(true).open(lock) {
-            Ok(_) => return Ok(LockGuard(lock.to_path_buf())),
+            Ok(mut f) => {
+                let _ = write!(f, "{}", std::process::id());
+                return Ok(LockGuard(lock.to_path_buf()));
+            }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                if remove_if_stale(lock) {
+                    continue;
+                }
                 if attempt + 1 < TRIES {
                     std::thread::sleep(PAUSE);
                 }
@@ -98,6 +146,41 @@ mod tests {
         assert!(matches!(err, AppendError::Locked { .. }), "{err}");
         assert!(started.elapsed() >= PAUSE * 3);
         assert!(!p.exists());
+    }
+
+    #[test]
+    fn adds_the_missing_final_newline_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.jsonl");
+        fs::write(&p, "{\"a\":1}").unwrap();
+        append_line_locked(&p, "{\"a\":2}").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "{\"a\":1}\n{\"a\":2}\n");
+    }
+
+    #[test]
+    fn recovers_a_lock_whose_writer_is_gone() {
+        if !Path::new("/proc/self").exists() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.jsonl");
+        // A pid above the kernel's maximum (4194304) is never running.
+        fs::write(dir.path().join("f.jsonl.lock"), "999999999").unwrap();
+        append_line_locked(&p, "{}").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "{}\n");
+        assert!(!dir.path().join("f.jsonl.lock").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn refuses_a_symlinked_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("rc");
+        fs::write(&target, "").unwrap();
+        let p = dir.path().join("f.jsonl");
+        std::os::unix::fs::symlink(&target, &p).unwrap();
+        assert!(append_line_locked(&p, "{}").is_err());
+        assert_eq!(fs::read_to_string(&target).unwrap(), "");
     }
 
     #[test]

@@ -42,6 +42,8 @@ pub struct Runtime {
     pub resources: Resources,
     /// Where fan-out progress goes (none: not shown).
     pub progress: Option<Arc<dyn progress::Progress>>,
+    /// Size limits on files and HTTP answers the run reads.
+    pub limits: crate::io::Limits,
 }
 
 impl Runtime {
@@ -54,6 +56,7 @@ impl Runtime {
             mcp: Arc::default(),
             resources,
             progress: None,
+            limits: crate::io::Limits::default(),
         }
     }
 }

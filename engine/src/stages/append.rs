@@ -9,7 +9,7 @@ use crate::template::{Scope, Tmpl};
 use super::{recover, StageCx};
 
 pub fn run(cx: &StageCx<'_>, scope: &Scope, path: &Tmpl, value: &Tmpl) -> Result<Flow, String> {
-    let path = cx.path(&cx.eval(path, scope)?)?;
+    let path = cx.write_path(&cx.eval(path, scope)?)?;
     let value = cx.eval(value, scope)?;
     if let Some(gate) = &cx.stage.gate {
         // Gate the row before it is written: a bad row never reaches the log.

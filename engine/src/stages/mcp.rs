@@ -51,7 +51,7 @@ pub async fn run(
     let tool = cx.eval(tool, scope)?;
     let tool = tool.as_str().ok_or("`mcp.tool` must be a string")?.to_owned();
     let args = cx.eval(args, scope)?;
-    let audit = cx.path(&cx.eval(audit, scope)?)?;
+    let audit = cx.write_path(&cx.eval(audit, scope)?)?;
     let sub_intent = match sub_intent {
         Some(t) => cx.eval(t, scope)?.as_str().unwrap_or_default().to_owned(),
         None => String::new(),

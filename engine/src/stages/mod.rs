@@ -45,12 +45,16 @@ impl StageCx<'_> {
         }
     }
 
-    /// A path relative to the run's folder.
+    /// A path to read, relative to the run's folder and confined to it.
     pub fn path(&self, v: &Value) -> Result<std::path::PathBuf, String> {
-        match v.as_str() {
-            Some(s) if !s.is_empty() => Ok(self.rt.workdir.join(s)),
-            _ => Err(format!("expected a file path, got {v}")),
-        }
+        let rel = v.as_str().ok_or_else(|| format!("expected a file path, got {v}"))?;
+        crate::io::confine(&self.rt.workdir, rel).map_err(|e| e.to_string())
+    }
+
+    /// A path to write: confined, and no symlink anywhere on the way.
+    pub fn write_path(&self, v: &Value) -> Result<std::path::PathBuf, String> {
+        let rel = v.as_str().ok_or_else(|| format!("expected a file path, got {v}"))?;
+        crate::io::confine_for_write(&self.rt.workdir, rel).map_err(|e| e.to_string())
     }
 
     pub fn call_context(&self) -> crate::registry::CallContext {
@@ -59,6 +63,7 @@ impl StageCx<'_> {
             output: self.rt.output.clone(),
             stage: self.stage.name.clone(),
             resources: self.rt.resources.clone(),
+            limits: self.rt.limits,
         }
     }
 }

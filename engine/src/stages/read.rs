@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use crate::compile::{Gate, ReadSource};
-use crate::io::{read_records, Format};
+use crate::io::{read_records, read_text_limited, Format, FILE_KEY};
 use crate::run::Flow;
 use crate::spec::{BadRows, Missing};
 use crate::template::Scope;
@@ -26,14 +26,15 @@ pub fn run(
                 .rt
                 .resources
                 .get(rel)
+                .map_err(|e| e.to_string())?
                 .ok_or_else(|| format!("resource `{rel}` not found"))?;
             (std::path::PathBuf::from(rel), res.text.into_owned())
         }
         ReadSource::Path(t) => {
             let path = cx.path(&cx.eval(t, scope)?)?;
-            match std::fs::read_to_string(&path) {
+            match read_text_limited(&path, cx.rt.limits.file_bytes, FILE_KEY) {
                 Ok(text) => (path, text),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && missing == Missing::Null => {
+                Err(e) if e.is_not_found() && missing == Missing::Null => {
                     return Ok(Flow::Value(json!({"value": null, "bad_rows": []})));
                 }
                 Err(e) => return Err(format!("cannot read {}: {e}", path.display())),

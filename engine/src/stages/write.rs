@@ -10,7 +10,7 @@ use crate::template::{Scope, Tmpl};
 use super::StageCx;
 
 pub fn run(cx: &StageCx<'_>, scope: &Scope, path: &Tmpl, value: &Tmpl, format: WriteFormat) -> Result<Flow, String> {
-    let path = cx.path(&cx.eval(path, scope)?)?;
+    let path = cx.write_path(&cx.eval(path, scope)?)?;
     let value = cx.eval(value, scope)?;
     let bytes = encode(&value, format)?;
     write_atomic(&path, &bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;

@@ -1,0 +1,252 @@
+//! Confinement: a path a project file names stays inside the project.
+//!
+//! A cloned project is untrusted input, so every path it can name (a `read`,
+//! `write` or `append` stage, a config value, a resource override, an index
+//! file) goes through one check here: relative, no `..`, and no symlink
+//! whose canonical target leaves the root. Reads also refuse FIFOs and
+//! devices (a FIFO would hang the reader, `/dev/zero` would never end) and
+//! files over a size limit; writes refuse any symlink on the way, so a
+//! symlinked `.claude/` or log file cannot redirect them.
+
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Component, Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfineError {
+    #[error("expected a file path, got an empty string")]
+    Empty,
+    #[error("`{0}` is absolute; paths must be relative to {1}")]
+    Absolute(String, String),
+    #[error("`{0}` climbs out with `..`; paths must stay inside {1}")]
+    Parent(String, String),
+    #[error("`{path}` leads outside {root} (it resolves to {target})")]
+    Escapes { path: String, root: String, target: String },
+    #[error("`{0}` is a symbolic link; this file is written only through real folders and files")]
+    Symlink(String),
+    #[error("`{0}` is {1}, not a regular file")]
+    NotRegular(String, &'static str),
+    #[error("{path} is larger than {limit} bytes (the limit `{key}`; raise it in .claude/unity-assets.yml if the file is genuine)")]
+    TooLarge { path: String, limit: u64, key: String },
+    #[error("{0}: {1}")]
+    Io(String, io::Error),
+}
+
+impl ConfineError {
+    /// The file does not exist (a `missing: null` read treats this as no file).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, ConfineError::Io(_, e) if e.kind() == io::ErrorKind::NotFound)
+    }
+}
+
+/// `root/rel` after the lexical check (relative, no `..`) and, for the part
+/// that exists, the canonical check: it must resolve inside `root`. Symlinks
+/// that stay inside are allowed; a dangling symlink is refused (writing
+/// through it would create its target wherever it points).
+pub fn confine(root: &Path, rel: &str) -> Result<PathBuf, ConfineError> {
+    let path = lexical(root, rel)?;
+    let root_canon = match root.canonicalize() {
+        Ok(c) => c,
+        // Nothing under a missing root exists either: nothing to resolve.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(path),
+        Err(e) => return Err(ConfineError::Io(root.display().to_string(), e)),
+    };
+    let mut probe = path.as_path();
+    loop {
+        match probe.symlink_metadata() {
+            Ok(_) => break,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match probe.parent() {
+                Some(p) => probe = p,
+                None => return Ok(path),
+            },
+            Err(e) => return Err(ConfineError::Io(probe.display().to_string(), e)),
+        }
+    }
+    let escapes = |target: String| ConfineError::Escapes {
+        path: rel.to_owned(),
+        root: root.display().to_string(),
+        target,
+    };
+    match probe.canonicalize() {
+        Ok(c) if c.starts_with(&root_canon) => Ok(path),
+        Ok(c) => Err(escapes(c.display().to_string())),
+        Err(_) => Err(escapes("a link whose target does not exist".into())),
+    }
+}
+
+/// `root/rel` for writing: [`confine`], and no component below `root` may be
+/// a symlink at all (the target itself included), so an append or an index
+/// write cannot be redirected, even to another file of the project.
+pub fn confine_for_write(root: &Path, rel: &str) -> Result<PathBuf, ConfineError> {
+    let path = confine(root, rel)?;
+    let mut at = root.to_path_buf();
+    for c in Path::new(rel).components() {
+        if let Component::Normal(name) = c {
+            at.push(name);
+            match at.symlink_metadata() {
+                Ok(m) if m.file_type().is_symlink() => return Err(ConfineError::Symlink(at.display().to_string())),
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+    }
+    Ok(path)
+}
+
+/// Refuse a write target that is a symlink (for files whose folder the
+/// caller already confined, such as the index folder's files).
+pub fn refuse_symlink(path: &Path) -> Result<(), ConfineError> {
+    match path.symlink_metadata() {
+        Ok(m) if m.file_type().is_symlink() => Err(ConfineError::Symlink(path.display().to_string())),
+        _ => Ok(()),
+    }
+}
+
+/// The relative path's lexical check, joined to `root`.
+fn lexical(root: &Path, rel: &str) -> Result<PathBuf, ConfineError> {
+    if rel.is_empty() {
+        return Err(ConfineError::Empty);
+    }
+    let shown = || root.display().to_string();
+    // A Windows drive or UNC path is absolute everywhere, not just on Windows.
+    let drive = rel.len() >= 2 && rel.as_bytes()[1] == b':' && rel.as_bytes()[0].is_ascii_alphabetic();
+    if rel.starts_with('\\') || drive || rel.contains('\0') {
+        return Err(ConfineError::Absolute(rel.to_owned(), shown()));
+    }
+    for c in Path::new(rel).components() {
+        match c {
+            Component::Normal(_) | Component::CurDir => {}
+            Component::ParentDir => return Err(ConfineError::Parent(rel.to_owned(), shown())),
+            Component::RootDir | Component::Prefix(_) => return Err(ConfineError::Absolute(rel.to_owned(), shown())),
+        }
+    }
+    if rel.split(['/', '\\']).any(|part| part == "..") {
+        return Err(ConfineError::Parent(rel.to_owned(), shown()));
+    }
+    Ok(root.join(rel))
+}
+
+/// A regular file's bytes, at most `limit` of them (`key` names the setting
+/// that raises it). FIFOs, devices and folders are refused before opening,
+/// so a FIFO never blocks and `/dev/zero` is never read.
+pub fn read_limited(path: &Path, limit: u64, key: &str) -> Result<Vec<u8>, ConfineError> {
+    let shown = || path.display().to_string();
+    let meta = fs::metadata(path).map_err(|e| ConfineError::Io(shown(), e))?;
+    check_regular(path, &meta)?;
+    let too_large = || ConfineError::TooLarge {
+        path: shown(),
+        limit,
+        key: key.to_owned(),
+    };
+    if meta.len() > limit {
+        return Err(too_large());
+    }
+    let file = fs::File::open(path).map_err(|e| ConfineError::Io(shown(), e))?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    // The file may grow between the stat and the read.
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ConfineError::Io(shown(), e))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// [`read_limited`] decoded as UTF-8 (the error names the file).
+pub fn read_text_limited(path: &Path, limit: u64, key: &str) -> Result<String, ConfineError> {
+    let bytes = read_limited(path, limit, key)?;
+    String::from_utf8(bytes).map_err(|e| {
+        ConfineError::Io(
+            path.display().to_string(),
+            io::Error::new(io::ErrorKind::InvalidData, format!("not UTF-8 text ({e})")),
+        )
+    })
+}
+
+/// Refuse what is not a regular file (after following symlinks).
+pub fn check_regular(path: &Path, meta: &fs::Metadata) -> Result<(), ConfineError> {
+    if meta.is_file() {
+        return Ok(());
+    }
+    Err(ConfineError::NotRegular(path.display().to_string(), kind(meta)))
+}
+
+fn kind(meta: &fs::Metadata) -> &'static str {
+    if meta.is_dir() {
+        return "a folder";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    "a special file"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexical_refusals() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        assert!(matches!(confine(root, ""), Err(ConfineError::Empty)));
+        assert!(matches!(confine(root, "/etc/passwd"), Err(ConfineError::Absolute(..))));
+        assert!(matches!(confine(root, "C:\\x"), Err(ConfineError::Absolute(..))));
+        assert!(matches!(confine(root, "a/../../x"), Err(ConfineError::Parent(..))));
+        assert!(matches!(confine(root, "a\\..\\x"), Err(ConfineError::Parent(..))));
+        assert_eq!(confine(root, "a/b.json").unwrap(), root.join("a/b.json"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_out_are_refused_and_inside_allowed_for_reads_only() {
+        let outside = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("real")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("in")).unwrap();
+        std::os::unix::fs::symlink(root.join("gone"), root.join("dangling")).unwrap();
+        assert!(matches!(confine(root, "out/x.json"), Err(ConfineError::Escapes { .. })));
+        assert!(matches!(confine(root, "dangling"), Err(ConfineError::Escapes { .. })));
+        assert!(confine(root, "in/x.json").is_ok());
+        assert!(matches!(
+            confine_for_write(root, "in/x.json"),
+            Err(ConfineError::Symlink(_))
+        ));
+        assert!(confine_for_write(root, "real/new/x.json").is_ok());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_fifos_and_large_files_are_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = read_limited(Path::new("/dev/zero"), 10, "limits.x").unwrap_err();
+        assert!(err.to_string().contains("a device"), "{err}");
+        let fifo = dir.path().join("f");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let err = read_limited(&fifo, 10, "limits.x").unwrap_err();
+        assert!(err.to_string().contains("a FIFO"), "{err}");
+        let big = dir.path().join("big");
+        std::fs::write(&big, "12345678901").unwrap();
+        let err = read_limited(&big, 10, "limits.x").unwrap_err();
+        assert!(err.to_string().contains("limits.x"), "{err}");
+        assert_eq!(read_limited(&big, 11, "limits.x").unwrap().len(), 11);
+    }
+}
