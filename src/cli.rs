@@ -21,7 +21,8 @@ Examples:
   unity-assets doctor --offline
 
 Exit codes: 0 ok · 1 the run failed or refused (stale index, locked file, MCP unavailable)
-            2 invalid input (bad query, pipeline, template, schema or config) · 130 interrupted";
+            2 invalid input (bad query, pipeline, template, schema or config)
+            3 untrusted project (see `unity-assets trust`) · 130 interrupted";
 
 #[derive(Debug, Parser)]
 #[command(name = "unity-assets", version, about = ABOUT, after_help = AFTER, propagate_version = true)]
@@ -41,6 +42,10 @@ pub struct Cli {
     /// The model for every tier (overrides llm.models).
     #[arg(long, global = true)]
     pub model: Option<String>,
+    /// Trust this project for this run only: use its commands, servers and
+    /// hosts without `unity-assets trust` (for CI; also UNITY_ASSETS_TRUST=1).
+    #[arg(long, global = true, env = "UNITY_ASSETS_TRUST")]
+    pub trust: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -150,6 +155,16 @@ pub enum Command {
         /// Overwrite files that differ from the embedded ones.
         #[arg(long)]
         force: bool,
+    },
+    /// Review and trust what in this project can run programs, reach the
+    /// network or choose credentials (recorded in your config folder).
+    Trust {
+        /// Only list the items and whether they are trusted.
+        #[arg(long, conflicts_with = "revoke")]
+        show: bool,
+        /// Forget this project's trust.
+        #[arg(long)]
+        revoke: bool,
     },
     /// LLM provider tools.
     Providers {

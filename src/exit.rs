@@ -6,5 +6,7 @@ pub const OK: i32 = 0;
 pub const FAILED: i32 = 1;
 /// Invalid input: command line, query, pipeline, template, schema or config.
 pub const INVALID: i32 = 2;
+/// The project holds items that need trust (`unity-assets trust`); nothing ran.
+pub const UNTRUSTED: i32 = 3;
 /// Interrupted by Ctrl+C; files being written were left untouched.
 pub const INTERRUPTED: i32 = 130;

@@ -42,6 +42,28 @@ async fn dispatch(cli: Cli) -> Outcome {
         Err(d) => return Outcome::invalid(d),
     };
     project.show_progress = !cli.quiet;
+    // The trust seam: one review of the project before any command uses it.
+    let review = unity_assets::trust::review(&project.root, &project.resources);
+    let trust = unity_assets::trust::status(&project.root, &review, cli.trust);
+    let uses_project = match &cli.command {
+        Command::Run { dry_run, .. } => !dry_run,
+        Command::Validate { .. } | Command::Graph { .. } | Command::Eject { .. } | Command::Trust { .. } => false,
+        // doctor runs, reporting the items and leaving them unused.
+        Command::Doctor { .. } => false,
+        _ => true,
+    };
+    if uses_project {
+        if let unity_assets::trust::Status::Untrusted { previous } = &trust {
+            return Outcome {
+                code: exit::UNTRUSTED,
+                message: Some(unity_assets::trust::refusal(
+                    &project.root,
+                    &review,
+                    previous.as_deref(),
+                )),
+            };
+        }
+    }
     let inputs = |pairs: Value| -> Map<String, Value> { pairs.as_object().cloned().unwrap_or_default() };
     match cli.command {
         Command::Search { query, reindex, run } => {
@@ -69,7 +91,9 @@ async fn dispatch(cli: Cli) -> Outcome {
             commands::run_pipeline(&project, "index", inputs(json!({"force": true})), &run).await
         }
         Command::Doctor { offline, run } => {
-            commands::run_pipeline(&project, "doctor", inputs(json!({"offline": offline})), &run).await
+            let check = unity_assets::trust::doctor_check(&project.root, &review, &trust);
+            let fields = json!({"offline": offline, "trusted": trust.allows(), "trust": check});
+            commands::run_pipeline(&project, "doctor", inputs(fields), &run).await
         }
         Command::Eval { golden, json } => commands::eval::command(&project, &golden, json).await,
         Command::Run {
@@ -89,6 +113,15 @@ async fn dispatch(cli: Cli) -> Outcome {
         Command::Validate { names } => commands::validate(&project, &names),
         Command::Graph { name, format } => commands::graph(&project, &name, &format),
         Command::Eject { force } => commands::eject::eject(&project, force),
+        Command::Trust { show, revoke } => {
+            match unity_assets::trust::command(&project.root, &project.resources, show, revoke) {
+                Ok(text) => {
+                    println!("{text}");
+                    Outcome::ok()
+                }
+                Err(e) => Outcome::failed(format!("trust: {e}")),
+            }
+        }
         Command::Providers {
             command: ProvidersCommand::Check,
         } => commands::providers::providers_check(&project).await,

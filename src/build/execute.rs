@@ -235,6 +235,25 @@ pub struct DoctorCheck {
     pub fix: String,
 }
 
+impl DoctorCheck {
+    /// The check without starting anything: `--offline` promises no program
+    /// runs, and an untrusted project's server settings are not used.
+    pub fn not_started(why: &str) -> Self {
+        match why {
+            "offline" => Self {
+                ok: true,
+                line: "– MCP for Unity not checked (--offline: no server is started)".into(),
+                fix: String::new(),
+            },
+            _ => Self {
+                ok: false,
+                line: "✗ MCP for Unity not checked: this project's settings are not trusted".into(),
+                fix: "review them and run `unity-assets trust` (see the trust line)".into(),
+            },
+        }
+    }
+}
+
 /// Asks the editor for its active scene: a fixed read-only query (never
 /// model-planned), so it needs no scope guard and writes no audit row.
 const EDITOR_PROBE: (&str, &str) = ("manage_scene", "get_active");

@@ -74,6 +74,9 @@ struct SummaryArgs {
 struct DoctorArgs {
     #[serde(default)]
     mcp: Option<ServerConfig>,
+    /// `offline` or `untrusted`: the server is not started.
+    #[serde(default)]
+    skip: String,
 }
 
 #[derive(Deserialize)]
@@ -167,7 +170,12 @@ pub fn register(registry: &mut Registry) {
         .async_function(
             "doctor.mcp",
             "MCP for Unity reachable and a Unity editor attached: initialize, tools/list, active scene",
-            |a: DoctorArgs, ctx| async move { Ok(execute::doctor(&ctx.workdir, a.mcp).await) },
+            |a: DoctorArgs, ctx| async move {
+                Ok(match a.skip.as_str() {
+                    "" => execute::doctor(&ctx.workdir, a.mcp).await,
+                    why => execute::DoctorCheck::not_started(why),
+                })
+            },
         );
 }
 
