@@ -19,6 +19,8 @@ const SCHEMA: &str = "schemas/config.schema.json";
 pub struct Config {
     pub llm: LlmConfig,
     pub parallel_subagents: usize,
+    /// `limits:`: size bounds on files and HTTP answers a run reads.
+    pub limits: engine::io::Limits,
     pub layer: Option<ConfigLayer>,
 }
 
@@ -63,9 +65,14 @@ impl Config {
             None => LlmConfig::default(),
         };
         let parallel_subagents = values.get("parallel_subagents").and_then(Value::as_u64).unwrap_or(10) as usize;
+        let limits = engine::io::Limits::from_config(
+            values.pointer("/limits/file_mb").and_then(Value::as_u64),
+            values.pointer("/limits/http_mb").and_then(Value::as_u64),
+        );
         Ok(Self {
             llm,
             parallel_subagents,
+            limits,
             layer: Some(ConfigLayer {
                 file: file.to_owned(),
                 values,

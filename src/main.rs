@@ -72,6 +72,12 @@ async fn dispatch(cli: Cli) -> Outcome {
             commands::run_pipeline(&project, "search", inputs(fields), &run).await
         }
         Command::Pick { index, run } => {
+            if index.trim().parse::<usize>().is_err() {
+                return Outcome::invalid(format!(
+                    "[unity-assets:pick] error: `{}` is not a candidate number; pass 0, 1, 2 … as the last search listed them",
+                    index.escape_debug()
+                ));
+            }
             commands::run_pipeline(&project, "pick", inputs(json!({"index": index})), &run).await
         }
         Command::Build {

@@ -158,6 +158,7 @@ impl Project {
     pub fn runtime(&self, output: Output) -> Result<Runtime, engine::llm::LlmError> {
         let mut rt = Runtime::new(self.root.clone(), output, self.resources.clone());
         rt.provider = self.provider()?;
+        rt.limits = self.config.limits;
         rt.interactive = std::io::stdin().is_terminal();
         rt.progress = crate::progress::Bars::for_terminal(!self.show_progress);
         Ok(rt)

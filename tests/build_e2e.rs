@@ -110,6 +110,9 @@ impl Fixture {
             .args(args)
             .env_remove("ANTHROPIC_API_KEY")
             .env_remove("OPENAI_API_KEY")
+            // These projects name their own MCP server: the user trusts them
+            // (the refusal itself is tests/hostile_project.rs).
+            .env("UNITY_ASSETS_TRUST", "1")
             .envs(env.iter().copied())
             .output()
             .expect("the binary runs");

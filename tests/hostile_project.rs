@@ -482,3 +482,141 @@ fn fail_closed_on_a_broken_pipeline_override() {
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("pipelines/search.yaml"), "{run:?}");
 }
+
+// ---- 4. Build and pick use only indexed assets ----------------------------
+
+/// A search result edited by hand: a guid the index does not hold, a path
+/// that climbs out of the project.
+fn forge_result(h: &Hostile, request: &str) {
+    let run = h.run(&["search", request, "--reindex"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let path = h.project().join(".claude/unity-asset-index/search-result.json");
+    let mut result: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let candidate = &mut result["groups"][0]["candidates"][0];
+    candidate["guid"] = "ffffffffffffffffffffffffffffffff".into();
+    candidate["path"] = "Assets/../../../../tmp/evil.prefab".into();
+    candidate["confidence"] = 0.95.into();
+    std::fs::write(&path, serde_json::to_string_pretty(&result).unwrap()).unwrap();
+}
+
+#[test]
+fn indexed_build_refuses_a_forged_search_result() {
+    let h = Hostile::new();
+    h.asset("Assets/Zombie.prefab", "0123456789abcdef0123456789abcdef");
+    forge_result(&h, "zombie");
+    let run = h.run(&["build", "zombie", "--yes"]);
+    assert!(run.stderr.contains("is not in the index"), "{run:?}");
+    let audit =
+        std::fs::read_to_string(h.project().join(".claude/unity-asset-index/orchestrator-audit.jsonl")).unwrap();
+    assert!(audit.lines().all(|l| l.contains("\"denied\"")), "{audit}");
+    assert!(!audit.is_empty());
+    assert!(run.stdout.contains("scope_violation"), "{run:?}");
+}
+
+#[test]
+fn indexed_pick_refuses_a_forged_candidate() {
+    let h = Hostile::new();
+    h.asset("Assets/Zombie.prefab", "0123456789abcdef0123456789abcdef");
+    forge_result(&h, "zombie");
+    let run = h.run(&["pick", "0"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("is not in the index"), "{run:?}");
+    assert!(!h.project().join(".claude/unity-asset-index/feedback.jsonl").exists());
+}
+
+// ---- 5. Secrets --------------------------------------------------------------
+
+#[test]
+fn secret_echoed_in_a_200_answer_is_redacted() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let echo = "{\"echo\": \"Authorization: Bearer sk-test-SECRET-0123456789\"}";
+    let server = rt.block_on(LlmServer::start(vec![Reply::openai_content(
+        echo,
+        serde_json::json!({"prompt_tokens": 1, "completion_tokens": 1}),
+    )]));
+    let h = Hostile::new();
+    h.write(
+        ".claude/unity-assets.yml",
+        &format!(
+            "llm:\n  provider: openai\n  base_url: {}/v1\n  api_key_env: UA_TEST_SECRET\n",
+            server.url()
+        ),
+    );
+    let run = h.run(&["--trust", "providers", "check"]);
+    assert_eq!(server.requests().len(), 1, "{run:?}");
+    assert!(
+        run.stdout.contains("does not match") || run.stderr.contains("does not match"),
+        "{run:?}"
+    );
+    assert!(
+        !run.stdout.contains("SECRET") && !run.stderr.contains("SECRET"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout.contains("[redacted]") || run.stderr.contains("[redacted]"),
+        "{run:?}"
+    );
+}
+
+// ---- 6. Bounded input --------------------------------------------------------
+
+#[test]
+fn bounded_http_answer_names_its_limit_key() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let big = "x".repeat(2 * 1024 * 1024);
+    let server = rt.block_on(LlmServer::start(vec![Reply::text(200, "text/plain", &big)]));
+    let h = Hostile::new();
+    h.write(".claude/unity-assets.yml", "limits: {http_mb: 1}\n");
+    h.write(
+        ".claude/unity-assets/pipelines/probe.yaml",
+        &format!(
+            "pipeline: probe\nstages:\n  get:\n    http: {{method: GET, url: \"{}/big\"}}\n",
+            server.url()
+        ),
+    );
+    let run = h.run(&["--trust", "run", "probe"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("limits.http_mb"), "{run:?}");
+}
+
+#[test]
+fn bounded_read_names_its_limit_key() {
+    let h = Hostile::new();
+    h.write(".claude/unity-assets.yml", "limits: {file_mb: 1}\n");
+    h.write("big.json", &format!("\"{}\"", "x".repeat(2 * 1024 * 1024)));
+    h.write(
+        ".claude/unity-assets/pipelines/probe.yaml",
+        "pipeline: probe\nstages:\n  r:\n    read: {path: big.json}\n",
+    );
+    let run = h.run(&["run", "probe"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("limits.file_mb"), "{run:?}");
+}
+
+// ---- 7. The probe's small fixes ---------------------------------------------
+
+#[test]
+fn pick_rejects_what_is_not_a_candidate_number() {
+    let h = Hostile::new();
+    for bad in ["abc", "1.5", ""] {
+        let run = h.run(&["pick", bad]);
+        assert_eq!(run.code, 2, "`{bad}`: {run:?}");
+        assert!(run.stderr.contains("is not a candidate number"), "{run:?}");
+    }
+}
+
+#[test]
+fn pick_keeps_the_old_row_when_feedback_lacks_its_final_newline() {
+    let h = Hostile::new();
+    h.asset("Assets/Zombie.prefab", "0123456789abcdef0123456789abcdef");
+    assert_eq!(h.run(&["search", "zombie", "--reindex"]).code, 0);
+    assert_eq!(h.run(&["pick", "0"]).code, 0);
+    let log = h.project().join(".claude/unity-asset-index/feedback.jsonl");
+    let first = std::fs::read_to_string(&log).unwrap();
+    std::fs::write(&log, first.trim_end()).unwrap();
+    let run = h.run(&["pick", "0"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let rows: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+}

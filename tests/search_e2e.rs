@@ -116,7 +116,10 @@ impl Project {
             .args(args)
             .env("NO_COLOR", "1")
             .env_remove("UNITY_ASSETS_PROVIDER")
-            .env_remove("RUST_LOG");
+            .env_remove("RUST_LOG")
+            // Projects that configure a model server are trusted by their
+            // user here (the refusal itself is tests/hostile_project.rs).
+            .env("UNITY_ASSETS_TRUST", "1");
         command
     }
 

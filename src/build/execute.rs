@@ -110,6 +110,69 @@ pub fn screen(project: &Path, guard: &dyn CallGuard, plans: Vec<GroupPlan>) -> a
     Ok(Screened { cleared, violations })
 }
 
+/// The asset a group was planned for, as the search result named it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct AssetRef {
+    pub guid: String,
+    pub path: String,
+}
+
+/// Build uses only indexed assets: a group whose asset guid is not in the
+/// index, whose path is not the indexed path, or whose calls name a path
+/// that climbs out with `..`, is refused before anything is sent, audited
+/// as denied and reported as a violation (a hand-edited
+/// `search-result.json` cannot steer the editor).
+pub fn check_indexed(
+    project: &Path,
+    plans: Vec<(AssetRef, GroupPlan)>,
+) -> anyhow::Result<(Vec<GroupPlan>, Vec<Violation>)> {
+    let indexed: std::collections::HashMap<String, String> = crate::index::store::read_assets(project)?
+        .into_iter()
+        .map(|r| (r.guid, r.path))
+        .collect();
+    let audit = audit_path(project);
+    let (mut kept, mut refused) = (Vec::new(), Vec::new());
+    for (asset, plan) in plans {
+        let reason = match indexed.get(&asset.guid) {
+            None => Some(format!("asset guid {} is not in the index", asset.guid)),
+            Some(p) if *p != asset.path => Some(format!(
+                "path `{}` is not the indexed path `{p}` of guid {}",
+                asset.path, asset.guid
+            )),
+            Some(_) => plan
+                .calls
+                .iter()
+                .find(|c| climbs_out(&c.args))
+                .map(|c| format!("call `{}` names a path that climbs out with `..`", c.tool)),
+        };
+        match reason {
+            None => kept.push(plan),
+            Some(reason) => {
+                let tool = plan.calls.first().map_or("(none)", |c| c.tool.as_str());
+                let args = plan.calls.first().map_or(Value::Null, |c| c.args.clone());
+                AuditRow::now(&plan.sub_intent, tool, None, &args, AuditVerdict::Denied).append_to(&audit)?;
+                tracing::warn!("build: group {} refused: {reason}", plan.group);
+                refused.push(Violation {
+                    group: plan.group,
+                    tool: tool.to_owned(),
+                    reason,
+                });
+            }
+        }
+    }
+    Ok((kept, refused))
+}
+
+/// A string anywhere in `args` with a `..` path segment.
+fn climbs_out(args: &Value) -> bool {
+    match args {
+        Value::String(s) => s.split(['/', '\\']).any(|part| part == ".."),
+        Value::Array(a) => a.iter().any(climbs_out),
+        Value::Object(m) => m.values().any(climbs_out),
+        _ => false,
+    }
+}
+
 /// What happened to one cleared group in the editor.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Applied {

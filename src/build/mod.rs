@@ -46,6 +46,7 @@ struct ResolveArgs {
 struct Target {
     group: usize,
     sub_intent: String,
+    asset: execute::AssetRef,
 }
 
 #[derive(Deserialize)]
@@ -146,13 +147,20 @@ pub fn register(registry: &mut Registry) {
                     .targets
                     .into_iter()
                     .zip(a.plans)
-                    .map(|(t, p)| GroupPlan {
-                        group: t.group,
-                        sub_intent: t.sub_intent,
-                        calls: p.calls,
+                    .map(|(t, p)| {
+                        let plan = GroupPlan {
+                            group: t.group,
+                            sub_intent: t.sub_intent,
+                            calls: p.calls,
+                        };
+                        (t.asset, plan)
                     })
                     .collect();
-                execute::screen(&ctx.workdir, &UnityScopeGuard::new(a.policy), plans)
+                // Only indexed assets, at their indexed paths, go further.
+                let (plans, refused) = execute::check_indexed(&ctx.workdir, plans)?;
+                let mut screened = execute::screen(&ctx.workdir, &UnityScopeGuard::new(a.policy), plans)?;
+                screened.violations.extend(refused);
+                Ok(screened)
             },
         )
         .async_function(

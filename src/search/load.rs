@@ -27,6 +27,17 @@ pub fn manifest_version(index_dir: &Path) -> Option<String> {
     manifest["version"].as_str().map(str::to_owned)
 }
 
+/// Whether `guid` is a row of `assets.jsonl`.
+pub fn indexed_guid(index_dir: &Path, guid: &str) -> anyhow::Result<bool> {
+    #[derive(serde::Deserialize)]
+    struct Guid {
+        guid: String,
+    }
+    let mut found = false;
+    for_each_row(&index_dir.join(ASSETS_FILE), |row: Guid| found |= row.guid == guid)?;
+    Ok(found)
+}
+
 fn for_each_row<T: serde::de::DeserializeOwned>(path: &Path, mut f: impl FnMut(T)) -> anyhow::Result<()> {
     let file = match std::fs::File::open(path) {
         Ok(file) => file,

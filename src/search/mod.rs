@@ -354,7 +354,8 @@ pub fn register(registry: &mut Registry) {
                     serde_json::Value::String(s) => s.clone(),
                     other => other.to_string(),
                 };
-                Ok(pick::resolve(&index_dir(ctx), &index, time::OffsetDateTime::now_utc()))
+                let out = pick::resolve(&index_dir(ctx), &index, time::OffsetDateTime::now_utc());
+                pick::require_indexed(&index_dir(ctx), out)
             },
         )
         .function(

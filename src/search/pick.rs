@@ -110,6 +110,21 @@ fn round6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
+/// A pick records only an asset of the index: a hand-edited
+/// `search-result.json` naming another guid is refused.
+pub fn require_indexed(index_dir: &Path, out: PickOutcome) -> anyhow::Result<PickOutcome> {
+    let Some(row) = out.row.as_ref().filter(|_| out.ok) else {
+        return Ok(out);
+    };
+    if super::load::indexed_guid(index_dir, &row.picked_guid)? {
+        return Ok(out);
+    }
+    Ok(PickOutcome::error(format!(
+        "candidate {} is not in the index; run search again",
+        row.picked_guid
+    )))
+}
+
 /// Step 5: append the row under `feedback.jsonl.lock`.
 pub fn record(index_dir: &Path, row: &FeedbackRow) -> anyhow::Result<PickOutcome> {
     let value = serde_json::to_value(row)?;

@@ -11,6 +11,9 @@ use super::retry::{parse_retry_after, with_retries, Failure, Retry, RetryPolicy}
 use super::secret::ApiKey;
 use super::LlmError;
 
+/// One model answer is a few KiB; far above this is a broken or hostile server.
+const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+
 #[derive(Debug)]
 pub(crate) struct HttpTransport {
     provider: &'static str,
@@ -80,11 +83,28 @@ impl HttpTransport {
         let status = response.status();
         let retry_after = header_text(response.headers(), RETRY_AFTER).and_then(|v| parse_retry_after(&v));
         let content_type = header_text(response.headers(), CONTENT_TYPE).unwrap_or_else(|| "none".into());
-        let bytes = response
-            .bytes()
+        let mut response = response;
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
             .await
-            .map_err(|e| Failure::transient(self.transport_error("the answer broke off", &e)))?;
+            .map_err(|e| Failure::transient(self.transport_error("the answer broke off", &e)))?
+        {
+            if bytes.len() + chunk.len() > MAX_ANSWER_BYTES {
+                return Err(Failure::fatal(LlmError::Transport {
+                    provider: self.provider.to_owned(),
+                    message: format!("the answer is larger than {} MiB; refusing it", MAX_ANSWER_BYTES >> 20),
+                }));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        // A server may echo the request (and its key) back, also in a 200:
+        // scrubbed here, nothing downstream (replies, schema messages) sees it.
         let text = String::from_utf8_lossy(&bytes);
+        let text = match &self.key {
+            Some(key) => key.scrub(&text),
+            None => text.into_owned(),
+        };
         if !status.is_success() {
             return Err(self.status_failure(status, &text, retry_after));
         }

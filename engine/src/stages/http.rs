@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::io::HTTP_KEY;
 use crate::run::Flow;
 use crate::template::{Scope, Tmpl};
 
@@ -59,7 +60,18 @@ pub async fn run(
         .await
         .map_err(|e| format!("{method} {url}: {}", e.without_url()))?;
     let status = resp.status().as_u16();
-    let text = resp.text().await.map_err(|e| e.to_string())?;
+    let limit = cx.rt.limits.http_bytes;
+    let mut resp = resp;
+    let mut bytes = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
+        if (bytes.len() + chunk.len()) as u64 > limit {
+            return Err(format!(
+                "{method} {url}: the answer is larger than {limit} bytes (the limit `{HTTP_KEY}`; raise it in .claude/unity-assets.yml if the answer is genuine)"
+            ));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    let text = String::from_utf8_lossy(&bytes).into_owned();
     let body = serde_json::from_str::<Value>(&text).unwrap_or(Value::String(text));
     Ok(Flow::Value(json!({"status": status, "body": body})))
 }
