@@ -44,7 +44,7 @@ pub struct Cli {
     pub model: Option<String>,
     /// Trust this project for this run only: use its commands, servers and
     /// hosts without `unity-assets trust` (for CI; also UNITY_ASSETS_TRUST=1).
-    #[arg(long, global = true, env = "UNITY_ASSETS_TRUST")]
+    #[arg(long, global = true, env = "UNITY_ASSETS_TRUST", value_parser = clap::builder::BoolishValueParser::new())]
     pub trust: bool,
     #[command(subcommand)]
     pub command: Command,

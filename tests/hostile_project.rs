@@ -185,9 +185,14 @@ fn trust_llm_command_does_not_run_until_trusted() {
     assert_eq!(run.code, 3, "{run:?}");
     assert!(run.stderr.contains("changed since you trusted it"), "{run:?}");
     assert!(!marker.exists());
-    // --trust (CI) and revoke.
+    // --trust and UNITY_ASSETS_TRUST=1 (CI), and revoke.
     let _ = h.run(&["--trust", "index"]);
     assert!(marker.exists());
+    std::fs::remove_file(&marker).unwrap();
+    let out = h.command(&["index"]).env("UNITY_ASSETS_TRUST", "1").output().unwrap();
+    assert!(marker.exists(), "{out:?}");
+    let out = h.command(&["index"]).env("UNITY_ASSETS_TRUST", "0").output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
     assert_eq!(h.run(&["trust", "--revoke"]).code, 0);
 }
 

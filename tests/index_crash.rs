@@ -149,6 +149,8 @@ fn reindex(dir: &Path) -> std::process::Output {
     Command::new(BIN)
         .args(["--project", dir.to_str().expect("utf-8 path"), "reindex"])
         .env_remove("OPENAI_API_KEY")
+        // The project names its (local) model server: its user trusts it.
+        .env("UNITY_ASSETS_TRUST", "1")
         .output()
         .expect("run unity-assets")
 }
@@ -182,6 +184,7 @@ fn killed_run_resumes_to_the_same_files() {
     let before = tagger.count();
     let mut child = Command::new(BIN)
         .args(["--project", crashed.path().to_str().expect("utf-8 path"), "reindex"])
+        .env("UNITY_ASSETS_TRUST", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

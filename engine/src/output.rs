@@ -42,6 +42,7 @@ impl Output {
     /// Print one line (a newline is added). Lines from concurrent stages
     /// never interleave mid-line.
     pub fn line(&self, text: &str) {
+        let text = &escape_controls(text);
         let mut sink = self.sink.lock().unwrap_or_else(|e| e.into_inner());
         match &mut *sink {
             Sink::Stdout => {
@@ -70,8 +71,38 @@ impl Output {
     }
 }
 
+/// Terminal control characters (ESC, BEL, CR, …) as visible escapes: a file
+/// name or model answer printed in a line must not drive the terminal.
+/// Newlines and tabs are layout and stay.
+fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() && c != '\n' && c != '\t' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 impl Default for Output {
     fn default() -> Self {
         Self::stdout()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped_layout_kept() {
+        let out = Output::buffer();
+        out.line("Assets/\u{1b}]0;pwned\u{7}Evil\r.prefab\n\tnext ✓");
+        assert_eq!(out.captured(), "Assets/\\u{1b}]0;pwned\\u{7}Evil\\r.prefab\n\tnext ✓\n");
     }
 }
