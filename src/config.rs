@@ -82,9 +82,33 @@ impl Config {
     }
 }
 
-/// Unknown keys and wrong types are reported, not ignored.
-fn check_schema(file: &str, values: &Value, source: &SourceMap, resources: &Resources) -> Result<(), Diagnostics> {
-    let schema: Value = resources
+/// `--set` values whose key is a config key (`batch_size`, `search.asset_top_k`)
+/// are checked against the same schema as the file; other keys are pipeline
+/// params, which the compiler checks.
+pub fn check_sets(sets: &[(String, Value)], resources: &Resources) -> Result<(), Diagnostics> {
+    let schema = schema(resources)?;
+    let mut errors = Diagnostics::default();
+    for (key, value) in sets {
+        let top = key.split('.').next().unwrap_or_default();
+        if schema["properties"].get(top).is_none() {
+            continue;
+        }
+        let doc = key
+            .rsplit('.')
+            .fold(value.clone(), |inner, segment| serde_json::json!({ segment: inner }));
+        if let Err(e) = check_schema(&format!("--set {key}"), &doc, &SourceMap::default(), resources) {
+            errors.extend(e);
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+fn schema(resources: &Resources) -> Result<Value, Diagnostics> {
+    resources
         .get(SCHEMA)
         .map_err(|e| Diagnostics(vec![Diagnostic::new(e.origin.clone(), (1, 1), e.to_string())]))?
         .and_then(|r| serde_json::from_str(&r.text).ok())
@@ -94,7 +118,12 @@ fn check_schema(file: &str, values: &Value, source: &SourceMap, resources: &Reso
                 (1, 1),
                 "the config schema is missing or not JSON",
             )])
-        })?;
+        })
+}
+
+/// Unknown keys and wrong types are reported, not ignored.
+fn check_schema(file: &str, values: &Value, source: &SourceMap, resources: &Resources) -> Result<(), Diagnostics> {
+    let schema = schema(resources)?;
     let validator = jsonschema::validator_for(&schema).map_err(|e| {
         Diagnostics(vec![Diagnostic::new(
             SCHEMA,

@@ -135,6 +135,7 @@ impl Project {
             }
         }
         if errors.is_empty() {
+            crate::config::check_sets(&parsed, &self.resources)?;
             Ok(ParamLayers {
                 config: self.config.layer.clone(),
                 sets: parsed,

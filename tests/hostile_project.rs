@@ -625,3 +625,69 @@ fn pick_keeps_the_old_row_when_feedback_lacks_its_final_newline() {
     let rows: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(rows.len(), 2, "{text}");
 }
+
+#[test]
+fn set_values_are_checked_against_the_config_schema() {
+    let h = Hostile::new();
+    let run = h.run(&["search", "zombie", "--set", "batch_size=abc"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("--set batch_size") && run.stderr.contains("integer"),
+        "{run:?}"
+    );
+    let run = h.run(&["index", "--set", "search.asset_top_k=0"]);
+    assert_eq!(run.code, 2, "{run:?}");
+}
+
+#[test]
+fn control_characters_in_asset_names_are_escaped() {
+    let h = Hostile::new();
+    h.asset(
+        "Assets/Zombie\u{1b}]0;pwned\u{7}.prefab",
+        "0123456789abcdef0123456789abcdef",
+    );
+    let run = h.run(&["search", "zombie", "--reindex"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        !run.stdout.contains('\u{1b}') && !run.stdout.contains('\u{7}'),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("Zombie\\u{1b}]0;pwned\\u{7}.prefab"), "{run:?}");
+}
+
+#[test]
+fn corrupt_manifest_is_a_doctor_failure_and_reindex_recovers() {
+    let h = Hostile::new();
+    h.asset("Assets/Zombie.prefab", "0123456789abcdef0123456789abcdef");
+    assert_eq!(h.run(&["index"]).code, 0);
+    let index = h.project().join(".claude/unity-asset-index");
+    std::fs::write(index.join("manifest.json"), "garbage").unwrap();
+    let run = h.run(&["doctor", "--offline"]);
+    assert!(
+        run.stdout.contains("✗ index:") && run.stdout.contains("manifest.json is corrupt"),
+        "{run:?}"
+    );
+    std::fs::write(index.join("state.json"), "garbage").unwrap();
+    let run = h.run(&["reindex"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("was corrupt; removed it"), "{run:?}");
+    assert!(h.run(&["doctor", "--offline"]).stdout.contains("✓ index:"));
+}
+
+#[test]
+fn index_warnings_name_their_files() {
+    let h = Hostile::new();
+    h.asset("Assets/Zombie.prefab", "0123456789abcdef0123456789abcdef");
+    h.asset("Assets/Zombie_Brute.prefab", "0123456789abcdef0123456789abcdef");
+    let run = h.run(&["-v", "index"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.contains("DuplicateGuid Assets/Zombie_Brute.prefab"),
+        "{run:?}"
+    );
+    let run = h.run(&["reindex", "--json"]);
+    assert!(
+        run.stdout.contains("\"path\": \"Assets/Zombie_Brute.prefab\""),
+        "{run:?}"
+    );
+}

@@ -169,11 +169,13 @@ pub fn index(project: &Path, assets: &ReadRows) -> Check {
         Freshness::Fresh { last_run } => {
             let ok = assets.value.as_ref().map_or(0, Vec::len);
             let bad = assets.bad_rows.len();
-            let version = store::read_manifest(project)
-                .ok()
-                .flatten()
-                .map(|m| m.version)
-                .unwrap_or_default();
+            let version = match store::read_manifest(project) {
+                Ok(m) => m.map(|m| m.version).unwrap_or_default(),
+                Err(e) => return Check::fail(NAME, format!("{e:#}"), REINDEX),
+            };
+            if let Err(e) = store::read_state(project) {
+                return Check::fail(NAME, format!("{e:#}"), REINDEX);
+            }
             let detail = format!("{version}, fresh (last run {last_run}), {ok} rows valid, {bad} invalid");
             if bad == 0 {
                 Check::pass(NAME, detail)

@@ -51,6 +51,9 @@ pub struct Diff {
 
 /// Compare the scan with the last finished run. `force` (reindex) re-tags everything.
 pub fn diff(project: &Path, scan: &ScanResult, force: bool) -> anyhow::Result<Diff> {
+    if force {
+        store::discard_corrupt(project)?;
+    }
     let state = store::read_state(project)?;
     let manifest = store::read_manifest(project)?;
     let assets_present = store::index_dir(project).join(store::ASSETS_FILE).is_file();
@@ -362,6 +365,10 @@ pub struct Finalized {
     pub tagged_builtin: usize,
     pub warnings: usize,
     pub warnings_by_kind: BTreeMap<String, usize>,
+    /// Each warning with its file (`--json`; `-v` prints them), so a
+    /// duplicate guid hiding an asset is visible.
+    #[serde(default)]
+    pub warning_list: Vec<super::scan::Warning>,
     pub label_changes: Vec<LabelChange>,
     pub manifest_version: String,
     pub last_run: String,
@@ -458,6 +465,9 @@ pub fn finalize(project: &Path, scan: &ScanResult, diff: &Diff) -> anyhow::Resul
         schema_tier: depth,
     };
     store::write_manifest(project, &manifest)?;
+    for w in &scan.warnings {
+        tracing::info!("index warning: {:?} {}: {}", w.kind, w.path, w.detail);
+    }
     let warnings_by_kind: BTreeMap<String, usize> = warning_counts(&scan.warnings)
         .into_iter()
         .map(|(kind, n)| {
@@ -499,6 +509,7 @@ pub fn finalize(project: &Path, scan: &ScanResult, diff: &Diff) -> anyhow::Resul
         tagged_builtin,
         warnings: scan.warnings.len(),
         warnings_by_kind,
+        warning_list: scan.warnings.clone(),
         label_changes,
         manifest_version: manifest.version,
         last_run,
@@ -580,6 +591,8 @@ pub fn touch(project: &Path, started_at: &str) -> anyhow::Result<Finalized> {
         tagged_builtin: 0,
         warnings: last.warnings_by_kind.values().sum(),
         warnings_by_kind: last.warnings_by_kind,
+        // The no-op run keeps only counts; `reindex -v` names the files.
+        warning_list: Vec::new(),
         label_changes: Vec::new(),
         manifest_version: manifest.version,
         last_run,

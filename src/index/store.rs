@@ -174,6 +174,19 @@ pub fn remove_if_present(path: &Path) -> anyhow::Result<()> {
     }
 }
 
+/// `reindex` starts over: a corrupt `manifest.json` or `state.json` is
+/// removed (with a line saying so) instead of stopping the run that rebuilds it.
+pub fn discard_corrupt(project: &Path) -> anyhow::Result<()> {
+    for name in [MANIFEST_FILE, STATE_FILE] {
+        let path = index_dir(project).join(name);
+        if read_json::<serde_json::Value>(&path).is_err() {
+            fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+            tracing::warn!("{} was corrupt; removed it, reindex rebuilds it", path.display());
+        }
+    }
+    Ok(())
+}
+
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Option<T>> {
     match fs::read_to_string(path) {
         Ok(text) => serde_json::from_str(&text).map(Some).with_context(|| {
