@@ -64,6 +64,19 @@ async fn dispatch(cli: Cli) -> Outcome {
             };
         }
     }
+    // Index runs on one project take turns (search --reindex is one too).
+    let _index_lock = match &cli.command {
+        Command::Index { .. } | Command::Reindex { .. } | Command::Search { reindex: true, .. } => {
+            let waiting = || {
+                eprintln!("[unity-assets:index] another index run holds this project's index; waiting for it to finish")
+            };
+            match unity_assets::index::store::lock_index(&project.root, waiting) {
+                Ok(lock) => Some(lock),
+                Err(e) => return Outcome::failed(format!("{e:#}")),
+            }
+        }
+        _ => None,
+    };
     let inputs = |pairs: Value| -> Map<String, Value> { pairs.as_object().cloned().unwrap_or_default() };
     match cli.command {
         Command::Search { query, reindex, run } => {

@@ -174,6 +174,30 @@ pub fn remove_if_present(path: &Path) -> anyhow::Result<()> {
     }
 }
 
+/// Held for a whole index run: a second run on the same project waits for
+/// the first (with a line saying so) instead of interleaving its writes. An
+/// advisory lock on the index folder itself, so it creates no file and dies
+/// with its process (never stale).
+pub struct IndexLock {
+    _held: fs::File,
+}
+
+pub fn lock_index(project: &Path, waiting: impl FnOnce()) -> anyhow::Result<IndexLock> {
+    let dir = index_dir(project);
+    fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let file = fs::File::open(&dir).with_context(|| format!("cannot open {}", dir.display()))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(fs::TryLockError::WouldBlock) => {
+            waiting();
+            file.lock().with_context(|| format!("cannot lock {}", dir.display()))?;
+        }
+        // Where folders cannot be locked, runs are not serialised.
+        Err(fs::TryLockError::Error(e)) => tracing::debug!("no index lock on {}: {e}", dir.display()),
+    }
+    Ok(IndexLock { _held: file })
+}
+
 /// `reindex` starts over: a corrupt `manifest.json` or `state.json` is
 /// removed (with a line saying so) instead of stopping the run that rebuilds it.
 pub fn discard_corrupt(project: &Path) -> anyhow::Result<()> {
