@@ -83,16 +83,27 @@ pub fn review(root: &Path, resources: &Resources) -> Review {
             items.extend(found);
         }
     };
-    if let Some(text) = read(root, CONFIG_FILE) {
-        add(CONFIG_FILE, &text, config_items(&text));
+    match read(root, CONFIG_FILE) {
+        Ok(Some(text)) => add(CONFIG_FILE, &text, config_items(&text)),
+        Ok(None) => {}
+        Err(item) => add(CONFIG_FILE, "", vec![item]),
     }
-    if let Some(text) = read(root, MCP_JSON) {
-        add(MCP_JSON, &text, mcp_json_items(&text));
+    match read(root, MCP_JSON) {
+        Ok(Some(text)) => add(MCP_JSON, &text, mcp_json_items(&text)),
+        Ok(None) => {}
+        Err(item) => add(MCP_JSON, "", vec![item]),
     }
     let embedded: BTreeMap<String, &[u8]> = resources.embedded_files().into_iter().collect();
     for rel in resources.list("pipelines") {
         let file = format!("{OVERRIDES}/{rel}");
-        let Some(text) = read(root, &file) else { continue };
+        let text = match read(root, &file) {
+            Ok(Some(text)) => text,
+            Ok(None) => continue,
+            Err(item) => {
+                add(&file, "", vec![item]);
+                continue;
+            }
+        };
         if embedded.get(&rel).is_some_and(|e| *e == text.as_bytes()) {
             continue; // an ejected copy, unedited: the embedded pipeline
         }
@@ -111,12 +122,22 @@ pub fn review(root: &Path, resources: &Resources) -> Review {
     }
 }
 
-/// A file of the project as text; absent, unreadable or out of bounds is
-/// `None` (the loaders that use these files report those themselves, and
-/// then nothing runs).
-fn read(root: &Path, rel: &str) -> Option<String> {
-    let path = engine::io::confine(root, rel).ok()?;
-    engine::io::read_text_limited(&path, STORE_LIMIT, engine::io::FILE_KEY).ok()
+/// A file of the project as text (`None`: absent). One that exists but
+/// cannot be reviewed (a link out of the project, unreadable, not UTF-8) is
+/// itself an item: what cannot be reviewed is not used untrusted.
+fn read(root: &Path, rel: &str) -> Result<Option<String>, Item> {
+    let unreviewable = |why: String| Item {
+        file: rel.to_owned(),
+        line: 1,
+        what: format!("cannot be reviewed ({why})"),
+    };
+    let path = engine::io::confine(root, rel).map_err(|e| unreviewable(e.to_string()))?;
+    if path.symlink_metadata().is_err() {
+        return Ok(None);
+    }
+    engine::io::read_text_limited(&path, STORE_LIMIT, engine::io::FILE_KEY)
+        .map(Some)
+        .map_err(|e| unreviewable(e.to_string()))
 }
 
 /// `llm.command`, `llm.base_url`, `llm.api_key_env`, `mcp:` and `${VAR}`.

@@ -722,3 +722,29 @@ fn a_second_index_run_waits_for_the_first() {
     assert!(child.wait().unwrap().success());
     assert!(index.join("assets.jsonl").exists());
 }
+
+#[cfg(unix)]
+#[test]
+fn trust_a_linked_mcp_json_cannot_be_reviewed_so_is_not_used() {
+    let h = Hostile::new();
+    let marker = h.marker();
+    let elsewhere = h.root.path().join("elsewhere.json");
+    std::fs::write(
+        &elsewhere,
+        format!(
+            "{{\"mcpServers\": {{\"unity\": {{\"command\": \"sh\", \"args\": [\"-c\", \"touch {}\"]}}}}}}",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    symlink(&elsewhere, &h.project().join(".mcp.json"));
+    let run = h.run(&["build", "a zombie", "--yes"]);
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(run.stderr.contains(".mcp.json:1: cannot be reviewed"), "{run:?}");
+    let _ = h.run(&["doctor"]);
+    // Trusting it does not make the link usable: the path check still refuses it.
+    h.trust();
+    let run = h.run(&["doctor"]);
+    assert!(run.stdout.contains("leads outside"), "{run:?}");
+    assert!(!marker.exists());
+}

@@ -38,7 +38,11 @@ pub fn resolve_server(project: &Path, configured: Option<ServerConfig>) -> Resul
     if let Some(config) = configured {
         return Ok(config);
     }
-    let mcp_json = project.join(".mcp.json");
+    // Confined like every project path: a `.mcp.json` linking out is an error.
+    let mcp_json = engine::io::confine(project, ".mcp.json").map_err(|e| McpError::Config {
+        path: ".mcp.json".into(),
+        detail: e.to_string(),
+    })?;
     if !mcp_json.exists() {
         return Ok(default_server());
     }
