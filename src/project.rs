@@ -55,6 +55,7 @@ impl Project {
                     "replace the link with a real folder (or delete it; `unity-assets index` recreates it)",
                 )])
         })?;
+        check_index_files(root)?;
         let resources = resources(Some(overrides));
         check_overrides(&resources)?;
         let mut config = Config::load(root, &resources)?;
@@ -177,6 +178,35 @@ pub fn resources(overrides: Option<PathBuf>) -> Resources {
         ],
         overrides,
     )
+}
+
+/// The index folder holds only regular files: a committed link (to
+/// `/dev/zero`, to a file outside) or a FIFO there would be read by search,
+/// pick and doctor, or written through by index.
+fn check_index_files(root: &Path) -> Result<(), Diagnostics> {
+    let Ok(entries) = std::fs::read_dir(root.join(crate::index::INDEX_DIR)) else {
+        return Ok(());
+    };
+    let mut errors = Diagnostics::default();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let bad = match entry.file_type() {
+            Ok(t) if t.is_symlink() => Some("a symbolic link"),
+            Ok(t) if !t.is_file() && !t.is_dir() => Some("not a regular file"),
+            _ => None,
+        };
+        if let Some(why) = bad {
+            errors.push(
+                Diagnostic::new(path.display().to_string(), (1, 1), format!("index file is {why}"))
+                    .help("delete it; `unity-assets index` and `search` recreate the index files"),
+            );
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
 }
 
 /// Every override on disk must be usable: a broken one is an error naming

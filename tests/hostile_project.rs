@@ -446,6 +446,30 @@ fn confine_pick_refuses_a_symlinked_feedback_log() {
     h.assert_outside_untouched();
 }
 
+/// Committed links in the index folder are never read: `/dev/zero` as the
+/// search result, state or log would grow memory without bound.
+#[cfg(unix)]
+#[test]
+fn confine_index_files_linked_to_dev_zero_are_refused() {
+    let h = Hostile::new();
+    h.asset("Assets/Zombie.prefab", "0123456789abcdef0123456789abcdef");
+    assert_eq!(h.run(&["index"]).code, 0);
+    let index = h.project().join(".claude/unity-asset-index");
+    for name in ["search-result.json", "state.json", "feedback.jsonl"] {
+        let _ = std::fs::remove_file(index.join(name));
+        symlink(Path::new("/dev/zero"), &index.join(name));
+        for args in [&["pick", "0"][..], &["search", "zombie"], &["doctor", "--offline"]] {
+            let run = h.run(args);
+            assert_eq!(run.code, 2, "{name} {args:?}: {run:?}");
+            assert!(
+                run.stderr.contains(name) && run.stderr.contains("symbolic link"),
+                "{run:?}"
+            );
+        }
+        std::fs::remove_file(index.join(name)).unwrap();
+    }
+}
+
 // ---- 3. Fail closed --------------------------------------------------------
 
 #[test]
