@@ -28,7 +28,25 @@ pub const LOOSE_WEIGHT: f32 = 0.6;
 struct LexiconFile {
     #[serde(default, rename = "domain")]
     _domain: Option<String>,
+    /// What the file's words are in a query (default: things).
+    #[serde(default)]
+    role: Role,
     entries: BTreeMap<String, Vec<String>>,
+}
+
+/// What a word is in a query, by the domain it comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// A thing that can be the subject (barrel, bridge, zombie).
+    #[default]
+    Thing,
+    /// A word that qualifies a thing: how it sounds, its colour, size or
+    /// material (신음, 빨강, 금속); the subject only when nothing else is.
+    Qualifier,
+    /// An action or state (깨지다, 떨어지다): a modifier, never the subject
+    /// while a noun is there.
+    Predicate,
 }
 
 /// One English word of an entry, normalised like record terms.
@@ -44,6 +62,8 @@ pub struct Sense {
 #[derive(Debug, Default)]
 pub struct Lexicon {
     entries: HashMap<String, Vec<Sense>>,
+    /// A key's role: a thing when any file lists it as one.
+    roles: HashMap<String, Role>,
 }
 
 impl Lexicon {
@@ -106,7 +126,16 @@ impl Lexicon {
 
     fn add(&mut self, file: LexiconFile) {
         for (key, words) in file.entries {
-            let senses = self.entries.entry(key.trim().to_lowercase()).or_default();
+            let key = key.trim().to_lowercase();
+            self.roles
+                .entry(key.clone())
+                .and_modify(|r| {
+                    if file.role == Role::Thing {
+                        *r = Role::Thing;
+                    }
+                })
+                .or_insert(file.role);
+            let senses = self.entries.entry(key).or_default();
             for word in words {
                 let (written, weight) = match word.trim().strip_prefix('~') {
                     Some(loose) => (loose.trim().to_owned(), LOOSE_WEIGHT),
@@ -121,6 +150,10 @@ impl Lexicon {
         }
     }
 
+    pub fn role(&self, key: &str) -> Option<Role> {
+        self.roles.get(key).copied()
+    }
+
     pub fn contains(&self, key: &str) -> bool {
         self.entries.contains_key(key)
     }
@@ -129,8 +162,8 @@ impl Lexicon {
         self.entries.get(key).map(Vec::as_slice).unwrap_or_default()
     }
 
-    pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.entries.keys().map(String::as_str)
+    pub fn keys_owned(&self) -> impl Iterator<Item = &String> {
+        self.entries.keys()
     }
 
     pub fn len(&self) -> usize {

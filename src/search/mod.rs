@@ -7,7 +7,10 @@
 //! The pipeline YAML owns the flow, thresholds and K values.
 
 pub mod hints;
+pub mod intent;
+pub mod lexicon;
 pub mod load;
+pub mod morph;
 pub mod pick;
 pub mod query;
 pub mod rank;

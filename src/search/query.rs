@@ -5,9 +5,18 @@
 //! is one concept whose terms are `좀비`, `zombie`, `undead`; an asset that
 //! holds any of them covers it. Coverage of concepts (not counts of words) is
 //! what the confidence is calibrated on, see [`super::rank`].
+//!
+//! Type words ("소리", "material") are not concepts: they set the query's
+//! [`Query::type_intent`] ([`super::intent`]). One concept is the query's
+//! *subject* ([`Query::subject`]): the last noun that is neither a
+//! predicate in modifier form (깨지는, crashed) nor a generic class word
+//! (캐릭터, enemy) — Korean and English noun phrases put their head last.
+//! The others are modifiers.
 
 use std::collections::HashSet;
 
+use super::intent::TypeIntents;
+use super::lexicon::Role;
 use super::text::{is_hangul, korean_forms, phrase_term, words};
 use super::vocab::{normal_word, Vocabulary};
 
@@ -30,6 +39,14 @@ pub struct Concept {
     pub terms: Vec<(String, f32)>,
     /// How much the concept counts in coverage.
     pub prior: f32,
+    /// A predicate (깨지는 → 깨지다, `crashed`): a modifier, never the subject.
+    pub predicate: bool,
+    /// A generic class word (캐릭터, `enemy`) or a qualifier (a sound,
+    /// colour, size or material word): the subject only when no other noun is.
+    pub generic: bool,
+    /// A Korean word no vocabulary knows, kept to be read as a loanword
+    /// against the project's own words ([`super::loanword`]).
+    pub unknown_korean: Option<String>,
 }
 
 /// The analysed query.
@@ -40,26 +57,107 @@ pub struct Query {
     pub words: HashSet<String>,
     /// Korean word → its alias key and aliases, in query order (the hint block).
     pub alias_matches: Vec<(String, Vec<String>)>,
+    /// The asset type the query names (`audio`, `material`, …), if any.
+    pub type_intent: Option<String>,
+    /// Whether a type word was written (a type implied by 발소리 is not).
+    pub type_named: bool,
+    /// Index of the subject concept (see the module docs).
+    pub subject: Option<usize>,
 }
 
 impl Query {
     pub fn analyze(text: &str, vocab: &Vocabulary) -> Self {
+        let intents = TypeIntents::embedded();
         let mut query = Query::default();
+        // Type words set aside, as (word, is Korean), in case nothing else is asked.
+        let mut type_words: Vec<(String, bool)> = Vec::new();
+        // The concept each Latin word became, for joining compounds.
+        let mut latin: Vec<(usize, String)> = Vec::new();
         let mut rest = words(text).peekable();
         while let Some(word) = rest.next() {
-            if !word.chars().any(is_hangul) {
-                query.add_latin(word, vocab);
-                continue;
-            }
-            match rest.peek().and_then(|next| spaced_compound(word, next, vocab)) {
+            let korean = word.chars().any(is_hangul);
+            let word = match rest.peek().filter(|_| korean).and_then(|next| spaced_compound(word, next, vocab)) {
                 Some(compound) => {
                     rest.next();
-                    query.add_korean(&compound, vocab);
+                    compound
                 }
-                None => query.add_korean(word, vocab),
+                None => word.to_owned(),
+            };
+            let forms = if korean {
+                korean_forms(&word.to_lowercase())
+            } else {
+                normal_word(&word).into_iter().collect()
+            };
+            if let Some(intent) = forms.iter().find_map(|f| intents.intent_of(f)) {
+                if !forms.iter().any(|f| vocab.is_stopword(f)) {
+                    query.words.extend(forms.iter().cloned());
+                    query.type_intent = Some(intent.to_owned());
+                    query.type_named = true;
+                    type_words.push((word, korean));
+                    continue;
+                }
+            }
+            let before = query.concepts.len();
+            if korean {
+                if !query.type_named {
+                    if let Some(intent) = forms.last().and_then(|f| intents.suffix_intent(f)) {
+                        query.type_intent = Some(intent.to_owned());
+                    }
+                }
+                query.add_korean(&word, vocab);
+            } else {
+                query.add_latin(&word, vocab);
+                if query.concepts.len() > before {
+                    latin.push((before, word.to_lowercase()));
+                }
             }
         }
+        if query.concepts.is_empty() {
+            for (word, korean) in type_words {
+                match korean {
+                    true => query.add_korean(&word, vocab),
+                    false => query.add_latin(&word, vocab),
+                }
+            }
+        }
+        query.join_latin_compounds(&latin);
+        for concept in &mut query.concepts {
+            let head = concept.terms.first().map(|t| t.0.as_str()).unwrap_or_default();
+            match vocab.role(head) {
+                Role::Predicate => concept.predicate = true,
+                Role::Qualifier => concept.generic = true,
+                Role::Thing => {}
+            }
+            concept.generic = concept.generic || intents.is_generic(head) || concept.prior <= WEAK_PRIOR;
+        }
+        query.subject = query.pick_subject();
         query
+    }
+
+    /// The last concept that is neither a predicate nor generic; else the
+    /// last that is not a predicate; else the last.
+    fn pick_subject(&self) -> Option<usize> {
+        let last = |keep: &dyn Fn(&Concept) -> bool| self.concepts.iter().rposition(|c| keep(c));
+        last(&|c| !c.predicate && !c.generic)
+            .or_else(|| last(&|c| !c.predicate))
+            .or_else(|| self.concepts.len().checked_sub(1))
+    }
+
+    /// English compounds are written apart or together ("spider web",
+    /// `spiderweb`; "health bar", `ui_healthbar`): two adjacent words also
+    /// match their concatenation, for both concepts.
+    fn join_latin_compounds(&mut self, latin: &[(usize, String)]) {
+        for pair in latin.windows(2) {
+            let [(a, first), (b, second)] = pair else { continue };
+            if *b != a + 1 {
+                continue;
+            }
+            if let Some(joined) = phrase_term(&format!("{first}{second}")) {
+                for c in [*a, *b] {
+                    add_term(&mut self.concepts[c].terms, joined.clone(), 1.0);
+                }
+            }
+        }
     }
 
     /// Whether the query holds anything to search for.
@@ -82,14 +180,17 @@ impl Query {
         if forms.iter().any(|f| vocab.is_stopword(f)) {
             return;
         }
-        let keys = vocab.korean_keys(word);
+        let (keys, predicate) = vocab.korean_match(word);
         if keys.is_empty() {
             let stripped = forms.last().cloned().unwrap_or_default();
             let terms = forms.iter().map(|f| (f.clone(), 1.0)).collect();
             self.push(Concept {
-                label: stripped,
+                label: stripped.clone(),
                 terms,
                 prior: UNKNOWN_PRIOR,
+                predicate: false,
+                generic: false,
+                unknown_korean: Some(stripped),
             });
             return;
         }
@@ -98,19 +199,35 @@ impl Query {
                 continue;
             }
             self.words.insert(key.clone());
-            let aliases = vocab.aliases_of(&key).unwrap_or_default().to_vec();
+            let senses = vocab.senses(&key);
             let mut terms = vec![(key.clone(), 1.0)];
-            for term in aliases.iter().filter_map(|a| phrase_term(a)) {
+            for (term, weight, written) in &senses {
                 self.words.insert(term.clone());
-                add_term(&mut terms, term, 1.0);
+                add_term(&mut terms, term.clone(), *weight);
+                // A phrase ("spider web") also counts by its words, each
+                // half: both together make a whole match in one field.
+                let parts = super::text::terms(written);
+                if parts.len() > 1 && !vocab.aliases_of(&key).is_some_and(|a| a.contains(written)) {
+                    for part in parts.into_iter().filter(|p| p != term) {
+                        add_term(&mut terms, part, weight * PART_WEIGHT);
+                    }
+                }
             }
-            let label = match aliases.first() {
-                Some(first) => format!("{key} ({first})"),
+            let label = match senses.first() {
+                Some((_, _, first)) => format!("{key} ({first})"),
                 None => key.clone(),
             };
             let prior = if vocab.is_weak(&key) { WEAK_PRIOR } else { 1.0 };
-            self.alias_matches.push((key, aliases));
-            self.push(Concept { label, terms, prior });
+            self.alias_matches
+                .push((key, senses.into_iter().filter(|s| s.1 >= 1.0).map(|s| s.2).collect()));
+            self.push(Concept {
+                label,
+                terms,
+                prior,
+                predicate,
+                generic: false,
+                unknown_korean: None,
+            });
         }
     }
 
@@ -133,24 +250,28 @@ impl Query {
         }
         for key in vocab.keys_for_term(&normal) {
             add_term(&mut terms, key.clone(), SIBLING_WEIGHT);
-            for sibling in vocab
-                .aliases_of(key)
-                .unwrap_or_default()
-                .iter()
-                .filter_map(|a| phrase_term(a))
-            {
-                add_term(&mut terms, sibling, SIBLING_WEIGHT);
+            // Siblings are other translations of the key (not its loose synonyms).
+            for (sibling, weight, _) in vocab.senses(key) {
+                if weight >= 1.0 {
+                    add_term(&mut terms, sibling, SIBLING_WEIGHT);
+                }
             }
         }
         let prior = if vocab.is_weak(&normal) { WEAK_PRIOR } else { 1.0 };
+        // A participle or gerund (crashed, dripping) modifies the head noun.
+        let lower = word.to_lowercase();
+        let predicate = lower.len() > 4 && (lower.ends_with("ing") || lower.ends_with("ed"));
         self.push(Concept {
             label: word.to_owned(),
             terms,
             prior,
+            predicate,
+            generic: false,
+            unknown_korean: None,
         });
     }
 
-    fn push(&mut self, concept: Concept) {
+    pub(super) fn push(&mut self, concept: Concept) {
         let same = |c: &Concept| c.terms.first().map(|t| &t.0) == concept.terms.first().map(|t| &t.0);
         if !self.concepts.iter().any(same) {
             self.concepts.push(concept);

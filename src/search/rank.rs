@@ -31,11 +31,22 @@
 //! - **Subtype priority** (seed CRIT-SCH6): with a `subtype_hint`, an exact
 //!   `type_subtype` match gets +0.05, the same type +0.02, anything else
 //!   nothing; the tier is stated in every reasoning.
+//! - **Subject** ([`Query::subject`]): a record without the query's subject
+//!   is capped at [`SUBJECT_MISSING_CAP`] (under confirm: "a crate" is no
+//!   answer to "a wooden bridge" however much wood it has); a record with
+//!   it is kept at [`SUBJECT_FOUND_FLOOR`] or above when other words are
+//!   missing (a barrel is an answer to "sci-fi barrel", to be confirmed).
+//! - **Type intent** ([`TypeIntents`]): rows of the wanted type (a named
+//!   type, else placeable prefabs then models) get a type priority of at
+//!   most 0.03, added only at or above 0.40 so it breaks near-ties without
+//!   making anything confirmable; code and tooling rows are scaled down
+//!   unless the query asks for code.
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::intent::TypeIntents;
 use super::query::Query;
 use super::records::{AssetRow, PackageRow};
 use super::text::{for_each_term_where, Scratch};
@@ -156,6 +167,11 @@ const MAX_CONFIDENCE: f32 = 0.99;
 const UNSEEN_WEIGHT: f32 = 0.35;
 /// Concepts beyond this many are ignored (a bit mask tracks fields per concept).
 const MAX_CONCEPTS: usize = 32;
+/// The most a record without the query's subject may get: under confirm.
+pub const SUBJECT_MISSING_CAP: f32 = 0.35;
+/// The least a content record with the subject gets when the query has
+/// other words too: confirm.
+pub const SUBJECT_FOUND_FLOOR: f32 = 0.40;
 
 /// How one record scored.
 #[derive(Debug, Clone)]
@@ -452,18 +468,59 @@ pub fn rank_assets_each(rows: &[AssetRow], requests: &[(Query, RankOptions)]) ->
         .collect()
 }
 
+/// How the subject and the type intent shaped one record's confidence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Calibration {
+    Plain,
+    SubjectMissing,
+    SubjectFound,
+    NonContent,
+}
+
+/// The calibrated confidence of one scored record (see the module docs).
+fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32) -> (f32, Calibration) {
+    let raw = confidence(s.coverage, bonus);
+    let intents = TypeIntents::embedded();
+    let preference = intents.preference(query.type_intent.as_deref(), row);
+    let content = !intents.is_non_content(row) || query.type_intent.as_deref() == Some("script");
+    let subject_found = query
+        .subject
+        .and_then(|i| s.found_in.get(i))
+        .map(|&mask| mask != 0);
+    let (c, calibration) = match subject_found {
+        Some(false) => (raw.min(SUBJECT_MISSING_CAP), Calibration::SubjectMissing),
+        Some(true) if content && s.found_in.len() > 1 && raw < SUBJECT_FOUND_FLOOR => {
+            (SUBJECT_FOUND_FLOOR, Calibration::SubjectFound)
+        }
+        _ => (raw, Calibration::Plain),
+    };
+    // The type priority, only where it cannot make a record confirmable.
+    let c = if c >= SUBJECT_FOUND_FLOOR {
+        round3((c + preference).min(MAX_CONFIDENCE))
+    } else {
+        c
+    };
+    if content {
+        (c, calibration)
+    } else {
+        (round3(c * intents.non_content_scale), Calibration::NonContent)
+    }
+}
+
 /// Confidence, order, top-K and reasoning for one query's scores.
 fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: Vec<Scored>) -> Vec<Candidate> {
-    let mut scored: Vec<(f32, Scored, SubtypeTier, f32)> = scored
+    type Entry = (f32, Scored, SubtypeTier, f32, Calibration);
+    let mut scored: Vec<Entry> = scored
         .into_iter()
         .map(|s| {
             let row = &rows[s.index];
             let tier = SubtypeTier::of(row, options.subtype_hint);
             let past = options.past_boosts.get(&row.guid).copied().unwrap_or(0.0);
-            (confidence(s.coverage, tier.bonus() + past), s, tier, past)
+            let (confidence, calibration) = calibrate(row, query, &s, tier.bonus() + past);
+            (confidence, s, tier, past, calibration)
         })
         .collect();
-    let order = |a: &(f32, Scored, SubtypeTier, f32), b: &(f32, Scored, SubtypeTier, f32)| {
+    let order = |a: &Entry, b: &Entry| {
         b.0.total_cmp(&a.0)
             .then(b.1.bm25.total_cmp(&a.1.bm25))
             .then_with(|| rows[a.1.index].path.cmp(&rows[b.1.index].path))
@@ -471,9 +528,22 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
     top_k_sorted(&mut scored, options.top_k, order);
     scored
         .into_iter()
-        .map(|(confidence, s, tier, past)| {
+        .map(|(confidence, s, tier, past, calibration)| {
             let row = &rows[s.index];
             let mut reasoning = explain(query, &s);
+            let subject = query.subject.and_then(|i| query.concepts.get(i)).map(|c| c.label.as_str());
+            match (calibration, subject) {
+                (Calibration::SubjectMissing, Some(subject)) => reasoning.push_str(&format!(
+                    " The subject {subject} is not in it, so it stays under {SUBJECT_FOUND_FLOOR:.2}."
+                )),
+                (Calibration::SubjectFound, Some(subject)) => reasoning.push_str(&format!(
+                    " It has the subject {subject}, so it stays at {SUBJECT_FOUND_FLOOR:.2} or above."
+                )),
+                (Calibration::NonContent, _) => {
+                    reasoning.push_str(" It is code or tooling, which the query did not ask for.")
+                }
+                _ => {}
+            }
             reasoning.push(' ');
             reasoning.push_str(&tier.sentence(options.subtype_hint));
             if past > 0.0 {
