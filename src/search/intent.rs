@@ -22,7 +22,6 @@ struct IntentsFile {
     suffixes: BTreeMap<String, String>,
     placeable: BTreeMap<String, f32>,
     non_content: Vec<String>,
-    non_content_scale: f32,
     generic: Vec<String>,
 }
 
@@ -42,7 +41,6 @@ pub struct TypeIntents {
     prefer: HashMap<String, Vec<(String, f32)>>,
     placeable: Vec<(String, f32)>,
     non_content: HashSet<String>,
-    pub non_content_scale: f32,
     generic: HashSet<String>,
 }
 
@@ -73,7 +71,6 @@ impl TypeIntents {
             prefer,
             placeable: file.placeable.into_iter().collect(),
             non_content: file.non_content.into_iter().collect(),
-            non_content_scale: file.non_content_scale,
             generic: file.generic.iter().filter_map(|w| normal_word(w)).collect(),
         })
     }
@@ -111,6 +108,14 @@ impl TypeIntents {
             })
             .map(|(_, bonus)| *bonus)
             .fold(0.0, f32::max)
+    }
+
+    /// Whether `row` is content of a type some intent prefers, but not one
+    /// `intent` does (an AudioClip for a model query). Types no intent
+    /// lists never are.
+    pub fn is_other_type(&self, intent: Option<&str>, row: &AssetRow) -> bool {
+        self.preference(intent, row) == 0.0
+            && self.prefer.keys().any(|name| self.preference(Some(name), row) > 0.0)
     }
 
     /// Code and tooling rather than content.

@@ -143,7 +143,14 @@ impl Lexicon {
                 };
                 let Some(term) = phrase_term(&written) else { continue };
                 match senses.iter_mut().find(|s| s.term == term) {
-                    Some(s) => s.weight = s.weight.max(weight),
+                    Some(s) => {
+                        s.weight = s.weight.max(weight);
+                        // "jet pack" over "jetpack": the spaced form also
+                        // matches a name split into its words (GirlJetPack).
+                        if written.split_whitespace().count() > s.written.split_whitespace().count() {
+                            s.written = written;
+                        }
+                    }
                     None => senses.push(Sense { term, written, weight }),
                 }
             }

@@ -44,6 +44,9 @@ pub struct Concept {
     /// A generic class word (캐릭터, `enemy`) or a qualifier (a sound,
     /// colour, size or material word): the subject only when no other noun is.
     pub generic: bool,
+    /// Context: a word describing the game rather than the asset ("생존" in
+    /// "생존 게임 배경 음악"): it comes right before a weak word (게임).
+    pub context: bool,
     /// A Korean word no vocabulary knows, kept to be read as a loanword
     /// against the project's own words ([`super::loanword`]).
     pub unknown_korean: Option<String>,
@@ -130,15 +133,22 @@ impl Query {
             }
             concept.generic = concept.generic || intents.is_generic(head) || concept.prior <= WEAK_PRIOR;
         }
+        for i in 1..query.concepts.len() {
+            if query.concepts[i].prior <= WEAK_PRIOR {
+                query.concepts[i - 1].context = true;
+            }
+        }
         query.subject = query.pick_subject();
         query
     }
 
-    /// The last concept that is neither a predicate nor generic; else the
-    /// last that is not a predicate; else the last.
+    /// The last concept that is a thing (not a predicate, generic word or
+    /// context); else the last qualifier or class word that is not weak;
+    /// else the last that is not a predicate; else the last.
     fn pick_subject(&self) -> Option<usize> {
         let last = |keep: &dyn Fn(&Concept) -> bool| self.concepts.iter().rposition(|c| keep(c));
-        last(&|c| !c.predicate && !c.generic)
+        last(&|c| !c.predicate && !c.generic && !c.context)
+            .or_else(|| last(&|c| !c.predicate && !c.context && c.prior > WEAK_PRIOR))
             .or_else(|| last(&|c| !c.predicate))
             .or_else(|| self.concepts.len().checked_sub(1))
     }
@@ -190,6 +200,7 @@ impl Query {
                 prior: UNKNOWN_PRIOR,
                 predicate: false,
                 generic: false,
+                context: false,
                 unknown_korean: Some(stripped),
             });
             return;
@@ -226,6 +237,7 @@ impl Query {
                 prior,
                 predicate,
                 generic: false,
+                context: false,
                 unknown_korean: None,
             });
         }
@@ -267,6 +279,7 @@ impl Query {
             prior,
             predicate,
             generic: false,
+            context: false,
             unknown_korean: None,
         });
     }

@@ -39,8 +39,9 @@
 //! - **Type intent** ([`TypeIntents`]): rows of the wanted type (a named
 //!   type, else placeable prefabs then models) get a type priority of at
 //!   most 0.03, added only at or above 0.40 so it breaks near-ties without
-//!   making anything confirmable; code and tooling rows are scaled down
-//!   unless the query asks for code.
+//!   making anything confirmable. When the query names a type, content of
+//!   another type stays under 0.40, and so do code and tooling rows unless
+//!   the query asks for code: neither can be placed for it.
 
 use std::collections::HashMap;
 
@@ -190,6 +191,10 @@ struct Hit {
     lens: [u16; FIELDS],
     /// `n_concepts × FIELDS` weighted term frequencies.
     tf: Vec<f32>,
+    /// `n_concepts × FIELDS` summed weights of the *distinct* terms found:
+    /// a loose synonym seen twice is still a loose match, while two halves
+    /// of a compound make a whole one.
+    cover: Vec<f32>,
 }
 
 /// Records per parallel task: large enough that splitting costs nothing.
@@ -213,7 +218,8 @@ impl std::hash::Hasher for Fnv {
     }
 }
 
-type TermTable<'q> = HashMap<&'q str, Vec<(usize, f32)>, std::hash::BuildHasherDefault<Fnv>>;
+/// Term → its number and the `(concept, weight)` pairs it counts for.
+type TermTable<'q> = HashMap<&'q str, (usize, Vec<(usize, f32)>), std::hash::BuildHasherDefault<Fnv>>;
 
 /// One pass over `docs` (starting at record number `offset`): the matching
 /// records and the summed field lengths.
@@ -222,6 +228,9 @@ fn scan<D: Document>(docs: &[D], offset: usize, table: &TermTable, n_concepts: u
     let mut len_sums = [0f64; FIELDS];
     let mut scratch = Scratch::default();
     let mut tf = vec![0f32; n_concepts * FIELDS];
+    let mut cover = vec![0f32; n_concepts * FIELDS];
+    // (term number, field) pairs already credited to this record's cover.
+    let mut seen: Vec<(usize, usize)> = Vec::new();
     // The first bytes the query's terms start with: a record's term that
     // starts otherwise is counted, never stemmed or looked up.
     let mut first_bytes = [false; 256];
@@ -242,10 +251,17 @@ fn scan<D: Document>(docs: &[D], offset: usize, table: &TermTable, n_concepts: u
             let f = field as usize;
             for_each_term_where(text, &mut scratch, may_match, |term| {
                 lens[f] = lens[f].saturating_add(1);
-                if let Some(entries) = term.and_then(|t| table.get(t)) {
+                if let Some((id, entries)) = term.and_then(|t| table.get(t)) {
                     matched = true;
+                    let first = !seen.contains(&(*id, f));
+                    if first {
+                        seen.push((*id, f));
+                    }
                     for &(c, weight) in entries {
                         tf[c * FIELDS + f] += weight;
+                        if first {
+                            cover[c * FIELDS + f] += weight;
+                        }
                     }
                 }
             });
@@ -253,11 +269,13 @@ fn scan<D: Document>(docs: &[D], offset: usize, table: &TermTable, n_concepts: u
         for (sum, len) in len_sums.iter_mut().zip(lens) {
             *sum += f64::from(len);
         }
+        seen.clear();
         if matched {
             hits.push(Hit {
                 index: offset + i,
                 lens,
                 tf: std::mem::replace(&mut tf, vec![0f32; n_concepts * FIELDS]),
+                cover: std::mem::replace(&mut cover, vec![0f32; n_concepts * FIELDS]),
             });
         }
     }
@@ -286,7 +304,8 @@ pub fn score_each<D: Document + Sync>(docs: &[D], queries: &[&Query]) -> Vec<Vec
     let mut table = TermTable::default();
     for (c, concept) in concepts.iter().enumerate() {
         for (term, weight) in &concept.terms {
-            table.entry(term.as_str()).or_default().push((c, *weight));
+            let next = table.len();
+            table.entry(term.as_str()).or_insert_with(|| (next, Vec::new())).1.push((c, *weight));
         }
     }
     let parts: Vec<(Vec<Hit>, [f64; FIELDS])> = docs
@@ -347,9 +366,10 @@ pub fn score_each<D: Document + Sync>(docs: &[D], queries: &[&Query]) -> Vec<Vec
                             }
                             let (boost, b, credit) = field.params();
                             tfn += boost * x / (1.0 - b + b * f32::from(hit.lens[f]) / avg[f]);
-                            // Weighted hits in one field, capped at a full match: two
-                            // half-weight parts of a compound make one whole word.
-                            best = best.max(credit * x.min(1.0));
+                            // Distinct weighted hits in one field, capped at a full
+                            // match: two half-weight parts of a compound make one
+                            // whole word; one loose synonym twice does not.
+                            best = best.max(credit * hit.cover[c * FIELDS + f].min(1.0));
                             found_in[k] |= 1 << f;
                         }
                         bm25 += concepts[c].prior * idf[c] * tfn * (K1 + 1.0) / (tfn + K1);
@@ -475,6 +495,7 @@ enum Calibration {
     SubjectMissing,
     SubjectFound,
     NonContent,
+    OtherType,
 }
 
 /// The calibrated confidence of one scored record (see the module docs).
@@ -487,6 +508,11 @@ fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32) -> (f32, Cal
         .subject
         .and_then(|i| s.found_in.get(i))
         .map(|&mask| mask != 0);
+    // A named type excludes content of other types (a prefab is no answer
+    // to "robot footstep sound").
+    if query.type_named && intents.is_other_type(query.type_intent.as_deref(), row) {
+        return (raw.min(SUBJECT_MISSING_CAP), Calibration::OtherType);
+    }
     let (c, calibration) = match subject_found {
         Some(false) => (raw.min(SUBJECT_MISSING_CAP), Calibration::SubjectMissing),
         Some(true) if content && s.found_in.len() > 1 && raw < SUBJECT_FOUND_FLOOR => {
@@ -503,7 +529,7 @@ fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32) -> (f32, Cal
     if content {
         (c, calibration)
     } else {
-        (round3(c * intents.non_content_scale), Calibration::NonContent)
+        (c.min(SUBJECT_MISSING_CAP), Calibration::NonContent)
     }
 }
 
@@ -539,9 +565,12 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
                 (Calibration::SubjectFound, Some(subject)) => reasoning.push_str(&format!(
                     " It has the subject {subject}, so it stays at {SUBJECT_FOUND_FLOOR:.2} or above."
                 )),
-                (Calibration::NonContent, _) => {
-                    reasoning.push_str(" It is code or tooling, which the query did not ask for.")
-                }
+                (Calibration::NonContent, _) => reasoning.push_str(&format!(
+                    " It is code or tooling, which the query did not ask for, so it stays under {SUBJECT_FOUND_FLOOR:.2}."
+                )),
+                (Calibration::OtherType, _) => reasoning.push_str(&format!(
+                    " It is not of the type the query names, so it stays under {SUBJECT_FOUND_FLOOR:.2}."
+                )),
                 _ => {}
             }
             reasoning.push(' ');
@@ -570,8 +599,8 @@ pub struct PackageChoice {
     pub reasoning: String,
 }
 
-/// The best `top_k` packages for `query`; packages matching nothing are
-/// not returned.
+/// The best `top_k` packages for `query`; free places go to packages
+/// whose shown words are fewer than their assets (they may hide a match).
 pub fn rank_packages(packages: &[PackageRow], query: &Query, top_k: usize) -> Vec<PackageChoice> {
     let mut scored: Vec<(f32, Scored)> = score(packages, query)
         .into_iter()
@@ -582,14 +611,36 @@ pub fn rank_packages(packages: &[PackageRow], query: &Query, top_k: usize) -> Ve
             .then(b.1.bm25.total_cmp(&a.1.bm25))
             .then_with(|| packages[a.1.index].package_id.cmp(&packages[b.1.index].package_id))
     });
-    scored
+    let chosen: Vec<usize> = scored.iter().map(|(_, s)| s.index).collect();
+    let mut choices: Vec<PackageChoice> = scored
         .into_iter()
         .map(|(confidence, s)| PackageChoice {
             package_id: packages[s.index].package_id.clone(),
             confidence,
             reasoning: explain(query, &s),
         })
-        .collect()
+        .collect();
+    // A package shows only its most used words, so a rare query word
+    // ("door" among a thousand assets) may hide in one that matched
+    // nothing: free places go to those, largest first.
+    let mut hidden: Vec<&PackageRow> = packages
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| !chosen.contains(i) && p.asset_count > p.asset_vocabulary.len() as u64)
+        .map(|(_, p)| p)
+        .collect();
+    hidden.sort_by(|a, b| b.asset_count.cmp(&a.asset_count).then_with(|| a.package_id.cmp(&b.package_id)));
+    let free = top_k.saturating_sub(choices.len());
+    choices.extend(hidden.into_iter().take(free).map(|p| PackageChoice {
+        package_id: p.package_id.clone(),
+        confidence: FLOOR,
+        reasoning: format!(
+            "No query word is among the {} words shown for its {} assets, which may hold one.",
+            p.asset_vocabulary.len(),
+            p.asset_count
+        ),
+    }));
+    choices
 }
 
 /// Keep the best `k` of `items` under `order`, sorted.
