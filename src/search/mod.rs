@@ -10,6 +10,7 @@ pub mod hints;
 pub mod intent;
 pub mod lexicon;
 pub mod load;
+pub mod loanword;
 pub mod morph;
 pub mod pick;
 pub mod query;

@@ -17,6 +17,7 @@ use std::collections::HashSet;
 
 use super::intent::TypeIntents;
 use super::lexicon::Role;
+use super::loanword::LoanIndex;
 use super::text::{is_hangul, korean_forms, phrase_term, words};
 use super::vocab::{normal_word, Vocabulary};
 
@@ -28,6 +29,9 @@ const PART_WEIGHT: f32 = 0.5;
 /// Prior of a Korean word the vocabulary does not know: it may matter, but
 /// we cannot tell, so missing it costs half as much as missing a known word.
 const UNKNOWN_PRIOR: f32 = 0.5;
+/// Weight of an English word a Hangul word may be the loanword of: a
+/// phonetic guess, good but not certain.
+const LOANWORD_WEIGHT: f32 = 0.85;
 /// Prior of a `weak_words` entry ("게임", "game").
 const WEAK_PRIOR: f32 = 0.3;
 
@@ -53,7 +57,7 @@ pub struct Concept {
 }
 
 /// The analysed query.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Query {
     pub concepts: Vec<Concept>,
     /// Every normalised word and Korean form, for rules (subtype, scene request).
@@ -168,6 +172,31 @@ impl Query {
                 }
             }
         }
+    }
+
+    /// Whether a Korean word is unknown and may be a loanword.
+    pub fn has_unknown_korean(&self) -> bool {
+        self.concepts.iter().any(|c| c.unknown_korean.is_some())
+    }
+
+    /// This query with its unknown Korean words read as loanwords of the
+    /// project's English words ([`LoanIndex`]): 랜턴 finds `lantern`.
+    pub fn with_loanwords(&self, index: &LoanIndex) -> Self {
+        let mut query = self.clone();
+        for concept in &mut query.concepts {
+            let Some(word) = &concept.unknown_korean else { continue };
+            let found = index.lookup(word);
+            if found.is_empty() {
+                continue;
+            }
+            concept.label = format!("{word} ({}?)", found.join("/"));
+            for term in found {
+                add_term(&mut concept.terms, term.clone(), LOANWORD_WEIGHT);
+            }
+            concept.prior = 1.0;
+            concept.unknown_korean = None;
+        }
+        query
     }
 
     /// Whether the query holds anything to search for.

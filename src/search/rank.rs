@@ -48,6 +48,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::intent::TypeIntents;
+use super::loanword::LoanIndex;
 use super::query::Query;
 use super::records::{AssetRow, PackageRow};
 use super::text::{for_each_term_where, Scratch};
@@ -474,17 +475,35 @@ pub struct RankOptions<'a> {
 /// The best `top_k` assets for `query`, best first; only assets matching at
 /// least one concept are returned.
 pub fn rank_assets(rows: &[AssetRow], query: &Query, options: &RankOptions) -> Vec<Candidate> {
-    candidates(rows, query, options, score(rows, query))
+    let query = match query.has_unknown_korean() {
+        true => std::borrow::Cow::Owned(query.with_loanwords(&LoanIndex::build(rows))),
+        false => std::borrow::Cow::Borrowed(query),
+    };
+    candidates(rows, &query, options, score(rows, &query))
 }
 
 /// [`rank_assets`] for several sub-intents over the same rows, each row
 /// read once ([`score_each`]).
 pub fn rank_assets_each(rows: &[AssetRow], requests: &[(Query, RankOptions)]) -> Vec<Vec<Candidate>> {
-    let queries: Vec<&Query> = requests.iter().map(|(q, _)| q).collect();
+    // Unknown Korean words are read as loanwords of these rows' words; the
+    // index is built only when a query has one.
+    let index = requests
+        .iter()
+        .any(|(q, _)| q.has_unknown_korean())
+        .then(|| LoanIndex::build(rows));
+    let resolved: Vec<Option<Query>> = requests
+        .iter()
+        .map(|(q, _)| index.as_ref().filter(|_| q.has_unknown_korean()).map(|i| q.with_loanwords(i)))
+        .collect();
+    let queries: Vec<&Query> = requests
+        .iter()
+        .zip(&resolved)
+        .map(|((q, _), r)| r.as_ref().unwrap_or(q))
+        .collect();
     score_each(rows, &queries)
         .into_iter()
-        .zip(requests)
-        .map(|(scored, (query, options))| candidates(rows, query, options, scored))
+        .zip(requests.iter().zip(&queries))
+        .map(|(scored, ((_, options), query))| candidates(rows, query, options, scored))
         .collect()
 }
 
