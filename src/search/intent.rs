@@ -30,6 +30,10 @@ struct IntentsFile {
 struct IntentFile {
     words: Vec<String>,
     prefer: BTreeMap<String, f32>,
+    /// Types this intent does not rule out though it does not prefer them
+    /// (sound definitions kept as ScriptableObjects).
+    #[serde(default)]
+    also: Vec<String>,
 }
 
 /// The type-intent tables, with words normalised like query words.
@@ -39,6 +43,7 @@ pub struct TypeIntents {
     words: HashMap<String, String>,
     suffixes: Vec<(String, String)>,
     prefer: HashMap<String, Vec<(String, f32)>>,
+    also: HashMap<String, Vec<String>>,
     placeable: Vec<(String, f32)>,
     non_content: HashSet<String>,
     generic: HashSet<String>,
@@ -54,11 +59,13 @@ impl TypeIntents {
         let file: IntentsFile = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
         let mut words = HashMap::new();
         let mut prefer = HashMap::new();
+        let mut also = HashMap::new();
         for (name, intent) in file.intents {
             for word in intent.words.iter().filter_map(|w| normal_word(w)) {
                 words.insert(word, name.clone());
             }
-            prefer.insert(name, intent.prefer.into_iter().collect());
+            prefer.insert(name.clone(), intent.prefer.into_iter().collect());
+            also.insert(name, intent.also);
         }
         for intent in file.suffixes.values() {
             if !prefer.contains_key(intent) {
@@ -69,6 +76,7 @@ impl TypeIntents {
             words,
             suffixes: file.suffixes.into_iter().collect(),
             prefer,
+            also,
             placeable: file.placeable.into_iter().collect(),
             non_content: file.non_content.into_iter().collect(),
             generic: file.generic.iter().filter_map(|w| normal_word(w)).collect(),
@@ -112,9 +120,13 @@ impl TypeIntents {
 
     /// Whether `row` is content of a type some intent prefers, but not one
     /// `intent` does (an AudioClip for a model query). Types no intent
-    /// lists never are.
+    /// lists, or the intent's `also` list, never are.
     pub fn is_other_type(&self, intent: Option<&str>, row: &AssetRow) -> bool {
-        self.preference(intent, row) == 0.0
+        let allowed = intent
+            .and_then(|name| self.also.get(name))
+            .is_some_and(|kinds| kinds.iter().any(|k| k.eq_ignore_ascii_case(&row.kind)));
+        !allowed
+            && self.preference(intent, row) == 0.0
             && self.prefer.keys().any(|name| self.preference(Some(name), row) > 0.0)
     }
 
