@@ -134,10 +134,11 @@ fn seed_golden_search_only() {
     }
     let routing = report.routing.as_ref().unwrap();
     // Measured 30/31 (0.968; q08 labels a wall prefab as the answer to "mossy
-    // stone material", whose material ranks first), Precision@3 0.473 of a
-    // 0.516 ceiling, MRR 1.0. The seed's scorer: 0.935 / 0.441.
+    // stone material", whose material ranks first), Precision@3 0.462 of a
+    // 0.516 ceiling (0.473 before issue 13: type words stopped counting as
+    // matched concepts), MRR 0.984. The seed's scorer: 0.935 / 0.441.
     assert!(report.overall.recall_at_3 >= 0.96, "{}", report.render());
-    assert!(report.overall.precision_at_3 >= 0.47, "{}", report.render());
+    assert!(report.overall.precision_at_3 >= 0.46, "{}", report.render());
     assert!(
         routing.correct >= 8 && routing.multi_correct >= 4 && routing.single_correct >= 3,
         "{}",

@@ -124,6 +124,8 @@ impl Morphology {
                 }
             }
         }
+        // A connective 어/아 fused into the last syllable (닫혀 = 닫히 + 어).
+        stems.push(chars.clone());
         if let Some((&last, rest)) = chars.split_last() {
             if let Some((i, m, f)) = decompose(last) {
                 if self.final_endings.contains(&f) {
@@ -173,6 +175,10 @@ impl Morphology {
         let (m, f) = if f == 20 {
             if i == 11 && matches!(m, 0 | 4 | 6) {
                 push(head.to_vec());
+                // 였 is also 이 + 었 (움직였던 → 움직이다).
+                if m == 6 {
+                    push(head.iter().copied().chain([compose(11, 20, 0)]).collect());
+                }
                 return;
             }
             (m, 0)

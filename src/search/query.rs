@@ -70,14 +70,15 @@ pub struct Query {
     pub type_named: bool,
     /// Index of the subject concept (see the module docs).
     pub subject: Option<usize>,
+    /// The type words' own concepts: not scored, but routing reads their
+    /// terms (category hints) and the hint block their aliases.
+    pub type_concepts: Vec<Concept>,
 }
 
 impl Query {
     pub fn analyze(text: &str, vocab: &Vocabulary) -> Self {
         let intents = TypeIntents::embedded();
         let mut query = Query::default();
-        // Type words set aside, as (word, is Korean), in case nothing else is asked.
-        let mut type_words: Vec<(String, bool)> = Vec::new();
         // The concept each Latin word became, for joining compounds.
         let mut latin: Vec<(usize, String)> = Vec::new();
         let mut rest = words(text).peekable();
@@ -95,37 +96,32 @@ impl Query {
             } else {
                 normal_word(&word).into_iter().collect()
             };
-            if let Some(intent) = forms.iter().find_map(|f| intents.intent_of(f)) {
-                if !forms.iter().any(|f| vocab.is_stopword(f)) {
-                    query.words.extend(forms.iter().cloned());
+            let type_intent = forms.iter().find_map(|f| intents.intent_of(f));
+            if let Some(intent) = type_intent.filter(|_| !forms.iter().any(|f| vocab.is_stopword(f))) {
+                // Analysed apart: its concept is set aside, its words and
+                // aliases still reach the router and the hint block.
+                let mut aside = Query::default();
+                aside.add_word(&word, korean, vocab);
+                query.words.extend(aside.words);
+                query.alias_matches.extend(aside.alias_matches);
+                query.type_concepts.extend(aside.concepts);
+                query.type_intent = Some(intent.to_owned());
+                query.type_named = true;
+                continue;
+            }
+            if korean && !query.type_named {
+                if let Some(intent) = forms.last().and_then(|f| intents.suffix_intent(f)) {
                     query.type_intent = Some(intent.to_owned());
-                    query.type_named = true;
-                    type_words.push((word, korean));
-                    continue;
                 }
             }
             let before = query.concepts.len();
-            if korean {
-                if !query.type_named {
-                    if let Some(intent) = forms.last().and_then(|f| intents.suffix_intent(f)) {
-                        query.type_intent = Some(intent.to_owned());
-                    }
-                }
-                query.add_korean(&word, vocab);
-            } else {
-                query.add_latin(&word, vocab);
-                if query.concepts.len() > before {
-                    latin.push((before, word.to_lowercase()));
-                }
+            query.add_word(&word, korean, vocab);
+            if !korean && query.concepts.len() > before {
+                latin.push((before, word.to_lowercase()));
             }
         }
         if query.concepts.is_empty() {
-            for (word, korean) in type_words {
-                match korean {
-                    true => query.add_korean(&word, vocab),
-                    false => query.add_latin(&word, vocab),
-                }
-            }
+            query.concepts = std::mem::take(&mut query.type_concepts);
         }
         query.join_latin_compounds(&latin);
         for concept in &mut query.concepts {
@@ -204,22 +200,34 @@ impl Query {
         !self.concepts.is_empty()
     }
 
-    /// The English terms of all concepts (for category detection).
+    /// The English terms of all concepts, type words' included (for
+    /// category detection).
     pub fn english_terms(&self) -> impl Iterator<Item = &str> + Clone {
         self.concepts
             .iter()
+            .chain(&self.type_concepts)
             .flat_map(|c| c.terms.iter())
             .map(|(t, _)| t.as_str())
             .filter(|t| t.is_ascii())
     }
 
+    fn add_word(&mut self, word: &str, korean: bool, vocab: &Vocabulary) {
+        if korean {
+            self.add_korean(word, vocab);
+        } else {
+            self.add_latin(word, vocab);
+        }
+    }
+
     fn add_korean(&mut self, word: &str, vocab: &Vocabulary) {
         let forms = korean_forms(&word.to_lowercase());
         self.words.extend(forms.iter().cloned());
-        if forms.iter().any(|f| vocab.is_stopword(f)) {
+        let (keys, predicate) = vocab.korean_match(word);
+        // A predicate's lemma wins over a stopword left by stripping its
+        // ending as a particle (다는 is 달다, not 다 + 는).
+        if !predicate && forms.iter().any(|f| vocab.is_stopword(f)) {
             return;
         }
-        let (keys, predicate) = vocab.korean_match(word);
         if keys.is_empty() {
             let stripped = forms.last().cloned().unwrap_or_default();
             let terms = forms.iter().map(|f| (f.clone(), 1.0)).collect();
@@ -371,11 +379,77 @@ mod tests {
 
     #[test]
     fn english_words_reach_siblings_through_korean_keys() {
-        let q = Query::analyze("BGM loops", &Vocabulary::embedded());
-        let bgm = &q.concepts[0];
-        assert!(bgm.terms.iter().any(|(t, w)| *t == stem("music") && *w < 1.0));
-        assert!(bgm.terms.iter().any(|(t, _)| t == "음악"));
+        let q = Query::analyze("zombie loops", &Vocabulary::embedded());
+        let zombie = &q.concepts[0];
+        assert!(zombie.terms.iter().any(|(t, w)| t == "undead" && *w < 1.0));
+        assert!(zombie.terms.iter().any(|(t, _)| t == "좀비"));
         assert_eq!(q.concepts[1].terms[0].0, "loop");
+    }
+
+    #[test]
+    fn type_words_set_the_intent_and_are_not_concepts() {
+        let vocab = Vocabulary::embedded();
+        let q = Query::analyze("로봇 발소리 효과음", &vocab);
+        assert_eq!(q.type_intent.as_deref(), Some("audio"));
+        assert!(q.type_named);
+        let labels: Vec<_> = q.concepts.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(labels, ["로봇 (robot)", "발소리 (footstep)"]);
+        assert!(q.english_terms().any(|t| t == "sfx"), "routing still sees the type word");
+        let only = Query::analyze("효과음", &vocab);
+        assert_eq!(only.concepts.len(), 1, "a query of type words only keeps them");
+        assert_eq!(Query::analyze("발소리", &vocab).type_intent.as_deref(), Some("audio"));
+        assert!(!Query::analyze("발소리", &vocab).type_named);
+    }
+
+    #[test]
+    fn the_subject_is_the_last_thing_not_a_modifier_or_class_word() {
+        let vocab = Vocabulary::embedded();
+        let subject = |q: &str| {
+            let q = Query::analyze(q, &vocab);
+            q.subject.map(|i| q.concepts[i].label.clone()).unwrap_or_default()
+        };
+        assert!(subject("추락한 우주선").starts_with("우주선"), "추락한 is a predicate");
+        assert!(subject("깨지는 항아리").starts_with("항아리"));
+        assert!(subject("좀비 적 캐릭터").starts_with("좀비"), "적, 캐릭터 are class words");
+        assert!(subject("좀비 신음 효과음").starts_with("좀비"), "a sound word qualifies its source");
+        assert!(subject("빨간 램프").starts_with("램프"));
+        assert_eq!(subject("water dripping sound"), "water");
+        assert_eq!(subject("crashed spaceship"), "spaceship");
+        assert!(subject("긴장감 있는 생존 게임 배경 음악").starts_with("긴장감"), "생존 describes the game");
+    }
+
+    #[test]
+    fn predicates_in_modifier_form_reach_the_lexicon() {
+        let q = Query::analyze("깨지는 천장에 다는 녹슨", &Vocabulary::embedded());
+        let labels: Vec<_> = q.concepts.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(labels.len(), 4, "{labels:?}");
+        assert!(labels[0].starts_with("깨지다"), "{labels:?}");
+        assert!(labels[1].starts_with("천장"), "{labels:?}");
+        assert!(labels[2].starts_with("달다"), "{labels:?}");
+        assert!(labels[3].starts_with("녹슬다"), "{labels:?}");
+        assert!(q.concepts[0].predicate && !q.concepts[1].predicate);
+    }
+
+    #[test]
+    fn english_compounds_match_written_together() {
+        let q = Query::analyze("spider web", &Vocabulary::embedded());
+        assert!(q.concepts.iter().all(|c| c.terms.iter().any(|(t, _)| t == "spiderweb")));
+    }
+
+    #[test]
+    fn unknown_korean_words_become_loanwords_of_project_words() {
+        let vocab = Vocabulary::embedded();
+        let q = Query::analyze("스노우모빌", &vocab);
+        assert!(q.has_unknown_korean());
+        let row = crate::search::records::AssetRow {
+            path: "Assets/Vehicles/Snowmobile_A.prefab".into(),
+            name: "Snowmobile_A".into(),
+            ..Default::default()
+        };
+        let resolved = q.with_loanwords(&LoanIndex::build(&[row]));
+        assert!(!resolved.has_unknown_korean());
+        assert!(resolved.concepts[0].terms.iter().any(|(t, _)| t == "snowmobile"));
+        assert_eq!(resolved.concepts[0].prior, 1.0);
     }
 
     #[test]
@@ -383,20 +457,26 @@ mod tests {
         let vocab = Vocabulary::embedded();
         let spaced = Query::analyze("긴장감 있는 배경 음악을", &vocab);
         let joined = Query::analyze("긴장감 있는 배경음악을", &vocab);
-        let labels = |q: &Query| q.concepts.iter().map(|c| c.label.clone()).collect::<Vec<_>>();
+        let labels = |q: &Query| {
+            q.concepts
+                .iter()
+                .chain(&q.type_concepts)
+                .map(|c| c.label.clone())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(labels(&spaced), labels(&joined));
         assert!(
             labels(&spaced).iter().any(|l| l.starts_with("배경음악")),
             "{:?}",
             labels(&spaced)
         );
-        let apart = Query::analyze("좀비 음악", &vocab);
+        let apart = Query::analyze("좀비 악마", &vocab);
         assert_eq!(apart.concepts.len(), 2, "not a compound: two concepts");
     }
 
     #[test]
     fn unknown_korean_words_count_less_and_stopwords_vanish() {
-        let q = Query::analyze("우주선 만들어줘", &Vocabulary::embedded());
+        let q = Query::analyze("퓨뷰퓨 만들어줘", &Vocabulary::embedded());
         assert_eq!(q.concepts.len(), 1);
         assert_eq!(q.concepts[0].prior, UNKNOWN_PRIOR);
     }

@@ -410,7 +410,10 @@ mod tests {
         assert_eq!(v.korean_keys("분위기의"), ["분위기"]);
         assert_eq!(v.korean_keys("평화로운"), ["평화"]);
         assert_eq!(v.korean_keys("스폰설정"), ["스폰", "설정"]);
-        assert!(v.korean_keys("우주선").is_empty());
+        assert!(v.korean_keys("퓨뷰퓨").is_empty());
+        assert_eq!(v.korean_keys("우주선"), ["우주선"], "a lexicon key");
+        assert_eq!(v.korean_keys("깨지는"), ["깨지다"], "a lemma");
+        assert_eq!(v.korean_keys("천장에"), ["천장"]);
     }
 
     #[test]
