@@ -199,6 +199,10 @@ fn controls_pass_under_the_confirm_threshold_and_stay_out_of_recall() {
     let controls = report.controls.as_ref().unwrap();
     assert_eq!((controls.passed, controls.total), (1, 2));
     assert_eq!(controls.max_confidence, 0.45);
-    assert!(report.render().contains("controls 1/2 under 0.40"), "{}", report.render());
+    assert!(
+        report.render().contains("controls 1/2 under 0.40"),
+        "{}",
+        report.render()
+    );
     assert!(report.render().contains("control over"), "{}", report.render());
 }

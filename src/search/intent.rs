@@ -111,7 +111,10 @@ impl TypeIntents {
         table
             .iter()
             .filter(|(kind, _)| match kind.split_once('/') {
-                Some(_) => row.type_subtype.as_deref().is_some_and(|s| s.eq_ignore_ascii_case(kind)),
+                Some(_) => row
+                    .type_subtype
+                    .as_deref()
+                    .is_some_and(|s| s.eq_ignore_ascii_case(kind)),
                 None => row.kind.eq_ignore_ascii_case(kind),
             })
             .map(|(_, bonus)| *bonus)

@@ -77,7 +77,10 @@ impl Lexicon {
                     .filter_map(|f| Some((f.path().display().to_string(), f.contents_utf8()?.to_owned())))
                     .collect();
                 let (lexicon, problems) = Self::from_files(&files);
-                assert!(problems.is_empty(), "the embedded lexicon is valid (tested): {problems:?}");
+                assert!(
+                    problems.is_empty(),
+                    "the embedded lexicon is valid (tested): {problems:?}"
+                );
                 Arc::new(lexicon)
             })
             .clone()
@@ -218,7 +221,11 @@ mod tests {
         let (lexicon, problems) = Lexicon::from_files(&files);
         let senses = lexicon.senses("통");
         assert_eq!(senses.len(), 3);
-        assert_eq!(senses.iter().find(|s| s.term == "bin").unwrap().weight, 1.0, "a translation elsewhere wins");
+        assert_eq!(
+            senses.iter().find(|s| s.term == "bin").unwrap().weight,
+            1.0,
+            "a translation elsewhere wins"
+        );
         assert_eq!(problems.len(), 1);
         assert!(problems[0].starts_with("c.yml"), "{problems:?}");
     }

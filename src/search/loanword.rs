@@ -191,7 +191,11 @@ mod tests {
             .map(|(ko, en)| format!("{ko} {} / {en} {}", hangul_key(ko), latin_key(en)))
             .collect();
         let rate = 1.0 - misses.len() as f64 / pairs.len() as f64;
-        println!("loanword keys agree on {:.1}% of {} pairs; misses: {misses:?}", rate * 100.0, pairs.len());
+        println!(
+            "loanword keys agree on {:.1}% of {} pairs; misses: {misses:?}",
+            rate * 100.0,
+            pairs.len()
+        );
         assert!(rate >= 0.85, "{rate:.3}: {misses:#?}");
     }
 

@@ -22,7 +22,8 @@ const FINAL_JAMO: [char; 28] = [
 ];
 /// Compatibility jamo of the 21 medial vowels.
 const MEDIAL_JAMO: [char; 21] = [
-    'ㅏ', 'ㅐ', 'ㅑ', 'ㅒ', 'ㅓ', 'ㅔ', 'ㅕ', 'ㅖ', 'ㅗ', 'ㅘ', 'ㅙ', 'ㅚ', 'ㅛ', 'ㅜ', 'ㅝ', 'ㅞ', 'ㅟ', 'ㅠ', 'ㅡ', 'ㅢ', 'ㅣ',
+    'ㅏ', 'ㅐ', 'ㅑ', 'ㅒ', 'ㅓ', 'ㅔ', 'ㅕ', 'ㅖ', 'ㅗ', 'ㅘ', 'ㅙ', 'ㅚ', 'ㅛ', 'ㅜ', 'ㅝ', 'ㅞ', 'ㅟ', 'ㅠ', 'ㅡ',
+    'ㅢ', 'ㅣ',
 ];
 
 /// A Hangul syllable's parts: initial (0..19), medial (0..21), final (0..28).
@@ -246,7 +247,11 @@ mod tests {
             ("전통적인", "전통"),
             ("쏘는", "쏘다"),
         ] {
-            assert!(has(surface, lemma), "{surface} → {:?}", Morphology::embedded().lemmas(surface));
+            assert!(
+                has(surface, lemma),
+                "{surface} → {:?}",
+                Morphology::embedded().lemmas(surface)
+            );
         }
         assert!(Morphology::embedded().lemmas("barrel").is_empty());
     }
@@ -264,7 +269,11 @@ mod tests {
             // ㄹ-stem: ㄹ drops before ㄴ/는, and 면 follows directly.
             8 => {
                 let open = format!("{head}{}", compose(i, m, 0));
-                out.extend([format!("{open}는"), format!("{head}{}", compose(i, m, 4)), format!("{s}면")]);
+                out.extend([
+                    format!("{open}는"),
+                    format!("{head}{}", compose(i, m, 4)),
+                    format!("{s}면"),
+                ]);
             }
             0 => out.extend([
                 format!("{s}는"),

@@ -84,7 +84,11 @@ impl Query {
         let mut rest = words(text).peekable();
         while let Some(word) = rest.next() {
             let korean = word.chars().any(is_hangul);
-            let word = match rest.peek().filter(|_| korean).and_then(|next| spaced_compound(word, next, vocab)) {
+            let word = match rest
+                .peek()
+                .filter(|_| korean)
+                .and_then(|next| spaced_compound(word, next, vocab))
+            {
                 Some(compound) => {
                     rest.next();
                     compound
@@ -394,7 +398,10 @@ mod tests {
         assert!(q.type_named);
         let labels: Vec<_> = q.concepts.iter().map(|c| c.label.as_str()).collect();
         assert_eq!(labels, ["로봇 (robot)", "발소리 (footstep)"]);
-        assert!(q.english_terms().any(|t| t == "sfx"), "routing still sees the type word");
+        assert!(
+            q.english_terms().any(|t| t == "sfx"),
+            "routing still sees the type word"
+        );
         let only = Query::analyze("효과음", &vocab);
         assert_eq!(only.concepts.len(), 1, "a query of type words only keeps them");
         assert_eq!(Query::analyze("발소리", &vocab).type_intent.as_deref(), Some("audio"));
@@ -410,12 +417,21 @@ mod tests {
         };
         assert!(subject("추락한 우주선").starts_with("우주선"), "추락한 is a predicate");
         assert!(subject("깨지는 항아리").starts_with("항아리"));
-        assert!(subject("좀비 적 캐릭터").starts_with("좀비"), "적, 캐릭터 are class words");
-        assert!(subject("좀비 신음 효과음").starts_with("좀비"), "a sound word qualifies its source");
+        assert!(
+            subject("좀비 적 캐릭터").starts_with("좀비"),
+            "적, 캐릭터 are class words"
+        );
+        assert!(
+            subject("좀비 신음 효과음").starts_with("좀비"),
+            "a sound word qualifies its source"
+        );
         assert!(subject("빨간 램프").starts_with("램프"));
         assert_eq!(subject("water dripping sound"), "water");
         assert_eq!(subject("crashed spaceship"), "spaceship");
-        assert!(subject("긴장감 있는 생존 게임 배경 음악").starts_with("긴장감"), "생존 describes the game");
+        assert!(
+            subject("긴장감 있는 생존 게임 배경 음악").starts_with("긴장감"),
+            "생존 describes the game"
+        );
     }
 
     #[test]

@@ -306,7 +306,11 @@ pub fn score_each<D: Document + Sync>(docs: &[D], queries: &[&Query]) -> Vec<Vec
     for (c, concept) in concepts.iter().enumerate() {
         for (term, weight) in &concept.terms {
             let next = table.len();
-            table.entry(term.as_str()).or_insert_with(|| (next, Vec::new())).1.push((c, *weight));
+            table
+                .entry(term.as_str())
+                .or_insert_with(|| (next, Vec::new()))
+                .1
+                .push((c, *weight));
         }
     }
     let parts: Vec<(Vec<Hit>, [f64; FIELDS])> = docs
@@ -493,7 +497,12 @@ pub fn rank_assets_each(rows: &[AssetRow], requests: &[(Query, RankOptions)]) ->
         .then(|| LoanIndex::build(rows));
     let resolved: Vec<Option<Query>> = requests
         .iter()
-        .map(|(q, _)| index.as_ref().filter(|_| q.has_unknown_korean()).map(|i| q.with_loanwords(i)))
+        .map(|(q, _)| {
+            index
+                .as_ref()
+                .filter(|_| q.has_unknown_korean())
+                .map(|i| q.with_loanwords(i))
+        })
         .collect();
     let queries: Vec<&Query> = requests
         .iter()
@@ -523,10 +532,7 @@ fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32) -> (f32, Cal
     let intents = TypeIntents::embedded();
     let preference = intents.preference(query.type_intent.as_deref(), row);
     let content = !intents.is_non_content(row) || query.type_intent.as_deref() == Some("script");
-    let subject_found = query
-        .subject
-        .and_then(|i| s.found_in.get(i))
-        .map(|&mask| mask != 0);
+    let subject_found = query.subject.and_then(|i| s.found_in.get(i)).map(|&mask| mask != 0);
     // A named type excludes content of other types (a prefab is no answer
     // to "robot footstep sound").
     if query.type_named && intents.is_other_type(query.type_intent.as_deref(), row) {
@@ -648,7 +654,11 @@ pub fn rank_packages(packages: &[PackageRow], query: &Query, top_k: usize) -> Ve
         .filter(|(i, p)| !chosen.contains(i) && p.asset_count > p.asset_vocabulary.len() as u64)
         .map(|(_, p)| p)
         .collect();
-    hidden.sort_by(|a, b| b.asset_count.cmp(&a.asset_count).then_with(|| a.package_id.cmp(&b.package_id)));
+    hidden.sort_by(|a, b| {
+        b.asset_count
+            .cmp(&a.asset_count)
+            .then_with(|| a.package_id.cmp(&b.package_id))
+    });
     let free = top_k.saturating_sub(choices.len());
     choices.extend(hidden.into_iter().take(free).map(|p| PackageChoice {
         package_id: p.package_id.clone(),
@@ -877,6 +887,136 @@ mod tests {
             assert_eq!(&rank_assets(&rows, query, options), ranked);
         }
         assert!(together[3].is_empty());
+    }
+
+    #[test]
+    fn a_missing_subject_stays_under_confirm_and_a_missing_modifier_does_not() {
+        let rows = vec![
+            row(
+                "a",
+                "Assets/Props/Barrel_Wooden.prefab",
+                "Prefab",
+                &["barrel"],
+                "A barrel.",
+            ),
+            row(
+                "b",
+                "Assets/Props/Crate_Scifi.prefab",
+                "Prefab",
+                &["crate", "scifi"],
+                "A crate.",
+            ),
+        ];
+        let rank = |q: &str| {
+            let query = Query::analyze(q, &Vocabulary::embedded());
+            rank_assets(
+                &rows,
+                &query,
+                &RankOptions {
+                    top_k: 2,
+                    ..Default::default()
+                },
+            )
+        };
+        // "sci-fi barrel": the barrel lacks the modifier, the crate the subject.
+        let got = rank("sci-fi barrel");
+        let conf = |guid: &str| got.iter().find(|c| c.guid == guid).map(|c| c.confidence);
+        assert!(conf("a").is_some_and(|c| c >= SUBJECT_FOUND_FLOOR), "{got:?}");
+        assert!(conf("b").is_some_and(|c| c < SUBJECT_FOUND_FLOOR), "{got:?}");
+        assert_eq!(got[0].guid, "a");
+        assert!(
+            got[1].reasoning.contains("subject barrel is not in it"),
+            "{}",
+            got[1].reasoning
+        );
+        // A query about something the project does not have: nothing confirmable.
+        assert!(rank("공상과학 드래곤")
+            .iter()
+            .all(|c| c.confidence < SUBJECT_FOUND_FLOOR));
+    }
+
+    #[test]
+    fn type_intent_orders_ties_and_a_named_type_excludes_others() {
+        let rows = vec![
+            row(
+                "t",
+                "Assets/Tex/Barrel_Albedo.png",
+                "Texture2D",
+                &["barrel"],
+                "Barrel texture.",
+            ),
+            row(
+                "p",
+                "Assets/Props/Barrel.prefab",
+                "Prefab",
+                &["barrel"],
+                "Barrel prefab.",
+            ),
+            row(
+                "s",
+                "Assets/Audio/Barrel_Hit.wav",
+                "AudioClip",
+                &["barrel", "hit"],
+                "Barrel hit.",
+            ),
+            row(
+                "c",
+                "Assets/Scripts/BarrelSpawner.cs",
+                "MonoScript",
+                &["barrel"],
+                "Barrel code.",
+            ),
+        ];
+        let rank = |q: &str| {
+            let query = Query::analyze(q, &Vocabulary::embedded());
+            rank_assets(
+                &rows,
+                &query,
+                &RankOptions {
+                    top_k: 4,
+                    ..Default::default()
+                },
+            )
+        };
+        assert_eq!(rank("barrel")[0].guid, "p", "no type named: the placeable prefab first");
+        let sound = rank("barrel sound");
+        assert_eq!(sound[0].guid, "s");
+        assert!(
+            sound
+                .iter()
+                .filter(|c| c.guid != "s")
+                .all(|c| c.confidence < SUBJECT_FOUND_FLOOR),
+            "{sound:?}"
+        );
+        let code = rank("barrel");
+        let script = code.iter().find(|c| c.guid == "c").unwrap();
+        assert!(script.confidence < SUBJECT_FOUND_FLOOR, "{script:?}");
+        assert!(rank("barrel script")[0].guid == "c");
+    }
+
+    #[test]
+    fn free_package_places_go_to_packages_that_may_hide_a_word() {
+        let package = |id: &str, count: u64, words: &[&str]| PackageRow {
+            package_id: id.into(),
+            name: id.into(),
+            asset_count: count,
+            asset_vocabulary: words.iter().map(|w| w.to_string()).collect(),
+            ..Default::default()
+        };
+        let packages = vec![
+            package("materials", 2, &["door", "lava"]),
+            package("project", 1000, &["prefab", "env"]),
+            package("small", 1, &["font"]),
+        ];
+        let query = Query::analyze("door", &Vocabulary::embedded());
+        let chosen = rank_packages(&packages, &query, 3);
+        let ids: Vec<&str> = chosen.iter().map(|c| c.package_id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["materials", "project"],
+            "small shows all its words: it cannot hide one"
+        );
+        assert!(chosen[1].confidence < 0.40 && chosen[1].reasoning.contains("may hold one"));
     }
 
     #[test]

@@ -182,9 +182,11 @@ impl Vocabulary {
             .into_iter()
             .map(|(key, list)| (key.to_lowercase(), list))
             .collect();
-        let alias_terms = aliases
-            .iter()
-            .flat_map(|(key, list)| list.iter().filter_map(|a| phrase_term(a)).map(move |t| (t, key.as_str())));
+        let alias_terms = aliases.iter().flat_map(|(key, list)| {
+            list.iter()
+                .filter_map(|a| phrase_term(a))
+                .map(move |t| (t, key.as_str()))
+        });
         // English→Korean: an alias, then a lexicon translation, names its key.
         let translations = lexicon.translations().map(|(t, k)| (t.to_owned(), k));
         for (term, key) in alias_terms.chain(translations) {
