@@ -104,7 +104,7 @@ impl Lexicon {
         let (lexicon, problems) = Self::from_files(files);
         if !problems.is_empty() {
             warn(format!(
-                "[unity-assets:search] warning: lexicon file(s) skipped: {}",
+                "[unity-assets:search] warning: lexicon file(s) skipped (fix the YAML or remove the file; see docs/lexicon.md): {}",
                 problems.join("; ")
             ));
         }

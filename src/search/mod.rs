@@ -42,10 +42,31 @@ fn index_dir(ctx: &CallContext) -> PathBuf {
 }
 
 /// The vocabulary a call asked for: `aliases` (a path, relative to the
-/// project) or the embedded one; an unusable file warns once.
+/// project) or the embedded one, with the lexicon of the run's resources
+/// (the project's `data/lexicon/` files over the embedded ones); an
+/// unusable file warns once.
 fn vocabulary(aliases: Option<&Path>, ctx: &CallContext) -> Arc<Vocabulary> {
     let path = aliases.map(|p| ctx.workdir.join(p));
-    Vocabulary::load(path.as_deref(), |warning| ctx.output.line(&warning))
+    Vocabulary::load_with(path.as_deref(), project_lexicon(ctx), |warning| {
+        ctx.output.line(&warning)
+    })
+}
+
+/// The embedded lexicon, unless the project has its own lexicon folder.
+fn project_lexicon(ctx: &CallContext) -> Arc<lexicon::Lexicon> {
+    const FOLDER: &str = "data/lexicon";
+    let own = ctx.resources.overrides().is_some_and(|dir| dir.join(FOLDER).is_dir());
+    if !own {
+        return lexicon::Lexicon::embedded();
+    }
+    let files: Vec<(String, String)> = ctx
+        .resources
+        .list(FOLDER)
+        .into_iter()
+        .filter(|rel| rel.ends_with(".yml") || rel.ends_with(".yaml"))
+        .filter_map(|rel| ctx.resources.get(&rel).map(|r| (r.origin, r.text.into_owned())))
+        .collect();
+    lexicon::Lexicon::cached(&files, |warning| ctx.output.line(&warning))
 }
 
 #[derive(Deserialize)]

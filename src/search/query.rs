@@ -150,7 +150,7 @@ impl Query {
     /// context); else the last qualifier or class word that is not weak;
     /// else the last that is not a predicate; else the last.
     fn pick_subject(&self) -> Option<usize> {
-        let last = |keep: &dyn Fn(&Concept) -> bool| self.concepts.iter().rposition(|c| keep(c));
+        let last = |keep: &dyn Fn(&Concept) -> bool| self.concepts.iter().rposition(keep);
         last(&|c| !c.predicate && !c.generic && !c.context)
             .or_else(|| last(&|c| !c.predicate && !c.context && c.prior > WEAK_PRIOR))
             .or_else(|| last(&|c| !c.predicate))

@@ -94,6 +94,9 @@ impl SubtypeRule {
 /// A loaded file and the modification time it was loaded at.
 type CachedVocabulary = (Option<std::time::SystemTime>, Arc<Vocabulary>);
 
+/// A vocabulary's aliases file (none: embedded) and lexicon (by address).
+type CacheKey = (Option<PathBuf>, usize);
+
 /// What a Korean key stands for: a term, its weight, and how it is written.
 pub type Sense = (String, f32, String);
 
@@ -136,7 +139,7 @@ impl Vocabulary {
         if path.is_none() && embedded_lexicon {
             return Self::embedded();
         }
-        static CACHE: OnceLock<Mutex<HashMap<(Option<PathBuf>, usize), CachedVocabulary>>> = OnceLock::new();
+        static CACHE: OnceLock<Mutex<HashMap<CacheKey, CachedVocabulary>>> = OnceLock::new();
         let mtime = path.and_then(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
         let key = (path.map(Path::to_path_buf), Arc::as_ptr(&lexicon) as usize);
         let mut cache = CACHE
