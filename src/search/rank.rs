@@ -232,18 +232,35 @@ fn scan<D: Document>(docs: &[D], offset: usize, table: &TermTable, n_concepts: u
     let mut cover = vec![0f32; n_concepts * FIELDS];
     // (term number, field) pairs already credited to this record's cover.
     let mut seen: Vec<(usize, usize)> = Vec::new();
-    // The first bytes the query's terms start with: a record's term that
-    // starts otherwise is counted, never stemmed or looked up.
+    // The first byte, and the first two bytes, the query's terms start
+    // with: a record's term that starts otherwise is counted, never stemmed
+    // or looked up. Stemming keeps a term's first two characters (it only
+    // edits the end of words longer than three letters), so both tests
+    // are sound; a second character that is not a letter or digit (`A_Rock`
+    // gives the compound `arock`) falls back to the first byte alone.
     let mut first_bytes = [false; 256];
+    let mut first_pairs = vec![false; 256 * 256];
     for term in table.keys() {
-        if let Some(&b) = term.as_bytes().first() {
-            first_bytes[usize::from(b)] = true;
+        if let [b0, rest @ ..] = term.as_bytes() {
+            first_bytes[usize::from(*b0)] = true;
+            if let Some(&b1) = rest.first() {
+                first_pairs[usize::from(*b0) * 256 + usize::from(b1)] = true;
+            }
         }
     }
-    let may_match = |part: &str| {
-        part.as_bytes()
-            .first()
-            .is_some_and(|&b| !b.is_ascii() || first_bytes[usize::from(b.to_ascii_lowercase())])
+    let may_match = |part: &str| match part.as_bytes() {
+        [] => false,
+        [b0, ..] if !b0.is_ascii() => true,
+        [b0, rest @ ..] => {
+            let b0 = b0.to_ascii_lowercase();
+            first_bytes[usize::from(b0)]
+                && match rest.first() {
+                    Some(b1) if b1.is_ascii_alphanumeric() => {
+                        first_pairs[usize::from(b0) * 256 + usize::from(b1.to_ascii_lowercase())]
+                    }
+                    _ => true,
+                }
+        }
     };
     for (i, doc) in docs.iter().enumerate() {
         let mut lens = [0u16; FIELDS];
