@@ -424,20 +424,23 @@ fn a_query_that_matches_nothing_goes_through_all_three_fallback_stages() {
 fn fallback_stops_at_k5_when_a_wider_package_choice_finds_the_asset() {
     // Three packages each hold one word of the query per asset, so their
     // vocabularies cover the whole query and they are chosen first, but no
-    // single asset of theirs reaches 0.40. The asset covering most of the
-    // query sits in a fourth package, reached only with K=5.
+    // single asset of theirs reaches 0.40: their prefabs lack the query's
+    // subject (lamp, its last noun) and the one naming it is a script. The
+    // asset with the subject and most of the query sits in a fourth
+    // package, reached only with K=5.
     let mut assets: Vec<(String, Vec<&str>)> = Vec::new();
     for package in ["Alpha", "Bravo", "Charlie"] {
-        for word in ["Red", "Crystal", "Lamp", "Tower"] {
+        for word in ["Red", "Crystal", "Tower"] {
             assets.push((format!("Assets/Packages/{package}/{word}_{package}.prefab"), vec![]));
         }
+        assets.push((format!("Assets/Packages/{package}/Lamp{package}.cs"), vec![]));
     }
     assets.push(("Assets/Packages/Delta/Red_Crystal_Lamp.prefab".to_owned(), vec![]));
     assets.push(("Assets/Packages/Delta/Bench.prefab".to_owned(), vec![]));
     let refs: Vec<(&str, &[&str])> = assets.iter().map(|(p, l)| (p.as_str(), l.as_slice())).collect();
     let project = Project::new(&refs);
     project.reindex();
-    let run = project.run(&["search", "red crystal lamp tower"]);
+    let run = project.run(&["search", "red crystal tower lamp"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.count(FALLBACK_1_K5), 1, "{run:?}");
     for absent in [FALLBACK_1_K8, FALLBACK_2, FALLBACK_3] {

@@ -104,6 +104,7 @@ fn groups_of(result: &Value) -> Vec<Vec<Hit>> {
                                 .map(|c| Hit {
                                     guid: c.get("guid").and_then(Value::as_str).unwrap_or_default().to_owned(),
                                     path: c.get("path").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                                    confidence: c.get("confidence").and_then(Value::as_f64).unwrap_or_default() as f32,
                                 })
                                 .collect()
                         })

@@ -5,7 +5,11 @@
 //!   `assets-template.yml` beside it naming each golden id's file), see
 //!   `../shared/benchmarks/seed-golden/README.md`;
 //! - our own: `queries: [{query, accepted: [paths or guids], category?}]`
-//!   and optionally `routing: [{query, multi, min_sub_intents?}]`.
+//!   and optionally `routing: [{query, multi, min_sub_intents?}]`. A query
+//!   with `accepted: []` is a *no-answer control*: the project holds nothing
+//!   that fits, so it passes when the top result stays under the confirm
+//!   threshold ([`CONTROL_CEILING`]); controls are scored apart from the
+//!   Recall/Precision/MRR of the answerable queries.
 //!
 //! [`evaluate`] takes the search and the router as closures, so the CLI can
 //! plug in the pipeline runner and tests the builtin ranker directly.
@@ -21,6 +25,11 @@ use sha2::{Digest, Sha256};
 /// How many results the metrics look at.
 pub const CUTOFF: usize = 3;
 
+/// A control passes when its best result is under this confidence: the
+/// confirm threshold of `pipelines/search.yaml`, so `build` would not place
+/// it without asking.
+pub const CONTROL_CEILING: f32 = 0.40;
+
 /// A labelled query: which results count as right.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GoldenQuery {
@@ -30,8 +39,15 @@ pub struct GoldenQuery {
     /// The one answer Recall@3 looks for (seed: `expected_golden_id`);
     /// `None` means any accepted answer counts.
     pub expected: Option<Answer>,
-    /// Every acceptable answer (Precision@3, MRR).
+    /// Every acceptable answer (Precision@3, MRR); empty for a control.
     pub accepted: Vec<Answer>,
+}
+
+impl GoldenQuery {
+    /// A no-answer control: nothing in the project is acceptable.
+    pub fn is_control(&self) -> bool {
+        self.accepted.is_empty() && self.expected.is_none()
+    }
 }
 
 /// One acceptable result, matched by path or by guid.
@@ -67,6 +83,7 @@ pub struct GoldenSet {
 pub struct Hit {
     pub guid: String,
     pub path: String,
+    pub confidence: f32,
 }
 
 /// The guid the seed's fixture builder gave `dir/name+ext`: the first 16
@@ -287,6 +304,11 @@ pub struct QueryOutcome {
     pub id: String,
     pub query: String,
     pub category: Option<String>,
+    /// A no-answer control: `hit` means its best result stayed under
+    /// [`CONTROL_CEILING`].
+    pub control: bool,
+    /// The highest confidence among the results (0 when nothing came back).
+    pub top_confidence: f32,
     pub hit: bool,
     /// 1-based rank of the first accepted result, if any.
     pub first_rank: Option<usize>,
@@ -306,9 +328,22 @@ pub struct RoutingScore {
     pub cases: Vec<(String, usize, bool)>,
 }
 
+/// How the no-answer controls went.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Controls {
+    pub total: usize,
+    /// Controls whose best result stayed under [`CONTROL_CEILING`].
+    pub passed: usize,
+    /// The highest top confidence among them.
+    pub max_confidence: f32,
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Report {
+    /// The answerable queries (controls excluded).
     pub overall: Metrics,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub controls: Option<Controls>,
     pub by_category: BTreeMap<String, Metrics>,
     pub outcomes: Vec<QueryOutcome>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -327,7 +362,9 @@ pub fn evaluate(
         let hits = search(&q.query).with_context(|| format!("search failed for {} ({:?})", q.id, q.query))?;
         let accepted = |hit: &Hit| q.accepted.iter().any(|a| a.matches(hit));
         let top = &hits[..hits.len().min(CUTOFF)];
+        let top_confidence = hits.iter().map(|h| h.confidence).fold(0.0, f32::max);
         let hit = match &q.expected {
+            _ if q.is_control() => top_confidence < CONTROL_CEILING,
             Some(expected) => top.iter().any(|h| expected.matches(h)),
             None => top.iter().any(accepted),
         };
@@ -336,6 +373,8 @@ pub fn evaluate(
             id: q.id.clone(),
             query: q.query.clone(),
             category: q.category.clone(),
+            control: q.is_control(),
+            top_confidence,
             hit,
             first_rank: hits.iter().position(accepted).map(|i| i + 1),
             relevant_in_top: relevant.len(),
@@ -343,7 +382,7 @@ pub fn evaluate(
         });
     }
     let mut by_category: BTreeMap<String, Vec<&QueryOutcome>> = BTreeMap::new();
-    for o in &outcomes {
+    for o in outcomes.iter().filter(|o| !o.control) {
         by_category
             .entry(o.category.clone().unwrap_or_else(|| "uncategorised".into()))
             .or_default()
@@ -369,8 +408,15 @@ pub fn evaluate(
         }
         Some(score)
     };
+    let controls: Vec<&QueryOutcome> = outcomes.iter().filter(|o| o.control).collect();
+    let controls = (!controls.is_empty()).then(|| Controls {
+        total: controls.len(),
+        passed: controls.iter().filter(|o| o.hit).count(),
+        max_confidence: controls.iter().map(|o| o.top_confidence).fold(0.0, f32::max),
+    });
     Ok(Report {
-        overall: metrics(outcomes.iter()),
+        overall: metrics(outcomes.iter().filter(|o| !o.control)),
+        controls,
         by_category: by_category
             .into_iter()
             .map(|(k, v)| (k, metrics(v.into_iter())))
@@ -410,8 +456,20 @@ impl Report {
         for (category, m) in &self.by_category {
             let _ = write!(out, "\n{}", line(&format!("  {category}"), m));
         }
+        if let Some(c) = &self.controls {
+            let _ = write!(
+                out,
+                "\ncontrols {}/{} under {CONTROL_CEILING:.2} (highest top confidence {:.3})",
+                c.passed, c.total, c.max_confidence
+            );
+        }
         for o in self.outcomes.iter().filter(|o| !o.hit) {
-            let _ = write!(out, "\nmiss {}: {:?} → top {:?}", o.id, o.query, o.top);
+            let kind = if o.control { "control over" } else { "miss" };
+            let _ = write!(
+                out,
+                "\n{kind} {}: {:?} → top {:?} ({:.3})",
+                o.id, o.query, o.top, o.top_confidence
+            );
         }
         if let Some(r) = &self.routing {
             let _ = write!(

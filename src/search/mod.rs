@@ -7,7 +7,11 @@
 //! The pipeline YAML owns the flow, thresholds and K values.
 
 pub mod hints;
+pub mod intent;
+pub mod lexicon;
 pub mod load;
+pub mod loanword;
+pub mod morph;
 pub mod pick;
 pub mod query;
 pub mod rank;
@@ -38,16 +42,40 @@ fn index_dir(ctx: &CallContext) -> PathBuf {
 }
 
 /// The vocabulary a call asked for: `aliases` (a path inside the project)
-/// or the embedded one; an unusable file warns once, a path that leaves the
-/// project is an error.
+/// or the embedded one, with the lexicon of the run's resources (the
+/// project's `data/lexicon/` files over the embedded ones); an unusable
+/// aliases file warns once, a path that leaves the project is an error.
 fn vocabulary(aliases: Option<&Path>, ctx: &CallContext) -> anyhow::Result<Arc<Vocabulary>> {
     let path = aliases
         .map(|p| ctx.path(p))
         .transpose()
         .map_err(|e| anyhow::anyhow!("`search.aliases`: {e}"))?;
-    Ok(Vocabulary::load(path.as_deref(), ctx.limits.file_bytes, |warning| {
-        ctx.output.line(&warning)
-    }))
+    Ok(Vocabulary::load_with(
+        path.as_deref(),
+        ctx.limits.file_bytes,
+        project_lexicon(ctx)?,
+        |warning| ctx.output.line(&warning),
+    ))
+}
+
+/// The embedded lexicon, unless the project has its own lexicon folder; a
+/// lexicon override that cannot be read is an error, never skipped.
+fn project_lexicon(ctx: &CallContext) -> anyhow::Result<Arc<lexicon::Lexicon>> {
+    const FOLDER: &str = "data/lexicon";
+    let own = ctx.resources.overrides().is_some_and(|dir| dir.join(FOLDER).is_dir());
+    if !own {
+        return Ok(lexicon::Lexicon::embedded());
+    }
+    let mut files: Vec<(String, String)> = vec![];
+    for rel in ctx.resources.list(FOLDER) {
+        if !(rel.ends_with(".yml") || rel.ends_with(".yaml")) {
+            continue;
+        }
+        if let Some(r) = ctx.resources.get(&rel)? {
+            files.push((r.origin, r.text.into_owned()));
+        }
+    }
+    Ok(lexicon::Lexicon::cached(&files, |warning| ctx.output.line(&warning)))
 }
 
 #[derive(Deserialize)]

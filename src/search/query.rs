@@ -5,9 +5,19 @@
 //! is one concept whose terms are `좀비`, `zombie`, `undead`; an asset that
 //! holds any of them covers it. Coverage of concepts (not counts of words) is
 //! what the confidence is calibrated on, see [`super::rank`].
+//!
+//! Type words ("소리", "material") are not concepts: they set the query's
+//! [`Query::type_intent`] ([`super::intent`]). One concept is the query's
+//! *subject* ([`Query::subject`]): the last noun that is neither a
+//! predicate in modifier form (깨지는, crashed) nor a generic class word
+//! (캐릭터, enemy) — Korean and English noun phrases put their head last.
+//! The others are modifiers.
 
 use std::collections::HashSet;
 
+use super::intent::TypeIntents;
+use super::lexicon::Role;
+use super::loanword::LoanIndex;
 use super::text::{is_hangul, korean_forms, phrase_term, words};
 use super::vocab::{normal_word, Vocabulary};
 
@@ -19,6 +29,9 @@ const PART_WEIGHT: f32 = 0.5;
 /// Prior of a Korean word the vocabulary does not know: it may matter, but
 /// we cannot tell, so missing it costs half as much as missing a known word.
 const UNKNOWN_PRIOR: f32 = 0.5;
+/// Weight of an English word a Hangul word may be the loanword of: a
+/// phonetic guess, good but not certain.
+const LOANWORD_WEIGHT: f32 = 0.85;
 /// Prior of a `weak_words` entry ("게임", "game").
 const WEAK_PRIOR: f32 = 0.3;
 
@@ -30,34 +43,158 @@ pub struct Concept {
     pub terms: Vec<(String, f32)>,
     /// How much the concept counts in coverage.
     pub prior: f32,
+    /// A predicate (깨지는 → 깨지다, `crashed`): a modifier, never the subject.
+    pub predicate: bool,
+    /// A generic class word (캐릭터, `enemy`) or a qualifier (a sound,
+    /// colour, size or material word): the subject only when no other noun is.
+    pub generic: bool,
+    /// Context: a word describing the game rather than the asset ("생존" in
+    /// "생존 게임 배경 음악"): it comes right before a weak word (게임).
+    pub context: bool,
+    /// A Korean word no vocabulary knows, kept to be read as a loanword
+    /// against the project's own words ([`super::loanword`]).
+    pub unknown_korean: Option<String>,
 }
 
 /// The analysed query.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Query {
     pub concepts: Vec<Concept>,
     /// Every normalised word and Korean form, for rules (subtype, scene request).
     pub words: HashSet<String>,
     /// Korean word → its alias key and aliases, in query order (the hint block).
     pub alias_matches: Vec<(String, Vec<String>)>,
+    /// The asset type the query names (`audio`, `material`, …), if any.
+    pub type_intent: Option<String>,
+    /// Whether a type word was written (a type implied by 발소리 is not).
+    pub type_named: bool,
+    /// Index of the subject concept (see the module docs).
+    pub subject: Option<usize>,
+    /// The type words' own concepts: not scored, but routing reads their
+    /// terms (category hints) and the hint block their aliases.
+    pub type_concepts: Vec<Concept>,
 }
 
 impl Query {
     pub fn analyze(text: &str, vocab: &Vocabulary) -> Self {
+        let intents = TypeIntents::embedded();
         let mut query = Query::default();
+        // The concept each Latin word became, for joining compounds.
+        let mut latin: Vec<(usize, String)> = Vec::new();
         let mut rest = words(text).peekable();
         while let Some(word) = rest.next() {
-            if !word.chars().any(is_hangul) {
-                query.add_latin(word, vocab);
-                continue;
-            }
-            match rest.peek().and_then(|next| spaced_compound(word, next, vocab)) {
+            let korean = word.chars().any(is_hangul);
+            let word = match rest
+                .peek()
+                .filter(|_| korean)
+                .and_then(|next| spaced_compound(word, next, vocab))
+            {
                 Some(compound) => {
                     rest.next();
-                    query.add_korean(&compound, vocab);
+                    compound
                 }
-                None => query.add_korean(word, vocab),
+                None => word.to_owned(),
+            };
+            let forms = if korean {
+                korean_forms(&word.to_lowercase())
+            } else {
+                normal_word(&word).into_iter().collect()
+            };
+            let type_intent = forms.iter().find_map(|f| intents.intent_of(f));
+            if let Some(intent) = type_intent.filter(|_| !forms.iter().any(|f| vocab.is_stopword(f))) {
+                // Analysed apart: its concept is set aside, its words and
+                // aliases still reach the router and the hint block.
+                let mut aside = Query::default();
+                aside.add_word(&word, korean, vocab);
+                query.words.extend(aside.words);
+                query.alias_matches.extend(aside.alias_matches);
+                query.type_concepts.extend(aside.concepts);
+                query.type_intent = Some(intent.to_owned());
+                query.type_named = true;
+                continue;
             }
+            if korean && !query.type_named {
+                if let Some(intent) = forms.last().and_then(|f| intents.suffix_intent(f)) {
+                    query.type_intent = Some(intent.to_owned());
+                }
+            }
+            let before = query.concepts.len();
+            query.add_word(&word, korean, vocab);
+            if !korean && query.concepts.len() > before {
+                latin.push((before, word.to_lowercase()));
+            }
+        }
+        if query.concepts.is_empty() {
+            query.concepts = std::mem::take(&mut query.type_concepts);
+        }
+        query.join_latin_compounds(&latin);
+        for concept in &mut query.concepts {
+            let head = concept.terms.first().map(|t| t.0.as_str()).unwrap_or_default();
+            match vocab.role(head) {
+                Role::Predicate => concept.predicate = true,
+                Role::Qualifier => concept.generic = true,
+                Role::Thing => {}
+            }
+            concept.generic = concept.generic || intents.is_generic(head) || concept.prior <= WEAK_PRIOR;
+        }
+        for i in 1..query.concepts.len() {
+            if query.concepts[i].prior <= WEAK_PRIOR {
+                query.concepts[i - 1].context = true;
+            }
+        }
+        query.subject = query.pick_subject();
+        query
+    }
+
+    /// The last concept that is a thing (not a predicate, generic word or
+    /// context); else the last qualifier or class word that is not weak;
+    /// else the last that is not a predicate; else the last.
+    fn pick_subject(&self) -> Option<usize> {
+        let last = |keep: &dyn Fn(&Concept) -> bool| self.concepts.iter().rposition(keep);
+        last(&|c| !c.predicate && !c.generic && !c.context)
+            .or_else(|| last(&|c| !c.predicate && !c.context && c.prior > WEAK_PRIOR))
+            .or_else(|| last(&|c| !c.predicate))
+            .or_else(|| self.concepts.len().checked_sub(1))
+    }
+
+    /// English compounds are written apart or together ("spider web",
+    /// `spiderweb`; "health bar", `ui_healthbar`): two adjacent words also
+    /// match their concatenation, for both concepts.
+    fn join_latin_compounds(&mut self, latin: &[(usize, String)]) {
+        for pair in latin.windows(2) {
+            let [(a, first), (b, second)] = pair else { continue };
+            if *b != a + 1 {
+                continue;
+            }
+            if let Some(joined) = phrase_term(&format!("{first}{second}")) {
+                for c in [*a, *b] {
+                    add_term(&mut self.concepts[c].terms, joined.clone(), 1.0);
+                }
+            }
+        }
+    }
+
+    /// Whether a Korean word is unknown and may be a loanword.
+    pub fn has_unknown_korean(&self) -> bool {
+        self.concepts.iter().any(|c| c.unknown_korean.is_some())
+    }
+
+    /// This query with its unknown Korean words read as loanwords of the
+    /// project's English words ([`LoanIndex`]): 랜턴 finds `lantern`.
+    pub fn with_loanwords(&self, index: &LoanIndex) -> Self {
+        let mut query = self.clone();
+        for concept in &mut query.concepts {
+            let Some(word) = &concept.unknown_korean else { continue };
+            let found = index.lookup(word);
+            if found.is_empty() {
+                continue;
+            }
+            concept.label = format!("{word} ({}?)", found.join("/"));
+            for term in found {
+                add_term(&mut concept.terms, term.clone(), LOANWORD_WEIGHT);
+            }
+            concept.prior = 1.0;
+            concept.unknown_korean = None;
         }
         query
     }
@@ -67,29 +204,45 @@ impl Query {
         !self.concepts.is_empty()
     }
 
-    /// The English terms of all concepts (for category detection).
+    /// The English terms of all concepts, type words' included (for
+    /// category detection).
     pub fn english_terms(&self) -> impl Iterator<Item = &str> + Clone {
         self.concepts
             .iter()
+            .chain(&self.type_concepts)
             .flat_map(|c| c.terms.iter())
             .map(|(t, _)| t.as_str())
             .filter(|t| t.is_ascii())
     }
 
+    fn add_word(&mut self, word: &str, korean: bool, vocab: &Vocabulary) {
+        if korean {
+            self.add_korean(word, vocab);
+        } else {
+            self.add_latin(word, vocab);
+        }
+    }
+
     fn add_korean(&mut self, word: &str, vocab: &Vocabulary) {
         let forms = korean_forms(&word.to_lowercase());
         self.words.extend(forms.iter().cloned());
-        if forms.iter().any(|f| vocab.is_stopword(f)) {
+        let (keys, predicate) = vocab.korean_match(word);
+        // A predicate's lemma wins over a stopword left by stripping its
+        // ending as a particle (다는 is 달다, not 다 + 는).
+        if !predicate && forms.iter().any(|f| vocab.is_stopword(f)) {
             return;
         }
-        let keys = vocab.korean_keys(word);
         if keys.is_empty() {
             let stripped = forms.last().cloned().unwrap_or_default();
             let terms = forms.iter().map(|f| (f.clone(), 1.0)).collect();
             self.push(Concept {
-                label: stripped,
+                label: stripped.clone(),
                 terms,
                 prior: UNKNOWN_PRIOR,
+                predicate: false,
+                generic: false,
+                context: false,
+                unknown_korean: Some(stripped),
             });
             return;
         }
@@ -98,19 +251,36 @@ impl Query {
                 continue;
             }
             self.words.insert(key.clone());
-            let aliases = vocab.aliases_of(&key).unwrap_or_default().to_vec();
+            let senses = vocab.senses(&key);
             let mut terms = vec![(key.clone(), 1.0)];
-            for term in aliases.iter().filter_map(|a| phrase_term(a)) {
+            for (term, weight, written) in &senses {
                 self.words.insert(term.clone());
-                add_term(&mut terms, term, 1.0);
+                add_term(&mut terms, term.clone(), *weight);
+                // A phrase ("spider web") also counts by its words, each
+                // half: both together make a whole match in one field.
+                let parts = super::text::terms(written);
+                if parts.len() > 1 && !vocab.aliases_of(&key).is_some_and(|a| a.contains(written)) {
+                    for part in parts.into_iter().filter(|p| p != term) {
+                        add_term(&mut terms, part, weight * PART_WEIGHT);
+                    }
+                }
             }
-            let label = match aliases.first() {
-                Some(first) => format!("{key} ({first})"),
+            let label = match senses.first() {
+                Some((_, _, first)) => format!("{key} ({first})"),
                 None => key.clone(),
             };
             let prior = if vocab.is_weak(&key) { WEAK_PRIOR } else { 1.0 };
-            self.alias_matches.push((key, aliases));
-            self.push(Concept { label, terms, prior });
+            self.alias_matches
+                .push((key, senses.into_iter().filter(|s| s.1 >= 1.0).map(|s| s.2).collect()));
+            self.push(Concept {
+                label,
+                terms,
+                prior,
+                predicate,
+                generic: false,
+                context: false,
+                unknown_korean: None,
+            });
         }
     }
 
@@ -133,24 +303,29 @@ impl Query {
         }
         for key in vocab.keys_for_term(&normal) {
             add_term(&mut terms, key.clone(), SIBLING_WEIGHT);
-            for sibling in vocab
-                .aliases_of(key)
-                .unwrap_or_default()
-                .iter()
-                .filter_map(|a| phrase_term(a))
-            {
-                add_term(&mut terms, sibling, SIBLING_WEIGHT);
+            // Siblings are other translations of the key (not its loose synonyms).
+            for (sibling, weight, _) in vocab.senses(key) {
+                if weight >= 1.0 {
+                    add_term(&mut terms, sibling, SIBLING_WEIGHT);
+                }
             }
         }
         let prior = if vocab.is_weak(&normal) { WEAK_PRIOR } else { 1.0 };
+        // A participle or gerund (crashed, dripping) modifies the head noun.
+        let lower = word.to_lowercase();
+        let predicate = lower.len() > 4 && (lower.ends_with("ing") || lower.ends_with("ed"));
         self.push(Concept {
             label: word.to_owned(),
             terms,
             prior,
+            predicate,
+            generic: false,
+            context: false,
+            unknown_korean: None,
         });
     }
 
-    fn push(&mut self, concept: Concept) {
+    pub(super) fn push(&mut self, concept: Concept) {
         let same = |c: &Concept| c.terms.first().map(|t| &t.0) == concept.terms.first().map(|t| &t.0);
         if !self.concepts.iter().any(same) {
             self.concepts.push(concept);
@@ -208,11 +383,89 @@ mod tests {
 
     #[test]
     fn english_words_reach_siblings_through_korean_keys() {
-        let q = Query::analyze("BGM loops", &Vocabulary::embedded());
-        let bgm = &q.concepts[0];
-        assert!(bgm.terms.iter().any(|(t, w)| *t == stem("music") && *w < 1.0));
-        assert!(bgm.terms.iter().any(|(t, _)| t == "음악"));
+        let q = Query::analyze("zombie loops", &Vocabulary::embedded());
+        let zombie = &q.concepts[0];
+        assert!(zombie.terms.iter().any(|(t, w)| t == "undead" && *w < 1.0));
+        assert!(zombie.terms.iter().any(|(t, _)| t == "좀비"));
         assert_eq!(q.concepts[1].terms[0].0, "loop");
+    }
+
+    #[test]
+    fn type_words_set_the_intent_and_are_not_concepts() {
+        let vocab = Vocabulary::embedded();
+        let q = Query::analyze("로봇 발소리 효과음", &vocab);
+        assert_eq!(q.type_intent.as_deref(), Some("audio"));
+        assert!(q.type_named);
+        let labels: Vec<_> = q.concepts.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(labels, ["로봇 (robot)", "발소리 (footstep)"]);
+        assert!(
+            q.english_terms().any(|t| t == "sfx"),
+            "routing still sees the type word"
+        );
+        let only = Query::analyze("효과음", &vocab);
+        assert_eq!(only.concepts.len(), 1, "a query of type words only keeps them");
+        assert_eq!(Query::analyze("발소리", &vocab).type_intent.as_deref(), Some("audio"));
+        assert!(!Query::analyze("발소리", &vocab).type_named);
+    }
+
+    #[test]
+    fn the_subject_is_the_last_thing_not_a_modifier_or_class_word() {
+        let vocab = Vocabulary::embedded();
+        let subject = |q: &str| {
+            let q = Query::analyze(q, &vocab);
+            q.subject.map(|i| q.concepts[i].label.clone()).unwrap_or_default()
+        };
+        assert!(subject("추락한 우주선").starts_with("우주선"), "추락한 is a predicate");
+        assert!(subject("깨지는 항아리").starts_with("항아리"));
+        assert!(
+            subject("좀비 적 캐릭터").starts_with("좀비"),
+            "적, 캐릭터 are class words"
+        );
+        assert!(
+            subject("좀비 신음 효과음").starts_with("좀비"),
+            "a sound word qualifies its source"
+        );
+        assert!(subject("빨간 램프").starts_with("램프"));
+        assert_eq!(subject("water dripping sound"), "water");
+        assert_eq!(subject("crashed spaceship"), "spaceship");
+        assert!(
+            subject("긴장감 있는 생존 게임 배경 음악").starts_with("긴장감"),
+            "생존 describes the game"
+        );
+    }
+
+    #[test]
+    fn predicates_in_modifier_form_reach_the_lexicon() {
+        let q = Query::analyze("깨지는 천장에 다는 녹슨", &Vocabulary::embedded());
+        let labels: Vec<_> = q.concepts.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(labels.len(), 4, "{labels:?}");
+        assert!(labels[0].starts_with("깨지다"), "{labels:?}");
+        assert!(labels[1].starts_with("천장"), "{labels:?}");
+        assert!(labels[2].starts_with("달다"), "{labels:?}");
+        assert!(labels[3].starts_with("녹슬다"), "{labels:?}");
+        assert!(q.concepts[0].predicate && !q.concepts[1].predicate);
+    }
+
+    #[test]
+    fn english_compounds_match_written_together() {
+        let q = Query::analyze("spider web", &Vocabulary::embedded());
+        assert!(q.concepts.iter().all(|c| c.terms.iter().any(|(t, _)| t == "spiderweb")));
+    }
+
+    #[test]
+    fn unknown_korean_words_become_loanwords_of_project_words() {
+        let vocab = Vocabulary::embedded();
+        let q = Query::analyze("스노우모빌", &vocab);
+        assert!(q.has_unknown_korean());
+        let row = crate::search::records::AssetRow {
+            path: "Assets/Vehicles/Snowmobile_A.prefab".into(),
+            name: "Snowmobile_A".into(),
+            ..Default::default()
+        };
+        let resolved = q.with_loanwords(&LoanIndex::build(&[row]));
+        assert!(!resolved.has_unknown_korean());
+        assert!(resolved.concepts[0].terms.iter().any(|(t, _)| t == "snowmobile"));
+        assert_eq!(resolved.concepts[0].prior, 1.0);
     }
 
     #[test]
@@ -220,20 +473,26 @@ mod tests {
         let vocab = Vocabulary::embedded();
         let spaced = Query::analyze("긴장감 있는 배경 음악을", &vocab);
         let joined = Query::analyze("긴장감 있는 배경음악을", &vocab);
-        let labels = |q: &Query| q.concepts.iter().map(|c| c.label.clone()).collect::<Vec<_>>();
+        let labels = |q: &Query| {
+            q.concepts
+                .iter()
+                .chain(&q.type_concepts)
+                .map(|c| c.label.clone())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(labels(&spaced), labels(&joined));
         assert!(
             labels(&spaced).iter().any(|l| l.starts_with("배경음악")),
             "{:?}",
             labels(&spaced)
         );
-        let apart = Query::analyze("좀비 음악", &vocab);
+        let apart = Query::analyze("좀비 악마", &vocab);
         assert_eq!(apart.concepts.len(), 2, "not a compound: two concepts");
     }
 
     #[test]
     fn unknown_korean_words_count_less_and_stopwords_vanish() {
-        let q = Query::analyze("우주선 만들어줘", &Vocabulary::embedded());
+        let q = Query::analyze("퓨뷰퓨 만들어줘", &Vocabulary::embedded());
         assert_eq!(q.concepts.len(), 1);
         assert_eq!(q.concepts[0].prior, UNKNOWN_PRIOR);
     }

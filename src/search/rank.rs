@@ -31,11 +31,24 @@
 //! - **Subtype priority** (seed CRIT-SCH6): with a `subtype_hint`, an exact
 //!   `type_subtype` match gets +0.05, the same type +0.02, anything else
 //!   nothing; the tier is stated in every reasoning.
+//! - **Subject** ([`Query::subject`]): a record without the query's subject
+//!   is capped at [`SUBJECT_MISSING_CAP`] (under confirm: "a crate" is no
+//!   answer to "a wooden bridge" however much wood it has); a record with
+//!   it is kept at [`SUBJECT_FOUND_FLOOR`] or above when other words are
+//!   missing (a barrel is an answer to "sci-fi barrel", to be confirmed).
+//! - **Type intent** ([`TypeIntents`]): rows of the wanted type (a named
+//!   type, else placeable prefabs then models) get a type priority of at
+//!   most 0.03, added only at or above 0.40 so it breaks near-ties without
+//!   making anything confirmable. When the query names a type, content of
+//!   another type stays under 0.40, and so do code and tooling rows unless
+//!   the query asks for code: neither can be placed for it.
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::intent::TypeIntents;
+use super::loanword::LoanIndex;
 use super::query::Query;
 use super::records::{AssetRow, PackageRow};
 use super::text::{for_each_term_where, Scratch};
@@ -156,6 +169,11 @@ const MAX_CONFIDENCE: f32 = 0.99;
 const UNSEEN_WEIGHT: f32 = 0.35;
 /// Concepts beyond this many are ignored (a bit mask tracks fields per concept).
 const MAX_CONCEPTS: usize = 32;
+/// The most a record without the query's subject may get: under confirm.
+pub const SUBJECT_MISSING_CAP: f32 = 0.35;
+/// The least a content record with the subject gets when the query has
+/// other words too: confirm.
+pub const SUBJECT_FOUND_FLOOR: f32 = 0.40;
 
 /// How one record scored.
 #[derive(Debug, Clone)]
@@ -174,6 +192,10 @@ struct Hit {
     lens: [u16; FIELDS],
     /// `n_concepts × FIELDS` weighted term frequencies.
     tf: Vec<f32>,
+    /// `n_concepts × FIELDS` summed weights of the *distinct* terms found:
+    /// a loose synonym seen twice is still a loose match, while two halves
+    /// of a compound make a whole one.
+    cover: Vec<f32>,
 }
 
 /// Records per parallel task: large enough that splitting costs nothing.
@@ -197,7 +219,8 @@ impl std::hash::Hasher for Fnv {
     }
 }
 
-type TermTable<'q> = HashMap<&'q str, Vec<(usize, f32)>, std::hash::BuildHasherDefault<Fnv>>;
+/// Term → its number and the `(concept, weight)` pairs it counts for.
+type TermTable<'q> = HashMap<&'q str, (usize, Vec<(usize, f32)>), std::hash::BuildHasherDefault<Fnv>>;
 
 /// One pass over `docs` (starting at record number `offset`): the matching
 /// records and the summed field lengths.
@@ -206,18 +229,38 @@ fn scan<D: Document>(docs: &[D], offset: usize, table: &TermTable, n_concepts: u
     let mut len_sums = [0f64; FIELDS];
     let mut scratch = Scratch::default();
     let mut tf = vec![0f32; n_concepts * FIELDS];
-    // The first bytes the query's terms start with: a record's term that
-    // starts otherwise is counted, never stemmed or looked up.
+    let mut cover = vec![0f32; n_concepts * FIELDS];
+    // (term number, field) pairs already credited to this record's cover.
+    let mut seen: Vec<(usize, usize)> = Vec::new();
+    // The first byte, and the first two bytes, the query's terms start
+    // with: a record's term that starts otherwise is counted, never stemmed
+    // or looked up. Stemming keeps a term's first two characters (it only
+    // edits the end of words longer than three letters), so both tests
+    // are sound; a second character that is not a letter or digit (`A_Rock`
+    // gives the compound `arock`) falls back to the first byte alone.
     let mut first_bytes = [false; 256];
+    let mut first_pairs = vec![false; 256 * 256];
     for term in table.keys() {
-        if let Some(&b) = term.as_bytes().first() {
-            first_bytes[usize::from(b)] = true;
+        if let [b0, rest @ ..] = term.as_bytes() {
+            first_bytes[usize::from(*b0)] = true;
+            if let Some(&b1) = rest.first() {
+                first_pairs[usize::from(*b0) * 256 + usize::from(b1)] = true;
+            }
         }
     }
-    let may_match = |part: &str| {
-        part.as_bytes()
-            .first()
-            .is_some_and(|&b| !b.is_ascii() || first_bytes[usize::from(b.to_ascii_lowercase())])
+    let may_match = |part: &str| match part.as_bytes() {
+        [] => false,
+        [b0, ..] if !b0.is_ascii() => true,
+        [b0, rest @ ..] => {
+            let b0 = b0.to_ascii_lowercase();
+            first_bytes[usize::from(b0)]
+                && match rest.first() {
+                    Some(b1) if b1.is_ascii_alphanumeric() => {
+                        first_pairs[usize::from(b0) * 256 + usize::from(b1.to_ascii_lowercase())]
+                    }
+                    _ => true,
+                }
+        }
     };
     for (i, doc) in docs.iter().enumerate() {
         let mut lens = [0u16; FIELDS];
@@ -226,10 +269,17 @@ fn scan<D: Document>(docs: &[D], offset: usize, table: &TermTable, n_concepts: u
             let f = field as usize;
             for_each_term_where(text, &mut scratch, may_match, |term| {
                 lens[f] = lens[f].saturating_add(1);
-                if let Some(entries) = term.and_then(|t| table.get(t)) {
+                if let Some((id, entries)) = term.and_then(|t| table.get(t)) {
                     matched = true;
+                    let first = !seen.contains(&(*id, f));
+                    if first {
+                        seen.push((*id, f));
+                    }
                     for &(c, weight) in entries {
                         tf[c * FIELDS + f] += weight;
+                        if first {
+                            cover[c * FIELDS + f] += weight;
+                        }
                     }
                 }
             });
@@ -237,11 +287,13 @@ fn scan<D: Document>(docs: &[D], offset: usize, table: &TermTable, n_concepts: u
         for (sum, len) in len_sums.iter_mut().zip(lens) {
             *sum += f64::from(len);
         }
+        seen.clear();
         if matched {
             hits.push(Hit {
                 index: offset + i,
                 lens,
                 tf: std::mem::replace(&mut tf, vec![0f32; n_concepts * FIELDS]),
+                cover: std::mem::replace(&mut cover, vec![0f32; n_concepts * FIELDS]),
             });
         }
     }
@@ -270,7 +322,12 @@ pub fn score_each<D: Document + Sync>(docs: &[D], queries: &[&Query]) -> Vec<Vec
     let mut table = TermTable::default();
     for (c, concept) in concepts.iter().enumerate() {
         for (term, weight) in &concept.terms {
-            table.entry(term.as_str()).or_default().push((c, *weight));
+            let next = table.len();
+            table
+                .entry(term.as_str())
+                .or_insert_with(|| (next, Vec::new()))
+                .1
+                .push((c, *weight));
         }
     }
     let parts: Vec<(Vec<Hit>, [f64; FIELDS])> = docs
@@ -331,9 +388,10 @@ pub fn score_each<D: Document + Sync>(docs: &[D], queries: &[&Query]) -> Vec<Vec
                             }
                             let (boost, b, credit) = field.params();
                             tfn += boost * x / (1.0 - b + b * f32::from(hit.lens[f]) / avg[f]);
-                            // Weighted hits in one field, capped at a full match: two
-                            // half-weight parts of a compound make one whole word.
-                            best = best.max(credit * x.min(1.0));
+                            // Distinct weighted hits in one field, capped at a full
+                            // match: two half-weight parts of a compound make one
+                            // whole word; one loose synonym twice does not.
+                            best = best.max(credit * hit.cover[c * FIELDS + f].min(1.0));
                             found_in[k] |= 1 << f;
                         }
                         bm25 += concepts[c].prior * idf[c] * tfn * (K1 + 1.0) / (tfn + K1);
@@ -438,32 +496,99 @@ pub struct RankOptions<'a> {
 /// The best `top_k` assets for `query`, best first; only assets matching at
 /// least one concept are returned.
 pub fn rank_assets(rows: &[AssetRow], query: &Query, options: &RankOptions) -> Vec<Candidate> {
-    candidates(rows, query, options, score(rows, query))
+    let query = match query.has_unknown_korean() {
+        true => std::borrow::Cow::Owned(query.with_loanwords(&LoanIndex::build(rows))),
+        false => std::borrow::Cow::Borrowed(query),
+    };
+    candidates(rows, &query, options, score(rows, &query))
 }
 
 /// [`rank_assets`] for several sub-intents over the same rows, each row
 /// read once ([`score_each`]).
 pub fn rank_assets_each(rows: &[AssetRow], requests: &[(Query, RankOptions)]) -> Vec<Vec<Candidate>> {
-    let queries: Vec<&Query> = requests.iter().map(|(q, _)| q).collect();
+    // Unknown Korean words are read as loanwords of these rows' words; the
+    // index is built only when a query has one.
+    let index = requests
+        .iter()
+        .any(|(q, _)| q.has_unknown_korean())
+        .then(|| LoanIndex::build(rows));
+    let resolved: Vec<Option<Query>> = requests
+        .iter()
+        .map(|(q, _)| {
+            index
+                .as_ref()
+                .filter(|_| q.has_unknown_korean())
+                .map(|i| q.with_loanwords(i))
+        })
+        .collect();
+    let queries: Vec<&Query> = requests
+        .iter()
+        .zip(&resolved)
+        .map(|((q, _), r)| r.as_ref().unwrap_or(q))
+        .collect();
     score_each(rows, &queries)
         .into_iter()
-        .zip(requests)
-        .map(|(scored, (query, options))| candidates(rows, query, options, scored))
+        .zip(requests.iter().zip(&queries))
+        .map(|(scored, ((_, options), query))| candidates(rows, query, options, scored))
         .collect()
+}
+
+/// How the subject and the type intent shaped one record's confidence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Calibration {
+    Plain,
+    SubjectMissing,
+    SubjectFound,
+    NonContent,
+    OtherType,
+}
+
+/// The calibrated confidence of one scored record (see the module docs).
+fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32) -> (f32, Calibration) {
+    let raw = confidence(s.coverage, bonus);
+    let intents = TypeIntents::embedded();
+    let preference = intents.preference(query.type_intent.as_deref(), row);
+    let content = !intents.is_non_content(row) || query.type_intent.as_deref() == Some("script");
+    let subject_found = query.subject.and_then(|i| s.found_in.get(i)).map(|&mask| mask != 0);
+    // A named type excludes content of other types (a prefab is no answer
+    // to "robot footstep sound").
+    if query.type_named && intents.is_other_type(query.type_intent.as_deref(), row) {
+        return (raw.min(SUBJECT_MISSING_CAP), Calibration::OtherType);
+    }
+    let (c, calibration) = match subject_found {
+        Some(false) => (raw.min(SUBJECT_MISSING_CAP), Calibration::SubjectMissing),
+        Some(true) if content && s.found_in.len() > 1 && raw < SUBJECT_FOUND_FLOOR => {
+            (SUBJECT_FOUND_FLOOR, Calibration::SubjectFound)
+        }
+        _ => (raw, Calibration::Plain),
+    };
+    // The type priority, only where it cannot make a record confirmable.
+    let c = if c >= SUBJECT_FOUND_FLOOR {
+        round3((c + preference).min(MAX_CONFIDENCE))
+    } else {
+        c
+    };
+    if content {
+        (c, calibration)
+    } else {
+        (c.min(SUBJECT_MISSING_CAP), Calibration::NonContent)
+    }
 }
 
 /// Confidence, order, top-K and reasoning for one query's scores.
 fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: Vec<Scored>) -> Vec<Candidate> {
-    let mut scored: Vec<(f32, Scored, SubtypeTier, f32)> = scored
+    type Entry = (f32, Scored, SubtypeTier, f32, Calibration);
+    let mut scored: Vec<Entry> = scored
         .into_iter()
         .map(|s| {
             let row = &rows[s.index];
             let tier = SubtypeTier::of(row, options.subtype_hint);
             let past = options.past_boosts.get(&row.guid).copied().unwrap_or(0.0);
-            (confidence(s.coverage, tier.bonus() + past), s, tier, past)
+            let (confidence, calibration) = calibrate(row, query, &s, tier.bonus() + past);
+            (confidence, s, tier, past, calibration)
         })
         .collect();
-    let order = |a: &(f32, Scored, SubtypeTier, f32), b: &(f32, Scored, SubtypeTier, f32)| {
+    let order = |a: &Entry, b: &Entry| {
         b.0.total_cmp(&a.0)
             .then(b.1.bm25.total_cmp(&a.1.bm25))
             .then_with(|| rows[a.1.index].path.cmp(&rows[b.1.index].path))
@@ -471,9 +596,25 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
     top_k_sorted(&mut scored, options.top_k, order);
     scored
         .into_iter()
-        .map(|(confidence, s, tier, past)| {
+        .map(|(confidence, s, tier, past, calibration)| {
             let row = &rows[s.index];
             let mut reasoning = explain(query, &s);
+            let subject = query.subject.and_then(|i| query.concepts.get(i)).map(|c| c.label.as_str());
+            match (calibration, subject) {
+                (Calibration::SubjectMissing, Some(subject)) => reasoning.push_str(&format!(
+                    " The subject {subject} is not in it, so it stays under {SUBJECT_FOUND_FLOOR:.2}."
+                )),
+                (Calibration::SubjectFound, Some(subject)) => reasoning.push_str(&format!(
+                    " It has the subject {subject}, so it stays at {SUBJECT_FOUND_FLOOR:.2} or above."
+                )),
+                (Calibration::NonContent, _) => reasoning.push_str(&format!(
+                    " It is code or tooling, which the query did not ask for, so it stays under {SUBJECT_FOUND_FLOOR:.2}."
+                )),
+                (Calibration::OtherType, _) => reasoning.push_str(&format!(
+                    " It is not of the type the query names, so it stays under {SUBJECT_FOUND_FLOOR:.2}."
+                )),
+                _ => {}
+            }
             reasoning.push(' ');
             reasoning.push_str(&tier.sentence(options.subtype_hint));
             if past > 0.0 {
@@ -500,8 +641,8 @@ pub struct PackageChoice {
     pub reasoning: String,
 }
 
-/// The best `top_k` packages for `query`; packages matching nothing are
-/// not returned.
+/// The best `top_k` packages for `query`; free places go to packages
+/// whose shown words are fewer than their assets (they may hide a match).
 pub fn rank_packages(packages: &[PackageRow], query: &Query, top_k: usize) -> Vec<PackageChoice> {
     let mut scored: Vec<(f32, Scored)> = score(packages, query)
         .into_iter()
@@ -512,14 +653,40 @@ pub fn rank_packages(packages: &[PackageRow], query: &Query, top_k: usize) -> Ve
             .then(b.1.bm25.total_cmp(&a.1.bm25))
             .then_with(|| packages[a.1.index].package_id.cmp(&packages[b.1.index].package_id))
     });
-    scored
+    let chosen: Vec<usize> = scored.iter().map(|(_, s)| s.index).collect();
+    let mut choices: Vec<PackageChoice> = scored
         .into_iter()
         .map(|(confidence, s)| PackageChoice {
             package_id: packages[s.index].package_id.clone(),
             confidence,
             reasoning: explain(query, &s),
         })
-        .collect()
+        .collect();
+    // A package shows only its most used words, so a rare query word
+    // ("door" among a thousand assets) may hide in one that matched
+    // nothing: free places go to those, largest first.
+    let mut hidden: Vec<&PackageRow> = packages
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| !chosen.contains(i) && p.asset_count > p.asset_vocabulary.len() as u64)
+        .map(|(_, p)| p)
+        .collect();
+    hidden.sort_by(|a, b| {
+        b.asset_count
+            .cmp(&a.asset_count)
+            .then_with(|| a.package_id.cmp(&b.package_id))
+    });
+    let free = top_k.saturating_sub(choices.len());
+    choices.extend(hidden.into_iter().take(free).map(|p| PackageChoice {
+        package_id: p.package_id.clone(),
+        confidence: FLOOR,
+        reasoning: format!(
+            "No query word is among the {} words shown for its {} assets, which may hold one.",
+            p.asset_vocabulary.len(),
+            p.asset_count
+        ),
+    }));
+    choices
 }
 
 /// Keep the best `k` of `items` under `order`, sorted.
@@ -737,6 +904,136 @@ mod tests {
             assert_eq!(&rank_assets(&rows, query, options), ranked);
         }
         assert!(together[3].is_empty());
+    }
+
+    #[test]
+    fn a_missing_subject_stays_under_confirm_and_a_missing_modifier_does_not() {
+        let rows = vec![
+            row(
+                "a",
+                "Assets/Props/Barrel_Wooden.prefab",
+                "Prefab",
+                &["barrel"],
+                "A barrel.",
+            ),
+            row(
+                "b",
+                "Assets/Props/Crate_Scifi.prefab",
+                "Prefab",
+                &["crate", "scifi"],
+                "A crate.",
+            ),
+        ];
+        let rank = |q: &str| {
+            let query = Query::analyze(q, &Vocabulary::embedded());
+            rank_assets(
+                &rows,
+                &query,
+                &RankOptions {
+                    top_k: 2,
+                    ..Default::default()
+                },
+            )
+        };
+        // "sci-fi barrel": the barrel lacks the modifier, the crate the subject.
+        let got = rank("sci-fi barrel");
+        let conf = |guid: &str| got.iter().find(|c| c.guid == guid).map(|c| c.confidence);
+        assert!(conf("a").is_some_and(|c| c >= SUBJECT_FOUND_FLOOR), "{got:?}");
+        assert!(conf("b").is_some_and(|c| c < SUBJECT_FOUND_FLOOR), "{got:?}");
+        assert_eq!(got[0].guid, "a");
+        assert!(
+            got[1].reasoning.contains("subject barrel is not in it"),
+            "{}",
+            got[1].reasoning
+        );
+        // A query about something the project does not have: nothing confirmable.
+        assert!(rank("공상과학 드래곤")
+            .iter()
+            .all(|c| c.confidence < SUBJECT_FOUND_FLOOR));
+    }
+
+    #[test]
+    fn type_intent_orders_ties_and_a_named_type_excludes_others() {
+        let rows = vec![
+            row(
+                "t",
+                "Assets/Tex/Barrel_Albedo.png",
+                "Texture2D",
+                &["barrel"],
+                "Barrel texture.",
+            ),
+            row(
+                "p",
+                "Assets/Props/Barrel.prefab",
+                "Prefab",
+                &["barrel"],
+                "Barrel prefab.",
+            ),
+            row(
+                "s",
+                "Assets/Audio/Barrel_Hit.wav",
+                "AudioClip",
+                &["barrel", "hit"],
+                "Barrel hit.",
+            ),
+            row(
+                "c",
+                "Assets/Scripts/BarrelSpawner.cs",
+                "MonoScript",
+                &["barrel"],
+                "Barrel code.",
+            ),
+        ];
+        let rank = |q: &str| {
+            let query = Query::analyze(q, &Vocabulary::embedded());
+            rank_assets(
+                &rows,
+                &query,
+                &RankOptions {
+                    top_k: 4,
+                    ..Default::default()
+                },
+            )
+        };
+        assert_eq!(rank("barrel")[0].guid, "p", "no type named: the placeable prefab first");
+        let sound = rank("barrel sound");
+        assert_eq!(sound[0].guid, "s");
+        assert!(
+            sound
+                .iter()
+                .filter(|c| c.guid != "s")
+                .all(|c| c.confidence < SUBJECT_FOUND_FLOOR),
+            "{sound:?}"
+        );
+        let code = rank("barrel");
+        let script = code.iter().find(|c| c.guid == "c").unwrap();
+        assert!(script.confidence < SUBJECT_FOUND_FLOOR, "{script:?}");
+        assert!(rank("barrel script")[0].guid == "c");
+    }
+
+    #[test]
+    fn free_package_places_go_to_packages_that_may_hide_a_word() {
+        let package = |id: &str, count: u64, words: &[&str]| PackageRow {
+            package_id: id.into(),
+            name: id.into(),
+            asset_count: count,
+            asset_vocabulary: words.iter().map(|w| w.to_string()).collect(),
+            ..Default::default()
+        };
+        let packages = vec![
+            package("materials", 2, &["door", "lava"]),
+            package("project", 1000, &["prefab", "env"]),
+            package("small", 1, &["font"]),
+        ];
+        let query = Query::analyze("door", &Vocabulary::embedded());
+        let chosen = rank_packages(&packages, &query, 3);
+        let ids: Vec<&str> = chosen.iter().map(|c| c.package_id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["materials", "project"],
+            "small shows all its words: it cannot hide one"
+        );
+        assert!(chosen[1].confidence < 0.40 && chosen[1].reasoning.contains("may hold one"));
     }
 
     #[test]

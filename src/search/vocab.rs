@@ -1,5 +1,7 @@
 //! The search vocabulary (`data/aliases.yml`): Korean↔English aliases,
-//! stopwords, category words, subtype rules and scene-request roles.
+//! stopwords, category words, subtype rules and scene-request roles; with
+//! the domain lexicon (`data/lexicon/`, [`Lexicon`]) and the morphology
+//! rules that reach its keys ([`Morphology`]).
 //!
 //! Loaded once per file and cached (the search pipeline asks for it from
 //! several stages); a missing or broken file prints one warning and the
@@ -11,6 +13,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Deserialize;
 
+use super::lexicon::{Lexicon, Role};
+use super::morph::Morphology;
 use super::text::{is_hangul, korean_forms, phrase_term};
 
 /// The copy shipped in the binary, used when no project file is named.
@@ -90,6 +94,12 @@ impl SubtypeRule {
 /// A loaded file and the modification time it was loaded at.
 type CachedVocabulary = (Option<std::time::SystemTime>, Arc<Vocabulary>);
 
+/// A vocabulary's aliases file (none: embedded) and lexicon (by address).
+type CacheKey = (Option<PathBuf>, usize);
+
+/// What a Korean key stands for: a term, its weight, and how it is written.
+pub type Sense = (String, f32, String);
+
 /// The loaded vocabulary, normalised for lookups.
 #[derive(Debug, Default)]
 pub struct Vocabulary {
@@ -103,6 +113,7 @@ pub struct Vocabulary {
     categories: Vec<(String, HashSet<String>)>,
     pub subtype_rules: Vec<SubtypeRule>,
     pub scene_request: SceneRequest,
+    pub lexicon: Arc<Lexicon>,
 }
 
 impl Vocabulary {
@@ -115,39 +126,59 @@ impl Vocabulary {
     }
 
     /// The vocabulary at `path` (cached by path and modification time), or
-    /// the embedded one when `path` is `None`. A file that cannot be read or
-    /// parsed gives an empty vocabulary and a warning, passed to `warn` once
-    /// per file version.
+    /// the embedded one when `path` is `None`, with the embedded lexicon.
+    /// A file that cannot be read or parsed gives an empty vocabulary and a
+    /// warning, passed to `warn` once per file version.
     pub fn load(path: Option<&Path>, limit: u64, warn: impl FnOnce(String)) -> Arc<Self> {
-        let Some(path) = path else { return Self::embedded() };
-        static CACHE: OnceLock<Mutex<HashMap<PathBuf, CachedVocabulary>>> = OnceLock::new();
-        let mtime = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        Self::load_with(path, limit, Lexicon::embedded(), warn)
+    }
+
+    /// [`Vocabulary::load`] with a given lexicon (a project's own files).
+    pub fn load_with(path: Option<&Path>, limit: u64, lexicon: Arc<Lexicon>, warn: impl FnOnce(String)) -> Arc<Self> {
+        let embedded_lexicon = Arc::ptr_eq(&lexicon, &Lexicon::embedded());
+        if path.is_none() && embedded_lexicon {
+            return Self::embedded();
+        }
+        static CACHE: OnceLock<Mutex<HashMap<CacheKey, CachedVocabulary>>> = OnceLock::new();
+        let mtime = path.and_then(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
+        let key = (path.map(Path::to_path_buf), Arc::as_ptr(&lexicon) as usize);
         let mut cache = CACHE
             .get_or_init(Default::default)
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        if let Some((seen, vocabulary)) = cache.get(path) {
+        if let Some((seen, vocabulary)) = cache.get(&key) {
             if *seen == mtime {
                 return vocabulary.clone();
             }
         }
         // A regular file within the limit: never a FIFO or `/dev/zero`.
-        let loaded = engine::io::read_text_limited(path, limit, engine::io::FILE_KEY)
-            .map_err(|e| e.to_string())
-            .and_then(|text| Self::parse(&text));
+        let loaded = match path {
+            Some(path) => engine::io::read_text_limited(path, limit, engine::io::FILE_KEY)
+                .map_err(|e| e.to_string())
+                .and_then(|text| Self::parse_with(&text, lexicon.clone())),
+            None => Self::parse_with(EMBEDDED, lexicon.clone()),
+        };
         let vocabulary = Arc::new(loaded.unwrap_or_else(|reason| {
             warn(format!(
                 "[unity-assets:search] warning: aliases file {} unusable ({reason}); continuing without aliases",
-                path.display()
+                path.map(|p| p.display().to_string()).unwrap_or_default()
             ));
-            Self::default()
+            Self {
+                lexicon: lexicon.clone(),
+                ..Self::default()
+            }
         }));
-        cache.insert(path.to_path_buf(), (mtime, vocabulary.clone()));
+        cache.insert(key, (mtime, vocabulary.clone()));
         vocabulary
     }
 
-    /// Parse the YAML text of an aliases file.
+    /// Parse the YAML text of an aliases file (with the embedded lexicon).
     pub fn parse(text: &str) -> Result<Self, String> {
+        Self::parse_with(text, Lexicon::embedded())
+    }
+
+    /// Parse the YAML text of an aliases file, with `lexicon`.
+    pub fn parse_with(text: &str, lexicon: Arc<Lexicon>) -> Result<Self, String> {
         let file: VocabularyFile = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
         let mut reverse: HashMap<String, Vec<String>> = HashMap::new();
         let aliases: BTreeMap<String, Vec<String>> = file
@@ -155,12 +186,17 @@ impl Vocabulary {
             .into_iter()
             .map(|(key, list)| (key.to_lowercase(), list))
             .collect();
-        for (key, list) in &aliases {
-            for term in list.iter().filter_map(|a| phrase_term(a)) {
-                let keys = reverse.entry(term).or_default();
-                if !keys.contains(key) {
-                    keys.push(key.clone());
-                }
+        let alias_terms = aliases.iter().flat_map(|(key, list)| {
+            list.iter()
+                .filter_map(|a| phrase_term(a))
+                .map(move |t| (t, key.as_str()))
+        });
+        // English→Korean: an alias, then a lexicon translation, names its key.
+        let translations = lexicon.translations().map(|(t, k)| (t.to_owned(), k));
+        for (term, key) in alias_terms.chain(translations) {
+            let keys = reverse.entry(term).or_default();
+            if !keys.iter().any(|k| k == key) {
+                keys.push(key.to_owned());
             }
         }
         let normalise_all = |words: Vec<String>| words.iter().filter_map(|w| normal_word(w)).collect();
@@ -194,6 +230,7 @@ impl Vocabulary {
                 })
                 .collect(),
             scene_request: file.scene_request.unwrap_or_default(),
+            lexicon,
         })
     }
 
@@ -209,25 +246,100 @@ impl Vocabulary {
         self.aliases.get(key).map(Vec::as_slice)
     }
 
+    /// The role of a Korean key (its lexicon file's), or of an English
+    /// term through the keys translating it: a qualifier or predicate only
+    /// when every such key is one.
+    pub fn role(&self, key_or_term: &str) -> Role {
+        if let Some(role) = self.lexicon.role(key_or_term) {
+            return role;
+        }
+        // An alias key in modifier form (빠른) has its lemma's role (빠르다).
+        if key_or_term.chars().any(is_hangul) {
+            if let Some(role) = Morphology::embedded()
+                .lemmas(key_or_term)
+                .iter()
+                .find_map(|l| self.lexicon.role(l))
+            {
+                return role;
+            }
+        }
+        let roles: Vec<Role> = self
+            .keys_for_term(key_or_term)
+            .iter()
+            .filter_map(|k| self.lexicon.role(k))
+            .collect();
+        if roles.is_empty() || roles.contains(&Role::Thing) {
+            Role::Thing
+        } else if roles.iter().all(|r| *r == Role::Predicate) {
+            Role::Predicate
+        } else {
+            Role::Qualifier
+        }
+    }
+
+    /// Whether `key` is an alias or lexicon key.
+    pub fn knows(&self, key: &str) -> bool {
+        self.aliases.contains_key(key) || self.lexicon.contains(key)
+    }
+
+    /// What a Korean key stands for: its aliases (as translations), then its
+    /// lexicon senses; each term once, at its highest weight.
+    pub fn senses(&self, key: &str) -> Vec<Sense> {
+        let mut out: Vec<Sense> = Vec::new();
+        let aliases = self.aliases_of(key).unwrap_or_default().iter();
+        let aliases = aliases.filter_map(|a| Some((phrase_term(a)?, 1.0, a.clone())));
+        let lexicon = self
+            .lexicon
+            .senses(key)
+            .iter()
+            .map(|s| (s.term.clone(), s.weight, s.written.clone()));
+        for (term, weight, written) in aliases.chain(lexicon) {
+            match out.iter_mut().find(|s| s.0 == term) {
+                Some(s) => s.1 = s.1.max(weight),
+                None => out.push((term, weight, written)),
+            }
+        }
+        out
+    }
+
     /// Keys whose alias lists hold the normalised English `term`.
     pub fn keys_for_term(&self, term: &str) -> &[String] {
         self.reverse.get(term).map(Vec::as_slice).unwrap_or_default()
     }
 
-    /// The alias keys a Korean query word stands for (seed Step 4.0): an
-    /// exact match of the word or of a particle-stripped form first; else
-    /// the keys contained in the word (longest first, not overlapping; keys
-    /// of two syllables or more, since one syllable inside a word is noise);
-    /// else the shortest key containing the word (two syllables or more).
+    /// The alias or lexicon keys a Korean query word stands for (seed Step
+    /// 4.0): an exact match of the word or of a particle-stripped form
+    /// first; else a lemma of it ([`Morphology::lemmas`]: 깨지는 → 깨지다);
+    /// else the keys contained in the word (longest first, not overlapping;
+    /// keys of two syllables or more, since one syllable inside a word is
+    /// noise); else the shortest alias key containing the word (two
+    /// syllables or more).
     pub fn korean_keys(&self, word: &str) -> Vec<String> {
+        self.korean_match(word).0
+    }
+
+    /// [`Vocabulary::korean_keys`], and whether the key is a predicate's
+    /// lemma (a modifier such as 깨지는, not a thing).
+    pub fn korean_match(&self, word: &str) -> (Vec<String>, bool) {
         let forms = korean_forms(word);
-        if let Some(exact) = forms.iter().find(|f| self.aliases.contains_key(f.as_str())) {
-            return vec![exact.clone()];
+        if let Some(exact) = forms.iter().find(|f| self.knows(f)) {
+            return (vec![exact.clone()], false);
+        }
+        let morphology = Morphology::embedded();
+        // The whole word first (다는 is 달다, not 다 + 는), then stripped forms.
+        if let Some(lemma) = forms
+            .iter()
+            .flat_map(|f| morphology.lemmas(f))
+            .find(|lemma| self.knows(lemma))
+        {
+            let predicate = lemma.ends_with('다');
+            return (vec![lemma], predicate);
         }
         let stripped = forms.last().map(String::as_str).unwrap_or(word);
         let mut inside: Vec<&String> = self
             .aliases
             .keys()
+            .chain(self.lexicon.keys_owned())
             .filter(|k| k.chars().count() >= 2 && stripped.contains(k.as_str()))
             .collect();
         inside.sort_by_key(|k| std::cmp::Reverse(k.chars().count()));
@@ -245,7 +357,7 @@ impl Vocabulary {
         }
         if !found.is_empty() {
             found.sort();
-            return found.into_iter().map(|(_, k)| k).collect();
+            return (found.into_iter().map(|(_, k)| k).collect(), false);
         }
         if stripped.chars().count() >= 2 {
             if let Some(key) = self
@@ -254,10 +366,10 @@ impl Vocabulary {
                 .filter(|k| k.contains(stripped))
                 .min_by_key(|k| k.chars().count())
             {
-                return vec![key.clone()];
+                return (vec![key.clone()], false);
             }
         }
-        Vec::new()
+        (Vec::new(), false)
     }
 
     /// The category whose words overlap `terms` most (ties: first by name).
@@ -304,7 +416,10 @@ mod tests {
         assert_eq!(v.korean_keys("분위기의"), ["분위기"]);
         assert_eq!(v.korean_keys("평화로운"), ["평화"]);
         assert_eq!(v.korean_keys("스폰설정"), ["스폰", "설정"]);
-        assert!(v.korean_keys("우주선").is_empty());
+        assert!(v.korean_keys("퓨뷰퓨").is_empty());
+        assert_eq!(v.korean_keys("우주선"), ["우주선"], "a lexicon key");
+        assert_eq!(v.korean_keys("깨지는"), ["깨지다"], "a lemma");
+        assert_eq!(v.korean_keys("천장에"), ["천장"]);
     }
 
     #[test]
