@@ -12,6 +12,7 @@ pub mod pick;
 pub mod query;
 pub mod rank;
 pub mod records;
+pub mod rerank;
 pub mod result;
 pub mod route;
 pub mod text;
@@ -219,6 +220,7 @@ struct RecordArgs {
 
 /// Register the search and pick functions and the search builtins.
 pub fn register(registry: &mut Registry) {
+    rerank::register(registry);
     registry
         .function(
             "query.validate",

@@ -29,6 +29,7 @@ macro_rules! impl_provider {
 }
 
 mod anthropic;
+mod cache;
 mod check;
 mod claude_code;
 pub mod config;
@@ -40,6 +41,7 @@ mod retry;
 mod secret;
 mod structured;
 
+pub use cache::ReplyCache;
 pub use check::{check, CheckReport};
 pub use config::{connect, connect_with_env, CommandLine, JsonMode, LlmConfig, Models, ProviderKind};
 pub use limit::limit_concurrency;
@@ -140,6 +142,16 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// What was wrong with an answer that arrived but held no usable JSON
+    /// (prose, cut off at max_tokens, a refusal): a repair turn may fix it,
+    /// unlike a transport failure.
+    pub fn unusable_answer(&self) -> Option<&str> {
+        match self {
+            LlmError::NoJson { message, .. } => Some(message),
+            _ => None,
+        }
+    }
+
     /// Transport retries spent before this error, for the run report.
     pub fn retries(&self) -> u32 {
         match self {

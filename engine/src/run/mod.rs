@@ -42,6 +42,8 @@ pub struct Runtime {
     pub resources: Resources,
     /// Where fan-out progress goes (none: not shown).
     pub progress: Option<Arc<dyn progress::Progress>>,
+    /// Answers received in this run, so no request is sent twice.
+    pub replies: Arc<crate::llm::ReplyCache>,
 }
 
 impl Runtime {
@@ -54,6 +56,7 @@ impl Runtime {
             mcp: Arc::default(),
             resources,
             progress: None,
+            replies: Arc::default(),
         }
     }
 }
