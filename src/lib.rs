@@ -13,3 +13,4 @@ pub mod index;
 pub mod progress;
 pub mod project;
 pub mod search;
+pub mod usage;

@@ -285,6 +285,13 @@ async fn a_model_answering_prose_gets_one_repair_turn_then_the_builtin_ranking_s
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     let calls: u64 = report["stages"].as_array().unwrap().iter().map(|s| s["calls"].as_u64().unwrap()).sum();
     assert_eq!(calls, 3, "every request sent is in the report, failed ones too");
+    let usage = report["llm_usage"].as_array().unwrap();
+    let priced_calls: u64 = usage.iter().map(|m| m["calls"].as_u64().unwrap()).sum();
+    assert_eq!(priced_calls, 3, "{usage:?}");
+    // gpt-4.1 (the default tier's model, named for the failed calls) is in data/llm-prices.yml.
+    let failed = usage.iter().find(|m| m["model"] == "openai/gpt-4.1").expect("the failing model");
+    assert_eq!(failed["calls"], 2);
+    assert!(failed["estimated_cost_usd"].is_number(), "{failed}");
     assert!(
         Path::new(&project.dir.path().join(INDEX_DIR).join("search-result.json")).exists(),
         "{run:?}"

@@ -200,7 +200,8 @@ fn retrieval(
 /// What a model needs to judge a row, and nothing it cannot use: the id,
 /// the path (which holds the file name and folders), the name only when it
 /// is not the file's stem, type or type/subtype, labels and tags as one
-/// list, the summary; empty fields are left out.
+/// list without the words the path and type already say, the summary;
+/// empty fields are left out.
 fn compact_row(id: usize, row: &AssetRow, picked_before: bool) -> Value {
     let mut out = Map::new();
     out.insert("id".into(), json!(id));
@@ -218,9 +219,11 @@ fn compact_row(id: usize, row: &AssetRow, picked_before: bool) -> Value {
     if !kind.is_empty() {
         out.insert("type".into(), json!(kind));
     }
+    let said = format!("{} {kind}", row.path).to_lowercase();
     let mut tags: Vec<&str> = Vec::new();
     for t in row.labels.iter().chain(&row.llm_tags) {
-        if !tags.contains(&t.as_str()) {
+        let repeats = t.split(['-', '_', ' ']).all(|w| said.contains(&w.to_lowercase()));
+        if !repeats && !tags.contains(&t.as_str()) {
             tags.push(t);
         }
     }
@@ -298,7 +301,8 @@ mod tests {
         let compact = compact_row(7, &r, false);
         assert_eq!(
             compact,
-            json!({"id": 7, "path": "Assets/Z/Zombie_Fast.prefab", "type": "Prefab/character", "tags": ["enemy", "zombie"]})
+            json!({"id": 7, "path": "Assets/Z/Zombie_Fast.prefab", "type": "Prefab/character", "tags": ["enemy"]}),
+            "`zombie` is in the path already"
         );
         let mut other = r.clone();
         other.name = "Fast zombie".into();
