@@ -39,7 +39,7 @@ mod limit;
 mod openai;
 mod retry;
 mod secret;
-mod structured;
+pub mod structured;
 
 pub use cache::ReplyCache;
 pub use check::{check, CheckReport};
