@@ -389,7 +389,7 @@ mod openai {
         assert!(body.get("response_format").is_none(), "{body}");
         let user = body["messages"][1]["content"].as_str().unwrap();
         assert!(user.starts_with("INDEX: 459 assets ...\n\nfind a top-down zombie\n\nAnswer with one JSON value only"));
-        assert!(user.contains("\"additionalProperties\": false"), "{user}");
+        assert!(user.contains("\"additionalProperties\":false"), "compact, not pretty-printed: {user}");
     }
 
     #[tokio::test]
