@@ -155,6 +155,9 @@ struct RankArgs {
 struct Ranked {
     #[serde(default)]
     groups: Vec<Retrieved>,
+    /// Set by the stage's `on_invalid`: the model failed on this chunk.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    failed: bool,
 }
 
 #[derive(Deserialize)]
@@ -163,6 +166,13 @@ struct MergeArgs {
     chunks: Vec<Option<Ranked>>,
     intents: usize,
     top_k: usize,
+}
+
+#[derive(Serialize)]
+struct MergeOut {
+    retrieved: Vec<Retrieved>,
+    /// Chunks whose call failed: their rows were not ranked.
+    failed: usize,
 }
 
 #[derive(Deserialize)]
@@ -303,7 +313,13 @@ pub fn register(registry: &mut Registry) {
         .function(
             "search.merge-chunks",
             "per sub-intent: the candidates of every chunk, by confidence, top-K",
-            |a: MergeArgs, _| Ok(merge_chunks(a.chunks, a.intents, a.top_k)),
+            |a: MergeArgs, _| {
+                let failed = a.chunks.iter().filter(|c| c.as_ref().is_none_or(|c| c.failed)).count();
+                Ok(MergeOut {
+                    retrieved: merge_chunks(a.chunks, a.intents, a.top_k),
+                    failed,
+                })
+            },
         )
         .function(
             "search.groups",
@@ -384,6 +400,7 @@ pub fn register(registry: &mut Registry) {
                         .into_iter()
                         .map(|candidates| Retrieved { candidates })
                         .collect(),
+                    failed: false,
                 })
             },
         );
@@ -508,6 +525,7 @@ mod tests {
         let chunk = |groups: Vec<Vec<Candidate>>| {
             Some(Ranked {
                 groups: groups.into_iter().map(|candidates| Retrieved { candidates }).collect(),
+                failed: false,
             })
         };
         let chunks = vec![

@@ -1,6 +1,7 @@
 //! Answers already received in this run, by request: a pipeline that asks
 //! the same question twice (map-reduce, then the same map-reduce as a
-//! fallback) pays for it once.
+//! fallback) pays for it once. A request the model failed on (after its
+//! repairs) is remembered too: asking again would fail again, at full price.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -10,22 +11,23 @@ use sha2::{Digest, Sha256};
 
 use super::LlmRequest;
 
-/// Schema-valid answers of one run, keyed by a digest of everything a
+/// Schema-valid answers and final failures of one run, keyed by a digest of everything a
 /// provider sends (not the stage's name, which the wire never carries).
 #[derive(Debug, Default)]
 pub struct ReplyCache {
-    answers: Mutex<HashMap<[u8; 32], Value>>,
+    answers: Mutex<HashMap<[u8; 32], Result<Value, String>>>,
 }
 
 impl ReplyCache {
-    pub fn get(&self, provider: &str, request: &LlmRequest) -> Option<Value> {
+    pub fn get(&self, provider: &str, request: &LlmRequest) -> Option<Result<Value, String>> {
         let answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
         answers.get(&key(provider, request)).cloned()
     }
 
-    pub fn put(&self, provider: &str, request: &LlmRequest, answer: &Value) {
+    pub fn put(&self, provider: &str, request: &LlmRequest, answer: Result<&Value, &str>) {
         let mut answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
-        answers.insert(key(provider, request), answer.clone());
+        let answer = answer.cloned().map_err(str::to_owned);
+        answers.insert(key(provider, request), answer);
     }
 }
 

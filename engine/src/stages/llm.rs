@@ -49,9 +49,16 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
         tier: l.tier,
         max_tokens: l.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
     };
-    if let Some(answer) = cx.rt.replies.get(provider.name(), &request) {
-        cx.stats.cache_hit();
-        return Ok(Flow::Value(answer));
+    match cx.rt.replies.get(provider.name(), &request) {
+        Some(Ok(answer)) => {
+            cx.stats.cache_hit();
+            return Ok(Flow::Value(answer));
+        }
+        Some(Err(why)) => {
+            cx.stats.cache_hit();
+            return recover(cx, scope, &cx.stage.on_invalid, format!("{why} (earlier in this run; not sent again)"));
+        }
+        None => {}
     }
     let asked = request.clone();
     let cause = format!("model `{}` ({})", provider.model(l.tier), provider.name());
@@ -62,7 +69,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
                 cx.stats.call_to(&reply.model, provider.name(), reply.retries, reply.usage);
                 match gate.check(&reply.value) {
                     Ok(()) => {
-                        cx.rt.replies.put(provider.name(), &asked, &reply.value);
+                        cx.rt.replies.put(provider.name(), &asked, Ok(&reply.value));
                         return Ok(Flow::Value(reply.value));
                     }
                     Err(errors) => {
@@ -94,6 +101,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
             );
         }
     }
+    cx.rt.replies.put(provider.name(), &asked, Err(&why));
     recover(cx, scope, &cx.stage.on_invalid, why)
 }
 
