@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-#[path = "../engine/tests/support/llm_server.rs"]
-mod llm_server;
 #[path = "support/generated_project.rs"]
 mod generated_project;
+#[path = "../engine/tests/support/llm_server.rs"]
+mod llm_server;
 use generated_project::Project;
 use llm_server::{LlmServer, Recorded, Reply};
 
@@ -37,7 +37,11 @@ async fn a_retry_after_over_the_cap_fails_at_once_saying_so_and_the_builtin_answ
     project.configure(&openai_at(&server));
     let run = tokio::task::block_in_place(|| project.run(&["search", "dark zombie"]));
     assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(server.requests().len(), 2, "routing and rerank, each once: no retry, no repair");
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "routing and rerank, each once: no retry, no repair"
+    );
     assert!(
         run.stderr.contains(
             "model `gpt-4.1-mini` (openai) failed: openai: HTTP 429: Rate limit reached; the server asked to wait 120s \
@@ -46,8 +50,9 @@ async fn a_retry_after_over_the_cap_fails_at_once_saying_so_and_the_builtin_answ
         "{run:?}"
     );
     assert!(
-        run.stdout
-            .contains("[unity-assets:search] warning: the model failed on 1 of 1 sub-intents; the builtin ranking stands"),
+        run.stdout.contains(
+            "[unity-assets:search] warning: the model failed on 1 of 1 sub-intents; the builtin ranking stands"
+        ),
         "{run:?}"
     );
     assert_eq!(project.result_guids()[0].len(), 3, "the builtin's candidates: {run:?}");
@@ -67,13 +72,24 @@ async fn an_always_invalid_model_in_exhaustive_mode_is_named_and_never_asked_the
     assert_eq!(run.code, 0, "{run:?}");
     let warning = "[unity-assets:search] warning: the model failed on 1 of 1 chunks; their assets were not ranked";
     assert!(run.stdout.contains(warning), "{run:?}");
-    assert!(run.stdout.contains("fallback stage 2: map-reduce forced (chunks=1)"), "{run:?}");
+    assert!(
+        run.stdout.contains("fallback stage 2: map-reduce forced (chunks=1)"),
+        "{run:?}"
+    );
     assert!(run.stderr.contains("(earlier in this run; not sent again)"), "{run:?}");
     let requests = server.requests();
     assert_no_duplicates(&requests);
     // routing + repair, chunk + repair, select-packages + repair for K=5 and
     // K=8 (their rows are empty: no rank call); stage 2's chunk: not re-sent.
-    assert_eq!(requests.len(), 8, "{:#?}", requests.iter().map(|r| &r.body["response_format"]["json_schema"]["name"]).collect::<Vec<_>>());
+    assert_eq!(
+        requests.len(),
+        8,
+        "{:#?}",
+        requests
+            .iter()
+            .map(|r| &r.body["response_format"]["json_schema"]["name"])
+            .collect::<Vec<_>>()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

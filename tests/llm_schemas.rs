@@ -52,7 +52,12 @@ fn stage_schemas() -> Vec<String> {
                 let doc: Value = serde_yaml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
                 for stage in doc["stages"].as_object().into_iter().flat_map(|s| s.values()) {
                     if stage.get("llm").is_some() {
-                        files.push(stage["output"].as_str().expect("an llm stage has an output schema").to_owned());
+                        files.push(
+                            stage["output"]
+                                .as_str()
+                                .expect("an llm stage has an output schema")
+                                .to_owned(),
+                        );
                     }
                 }
             }
@@ -76,13 +81,18 @@ fn violations(schema: &Value, root: &Value, at: &str, out: &mut Vec<String>) {
             out.push(format!("{at}: $ref {r} points nowhere"));
         }
     }
-    let is_object = map.get("type").is_some_and(|t| t == "object" || t.as_array().is_some_and(|a| a.iter().any(|x| x == "object")));
+    let is_object = map
+        .get("type")
+        .is_some_and(|t| t == "object" || t.as_array().is_some_and(|a| a.iter().any(|x| x == "object")));
     if is_object || map.contains_key("properties") {
         let props = map.get("properties").and_then(Value::as_object);
         match props {
             None => out.push(format!("{at}: an object without properties")),
             Some(props) => {
-                let mut required: Vec<&str> = map["required"].as_array().map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+                let mut required: Vec<&str> = map["required"]
+                    .as_array()
+                    .map(|r| r.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
                 let mut keys: Vec<&str> = props.keys().map(String::as_str).collect();
                 required.sort_unstable();
                 keys.sort_unstable();
@@ -101,7 +111,13 @@ fn violations(schema: &Value, root: &Value, at: &str, out: &mut Vec<String>) {
     if let Some(items) = map.get("items") {
         violations(items, root, &format!("{at}[]"), out);
     }
-    for (i, sub) in map.get("anyOf").and_then(Value::as_array).into_iter().flatten().enumerate() {
+    for (i, sub) in map
+        .get("anyOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         violations(sub, root, &format!("{at}|{i}"), out);
     }
     for (name, sub) in map.get("$defs").and_then(Value::as_object).into_iter().flatten() {
@@ -157,6 +173,12 @@ fn the_stage_files_themselves_break_the_rules_the_wire_form_fixes() {
     let schema: Value = serde_json::from_str(&text).unwrap();
     let mut found = vec![];
     violations(&schema, &schema, "$", &mut found);
-    assert!(found.iter().any(|p| p.contains("an object without properties")), "{found:?}");
-    assert!(found.iter().any(|p| p.contains("unsupported keyword `$schema`")), "{found:?}");
+    assert!(
+        found.iter().any(|p| p.contains("an object without properties")),
+        "{found:?}"
+    );
+    assert!(
+        found.iter().any(|p| p.contains("unsupported keyword `$schema`")),
+        "{found:?}"
+    );
 }

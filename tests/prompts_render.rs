@@ -138,7 +138,10 @@ fn every_prompt_renders_one_item_per_line() {
             for marker in &markers {
                 let lines: Vec<&str> = text.lines().filter(|l| l.contains(marker)).collect();
                 assert_eq!(lines.len(), 1, "{name}: {marker} on {} lines:\n{text}", lines.len());
-                let others: Vec<&&str> = markers.iter().filter(|m| *m != marker && lines[0].contains(**m)).collect();
+                let others: Vec<&&str> = markers
+                    .iter()
+                    .filter(|m| *m != marker && lines[0].contains(**m))
+                    .collect();
                 assert!(others.is_empty(), "{name}: {marker} glued to {others:?}:\n{}", lines[0]);
             }
             for n in 1..=numbered {

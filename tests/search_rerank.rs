@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-#[path = "../engine/tests/support/llm_server.rs"]
-mod llm_server;
 #[path = "support/generated_project.rs"]
 mod generated_project;
+#[path = "../engine/tests/support/llm_server.rs"]
+mod llm_server;
 use generated_project::{Project, INDEX_DIR};
 use llm_server::{LlmServer, Recorded, Reply};
 
@@ -74,7 +74,11 @@ fn input_chars(requests: &[Recorded]) -> usize {
 fn assert_no_duplicates(requests: &[Recorded]) {
     let mut seen = HashSet::new();
     for r in requests {
-        assert!(seen.insert(r.body.to_string()), "a request was sent twice: {}", schema_of(r));
+        assert!(
+            seen.insert(r.body.to_string()),
+            "a request was sent twice: {}",
+            schema_of(r)
+        );
     }
 }
 
@@ -106,9 +110,15 @@ async fn rerank_costs_under_a_tenth_of_exhaustive_and_never_sends_a_request_twic
         ["search-routing", "reranked-assets"],
         "one routing call, one rerank call for the one sub-intent"
     );
-    let rows = user_text(&rerank[1]).lines().filter(|l| l.starts_with("{\"id\":")).count();
+    let rows = user_text(&rerank[1])
+        .lines()
+        .filter(|l| l.starts_with("{\"id\":"))
+        .count();
     assert_eq!(rows, 40, "rerank_top_n rows, no more");
-    assert!(!user_text(&rerank[1]).contains(&format!("{:032x}", 0)), "no guid is sent");
+    assert!(
+        !user_text(&rerank[1]).contains(&format!("{:032x}", 0)),
+        "no guid is sent"
+    );
     assert_eq!(
         project.result_guids(),
         builtin,
@@ -123,10 +133,19 @@ async fn rerank_costs_under_a_tenth_of_exhaustive_and_never_sends_a_request_twic
     // 4000 rows in chunks of 500; every chunk finds nothing, so the fallback
     // stages run, and stage 2 is the same map-reduce again: answered from the
     // run's cache, not sent.
-    assert!(run.stdout.contains("map-reduce 분기 활성 (assets=4000, chunks=8)"), "{run:?}");
-    assert!(run.stdout.contains("fallback stage 2: map-reduce forced (chunks=8)"), "{run:?}");
+    assert!(
+        run.stdout.contains("map-reduce 분기 활성 (assets=4000, chunks=8)"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout.contains("fallback stage 2: map-reduce forced (chunks=8)"),
+        "{run:?}"
+    );
     let chunk_calls = exhaustive.iter().filter(|r| schema_of(r) == "ranked-assets").count();
-    assert_eq!(chunk_calls, 8, "stage 2 re-sends none of the 8 chunks; stage 1 ranks no empty row set");
+    assert_eq!(
+        chunk_calls, 8,
+        "stage 2 re-sends none of the 8 chunks; stage 1 ranks no empty row set"
+    );
     assert_no_duplicates(&rerank);
     assert_no_duplicates(exhaustive);
     let (cheap, full) = (input_chars(&rerank), input_chars(exhaustive));
@@ -140,7 +159,10 @@ async fn a_query_retrieval_finds_nothing_for_falls_back_to_the_exhaustive_map_re
     assert_eq!(project.run(&["reindex"]).code, 0);
     let nothing = json!([{"intent": "quantum hologram", "category_hint": null, "subtype_hint": null}]);
     let server = LlmServer::respond_with(model(nothing, None)).await;
-    project.configure(&format!("llm: {{provider: openai, base_url: \"{}/v1\"}}\n", server.url()));
+    project.configure(&format!(
+        "llm: {{provider: openai, base_url: \"{}/v1\"}}\n",
+        server.url()
+    ));
     let run = tokio::task::block_in_place(|| project.run(&["search", "quantum hologram"]));
     assert_eq!(run.code, 0, "{run:?}");
     let lines: Vec<&str> = run.stdout.lines().filter(|l| l.contains("fallback stage")).collect();
@@ -153,7 +175,11 @@ async fn a_query_retrieval_finds_nothing_for_falls_back_to_the_exhaustive_map_re
         "{run:?}"
     );
     let schemas: Vec<String> = server.requests().iter().map(schema_of).collect();
-    assert_eq!(schemas, ["search-routing", "ranked-assets"], "no rerank call without rows");
+    assert_eq!(
+        schemas,
+        ["search-routing", "ranked-assets"],
+        "no rerank call without rows"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -165,11 +191,13 @@ async fn a_model_answering_prose_gets_one_repair_turn_then_the_builtin_ranking_s
         json!({"prompt_tokens": 100, "completion_tokens": 9}),
     );
     let server = LlmServer::respond_with(model(zombie(), Some(prose))).await;
-    project.configure(&format!("llm: {{provider: openai, base_url: \"{}/v1\"}}\n", server.url()));
+    project.configure(&format!(
+        "llm: {{provider: openai, base_url: \"{}/v1\"}}\n",
+        server.url()
+    ));
     let report = project.dir.path().join("report.json");
-    let run = tokio::task::block_in_place(|| {
-        project.run(&["search", "dark zombie", "--report", report.to_str().unwrap()])
-    });
+    let run =
+        tokio::task::block_in_place(|| project.run(&["search", "dark zombie", "--report", report.to_str().unwrap()]));
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
         run.stdout.contains(
@@ -186,13 +214,21 @@ async fn a_model_answering_prose_gets_one_repair_turn_then_the_builtin_ranking_s
     );
     assert_eq!(project.result_guids()[0].len(), 3, "the builtin's candidates");
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    let calls: u64 = report["stages"].as_array().unwrap().iter().map(|s| s["calls"].as_u64().unwrap()).sum();
+    let calls: u64 = report["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["calls"].as_u64().unwrap())
+        .sum();
     assert_eq!(calls, 3, "every request sent is in the report, failed ones too");
     let usage = report["llm_usage"].as_array().unwrap();
     let priced_calls: u64 = usage.iter().map(|m| m["calls"].as_u64().unwrap()).sum();
     assert_eq!(priced_calls, 3, "{usage:?}");
     // gpt-4.1 (the default tier's model, named for the failed calls) is in data/llm-prices.yml.
-    let failed = usage.iter().find(|m| m["model"] == "openai/gpt-4.1").expect("the failing model");
+    let failed = usage
+        .iter()
+        .find(|m| m["model"] == "openai/gpt-4.1")
+        .expect("the failing model");
     assert_eq!(failed["calls"], 2);
     assert!(failed["estimated_cost_usd"].is_number(), "{failed}");
     assert!(

@@ -334,15 +334,24 @@ mod openai {
         }))
         .await;
         let schemas = [
-            ("index-tags".to_owned(), json!({"type": "object", "properties": {"rows": {"type": "array"}}})),
-            ("build-plan".to_owned(), json!({"type": "object", "properties": {"calls": {"type": "array"}}})),
+            (
+                "index-tags".to_owned(),
+                json!({"type": "object", "properties": {"rows": {"type": "array"}}}),
+            ),
+            (
+                "build-plan".to_owned(),
+                json!({"type": "object", "properties": {"calls": {"type": "array"}}}),
+            ),
         ];
         let report = check(provider("provider: openai", &server.url()).as_ref(), &schemas).await;
         assert_eq!(report.error, None);
         assert_eq!(report.schemas[0], ("index-tags".to_owned(), None));
         let (name, error) = &report.schemas[1];
         assert_eq!(name, "build-plan");
-        assert!(error.as_deref().unwrap().contains("HTTP 400: Invalid schema"), "{error:?}");
+        assert!(
+            error.as_deref().unwrap().contains("HTTP 400: Invalid schema"),
+            "{error:?}"
+        );
         assert_eq!(server.requests().len(), 3);
     }
 
@@ -414,7 +423,10 @@ mod openai {
         assert!(body.get("response_format").is_none(), "{body}");
         let user = body["messages"][1]["content"].as_str().unwrap();
         assert!(user.starts_with("INDEX: 459 assets ...\n\nfind a top-down zombie\n\nAnswer with one JSON value only"));
-        assert!(user.contains("\"additionalProperties\":false"), "compact, not pretty-printed: {user}");
+        assert!(
+            user.contains("\"additionalProperties\":false"),
+            "compact, not pretty-printed: {user}"
+        );
     }
 
     #[tokio::test]

@@ -68,6 +68,11 @@ struct SummaryArgs {
     decisions: Vec<Decision>,
     #[serde(default)]
     execution: Option<Execution>,
+    /// The groups planned for and their plans, in the same order.
+    #[serde(default)]
+    targets: Vec<Target>,
+    #[serde(default)]
+    plans: Vec<Plan>,
 }
 
 #[derive(Deserialize)]
@@ -162,7 +167,17 @@ pub fn register(registry: &mut Registry) {
         .function(
             "build.summary",
             "Per sub-intent verdicts, audit lines and the next step",
-            |a: SummaryArgs, _| Ok(summary::summarize(&a.decisions, a.execution.as_ref())),
+            |a: SummaryArgs, _| {
+                // A plan without calls applied nothing; its note says why.
+                let empty: std::collections::BTreeMap<usize, String> = a
+                    .targets
+                    .iter()
+                    .zip(&a.plans)
+                    .filter(|(_, p)| p.calls.is_empty())
+                    .map(|(t, p)| (t.group, p.note.clone()))
+                    .collect();
+                Ok(summary::summarize(&a.decisions, a.execution.as_ref(), &empty))
+            },
         )
         .async_function(
             "doctor.mcp",

@@ -160,7 +160,11 @@ fn stage_schemas(project: &Project) -> Result<Vec<(String, serde_json::Value)>, 
             let (engine::compile::StageAction::Llm(_), Some(gate)) = (&stage.action, &stage.gate) else {
                 continue;
             };
-            let stem = gate.file.trim_end_matches(".json").trim_end_matches(".schema").to_owned();
+            let stem = gate
+                .file
+                .trim_end_matches(".json")
+                .trim_end_matches(".schema")
+                .to_owned();
             if !out.iter().any(|(n, _)| *n == stem) {
                 out.push((stem, (*gate.schema).clone()));
             }

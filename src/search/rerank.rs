@@ -315,7 +315,10 @@ mod tests {
 
     #[test]
     fn ids_map_back_to_indexed_guids_and_failures_keep_the_builtin_order() {
-        let refs = vec![("g1".to_owned(), "Assets/a".to_owned()), ("g2".into(), "Assets/b".into())];
+        let refs = vec![
+            ("g1".to_owned(), "Assets/a".to_owned()),
+            ("g2".into(), "Assets/b".into()),
+        ];
         let candidate = |id, confidence| IdCandidate {
             id,
             confidence,
@@ -338,7 +341,12 @@ mod tests {
             reranked: vec![
                 Some(Reranked {
                     // 9 was never sent, 2 is named twice
-                    candidates: vec![candidate(9, 0.9), candidate(2, 0.8), candidate(2, 0.7), candidate(1, 1.5)],
+                    candidates: vec![
+                        candidate(9, 0.9),
+                        candidate(2, 0.8),
+                        candidate(2, 0.7),
+                        candidate(1, 1.5),
+                    ],
                     failed: false,
                 }),
                 Some(Reranked {

@@ -58,7 +58,9 @@ pub async fn check(provider: &dyn Provider, schemas: &[(String, Value)]) -> Chec
                 stage: "providers-check".into(),
                 system: None,
                 cached: None,
-                user: "Schema check: answer with the smallest valid example of this output (empty lists where allowed).".into(),
+                user:
+                    "Schema check: answer with the smallest valid example of this output (empty lists where allowed)."
+                        .into(),
                 schema: Some(schema.clone()),
                 schema_name: name.clone(),
                 tier: Tier::Default,

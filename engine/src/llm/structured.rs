@@ -80,7 +80,10 @@ impl WireSchema {
                 "additionalProperties": false,
             });
             // $defs stay at the root, where `#/$defs/…` points.
-            if let Some(defs) = wrapper["properties"][WRAPPER].as_object_mut().and_then(|o| o.remove("$defs")) {
+            if let Some(defs) = wrapper["properties"][WRAPPER]
+                .as_object_mut()
+                .and_then(|o| o.remove("$defs"))
+            {
                 wrapper["$defs"] = defs;
             }
             (wrapper, true)
@@ -117,7 +120,9 @@ pub fn for_model(schema: &Value) -> Value {
     match schema {
         Value::Object(map) => Value::Object(
             map.iter()
-                .filter(|(k, v)| !FILE_KEYWORDS.contains(&k.as_str()) && !(k.as_str() == "description" && names_a_file(v)))
+                .filter(|(k, v)| {
+                    !(FILE_KEYWORDS.contains(&k.as_str()) || k.as_str() == "description" && names_a_file(v))
+                })
                 .map(|(k, v)| {
                     // Property names are data, not keywords: keep them all.
                     let v = match k.as_str() {
@@ -139,9 +144,18 @@ pub fn for_model(schema: &Value) -> Value {
 
 fn names_a_file(description: &Value) -> bool {
     let text = description.as_str().unwrap_or_default();
-    ["prompts/", "schemas/", "data/", "pipelines/", ".json", ".yml", ".yaml", ".j2"]
-        .iter()
-        .any(|p| text.contains(p))
+    [
+        "prompts/",
+        "schemas/",
+        "data/",
+        "pipelines/",
+        ".json",
+        ".yml",
+        ".yaml",
+        ".j2",
+    ]
+    .iter()
+    .any(|p| text.contains(p))
 }
 
 /// An object schema that lists no properties: any object goes.
@@ -233,7 +247,9 @@ fn restore(value: &mut Value, schema: &Value, root: &Value) {
     }
     match value {
         Value::Object(map) => {
-            let Some(props) = schema.get("properties").and_then(Value::as_object) else { return };
+            let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+                return;
+            };
             let required = |name: &str| {
                 schema["required"]
                     .as_array()
@@ -260,7 +276,9 @@ fn accepts_null(schema: Option<&Value>) -> bool {
     match schema.get("type") {
         Some(Value::String(t)) => t == "null",
         Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
-        _ => schema["anyOf"].as_array().is_some_and(|a| a.iter().any(|s| accepts_null(Some(s)))),
+        _ => schema["anyOf"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|s| accepts_null(Some(s)))),
     }
 }
 
@@ -358,8 +376,16 @@ mod tests {
         assert_eq!(wire.schema["properties"]["hint"]["type"], json!(["string", "null"]));
         let call = &wire.schema["properties"]["calls"]["items"];
         assert_eq!(call["required"], json!(["tool", "args"]));
-        assert_eq!(call["properties"]["tool"], json!({"type": "string"}), "minLength is not a strict keyword");
-        assert_eq!(call["properties"]["args"]["type"], json!(["string", "null"]), "a free-form object travels encoded");
+        assert_eq!(
+            call["properties"]["tool"],
+            json!({"type": "string"}),
+            "minLength is not a strict keyword"
+        );
+        assert_eq!(
+            call["properties"]["args"]["type"],
+            json!(["string", "null"]),
+            "a free-form object travels encoded"
+        );
         let answer = json!({"calls": [{"tool": "t", "args": "{\"a\": 1}"}, {"tool": "u", "args": null}], "note": null, "hint": null});
         assert_eq!(
             wire.unwrap(answer),

@@ -56,7 +56,12 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
         }
         Some(Err(why)) => {
             cx.stats.cache_hit();
-            return recover(cx, scope, &cx.stage.on_invalid, format!("{why} (earlier in this run; not sent again)"));
+            return recover(
+                cx,
+                scope,
+                &cx.stage.on_invalid,
+                format!("{why} (earlier in this run; not sent again)"),
+            );
         }
         None => {}
     }
@@ -66,7 +71,8 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
     for attempt in 0..=l.repair {
         let feedback = match provider.complete(&request).await {
             Ok(reply) => {
-                cx.stats.call_to(&reply.model, provider.name(), reply.retries, reply.usage);
+                cx.stats
+                    .call_to(&reply.model, provider.name(), reply.retries, reply.usage);
                 match gate.check(&reply.value) {
                     Ok(()) => {
                         cx.rt.replies.put(provider.name(), &asked, Ok(&reply.value));
@@ -83,7 +89,12 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
                 }
             }
             Err(error) => {
-                cx.stats.call_to(&provider.model(l.tier), provider.name(), error.retries(), Usage::default());
+                cx.stats.call_to(
+                    &provider.model(l.tier),
+                    provider.name(),
+                    error.retries(),
+                    Usage::default(),
+                );
                 why = format!("{cause} failed: {error}");
                 match error.unusable_answer() {
                     // A prose or cut-off answer may come right when told why.
@@ -96,9 +107,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
         tracing::info!(stage = %cx.stage.name, attempt, "{why}");
         if attempt < l.repair {
             cx.stats.repair();
-            request.user = format!(
-                "{user}\n\n{feedback}\n\nAnswer again with corrected JSON only."
-            );
+            request.user = format!("{user}\n\n{feedback}\n\nAnswer again with corrected JSON only.");
         }
     }
     cx.rt.replies.put(provider.name(), &asked, Err(&why));
