@@ -236,3 +236,81 @@ async fn a_model_answering_prose_gets_one_repair_turn_then_the_builtin_ranking_s
         "{run:?}"
     );
 }
+
+/// A team that would rather not pay for a whole-index pass turns it off:
+/// the search ends in no_match after the routing call alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_exhaustive_fallback_an_empty_retrieval_is_no_match_at_once() {
+    let project = Project::generated(60);
+    assert_eq!(project.run(&["reindex"]).code, 0);
+    let nothing = json!([{"intent": "quantum hologram", "category_hint": null, "subtype_hint": null}]);
+    let server = LlmServer::respond_with(model(nothing, None)).await;
+    project.configure(&format!(
+        "llm: {{provider: openai, base_url: \"{}/v1\"}}\nsearch: {{exhaustive_fallback: false}}\n",
+        server.url()
+    ));
+    let run = tokio::task::block_in_place(|| project.run(&["search", "quantum hologram"]));
+    assert_eq!(run.code, 0, "{run:?}");
+    let lines: Vec<&str> = run.stdout.lines().filter(|l| l.contains("fallback stage")).collect();
+    assert_eq!(
+        lines,
+        ["[unity-assets:search] fallback stage 3: no_match (suggested_action=reindex)"],
+        "{run:?}"
+    );
+    assert_eq!(server.requests().len(), 1, "the routing call only");
+}
+
+/// The same hand-off over Anthropic's wire: a forced tool whose input is the
+/// answer; the rerank request carries compact rows and no guid, and the ids
+/// map back to the builtin retriever's guids.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rerank_over_the_anthropic_wire_maps_tool_answers_back_to_guids() {
+    let project = Project::generated(400);
+    assert_eq!(project.run(&["reindex"]).code, 0);
+    project.configure("search: {mode: rerank}\n");
+    assert_eq!(project.run(&["search", "dark zombie"]).code, 0);
+    let builtin = project.result_guids();
+    let server = LlmServer::respond_with(Arc::new(|request: &Recorded| {
+        let tool = request.body["tools"][0]["name"].as_str().unwrap_or_default().to_owned();
+        let text: String = request.body["messages"][0]["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|b| b["text"].as_str())
+            .collect();
+        let input = match tool.as_str() {
+            "search-routing" => json!({"multi_category": false, "sub_intents": zombie()}),
+            "reranked-assets" => {
+                let candidates: Vec<Value> = text
+                    .lines()
+                    .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                    .filter_map(|row| row["id"].as_u64())
+                    .take(3)
+                    .map(|id| json!({"id": id, "confidence": 0.9, "reasoning": "In the order given."}))
+                    .collect();
+                json!({ "candidates": candidates })
+            }
+            _ => json!({"groups": []}),
+        };
+        Reply::anthropic_tool(&tool, input, json!({"input_tokens": 100, "output_tokens": 20}))
+    }))
+    .await;
+    project.configure(&format!(
+        "llm: {{provider: anthropic, base_url: \"{}\"}}\n",
+        server.url()
+    ));
+    let run = tokio::task::block_in_place(|| {
+        project.run_with(&["search", "dark zombie"], &[("ANTHROPIC_API_KEY", "sk-ant-test")])
+    });
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.requests();
+    let tools: Vec<&str> = requests
+        .iter()
+        .filter_map(|r| r.body["tools"][0]["name"].as_str())
+        .collect();
+    assert_eq!(tools, ["search-routing", "reranked-assets"]);
+    let schema = requests[1].body["tools"][0]["input_schema"].to_string();
+    assert!(!schema.contains("$schema") && !schema.contains("\"title\""), "{schema}");
+    assert_no_duplicates(&requests);
+    assert_eq!(project.result_guids(), builtin);
+}

@@ -76,10 +76,16 @@ impl Project {
     }
 
     pub fn run(&self, args: &[&str]) -> Run {
+        self.run_with(args, &[])
+    }
+
+    /// [`Self::run`] with extra environment variables (a test key).
+    pub fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
         let output = Command::new(env!("CARGO_BIN_EXE_unity-assets"))
             .arg("--project")
             .arg(self.dir.path())
             .args(args)
+            .envs(env.iter().copied())
             .env("NO_COLOR", "1")
             .env_remove("UNITY_ASSETS_PROVIDER")
             .env_remove("RUST_LOG")
