@@ -100,8 +100,13 @@ pub fn summary_line(costs: &[ModelCost], reused: u64) -> Option<String> {
                 .estimated_cost_usd
                 .map_or_else(|| format!("no price in {PRICES}"), |usd| format!("≈ ${usd:.4}"));
             format!(
-                "{}: {} calls, {} in / {} out tokens, {} cache reads, {cost}",
-                c.model, c.calls, c.input_tokens, c.output_tokens, c.cache_read_tokens
+                "{}: {} call{}, {} in / {} out tokens, {} cache reads, {cost}",
+                c.model,
+                c.calls,
+                if c.calls == 1 { "" } else { "s" },
+                c.input_tokens,
+                c.output_tokens,
+                c.cache_read_tokens
             )
         })
         .collect();
