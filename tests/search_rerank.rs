@@ -230,6 +230,10 @@ async fn a_model_answering_prose_gets_one_repair_turn_then_the_builtin_ranking_s
         .find(|m| m["model"] == "openai/gpt-4.1")
         .expect("the failing model");
     assert_eq!(failed["calls"], 2);
+    assert_eq!(
+        failed["input_tokens"], 200,
+        "the prose answers' tokens count: they were paid for"
+    );
     assert!(failed["estimated_cost_usd"].is_number(), "{failed}");
     assert!(
         Path::new(&project.dir.path().join(INDEX_DIR).join("search-result.json")).exists(),
@@ -300,7 +304,11 @@ async fn rerank_over_the_anthropic_wire_maps_tool_answers_back_to_guids() {
         server.url()
     ));
     let run = tokio::task::block_in_place(|| {
-        project.run_with(&["search", "dark zombie"], &[("ANTHROPIC_API_KEY", "sk-ant-test")])
+        // A base_url with a key is for trusted projects (issue 11's gate, where merged).
+        project.run_with(
+            &["search", "dark zombie"],
+            &[("ANTHROPIC_API_KEY", "sk-ant-test"), ("UNITY_ASSETS_TRUST", "1")],
+        )
     });
     assert_eq!(run.code, 0, "{run:?}");
     let requests = server.requests();

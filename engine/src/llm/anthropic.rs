@@ -87,6 +87,7 @@ impl Anthropic {
                 self.http.scrub(LlmError::NoJson {
                     provider: NAME.into(),
                     message,
+                    usage: messages_usage(&answer["usage"]),
                 })
             })?;
         Ok(LlmReply {

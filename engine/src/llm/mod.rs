@@ -132,8 +132,13 @@ pub enum LlmError {
         status: u16,
         message: String,
     },
+    /// An answer arrived (and was paid for: `usage`) but held no usable JSON.
     #[error("{provider}: the answer held no JSON value: {message}")]
-    NoJson { provider: String, message: String },
+    NoJson {
+        provider: String,
+        message: String,
+        usage: Usage,
+    },
     #[error("{provider}: {message}")]
     Setup { provider: String, message: String },
     /// The last failure of a call whose transport retries all failed too.
@@ -149,6 +154,15 @@ impl LlmError {
         match self {
             LlmError::NoJson { message, .. } => Some(message),
             _ => None,
+        }
+    }
+
+    /// The tokens an answer that failed to parse still cost.
+    pub fn usage(&self) -> Usage {
+        match self {
+            LlmError::NoJson { usage, .. } => *usage,
+            LlmError::GaveUp { last, .. } => last.usage(),
+            _ => Usage::default(),
         }
     }
 

@@ -98,6 +98,7 @@ impl OpenAi {
             self.http.scrub(LlmError::NoJson {
                 provider: NAME.into(),
                 message,
+                usage: usage(&answer),
             })
         })?;
         Ok(LlmReply {

@@ -89,12 +89,8 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
                 }
             }
             Err(error) => {
-                cx.stats.call_to(
-                    &provider.model(l.tier),
-                    provider.name(),
-                    error.retries(),
-                    Usage::default(),
-                );
+                cx.stats
+                    .call_to(&provider.model(l.tier), provider.name(), error.retries(), error.usage());
                 why = format!("{cause} failed: {error}");
                 match error.unusable_answer() {
                     // A prose or cut-off answer may come right when told why.
