@@ -45,7 +45,7 @@ def answer(body):
                 ids.append(json.loads(line)["id"])
         return {"candidates": [{"id": i, "confidence": 0.8, "reasoning": "In the order given."} for i in ids[:3]]}
     if name == "package-selection":
-        return {"packages": []}
+        return {"groups": []}
     return {"groups": []}
 
 

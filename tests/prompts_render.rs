@@ -83,11 +83,11 @@ fn fixtures(name: &str) -> Vec<(Value, Vec<&'static str>, usize)> {
         )],
         "search/select-packages.j2" => vec![(
             json!({
-                "intent": "좀비", "category_hint": "character", "top_k": 3, "aliases": null,
+                "intents": intents, "top_k": 3, "aliases": null,
                 "packages": [{"package_id": "@K1@"}, {"package_id": "@K2@"}, {"package_id": "@K3@"}],
             }),
-            vec!["@K1@", "@K2@", "@K3@"],
-            0,
+            vec!["@K1@", "@K2@", "@K3@", "@I1@", "@I2@", "@I3@"],
+            3,
         )],
         "index/tag.j2" => ["minimal", "normal"]
             .into_iter()

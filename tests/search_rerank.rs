@@ -61,7 +61,7 @@ fn model(sub_intents: Value, rerank: Option<Reply>) -> llm_server::Responder {
                 .collect();
             openai(json!({ "candidates": candidates }))
         }),
-        "package-selection" => openai(json!({"packages": []})),
+        "package-selection" => openai(json!({"groups": []})),
         _ => openai(json!({"groups": []})),
     })
 }
@@ -321,4 +321,40 @@ async fn rerank_over_the_anthropic_wire_maps_tool_answers_back_to_guids() {
     assert!(!schema.contains("$schema") && !schema.contains("\"title\""), "{schema}");
     assert_no_duplicates(&requests);
     assert_eq!(project.result_guids(), builtin);
+}
+
+/// The drill-down asks for every sub-intent's packages in one call, so the
+/// package list travels once per drill-down, not once per sub-intent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_drill_down_sends_the_package_list_once_for_all_sub_intents() {
+    let project = Project::generated(60);
+    assert_eq!(project.run(&["reindex"]).code, 0);
+    let two = json!([
+        {"intent": "dark zombie", "category_hint": "character", "subtype_hint": null},
+        {"intent": "footstep sound", "category_hint": "audio", "subtype_hint": null},
+    ]);
+    let server = LlmServer::respond_with(model(two, None)).await;
+    project.configure(&format!(
+        "llm: {{provider: openai, base_url: \"{}/v1\"}}\nsearch: {{mode: drill-down}}\n",
+        server.url()
+    ));
+    let run = tokio::task::block_in_place(|| project.run(&["search", "dark zombie and footstep sound"]));
+    assert_eq!(run.code, 0, "{run:?}");
+    let selections: Vec<Recorded> = server
+        .requests()
+        .into_iter()
+        .filter(|r| schema_of(r) == "package-selection")
+        .collect();
+    // The main drill-down, then fallback stage 1 at K=5 and K=8 (the
+    // scripted model chooses no package): one call each, for both requests.
+    assert_eq!(selections.len(), 3, "{run:?}");
+    for r in &selections {
+        let user = user_text(r);
+        assert_eq!(user.matches("Packages (one JSON object per line)").count(), 1);
+        assert!(
+            user.contains("\n1. dark zombie (category: character)\n2. footstep sound (category: audio)"),
+            "{user}"
+        );
+    }
+    assert_no_duplicates(&server.requests());
 }

@@ -125,16 +125,37 @@ struct RowsOut {
 
 #[derive(Deserialize)]
 struct SelectPackagesArgs {
-    intent: String,
+    intents: Vec<SubIntent>,
     packages: Vec<PackageRow>,
     top_k: usize,
     #[serde(default)]
     aliases: Option<PathBuf>,
 }
 
-#[derive(Serialize)]
-struct SelectPackagesOut {
+/// Per sub-intent, in order: its packages (package-selection.schema.json).
+#[derive(Serialize, Deserialize, Default)]
+struct PackageSelection {
+    #[serde(default)]
+    groups: Vec<ChosenPackages>,
+}
+
+#[derive(Serialize, Deserialize, Default)]
+struct ChosenPackages {
+    #[serde(default)]
     packages: Vec<PackageChoice>,
+}
+
+#[derive(Deserialize)]
+struct ChosenArgs {
+    sub_intents: Vec<SubIntent>,
+    selection: PackageSelection,
+}
+
+/// A sub-intent with the ids of the packages chosen for it.
+#[derive(Serialize)]
+struct ChosenItem {
+    intent: SubIntent,
+    package_ids: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -311,6 +332,25 @@ pub fn register(registry: &mut Registry) {
             },
         )
         .function(
+            "search.chosen-packages",
+            "pair each sub-intent with the package ids chosen for it (none when its answer is missing)",
+            |a: ChosenArgs, _| {
+                let mut groups = a.selection.groups.into_iter();
+                let items: Vec<ChosenItem> = a
+                    .sub_intents
+                    .into_iter()
+                    .map(|intent| ChosenItem {
+                        intent,
+                        package_ids: groups
+                            .next()
+                            .map(|g| g.packages.into_iter().map(|p| p.package_id).collect())
+                            .unwrap_or_default(),
+                    })
+                    .collect();
+                Ok(serde_json::json!({ "items": items }))
+            },
+        )
+        .function(
             "search.merge-chunks",
             "per sub-intent: the candidates of every chunk, by confidence, top-K",
             |a: MergeArgs, _| {
@@ -381,12 +421,17 @@ pub fn register(registry: &mut Registry) {
         )
         .builtin(
             "search.select-packages",
-            "top-K packages for a sub-intent, with confidence",
+            "top-K packages for each sub-intent, with confidence",
             |a: SelectPackagesArgs, ctx| {
-                let query = Query::analyze(&a.intent, &vocabulary(a.aliases.as_deref(), ctx));
-                Ok(SelectPackagesOut {
-                    packages: rank::rank_packages(&a.packages, &query, a.top_k),
-                })
+                let vocab = vocabulary(a.aliases.as_deref(), ctx);
+                let groups = a
+                    .intents
+                    .iter()
+                    .map(|intent| ChosenPackages {
+                        packages: rank::rank_packages(&a.packages, &Query::analyze(&intent.intent, &vocab), a.top_k),
+                    })
+                    .collect();
+                Ok(PackageSelection { groups })
             },
         )
         .builtin(
