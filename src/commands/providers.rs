@@ -130,7 +130,7 @@ pub async fn providers_check(project: &Project) -> Outcome {
     let mut failed = 0;
     for (name, error) in &r.schemas {
         match error {
-            None => println!("schema:   {name} ok"),
+            None => println!("schema:   {name} accepted"),
             Some(e) => {
                 failed += 1;
                 println!("schema:   {name} failed: {e}");
@@ -160,11 +160,9 @@ fn stage_schemas(project: &Project) -> Result<Vec<(String, serde_json::Value)>, 
             let (engine::compile::StageAction::Llm(_), Some(gate)) = (&stage.action, &stage.gate) else {
                 continue;
             };
-            let stem = gate
-                .file
-                .trim_end_matches(".json")
-                .trim_end_matches(".schema")
-                .to_owned();
+            // Named as the stage names it on the wire (`search-routing`).
+            let file = gate.file.rsplit('/').next().unwrap_or(&gate.file);
+            let stem = file.trim_end_matches(".json").trim_end_matches(".schema").to_owned();
             if !out.iter().any(|(n, _)| *n == stem) {
                 out.push((stem, (*gate.schema).clone()));
             }
