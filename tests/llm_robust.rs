@@ -108,3 +108,41 @@ async fn a_tagging_model_answering_prose_leaves_the_index_tagged_by_the_builtin(
     assert!(run.stdout.contains("tagged by llm 0 / builtin 45"), "{run:?}");
     assert_no_duplicates(&server.requests());
 }
+
+/// `providers check` asks with every stage's own schema, named as the stage
+/// names it: an endpoint rejecting one fails the check, naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn providers_check_fails_where_a_stage_would() {
+    let project = Project::generated(1);
+    let server = LlmServer::respond_with(Arc::new(|r: &Recorded| {
+        match r.body["response_format"]["json_schema"]["name"].as_str() {
+            Some("build-plan") => Reply::error(400, "Invalid schema for response_format 'build-plan'"),
+            Some("check") => {
+                Reply::openai_content("{\"ok\": true}", json!({"prompt_tokens": 5, "completion_tokens": 2}))
+            }
+            _ => Reply::openai_content("{}", json!({"prompt_tokens": 5, "completion_tokens": 2})),
+        }
+    }))
+    .await;
+    project.configure(&openai_at(&server));
+    let run = tokio::task::block_in_place(|| project.run(&["providers", "check"]));
+    assert_eq!(run.code, 1, "{run:?}");
+    for accepted in [
+        "search-routing",
+        "reranked-assets",
+        "index-tags",
+        "package-selection",
+        "ranked-assets",
+    ] {
+        assert!(
+            run.stdout.contains(&format!("schema:   {accepted} accepted")),
+            "{run:?}"
+        );
+    }
+    assert!(
+        run.stdout
+            .contains("schema:   build-plan failed: openai: HTTP 400: Invalid schema for response_format 'build-plan'"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("1 of 6 stage schemas were not accepted"), "{run:?}");
+}
