@@ -77,6 +77,11 @@ async fn an_always_invalid_model_in_exhaustive_mode_is_named_and_never_asked_the
         "{run:?}"
     );
     assert!(run.stderr.contains("(earlier in this run; not sent again)"), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("[unity-assets:search] note: model calls failed during this search"),
+        "the index is not blamed alone: {run:?}"
+    );
     let requests = server.requests();
     assert_no_duplicates(&requests);
     // routing + repair, chunk + repair, select-packages + repair for K=5 and
