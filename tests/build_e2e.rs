@@ -494,6 +494,14 @@ async fn an_invalid_plan_reports_nothing_applied_with_the_reason() {
     assert_eq!(failed.len(), 3, "{}", run.output());
     assert!(!run.stdout.contains("check the assets added"), "{}", run.output());
     assert_eq!(llm.requests().len(), 6, "each plan asked once, repaired once");
+    let prompt = llm.requests()[0].body["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        prompt.contains("\"name\":") && prompt.contains("\"type\":"),
+        "the planner sees what it places: {prompt}"
+    );
     assert!(
         fx.editor.tool_commands().iter().all(|c| c.tool != "manage_gameobject"),
         "nothing was applied"
