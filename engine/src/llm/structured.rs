@@ -165,16 +165,16 @@ fn is_free_form(schema: &Value) -> bool {
 
 /// Rewrite `schema` in place for OpenAI's strict mode.
 fn strict(schema: &mut Value) {
-    let Value::Object(map) = schema else { return };
-    if is_free_form(&Value::Object(map.clone())) {
+    if is_free_form(schema) {
         let note = "A JSON object, encoded as a string";
-        let description = match map.get("description").and_then(Value::as_str) {
-            Some(d) => format!("{d}. {note}."),
+        let description = match schema.get("description").and_then(Value::as_str) {
+            Some(d) => format!("{}. {note}.", d.trim_end_matches('.')),
             None => format!("{note}."),
         };
         *schema = json!({"type": "string", "description": description});
         return;
     }
+    let Value::Object(map) = schema else { return };
     if let Some(Value::Array(one_of)) = map.remove("oneOf") {
         map.insert("anyOf".into(), Value::Array(one_of));
     }
@@ -184,10 +184,8 @@ fn strict(schema: &mut Value) {
             strict(sub);
         }
     }
-    for key in ["anyOf"] {
-        if let Some(Value::Array(subs)) = map.get_mut(key) {
-            subs.iter_mut().for_each(strict);
-        }
+    if let Some(Value::Array(subs)) = map.get_mut("anyOf") {
+        subs.iter_mut().for_each(strict);
     }
     if let Some(Value::Object(defs)) = map.get_mut("$defs") {
         defs.values_mut().for_each(strict);

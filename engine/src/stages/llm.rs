@@ -1,7 +1,11 @@
 //! `llm:` — render the prompt, ask the provider for JSON, gate it with the
-//! stage's schema, and repair: a failing answer is sent back with the
-//! validator's errors, up to `repair` times, before `on_invalid` decides.
-//! With the offline provider the stage's `builtin:` task runs instead.
+//! stage's schema, and repair: an answer that fails the schema, or holds no
+//! usable JSON (prose, cut off), is sent back with what was wrong, up to
+//! `repair` times. Any failure left after the provider's transport retries
+//! and the repairs goes to `on_invalid`, naming the model as the cause.
+//! Answers and final failures are kept per run, so an identical request is
+//! never sent twice. With the offline provider the stage's `builtin:` task
+//! runs instead.
 
 use std::collections::BTreeMap;
 
