@@ -14,3 +14,4 @@ pub mod progress;
 pub mod project;
 pub mod search;
 pub mod trust;
+pub mod usage;

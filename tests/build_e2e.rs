@@ -467,6 +467,50 @@ async fn a_forbidden_call_in_an_llm_plan_never_reaches_the_editor() {
     );
 }
 
+/// A model whose plans are never valid: every group says nothing was
+/// applied and why, and nothing reaches the editor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_plan_reports_nothing_applied_with_the_reason() {
+    let Some(command) = server_or_skip() else { return };
+    let fx = Fixture::new(&fixture_assets(), &json!({}));
+    let search = fx.run(&["search", REQUEST], &[]);
+    assert_eq!(search.code, 0, "{}", search.output());
+    let usage = json!({"prompt_tokens": 10, "completion_tokens": 10});
+    let llm = LlmServer::start(vec![Reply::openai_content("I would add a zombie.", usage)]).await;
+    fx.write_config(&json!({
+        "mcp": fx.mcp_config(&command),
+        "llm": {"provider": "openai", "base_url": format!("{}/v1", llm.url())},
+    }));
+    let run = {
+        let fx = &fx;
+        tokio::task::block_in_place(|| fx.run(&["build", REQUEST, "--yes"], &[]))
+    };
+    assert_eq!(run.code, 1, "{}", run.output());
+    let failed: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| {
+            l.contains("— failed: ")
+                && l.ends_with("nothing applied: the planner gave no valid plan (run with -v for the model's answer)")
+        })
+        .collect();
+    assert_eq!(failed.len(), 3, "{}", run.output());
+    assert!(!run.stdout.contains("check the assets added"), "{}", run.output());
+    assert_eq!(llm.requests().len(), 6, "each plan asked once, repaired once");
+    let prompt = llm.requests()[0].body["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        prompt.contains("\"name\":") && prompt.contains("\"type\":"),
+        "the planner sees what it places: {prompt}"
+    );
+    assert!(
+        fx.editor.tool_commands().iter().all(|c| c.tool != "manage_gameobject"),
+        "nothing was applied"
+    );
+}
+
 #[test]
 fn a_hostile_asset_name_is_only_ever_a_name() {
     let Some(command) = server_or_skip() else { return };
@@ -505,6 +549,35 @@ fn a_missing_server_command_is_mcp_unavailable() {
     assert!(!run.stdout.contains("summary:"), "{}", run.output());
     assert!(fx.editor.commands().is_empty());
     assert!(fx.audit_rows().is_empty(), "nothing was sent, so nothing is audited");
+}
+
+/// With a model, planning costs money: the server is checked first, and an
+/// unreachable one ends the build before any plan is asked for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_model_an_unreachable_server_is_found_before_any_plan_is_paid_for() {
+    let fx = Fixture::new(&fixture_assets(), &json!({}));
+    let search = fx.run(&["search", REQUEST], &[]);
+    assert_eq!(search.code, 0, "{}", search.output());
+    let llm = LlmServer::start(vec![Reply::error(500, "no call was expected")]).await;
+    fx.write_config(&json!({
+        "mcp": {"command": "mcp-for-unity-not-installed-here"},
+        "llm": {"provider": "openai", "base_url": format!("{}/v1", llm.url())},
+    }));
+    let run = {
+        let fx = &fx;
+        tokio::task::block_in_place(|| fx.run(&["build", REQUEST, "--yes"], &[]))
+    };
+    assert_eq!(run.code, 1, "{}", run.output());
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("[unity-assets:build] error: mcp_unavailable — ")
+                && l.ends_with("(checked before planning: no model call was made)")),
+        "{}",
+        run.output()
+    );
+    assert!(llm.requests().is_empty(), "no plan was asked for");
+    assert!(!run.stdout.contains("summary:"), "{}", run.output());
 }
 
 #[test]

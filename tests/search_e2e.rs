@@ -660,7 +660,7 @@ fn json_mode_keeps_stdout_a_single_document() {
     );
 }
 
-/// With a model, map-reduce sends each chunk once for all sub-intents (not
+/// With a model in exhaustive mode, map-reduce sends each chunk once for all sub-intents (not
 /// once per chunk and sub-intent) and merges the chunks' answers per
 /// sub-intent, a guid named twice counted once; only indexed assets, with
 /// the index's paths, reach the result.
@@ -690,7 +690,7 @@ async fn a_model_ranks_each_chunk_for_every_sub_intent_in_one_call() {
     ])
     .await;
     project.configure(&format!(
-        "llm: {{provider: openai, base_url: \"{}/v1\"}}\nmax_assets_in_context: 6\nsearch: {{map_reduce_min_assets: 0}}\n",
+        "llm: {{provider: openai, base_url: \"{}/v1\"}}\nmax_assets_in_context: 6\nsearch: {{mode: exhaustive}}\n",
         llm.url()
     ));
     let run = tokio::task::block_in_place(|| project.run(&["search", "좀비 적과 배경 음악"]));

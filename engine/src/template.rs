@@ -52,6 +52,58 @@ pub fn environment() -> Environment<'static> {
     env
 }
 
+/// A prompt template rendered into the parts providers send apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompt {
+    pub system: Option<String>,
+    /// The large block shared by calls of one stage, sent first for caching.
+    pub cached: Option<String>,
+    pub user: String,
+}
+
+/// Render prompt `name` of `env` with `ctx` into its `system`, `cached` and
+/// `user` blocks (each trimmed; empty ones are absent). A template without
+/// blocks is all `user`.
+pub fn render_prompt(
+    env: &Environment<'static>,
+    name: &str,
+    ctx: std::collections::BTreeMap<String, minijinja::Value>,
+) -> Result<Prompt, String> {
+    let template = env.get_template(name).map_err(|e| e.to_string())?;
+    let mut captured = template
+        .render_captured(minijinja::Value::from(ctx))
+        .map_err(|e| format!("prompt {name}: {e}"))?;
+    let whole = captured.output().to_owned();
+    let mut block = |block: &str| {
+        captured
+            .with_state_mut(|s| s.render_block(block))
+            .ok()
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty())
+    };
+    let system = block("system");
+    let cached = block("cached");
+    match block("user") {
+        Some(user) => Ok(Prompt { system, cached, user }),
+        None if system.is_none() && cached.is_none() => Ok(Prompt {
+            system: None,
+            cached: None,
+            user: whole.trim().to_owned(),
+        }),
+        None => Err(format!("prompt {name} defines blocks but no `user` block")),
+    }
+}
+
+/// [`render_prompt`] with the variables as one JSON object, for callers
+/// (tests, tools) that hold plain JSON.
+pub fn render_prompt_json(env: &Environment<'static>, name: &str, vars: Value) -> Result<Prompt, String> {
+    let ctx = match vars {
+        Value::Object(map) => map.into_iter().map(|(k, v)| (k, json_view(Arc::new(v)))).collect(),
+        _ => Default::default(),
+    };
+    render_prompt(env, name, ctx)
+}
+
 impl Tmpl {
     /// Compile `value`, reporting every syntax error found below it.
     pub fn compile(env: &Environment<'static>, value: &Value, errors: &mut Vec<TemplateError>) -> Tmpl {

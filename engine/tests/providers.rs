@@ -269,7 +269,7 @@ mod anthropic {
         );
         assert_eq!(server.requests().len(), 1, "a 4xx is not retried");
 
-        let report = check(provider.as_ref()).await;
+        let report = check(provider.as_ref(), &[]).await;
         let shown = format!("{report:?} {}", serde_json::to_string(&report).unwrap());
         assert!(!shown.contains(KEY), "{shown}");
         assert!(report.error.expect("the check fails").contains("HTTP 401"));
@@ -304,7 +304,7 @@ mod anthropic {
             json!({"input_tokens": 3, "output_tokens": 1}),
         );
         let server = LlmServer::start(vec![ok]).await;
-        let report = check(provider(CONFIG, &server.url()).as_ref()).await;
+        let report = check(provider(CONFIG, &server.url()).as_ref(), &[]).await;
         assert_eq!(
             (report.provider.as_str(), report.model.as_str(), report.error),
             ("anthropic", "claude-test-served", None)
@@ -320,6 +320,40 @@ mod anthropic {
 
 mod openai {
     use super::*;
+
+    /// `providers check` sends each stage schema the way the stage does, so
+    /// an endpoint rejecting one fails the check, naming it.
+    #[tokio::test]
+    async fn check_sends_each_stage_schema_and_names_the_one_rejected() {
+        let server = LlmServer::respond_with(Arc::new(|r: &support::llm_server::Recorded| {
+            match r.body["response_format"]["json_schema"]["name"].as_str() {
+                Some("build-plan") => Reply::error(400, "Invalid schema for response_format 'build-plan'"),
+                Some("check") => Reply::openai_content("{\"ok\": true}", usage()),
+                _ => Reply::openai_content("{\"rows\": []}", usage()),
+            }
+        }))
+        .await;
+        let schemas = [
+            (
+                "index-tags".to_owned(),
+                json!({"type": "object", "properties": {"rows": {"type": "array"}}}),
+            ),
+            (
+                "build-plan".to_owned(),
+                json!({"type": "object", "properties": {"calls": {"type": "array"}}}),
+            ),
+        ];
+        let report = check(provider("provider: openai", &server.url()).as_ref(), &schemas).await;
+        assert_eq!(report.error, None);
+        assert_eq!(report.schemas[0], ("index-tags".to_owned(), None));
+        let (name, error) = &report.schemas[1];
+        assert_eq!(name, "build-plan");
+        assert!(
+            error.as_deref().unwrap().contains("HTTP 400: Invalid schema"),
+            "{error:?}"
+        );
+        assert_eq!(server.requests().len(), 3);
+    }
 
     fn usage() -> Value {
         json!({"prompt_tokens": 130, "completion_tokens": 9, "prompt_tokens_details": {"cached_tokens": 100}})
@@ -389,7 +423,10 @@ mod openai {
         assert!(body.get("response_format").is_none(), "{body}");
         let user = body["messages"][1]["content"].as_str().unwrap();
         assert!(user.starts_with("INDEX: 459 assets ...\n\nfind a top-down zombie\n\nAnswer with one JSON value only"));
-        assert!(user.contains("\"additionalProperties\": false"), "{user}");
+        assert!(
+            user.contains("\"additionalProperties\":false"),
+            "compact, not pretty-printed: {user}"
+        );
     }
 
     #[tokio::test]

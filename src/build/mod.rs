@@ -69,6 +69,11 @@ struct SummaryArgs {
     decisions: Vec<Decision>,
     #[serde(default)]
     execution: Option<Execution>,
+    /// The groups planned for and their plans, in the same order.
+    #[serde(default)]
+    targets: Vec<Target>,
+    #[serde(default)]
+    plans: Vec<Plan>,
 }
 
 #[derive(Deserialize)]
@@ -114,7 +119,7 @@ pub fn register(registry: &mut Registry) {
         .function(
             "build.resolve",
             "Apply the confirm dialog's answers to the pending groups",
-            |a: ResolveArgs, _| {
+            |a: ResolveArgs, ctx| {
                 let mut answers = a.answers.into_iter();
                 let decisions: Vec<Decision> = a
                     .decisions
@@ -124,7 +129,8 @@ pub fn register(registry: &mut Registry) {
                         _ => d,
                     })
                     .collect();
-                let targets = plan_targets(&decisions);
+                let mut targets = plan_targets(&decisions);
+                describe_assets(&mut targets, &ctx.workdir.join(crate::index::INDEX_DIR))?;
                 Ok(json!({"decisions": decisions, "targets": targets}))
             },
         )
@@ -173,7 +179,17 @@ pub fn register(registry: &mut Registry) {
         .function(
             "build.summary",
             "Per sub-intent verdicts, audit lines and the next step",
-            |a: SummaryArgs, _| Ok(summary::summarize(&a.decisions, a.execution.as_ref())),
+            |a: SummaryArgs, _| {
+                // A plan without calls applied nothing; its note says why.
+                let empty: std::collections::BTreeMap<usize, String> = a
+                    .targets
+                    .iter()
+                    .zip(&a.plans)
+                    .filter(|(_, p)| p.calls.is_empty())
+                    .map(|(t, p)| (t.group, p.note.clone()))
+                    .collect();
+                Ok(summary::summarize(&a.decisions, a.execution.as_ref(), &empty))
+            },
         )
         .async_function(
             "doctor.mcp",
@@ -185,6 +201,38 @@ pub fn register(registry: &mut Registry) {
                 })
             },
         );
+}
+
+/// Give each target's asset its name, type and subtype from the index, so a
+/// planner knows what it places (a search result holds only guid and path).
+/// An asset the index no longer holds keeps what it had.
+fn describe_assets(targets: &mut [Value], index_dir: &std::path::Path) -> anyhow::Result<()> {
+    let wanted: Vec<String> = targets
+        .iter()
+        .filter_map(|t| t["asset"]["guid"].as_str().map(str::to_owned))
+        .collect();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let rows: std::collections::HashMap<String, crate::search::records::AssetRow> =
+        crate::search::load::read_asset_lines(index_dir, None)?
+            .into_iter()
+            .filter(|line| wanted.iter().any(|g| line.contains(g.as_str())))
+            .filter_map(|line| crate::search::records::decode_row(Value::String(line)))
+            .map(|row| (row.guid.clone(), row))
+            .collect();
+    for target in targets {
+        let Some(row) = target["asset"]["guid"].as_str().and_then(|g| rows.get(g)) else {
+            continue;
+        };
+        let asset = &mut target["asset"];
+        asset["name"] = json!(row.name);
+        asset["type"] = json!(row.kind);
+        if let Some(subtype) = &row.type_subtype {
+            asset["type_subtype"] = json!(subtype);
+        }
+    }
+    Ok(())
 }
 
 /// The groups that have an asset to plan for, with what the planner needs.

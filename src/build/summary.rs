@@ -42,7 +42,12 @@ pub struct Summary {
 
 const PREFIX: &str = "[unity-assets:build]";
 
-pub fn summarize(decisions: &[Decision], execution: Option<&Execution>) -> Summary {
+/// `empty_plans`: groups whose plan had no calls, with the plan's note.
+pub fn summarize(
+    decisions: &[Decision],
+    execution: Option<&Execution>,
+    empty_plans: &BTreeMap<usize, String>,
+) -> Summary {
     let audit_lines = execution.map_or(0, |e| e.audit_lines);
     let mut lines = Vec::new();
     let mut verdicts = Vec::new();
@@ -62,7 +67,10 @@ pub fn summarize(decisions: &[Decision], execution: Option<&Execution>) -> Summa
             (_, _, Some(a)) if !a.ok => (Verdict::Failed, a.error.clone().unwrap_or_default()),
             (Choice::Auto, _, Some(_)) => (Verdict::AutoApplied, chosen),
             (Choice::Confirmed, _, Some(_)) => (Verdict::ConfirmedAndApplied, chosen),
-            (Choice::Auto | Choice::Confirmed, _, None) => (Verdict::Failed, format!("{chosen} was not applied")),
+            (Choice::Auto | Choice::Confirmed, _, None) => match empty_plans.get(&d.group) {
+                Some(note) => (Verdict::Failed, format!("{chosen}: {note}")),
+                None => (Verdict::Failed, format!("{chosen} was not applied")),
+            },
             (Choice::Unconfirmed | Choice::Pending, ..) => (
                 Verdict::Unconfirmed,
                 format!(
@@ -161,7 +169,7 @@ mod tests {
             audit_lines: 3,
             mcp_ms: 0,
         };
-        let s = summarize(&decisions, Some(&execution));
+        let s = summarize(&decisions, Some(&execution), &BTreeMap::new());
         assert_eq!(
             s.verdicts,
             [
@@ -182,6 +190,38 @@ mod tests {
         assert!(s.lines.iter().any(
             |l| l.ends_with("1 auto applied, 1 unconfirmed, 1 rejected, 1 scope_violation; 3 audit lines written")
         ));
+        assert_eq!(s.exit_code, 1);
+    }
+
+    #[test]
+    fn a_group_whose_plan_was_invalid_says_nothing_was_applied_and_why() {
+        let groups = json!([
+            {"sub_intent": "enemy", "candidates": [{"guid": "a", "path": "Assets/Z.prefab", "confidence": 0.9, "reasoning": "r"}]},
+        ]);
+        let thresholds = Thresholds {
+            auto: 0.7,
+            confirm: 0.4,
+        };
+        let decisions = decide(&groups, thresholds, &Answers::default()).unwrap();
+        let execution = Execution {
+            status: "ok".into(),
+            message: None,
+            groups: vec![],
+            violations: vec![],
+            audit_lines: 0,
+            mcp_ms: 0,
+        };
+        let why = "nothing applied: the planner gave no valid plan".to_owned();
+        let s = summarize(&decisions, Some(&execution), &BTreeMap::from([(1, why)]));
+        assert_eq!(
+            s.lines[0],
+            "[unity-assets:build] 1. enemy — failed: Assets/Z.prefab (0.90): nothing applied: the planner gave no valid plan"
+        );
+        assert!(
+            s.lines.iter().all(|l| !l.contains("check the assets added")),
+            "{:?}",
+            s.lines
+        );
         assert_eq!(s.exit_code, 1);
     }
 }

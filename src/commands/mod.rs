@@ -67,8 +67,20 @@ pub async fn run_pipeline(project: &Project, name: &str, inputs: Map<String, Val
             return Outcome { code: exit::INTERRUPTED, message: Some("interrupted".into()) };
         }
     };
+    let costs = match crate::usage::Prices::load(&project.resources) {
+        Ok(prices) => crate::usage::costs(&outcome.report, &prices),
+        Err(e) => {
+            tracing::warn!("cannot price the run's model calls: {e}");
+            vec![]
+        }
+    };
+    if let Some(line) = crate::usage::summary_line(&costs, outcome.report.cache_hits()) {
+        tracing::info!("{line}");
+    }
     if let Some(path) = &opts.report {
-        let json = serde_json::to_vec_pretty(&outcome.report).unwrap_or_default();
+        let mut report = serde_json::to_value(&outcome.report).unwrap_or_default();
+        report["llm_usage"] = serde_json::to_value(&costs).unwrap_or_default();
+        let json = serde_json::to_vec_pretty(&report).unwrap_or_default();
         if let Err(e) = engine::io::write_atomic(path, &json) {
             return Outcome::failed(format!("cannot write the report {}: {e}", path.display()));
         }

@@ -79,7 +79,7 @@ async fn check(llm: &LlmConfig, offline: bool) -> ProviderCheck {
     }
     let report = tokio::time::timeout(
         Duration::from_secs(llm.timeout_s + 5),
-        engine::llm::check(provider.as_ref()),
+        engine::llm::check(provider.as_ref(), &[]),
     )
     .await;
     match report {
@@ -104,7 +104,8 @@ async fn check(llm: &LlmConfig, offline: bool) -> ProviderCheck {
     }
 }
 
-/// `providers check`: one tiny call, with the provider, model and latency.
+/// `providers check`: one tiny call, with the provider, model and latency,
+/// then one call per schema an `llm` stage gates its answer with.
 pub async fn providers_check(project: &Project) -> Outcome {
     let provider = match project.provider() {
         Ok(Some(p)) => p,
@@ -114,16 +115,58 @@ pub async fn providers_check(project: &Project) -> Outcome {
         }
         Err(e) => return Outcome::failed(e),
     };
-    let r = engine::llm::check(provider.as_ref()).await;
+    let schemas = match stage_schemas(project) {
+        Ok(s) => s,
+        Err(d) => return Outcome::invalid(d),
+    };
+    let r = engine::llm::check(provider.as_ref(), &schemas).await;
     println!(
         "provider: {}\nmodel:    {}\nlatency:  {} ms",
         r.provider, r.model, r.latency_ms
     );
-    match r.error {
-        None => {
-            println!("status:   ok");
-            Outcome::ok()
-        }
-        Some(e) => Outcome::failed(format!("status:   failed: {e}")),
+    if let Some(e) = r.error {
+        return Outcome::failed(format!("status:   failed: {e}"));
     }
+    let mut failed = 0;
+    for (name, error) in &r.schemas {
+        match error {
+            None => println!("schema:   {name} accepted"),
+            Some(e) => {
+                failed += 1;
+                println!("schema:   {name} failed: {e}");
+            }
+        }
+    }
+    if failed > 0 {
+        return Outcome::failed(format!(
+            "status:   failed: {failed} of {} stage schemas were not accepted; the stages using them would fail",
+            r.schemas.len()
+        ));
+    }
+    println!("status:   ok");
+    Outcome::ok()
+}
+
+/// The schemas `llm` stages gate their answers with, in every pipeline of
+/// the project (overrides included), each once.
+fn stage_schemas(project: &Project) -> Result<Vec<(String, serde_json::Value)>, engine::diagnostic::Diagnostics> {
+    let layers = project.layers(&[])?;
+    let mut compiler =
+        engine::compile::Compiler::new(&project.resources, &project.registry, &layers, project.is_offline());
+    let mut out: Vec<(String, serde_json::Value)> = Vec::new();
+    for name in compiler.pipeline_names() {
+        let pipeline = compiler.compile(&name)?;
+        for stage in &pipeline.stages {
+            let (engine::compile::StageAction::Llm(_), Some(gate)) = (&stage.action, &stage.gate) else {
+                continue;
+            };
+            // Named as the stage names it on the wire (`search-routing`).
+            let file = gate.file.rsplit('/').next().unwrap_or(&gate.file);
+            let stem = file.trim_end_matches(".json").trim_end_matches(".schema").to_owned();
+            if !out.iter().any(|(n, _)| *n == stem) {
+                out.push((stem, (*gate.schema).clone()));
+            }
+        }
+    }
+    Ok(out)
 }

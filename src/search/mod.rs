@@ -16,6 +16,7 @@ pub mod pick;
 pub mod query;
 pub mod rank;
 pub mod records;
+pub mod rerank;
 pub mod result;
 pub mod route;
 pub mod text;
@@ -158,16 +159,37 @@ struct RowsOut {
 
 #[derive(Deserialize)]
 struct SelectPackagesArgs {
-    intent: String,
+    intents: Vec<SubIntent>,
     packages: Vec<PackageRow>,
     top_k: usize,
     #[serde(default)]
     aliases: Option<PathBuf>,
 }
 
-#[derive(Serialize)]
-struct SelectPackagesOut {
+/// Per sub-intent, in order: its packages (package-selection.schema.json).
+#[derive(Serialize, Deserialize, Default)]
+struct PackageSelection {
+    #[serde(default)]
+    groups: Vec<ChosenPackages>,
+}
+
+#[derive(Serialize, Deserialize, Default)]
+struct ChosenPackages {
+    #[serde(default)]
     packages: Vec<PackageChoice>,
+}
+
+#[derive(Deserialize)]
+struct ChosenArgs {
+    sub_intents: Vec<SubIntent>,
+    selection: PackageSelection,
+}
+
+/// A sub-intent with the ids of the packages chosen for it.
+#[derive(Serialize)]
+struct ChosenItem {
+    intent: SubIntent,
+    package_ids: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -188,6 +210,9 @@ struct RankArgs {
 struct Ranked {
     #[serde(default)]
     groups: Vec<Retrieved>,
+    /// Set by the stage's `on_invalid`: the model failed on this chunk.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    failed: bool,
 }
 
 #[derive(Deserialize)]
@@ -196,6 +221,13 @@ struct MergeArgs {
     chunks: Vec<Option<Ranked>>,
     intents: usize,
     top_k: usize,
+}
+
+#[derive(Serialize)]
+struct MergeOut {
+    retrieved: Vec<Retrieved>,
+    /// Chunks whose call failed: their rows were not ranked.
+    failed: usize,
 }
 
 #[derive(Deserialize)]
@@ -253,6 +285,7 @@ struct RecordArgs {
 
 /// Register the search and pick functions and the search builtins.
 pub fn register(registry: &mut Registry) {
+    rerank::register(registry);
     registry
         .function(
             "query.validate",
@@ -333,9 +366,34 @@ pub fn register(registry: &mut Registry) {
             },
         )
         .function(
+            "search.chosen-packages",
+            "pair each sub-intent with the package ids chosen for it (none when its answer is missing)",
+            |a: ChosenArgs, _| {
+                let mut groups = a.selection.groups.into_iter();
+                let items: Vec<ChosenItem> = a
+                    .sub_intents
+                    .into_iter()
+                    .map(|intent| ChosenItem {
+                        intent,
+                        package_ids: groups
+                            .next()
+                            .map(|g| g.packages.into_iter().map(|p| p.package_id).collect())
+                            .unwrap_or_default(),
+                    })
+                    .collect();
+                Ok(serde_json::json!({ "items": items }))
+            },
+        )
+        .function(
             "search.merge-chunks",
             "per sub-intent: the candidates of every chunk, by confidence, top-K",
-            |a: MergeArgs, _| Ok(merge_chunks(a.chunks, a.intents, a.top_k)),
+            |a: MergeArgs, _| {
+                let failed = a.chunks.iter().filter(|c| c.as_ref().is_none_or(|c| c.failed)).count();
+                Ok(MergeOut {
+                    retrieved: merge_chunks(a.chunks, a.intents, a.top_k),
+                    failed,
+                })
+            },
         )
         .function(
             "search.groups",
@@ -398,12 +456,17 @@ pub fn register(registry: &mut Registry) {
         )
         .builtin(
             "search.select-packages",
-            "top-K packages for a sub-intent, with confidence",
+            "top-K packages for each sub-intent, with confidence",
             |a: SelectPackagesArgs, ctx| {
-                let query = Query::analyze(&a.intent, &*vocabulary(a.aliases.as_deref(), ctx)?);
-                Ok(SelectPackagesOut {
-                    packages: rank::rank_packages(&a.packages, &query, a.top_k),
-                })
+                let vocab = vocabulary(a.aliases.as_deref(), ctx)?;
+                let groups = a
+                    .intents
+                    .iter()
+                    .map(|intent| ChosenPackages {
+                        packages: rank::rank_packages(&a.packages, &Query::analyze(&intent.intent, &vocab), a.top_k),
+                    })
+                    .collect();
+                Ok(PackageSelection { groups })
             },
         )
         .builtin(
@@ -417,6 +480,7 @@ pub fn register(registry: &mut Registry) {
                         .into_iter()
                         .map(|candidates| Retrieved { candidates })
                         .collect(),
+                    failed: false,
                 })
             },
         );
@@ -541,6 +605,7 @@ mod tests {
         let chunk = |groups: Vec<Vec<Candidate>>| {
             Some(Ranked {
                 groups: groups.into_iter().map(|candidates| Retrieved { candidates }).collect(),
+                failed: false,
             })
         };
         let chunks = vec![

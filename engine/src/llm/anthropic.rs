@@ -14,7 +14,7 @@ use super::config::{LlmConfig, TierModels};
 use super::extract::extract_json;
 use super::http::HttpTransport;
 use super::secret::ApiKey;
-use super::structured::{json_instructions, WireSchema};
+use super::structured::{json_instructions, Dialect, WireSchema};
 use super::{cut_off_message, excerpt, LlmError, LlmReply, LlmRequest, Usage};
 
 const NAME: &str = "anthropic";
@@ -79,7 +79,7 @@ impl Anthropic {
     }
 
     async fn call(&self, request: &LlmRequest) -> Result<LlmReply, LlmError> {
-        let wire = WireSchema::of(request);
+        let wire = WireSchema::of(request, Dialect::Loose);
         let body = self.body(request, wire.as_ref());
         let (answer, retries) = self.http.post_json(&self.url, &self.headers, &body).await?;
         let value =
@@ -87,6 +87,7 @@ impl Anthropic {
                 self.http.scrub(LlmError::NoJson {
                     provider: NAME.into(),
                     message,
+                    usage: messages_usage(&answer["usage"]),
                 })
             })?;
         Ok(LlmReply {

@@ -1,5 +1,7 @@
 //! `providers check`: one tiny call that proves the provider, its key and its
-//! model work, and says exactly what failed when they do not.
+//! model work, and says exactly what failed when they do not; then one call
+//! per stage schema given, sent the way the stage sends it, so an endpoint
+//! that rejects a stage's schema (strict mode) fails here, not mid-run.
 
 use std::time::Instant;
 
@@ -16,10 +18,13 @@ pub struct CheckReport {
     pub model: String,
     pub latency_ms: u64,
     pub error: Option<String>,
+    /// Per stage schema checked: its name and the failure, if any.
+    pub schemas: Vec<(String, Option<String>)>,
 }
 
-/// Asks `provider` (default tier, the one most stages use) for `{"ok": true}`.
-pub async fn check(provider: &dyn Provider) -> CheckReport {
+/// Asks `provider` (default tier, the one most stages use) for `{"ok": true}`,
+/// then, if that worked, for a minimal answer to each of `schemas` (name, schema).
+pub async fn check(provider: &dyn Provider, schemas: &[(String, Value)]) -> CheckReport {
     let request = LlmRequest {
         stage: "providers-check".into(),
         system: None,
@@ -46,10 +51,30 @@ pub async fn check(provider: &dyn Provider) -> CheckReport {
         }
         Err(error) => (provider.model(Tier::Default), Some(error.to_string())),
     };
+    let mut checked = Vec::new();
+    if error.is_none() {
+        for (name, schema) in schemas {
+            let request = LlmRequest {
+                stage: "providers-check".into(),
+                system: None,
+                cached: None,
+                user:
+                    "Schema check: answer with the smallest valid example of this output (empty lists where allowed)."
+                        .into(),
+                schema: Some(schema.clone()),
+                schema_name: name.clone(),
+                tier: Tier::Default,
+                max_tokens: 1024,
+            };
+            let failure = provider.complete(&request).await.err().map(|e| e.to_string());
+            checked.push((name.clone(), failure));
+        }
+    }
     CheckReport {
         provider: provider.name().to_owned(),
         model,
         latency_ms,
         error,
+        schemas: checked,
     }
 }

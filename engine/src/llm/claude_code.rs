@@ -116,6 +116,7 @@ impl ClaudeCode {
             Failure::fatal(LlmError::NoJson {
                 provider: NAME.into(),
                 message: excerpt(result),
+                usage: messages_usage(&envelope["usage"]),
             })
         })?;
         Ok((value, messages_usage(&envelope["usage"])))

@@ -10,6 +10,7 @@
 //!   max_tokens: 4096
 //!   timeout_s: 60
 //!   retries: 3
+//!   retry_after_max_s: 60        # the longest Retry-After wait honoured
 //!   command: claude              # claude-code only; a string split on spaces, or a list
 //!   json_mode: schema            # openai only: schema | plain
 //! ```
@@ -44,6 +45,9 @@ pub struct LlmConfig {
     pub timeout_s: u64,
     /// Transport retries after a failed attempt (timeouts, connection errors, 429, 5xx).
     pub retries: u32,
+    /// The longest wait a server's `Retry-After` may ask for; a longer one
+    /// ends the call at once, saying so.
+    pub retry_after_max_s: u64,
     /// The Claude Code command (`claude` by default).
     pub command: Option<CommandLine>,
     pub json_mode: JsonMode,
@@ -59,6 +63,7 @@ impl Default for LlmConfig {
             max_tokens: 4096,
             timeout_s: 60,
             retries: 3,
+            retry_after_max_s: 60,
             command: None,
             json_mode: JsonMode::Schema,
         }
@@ -183,6 +188,7 @@ impl LlmConfig {
         RetryPolicy {
             retries: self.retries,
             timeout: Duration::from_secs(self.timeout_s),
+            max_wait: Duration::from_secs(self.retry_after_max_s),
         }
     }
 

@@ -29,6 +29,7 @@ macro_rules! impl_provider {
 }
 
 mod anthropic;
+mod cache;
 mod check;
 mod claude_code;
 pub mod config;
@@ -38,8 +39,9 @@ mod limit;
 mod openai;
 mod retry;
 mod secret;
-mod structured;
+pub mod structured;
 
+pub use cache::ReplyCache;
 pub use check::{check, CheckReport};
 pub use config::{connect, connect_with_env, CommandLine, JsonMode, LlmConfig, Models, ProviderKind};
 pub use limit::limit_concurrency;
@@ -130,8 +132,13 @@ pub enum LlmError {
         status: u16,
         message: String,
     },
+    /// An answer arrived (and was paid for: `usage`) but held no usable JSON.
     #[error("{provider}: the answer held no JSON value: {message}")]
-    NoJson { provider: String, message: String },
+    NoJson {
+        provider: String,
+        message: String,
+        usage: Usage,
+    },
     #[error("{provider}: {message}")]
     Setup { provider: String, message: String },
     /// The last failure of a call whose transport retries all failed too.
@@ -140,6 +147,25 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// What was wrong with an answer that arrived but held no usable JSON
+    /// (prose, cut off at max_tokens, a refusal): a repair turn may fix it,
+    /// unlike a transport failure.
+    pub fn unusable_answer(&self) -> Option<&str> {
+        match self {
+            LlmError::NoJson { message, .. } => Some(message),
+            _ => None,
+        }
+    }
+
+    /// The tokens an answer that failed to parse still cost.
+    pub fn usage(&self) -> Usage {
+        match self {
+            LlmError::NoJson { usage, .. } => *usage,
+            LlmError::GaveUp { last, .. } => last.usage(),
+            _ => Usage::default(),
+        }
+    }
+
     /// Transport retries spent before this error, for the run report.
     pub fn retries(&self) -> u32 {
         match self {

@@ -18,7 +18,7 @@ use super::config::{JsonMode, LlmConfig, TierModels};
 use super::extract::extract_json;
 use super::http::HttpTransport;
 use super::secret::ApiKey;
-use super::structured::{json_instructions, WireSchema};
+use super::structured::{json_instructions, Dialect, WireSchema};
 use super::{cut_off_message, excerpt, LlmError, LlmReply, LlmRequest, Usage};
 
 const NAME: &str = "openai";
@@ -87,13 +87,18 @@ impl OpenAi {
     }
 
     async fn call(&self, request: &LlmRequest) -> Result<LlmReply, LlmError> {
-        let wire = WireSchema::of(request);
+        let dialect = match self.json_mode {
+            JsonMode::Schema => Dialect::Strict,
+            JsonMode::Plain => Dialect::Loose,
+        };
+        let wire = WireSchema::of(request, dialect);
         let body = self.body(request, wire.as_ref());
         let (answer, retries) = self.http.post_json(&self.url, &self.headers, &body).await?;
         let value = answer_value(&answer, request.max_tokens_or(self.max_tokens)).map_err(|message| {
             self.http.scrub(LlmError::NoJson {
                 provider: NAME.into(),
                 message,
+                usage: usage(&answer),
             })
         })?;
         Ok(LlmReply {

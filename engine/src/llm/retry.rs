@@ -13,8 +13,7 @@ use super::LlmError;
 
 /// The first backoff delay; each retry doubles it.
 const BASE_DELAY: Duration = Duration::from_millis(500);
-/// No wait, computed or asked for by a server, exceeds this: a server asking
-/// for more is treated as refusing, not stalled on.
+/// No computed backoff exceeds this.
 const MAX_DELAY: Duration = Duration::from_secs(60);
 
 /// How one provider retries.
@@ -24,6 +23,9 @@ pub(crate) struct RetryPolicy {
     pub retries: u32,
     /// The limit of each attempt, from sending the request to the last byte.
     pub timeout: Duration,
+    /// The longest `retry-after` honoured (`llm.retry_after_max_s`): a
+    /// server asking for more is treated as refusing, not stalled on.
+    pub max_wait: Duration,
 }
 
 /// Why one attempt failed, and whether another attempt may succeed.
@@ -85,7 +87,10 @@ where
         let delay = match failure.retry {
             Retry::Never => None,
             Retry::Backoff => Some(backoff(retries)),
-            Retry::After(asked) => (asked <= MAX_DELAY).then_some(asked),
+            Retry::After(asked) if asked <= policy.max_wait => Some(asked),
+            Retry::After(asked) => {
+                return Err(too_long(failure.error, asked, policy.max_wait));
+            }
         };
         match delay {
             Some(delay) if retries < policy.retries => {
@@ -107,6 +112,27 @@ where
                 })
             }
         }
+    }
+}
+
+/// `error` saying why it was not retried: the wait asked for is over the cap.
+fn too_long(error: LlmError, asked: Duration, cap: Duration) -> LlmError {
+    let why = format!(
+        "; the server asked to wait {}s (Retry-After), longer than llm.retry_after_max_s ({}s), so it was not retried",
+        asked.as_secs(),
+        cap.as_secs()
+    );
+    match error {
+        LlmError::Http {
+            provider,
+            status,
+            message,
+        } => LlmError::Http {
+            provider,
+            status,
+            message: message + &why,
+        },
+        other => other,
     }
 }
 
@@ -134,6 +160,7 @@ mod tests {
         RetryPolicy {
             retries,
             timeout: Duration::from_millis(200),
+            max_wait: Duration::from_secs(60),
         }
     }
 
@@ -219,12 +246,15 @@ mod tests {
             calls.fetch_add(1, Ordering::SeqCst);
             Err::<(), _>(Failure {
                 error: server_error(),
-                retry: Retry::After(MAX_DELAY * 2),
+                retry: Retry::After(Duration::from_secs(120)),
             })
         })
         .await
         .unwrap_err();
         assert_eq!(calls.load(Ordering::SeqCst), 1);
-        assert!(matches!(error, LlmError::Http { status: 503, .. }));
+        assert_eq!(
+            error.to_string(),
+            "test: HTTP 503: overloaded; the server asked to wait 120s (Retry-After), longer than llm.retry_after_max_s (60s), so it was not retried"
+        );
     }
 }

@@ -53,9 +53,14 @@ impl ApiKey {
                 status,
                 message: self.scrub(&message),
             },
-            LlmError::NoJson { provider, message } => LlmError::NoJson {
+            LlmError::NoJson {
+                provider,
+                message,
+                usage,
+            } => LlmError::NoJson {
                 provider,
                 message: self.scrub(&message),
+                usage,
             },
             LlmError::Setup { provider, message } => LlmError::Setup {
                 provider,

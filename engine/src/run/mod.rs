@@ -44,6 +44,8 @@ pub struct Runtime {
     pub progress: Option<Arc<dyn progress::Progress>>,
     /// Size limits on files and HTTP answers the run reads.
     pub limits: crate::io::Limits,
+    /// Answers received in this run, so no request is sent twice.
+    pub replies: Arc<crate::llm::ReplyCache>,
 }
 
 impl Runtime {
@@ -57,6 +59,7 @@ impl Runtime {
             resources,
             progress: None,
             limits: crate::io::Limits::default(),
+            replies: Arc::default(),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The run report: what each stage did, how long, and what it cost.
 
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use serde::Serialize;
@@ -28,11 +29,52 @@ pub struct StageReport {
     pub retries: u64,
     pub repairs: u64,
     pub tokens: Usage,
+    /// Answers taken from this run's earlier identical requests (not sent).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cache_hits: u64,
+    /// Requests sent and tokens, per `provider/model`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub models: BTreeMap<String, ModelUsage>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Reports of the sub-pipeline runs of a `run` stage.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<RunReport>,
+}
+
+/// What one model was asked: requests sent (failed ones too) and tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ModelUsage {
+    pub calls: u64,
+    pub tokens: Usage,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl RunReport {
+    /// Requests and tokens per `provider/model` over the whole run.
+    pub fn usage_by_model(&self) -> BTreeMap<String, ModelUsage> {
+        let mut out: BTreeMap<String, ModelUsage> = BTreeMap::new();
+        for stage in &self.stages {
+            merge_models(&mut out, &stage.models);
+        }
+        out
+    }
+
+    /// Answers reused within the run instead of sent again.
+    pub fn cache_hits(&self) -> u64 {
+        self.stages.iter().map(|s| s.cache_hits).sum()
+    }
+}
+
+fn merge_models(into: &mut BTreeMap<String, ModelUsage>, from: &BTreeMap<String, ModelUsage>) {
+    for (model, usage) in from {
+        let slot = into.entry(model.clone()).or_default();
+        slot.calls += usage.calls;
+        slot.tokens += usage.tokens;
+    }
 }
 
 /// Counters a stage's calls add to while it runs (concurrently).
@@ -47,6 +89,8 @@ struct Counters {
     retries: u64,
     repairs: u64,
     tokens: Usage,
+    cache_hits: u64,
+    models: BTreeMap<String, ModelUsage>,
     runs: Vec<RunReport>,
 }
 
@@ -56,6 +100,19 @@ impl StageStats {
         c.calls += 1;
         c.retries += u64::from(retries);
         c.tokens += tokens;
+    }
+
+    /// One request sent to `provider`'s `model`, answered or not.
+    pub fn call_to(&self, model: &str, provider: &str, retries: u32, tokens: Usage) {
+        self.call(retries, tokens);
+        let mut c = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = c.models.entry(format!("{provider}/{model}")).or_default();
+        slot.calls += 1;
+        slot.tokens += tokens;
+    }
+
+    pub fn cache_hit(&self) {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).cache_hits += 1;
     }
 
     pub fn repair(&self) {
@@ -70,6 +127,8 @@ impl StageStats {
             c.retries += s.retries;
             c.repairs += s.repairs;
             c.tokens += s.tokens;
+            c.cache_hits += s.cache_hits;
+            merge_models(&mut c.models, &s.models);
         }
         c.runs.push(report);
     }
@@ -85,6 +144,8 @@ impl StageStats {
             retries: c.retries,
             repairs: c.repairs,
             tokens: c.tokens,
+            cache_hits: c.cache_hits,
+            models: c.models,
             error,
             runs: c.runs,
         }

@@ -1,13 +1,17 @@
 //! `llm:` — render the prompt, ask the provider for JSON, gate it with the
-//! stage's schema, and repair: a failing answer is sent back with the
-//! validator's errors, up to `repair` times, before `on_invalid` decides.
-//! With the offline provider the stage's `builtin:` task runs instead.
+//! stage's schema, and repair: an answer that fails the schema, or holds no
+//! usable JSON (prose, cut off), is sent back with what was wrong, up to
+//! `repair` times. Any failure left after the provider's transport retries
+//! and the repairs goes to `on_invalid`, naming the model as the cause.
+//! Answers and final failures are kept per run, so an identical request is
+//! never sent twice. With the offline provider the stage's `builtin:` task
+//! runs instead.
 
 use std::collections::BTreeMap;
 
 use std::sync::Arc;
 
-use crate::template::json_view;
+use crate::template::{json_view, render_prompt, Prompt};
 use serde_json::Value;
 
 use crate::compile::{Gate, LlmStage};
@@ -38,7 +42,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
             ),
         };
     };
-    let (system, cached, user) = render(cx, scope, l, input)?;
+    let Prompt { system, cached, user } = render(cx, scope, l, input)?;
     let mut request = LlmRequest {
         stage: cx.stage.name.clone(),
         system,
@@ -49,39 +53,69 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
         tier: l.tier,
         max_tokens: l.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
     };
+    match cx.rt.replies.get(provider.name(), &request) {
+        Some(Ok(answer)) => {
+            cx.stats.cache_hit();
+            return Ok(Flow::Value(answer));
+        }
+        Some(Err(why)) => {
+            cx.stats.cache_hit();
+            return recover(
+                cx,
+                scope,
+                &cx.stage.on_invalid,
+                format!("{why} (earlier in this run; not sent again)"),
+            );
+        }
+        None => {}
+    }
+    let asked = request.clone();
+    let cause = format!("model `{}` ({})", provider.model(l.tier), provider.name());
     let mut why = String::new();
     for attempt in 0..=l.repair {
-        let reply = provider.complete(&request).await.map_err(|e| e.to_string())?;
-        cx.stats.call(reply.retries, reply.usage);
-        match gate.check(&reply.value) {
-            Ok(()) => return Ok(Flow::Value(reply.value)),
-            Err(errors) => {
-                why = format!("answer fails {}: {}", gate.file, errors.join("; "));
-                tracing::info!(stage = %cx.stage.name, attempt, "{why}");
-                if attempt < l.repair {
-                    cx.stats.repair();
-                    request.user = format!(
-                        "{user}\n\nYour previous answer was:\n{}\n\nIt does not satisfy the required JSON Schema:\n- {}\n\nAnswer again with corrected JSON only.",
-                        reply.value,
-                        errors.join("\n- ")
-                    );
+        let feedback = match provider.complete(&request).await {
+            Ok(reply) => {
+                cx.stats
+                    .call_to(&reply.model, provider.name(), reply.retries, reply.usage);
+                match gate.check(&reply.value) {
+                    Ok(()) => {
+                        cx.rt.replies.put(provider.name(), &asked, Ok(&reply.value));
+                        return Ok(Flow::Value(reply.value));
+                    }
+                    Err(errors) => {
+                        why = format!("{cause} answered JSON that fails {}: {}", gate.file, errors.join("; "));
+                        format!(
+                            "Your previous answer was:\n{}\n\nIt does not satisfy the required JSON Schema:\n- {}",
+                            reply.value,
+                            errors.join("\n- ")
+                        )
+                    }
                 }
             }
+            Err(error) => {
+                cx.stats
+                    .call_to(&provider.model(l.tier), provider.name(), error.retries(), error.usage());
+                why = format!("{cause} failed: {error}");
+                match error.unusable_answer() {
+                    // A prose or cut-off answer may come right when told why.
+                    Some(message) => format!("Your previous answer could not be used: {message}"),
+                    // The transport already retried; asking again would fail the same way.
+                    None => break,
+                }
+            }
+        };
+        tracing::info!(stage = %cx.stage.name, attempt, "{why}");
+        if attempt < l.repair {
+            cx.stats.repair();
+            request.user = format!("{user}\n\n{feedback}\n\nAnswer again with corrected JSON only.");
         }
     }
+    cx.rt.replies.put(provider.name(), &asked, Err(&why));
     recover(cx, scope, &cx.stage.on_invalid, why)
 }
 
-/// The prompt's `system`, `cached` and `user` parts. A template without
-/// blocks is all `user`.
-fn render(
-    cx: &StageCx<'_>,
-    scope: &Scope,
-    l: &LlmStage,
-    input: Value,
-) -> Result<(Option<String>, Option<String>, String), String> {
-    let env = &cx.pipeline.env;
-    let template = env.get_template(&l.prompt).map_err(|e| e.to_string())?;
+/// The prompt rendered with the stage's inputs, `inputs` and `params`.
+fn render(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage, input: Value) -> Result<Prompt, String> {
     let mut ctx: BTreeMap<String, minijinja::Value> = BTreeMap::new();
     for root in ["inputs", "params"] {
         if let Some(v) = scope.get(root) {
@@ -93,25 +127,7 @@ fn render(
             ctx.insert(k, json_view(Arc::new(v)));
         }
     }
-    let mut captured = template
-        .render_captured(minijinja::Value::from(ctx))
-        .map_err(|e| format!("prompt {}: {e}", l.prompt))?;
-    let whole = captured.output().to_owned();
-    let mut block = |name: &str| {
-        captured
-            .with_state_mut(|s| s.render_block(name))
-            .ok()
-            .map(|t| t.trim().to_owned())
-            .filter(|t| !t.is_empty())
-    };
-    let system = block("system");
-    let cached = block("cached");
-    let user = block("user");
-    match user {
-        Some(u) => Ok((system, cached, u)),
-        None if system.is_none() && cached.is_none() => Ok((None, None, whole.trim().to_owned())),
-        None => Err(format!("prompt {} defines blocks but no `user` block", l.prompt)),
-    }
+    render_prompt(&cx.pipeline.env, &l.prompt, ctx)
 }
 
 /// A tool / response_format name from the schema file: `search-routing`.

@@ -138,6 +138,9 @@ impl Recorded {
     }
 }
 
+/// Answers a request from its content (a model that reads the prompt).
+pub type Responder = Arc<dyn Fn(&Recorded) -> Reply + Send + Sync>;
+
 /// The running server; it stops with the test's runtime.
 pub struct LlmServer {
     addr: SocketAddr,
@@ -147,11 +150,21 @@ pub struct LlmServer {
 impl LlmServer {
     pub async fn start(script: Vec<Reply>) -> Self {
         assert!(!script.is_empty(), "a script needs at least one reply");
+        Self::serve(script, None).await
+    }
+
+    /// A server whose every answer `responder` computes from the request.
+    pub async fn respond_with(responder: Responder) -> Self {
+        Self::serve(vec![], Some(responder)).await
+    }
+
+    async fn serve(script: Vec<Reply>, responder: Option<Responder>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1");
         let addr = listener.local_addr().expect("local address");
         let requests = Arc::new(Mutex::new(Vec::new()));
         let state = Arc::new(Script {
             replies: script,
+            responder,
             next: AtomicUsize::new(0),
             requests: requests.clone(),
         });
@@ -175,14 +188,18 @@ impl LlmServer {
 
 struct Script {
     replies: Vec<Reply>,
+    responder: Option<Responder>,
     next: AtomicUsize,
     requests: Arc<Mutex<Vec<Recorded>>>,
 }
 
 impl Script {
-    fn next_reply(&self) -> &Reply {
+    fn reply_to(&self, request: &Recorded) -> Reply {
+        if let Some(responder) = &self.responder {
+            return responder(request);
+        }
         let index = self.next.fetch_add(1, Ordering::SeqCst);
-        &self.replies[index.min(self.replies.len() - 1)]
+        self.replies[index.min(self.replies.len() - 1)].clone()
     }
 }
 
@@ -190,8 +207,9 @@ impl Script {
 async fn serve(stream: TcpStream, script: Arc<Script>) {
     let mut stream = BufReader::new(stream);
     while let Some(request) = read_request(&mut stream).await {
+        let reply = script.reply_to(&request);
         script.requests.lock().expect("request log").push(request);
-        let bytes = match script.next_reply() {
+        let bytes = match &reply {
             Reply::Respond { status, headers, body } => response(*status, headers, body.len(), body),
             Reply::Silence => {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
