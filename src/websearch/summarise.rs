@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 
 /// Sentences shorter than this are headings or crumbs, not content.
 const MIN_CHARS: usize = 20;
+/// An unpunctuated line of fewer words is a heading.
+const HEADING_WORDS: usize = 6;
 /// A sentence longer than this is cut.
 const MAX_CHARS: usize = 300;
 
@@ -39,30 +41,28 @@ pub struct Summary {
 pub fn summarise(a: &SummariseArgs) -> Summary {
     let query = words(&a.query);
     let sentences = split_sentences(&a.text);
-    let mut scored: Vec<(usize, f64)> = sentences
+    let mut relevant: Vec<(usize, usize)> = sentences
         .iter()
         .enumerate()
-        .map(|(i, s)| {
-            let w = words(s);
-            let shared = query.intersection(&w).count() as f64;
-            // Earlier sentences win ties: pages state their point first.
-            (i, shared - i as f64 * 1e-6)
-        })
+        .map(|(i, s)| (i, query.intersection(&words(s)).count()))
+        .filter(|(_, shared)| *shared > 0)
         .collect();
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let pick = |range: std::ops::Range<usize>| -> Vec<String> {
-        let mut chosen: Vec<usize> = scored
-            .iter()
-            .skip(range.start)
-            .take(range.len())
-            .map(|(i, _)| *i)
-            .collect();
-        chosen.sort_unstable();
-        chosen.into_iter().map(|i| sentences[i].clone()).collect()
+    // Most shared words first; earlier sentences win ties (pages state their point first).
+    relevant.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let in_order = |mut picked: Vec<usize>| -> Vec<String> {
+        picked.sort_unstable();
+        picked.into_iter().map(|i| sentences[i].clone()).collect()
+    };
+    let ranked: Vec<usize> = relevant.iter().map(|(i, _)| *i).collect();
+    // A text that never mentions the query still has a lead.
+    let summary = if ranked.is_empty() {
+        sentences.iter().take(a.sentences).cloned().collect()
+    } else {
+        in_order(ranked.iter().copied().take(a.sentences).collect())
     };
     Summary {
-        summary: pick(0..a.sentences).join(" "),
-        points: pick(a.sentences..a.sentences + a.points),
+        summary: summary.join(" "),
+        points: in_order(ranked.iter().copied().skip(a.sentences).take(a.points).collect()),
     }
 }
 
@@ -95,9 +95,12 @@ fn split_sentences(text: &str) -> Vec<String> {
     out
 }
 
+/// Keeps a sentence, not a heading or a crumb: headings are short and end
+/// without punctuation.
 fn push(out: &mut Vec<String>, sentence: &str) {
     let s = sentence.split_whitespace().collect::<Vec<_>>().join(" ");
-    if s.chars().count() < MIN_CHARS {
+    let ends = s.ends_with(['.', '!', '?', '。']);
+    if s.chars().count() < MIN_CHARS || (!ends && s.split_whitespace().count() < HEADING_WORDS) {
         return;
     }
     out.push(if s.chars().count() > MAX_CHARS {
@@ -127,6 +130,18 @@ mod tests {
             "Hooks let you use state in function components. The useState hook returns a state value and a setter."
         );
         assert_eq!(s.points, ["Effects run after render with useEffect hooks."]);
+    }
+
+    #[test]
+    fn no_relevant_sentence_gives_the_lead_and_no_points() {
+        let s = summarise(&SummariseArgs {
+            query: "quantum".into(),
+            text: "A Heading Here\nThe first real sentence of the page. The second real sentence here.".into(),
+            sentences: 1,
+            points: 3,
+        });
+        assert_eq!(s.summary, "The first real sentence of the page.");
+        assert!(s.points.is_empty());
     }
 
     #[test]

@@ -36,6 +36,12 @@ pub enum Reply {
     Silence,
     /// Announces twice the body's length, sends the body, and closes.
     Truncated { body: String },
+    /// A complete response whose body is raw bytes (not necessarily UTF-8).
+    Bytes {
+        status: u16,
+        content_type: String,
+        body: Vec<u8>,
+    },
 }
 
 impl Reply {
@@ -138,7 +144,10 @@ impl Recorded {
     }
 }
 
-/// The running server; it stops with the test's runtime.
+/// The running server; it stops with the test's runtime. Its replies come
+/// from the script in order, or, for a server started with
+/// [`LlmServer::routed`], from the route whose path the request's path
+/// (without its query) equals.
 pub struct LlmServer {
     addr: SocketAddr,
     requests: Arc<Mutex<Vec<Recorded>>>,
@@ -147,11 +156,23 @@ pub struct LlmServer {
 impl LlmServer {
     pub async fn start(script: Vec<Reply>) -> Self {
         assert!(!script.is_empty(), "a script needs at least one reply");
+        Self::serve_script(script, vec![]).await
+    }
+
+    /// A server answering each path with its own reply (404 for others),
+    /// whatever order concurrent requests arrive in.
+    pub async fn routed(routes: Vec<(&str, Reply)>) -> Self {
+        let routes = routes.into_iter().map(|(p, r)| (p.to_owned(), r)).collect();
+        Self::serve_script(vec![Reply::text(404, "text/plain", "not found")], routes).await
+    }
+
+    async fn serve_script(script: Vec<Reply>, routes: Vec<(String, Reply)>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1");
         let addr = listener.local_addr().expect("local address");
         let requests = Arc::new(Mutex::new(Vec::new()));
         let state = Arc::new(Script {
             replies: script,
+            routes,
             next: AtomicUsize::new(0),
             requests: requests.clone(),
         });
@@ -175,12 +196,17 @@ impl LlmServer {
 
 struct Script {
     replies: Vec<Reply>,
+    routes: Vec<(String, Reply)>,
     next: AtomicUsize,
     requests: Arc<Mutex<Vec<Recorded>>>,
 }
 
 impl Script {
-    fn next_reply(&self) -> &Reply {
+    fn next_reply(&self, path: &str) -> &Reply {
+        let path = path.split('?').next().unwrap_or(path);
+        if let Some((_, reply)) = self.routes.iter().find(|(p, _)| p == path) {
+            return reply;
+        }
         let index = self.next.fetch_add(1, Ordering::SeqCst);
         &self.replies[index.min(self.replies.len() - 1)]
     }
@@ -190,8 +216,9 @@ impl Script {
 async fn serve(stream: TcpStream, script: Arc<Script>) {
     let mut stream = BufReader::new(stream);
     while let Some(request) = read_request(&mut stream).await {
+        let path = request.path.clone();
         script.requests.lock().expect("request log").push(request);
-        let bytes = match script.next_reply() {
+        let bytes = match script.next_reply(&path) {
             Reply::Respond { status, headers, body } => response(*status, headers, body.len(), body),
             Reply::Silence => {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
@@ -202,6 +229,16 @@ async fn serve(stream: TcpStream, script: Arc<Script>) {
                 let bytes = response(200, &headers, body.len() * 2, body);
                 let _ = stream.get_mut().write_all(&bytes).await;
                 return;
+            }
+            Reply::Bytes {
+                status,
+                content_type,
+                body,
+            } => {
+                let headers = [("content-type".to_owned(), content_type.clone())];
+                let mut bytes = response(*status, &headers, body.len(), "");
+                bytes.extend_from_slice(body);
+                bytes
             }
         };
         if stream.get_mut().write_all(&bytes).await.is_err() {

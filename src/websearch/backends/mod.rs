@@ -177,7 +177,11 @@ impl Api {
         let status = resp.status();
         let text = resp.text().await.map_err(|e| self.transport(e))?;
         if !status.is_success() {
-            return Err(format!("HTTP {}: {}", status.as_u16(), html::snippet(&text, 200)));
+            let message = serde_json::from_str(&text)
+                .ok()
+                .and_then(|v| error_message(&v))
+                .unwrap_or(text);
+            return Err(format!("HTTP {}: {}", status.as_u16(), html::snippet(&message, 200)));
         }
         serde_json::from_str(&text).map_err(|_| format!("the answer is not JSON: {}", html::snippet(&text, 120)))
     }
@@ -191,6 +195,22 @@ impl Api {
             e.without_url().to_string()
         }
     }
+}
+
+/// The message of a JSON error body, in the places APIs put it (Brave:
+/// `error.detail`; Tavily: `detail.error`; others: `message`, `error`).
+fn error_message(body: &Value) -> Option<String> {
+    [
+        "/error/detail",
+        "/error/message",
+        "/detail/error",
+        "/detail",
+        "/message",
+        "/error",
+    ]
+    .iter()
+    .find_map(|p| body.pointer(p).and_then(Value::as_str))
+    .map(str::to_owned)
 }
 
 /// A result from the fields a backend names, or `None` without a URL.

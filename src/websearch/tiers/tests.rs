@@ -6,7 +6,10 @@ use crate::websearch::strategy::technologies;
 
 fn data() -> (SourceTiers, Vec<Technology>) {
     let resources = crate::project::resources(None);
-    (SourceTiers::load(&resources).unwrap(), technologies(&resources).unwrap())
+    (
+        SourceTiers::load(&resources).unwrap(),
+        technologies(&resources).unwrap(),
+    )
 }
 
 fn result(url: &str) -> WebResult {
@@ -42,7 +45,10 @@ fn source_filters_tiers_bases_bonuses_and_caps() {
     assert_eq!(s("https://docs.unity3d.com/Manual/index.html"), (1, 93));
     assert_eq!(s("https://github.com/facebook/react/issues"), (1, 92));
     // Tier 2: official examples (+8), blog of an official domain (+10), platforms (+5), cap 89.
-    assert_eq!(s("https://github.com/vercel/next.js/tree/canary/examples/blog"), (2, 78));
+    assert_eq!(
+        s("https://github.com/vercel/next.js/tree/canary/examples/blog"),
+        (2, 78)
+    );
     assert_eq!(s("https://blog.reactjs.org/2020/01/x.html"), (2, 89));
     assert_eq!(s("https://nodejs.org/blog/release/v20.0.0"), (2, 80));
     assert_eq!(s("https://vercel.com/guides/nextjs"), (2, 89));
@@ -76,7 +82,8 @@ fn metadata_feeds_bonuses_and_absent_metadata_gives_none() {
     assert_eq!(with(reddit, &|r| r.published_at = Some(days_ago(10))), (3, 55));
     assert_eq!(with(reddit, &|r| r.published_at = Some(days_ago(400))), (3, 50));
     assert_eq!(
-        with(reddit, &|r| r.published_at = Some(format!("{}T10:00:00Z", days_ago(365)))),
+        with(reddit, &|r| r.published_at =
+            Some(format!("{}T10:00:00Z", days_ago(365)))),
         (3, 55)
     );
     assert_eq!(with("https://medium.com/@a/b", &|r| r.claps = Some(550.0)), (4, 45));
@@ -88,15 +95,24 @@ fn metadata_feeds_bonuses_and_absent_metadata_gives_none() {
         (4, 49)
     );
     // 180 days for tier 4; votes only count on their host.
-    assert_eq!(with("https://velog.io/@a/b", &|r| r.published_at = Some(days_ago(200))), (4, 30));
+    assert_eq!(
+        with("https://velog.io/@a/b", &|r| r.published_at = Some(days_ago(200))),
+        (4, 30)
+    );
     assert_eq!(with("https://velog.io/@a/b", &|r| r.votes = Some(500.0)), (4, 30));
-    assert_eq!(with("https://velog.io/@a/b", &|r| r.published_at = Some("garbage".into())), (4, 30));
+    assert_eq!(
+        with("https://velog.io/@a/b", &|r| r.published_at = Some("garbage".into())),
+        (4, 30)
+    );
 }
 
 #[test]
 fn an_org_domain_named_in_the_query_is_official() {
     let url = "https://godotengine.org/article/x";
-    assert_eq!(score("best-practice", "godotengine physics", result(url)), Some((1, 95)));
+    assert_eq!(
+        score("best-practice", "godotengine physics", result(url)),
+        Some((1, 95))
+    );
     assert_eq!(score("best-practice", "physics", result(url)), Some((4, 30)));
 }
 
@@ -142,19 +158,37 @@ fn thresholds_keep_and_drop_on_each_side() {
         ..Default::default()
     };
     // official (90, tiers 1-2).
-    assert!(keeps("official", &classified("official", "https://github.com/facebook/react")));
-    assert!(!keeps("official", &classified("official", "https://stackoverflow.com/q/1")));
+    assert!(keeps(
+        "official",
+        &classified("official", "https://github.com/facebook/react")
+    ));
+    assert!(!keeps(
+        "official",
+        &classified("official", "https://stackoverflow.com/q/1")
+    ));
     assert!(keeps("official", &at(2, 90)));
     assert!(!keeps("official", &at(2, 89)));
     assert!(!keeps("official", &at(3, 95)));
     // comprehensive (60).
-    assert!(keeps("comprehensive", &classified("comprehensive", "https://velog.io/@a/x")));
-    assert!(!keeps("comprehensive", &classified("comprehensive", "https://someone.example.com/x")));
+    assert!(keeps(
+        "comprehensive",
+        &classified("comprehensive", "https://velog.io/@a/x")
+    ));
+    assert!(!keeps(
+        "comprehensive",
+        &classified("comprehensive", "https://someone.example.com/x")
+    ));
     assert!(keeps("comprehensive", &at(3, 60)));
     assert!(!keeps("comprehensive", &at(3, 59)));
     // best-practice (30; tier 4 only from well-known developers).
-    assert!(keeps("best-practice", &classified("best-practice", "https://overreacted.io/x")));
-    assert!(!keeps("best-practice", &classified("best-practice", "https://velog.io/@a/x")));
+    assert!(keeps(
+        "best-practice",
+        &classified("best-practice", "https://overreacted.io/x")
+    ));
+    assert!(!keeps(
+        "best-practice",
+        &classified("best-practice", "https://velog.io/@a/x")
+    ));
     assert!(keeps("best-practice", &at(3, 30)));
     assert!(!keeps("best-practice", &at(3, 29)));
 }
