@@ -216,8 +216,9 @@ fn every_validation_message_exits_2_before_any_request() {
     let run = p.run(&["web-search", "ab", "--json"]);
     assert_eq!(run.code, 2, "{run:?}");
     let doc = run.json();
+    assert_valid(&doc);
     assert_eq!(doc["status"], "invalid");
-    assert_eq!(doc["error"], "검색어는 최소 3자 이상이어야 합니다.");
+    assert_eq!(doc["answer"], "검색어는 최소 3자 이상이어야 합니다.");
     assert!(run.stderr.contains("검색어는 최소 3자 이상이어야 합니다."), "{run:?}");
     // 3 characters (not bytes) pass, and an empty format is summary: the
     // search goes on to the backends (which fail here: exit 1).
@@ -689,6 +690,15 @@ async fn a_strategy_file_that_cannot_be_loaded() {
         "{run:?}"
     );
     assert!(searx.requests().is_empty(), "no request after a strategy failure");
+    let run = p.run(&["web-search", "react hooks", "--type", "official", "--json"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    let doc = run.json();
+    assert_valid(&doc);
+    assert_eq!(doc["status"], "strategy_error");
+    assert!(doc["answer"]
+        .as_str()
+        .unwrap()
+        .starts_with("검색 전략을 로드할 수 없습니다.\n전략 파일: "));
 }
 
 #[test]
@@ -718,4 +728,36 @@ fn graph_shows_every_step_and_config_keys_are_checked() {
     let run = p.run(&["web-search", "react hooks"]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("unknown key `web_search.timeout`"), "{run:?}");
+}
+
+/// With a model configured, the `summarise` and `digest` stages ask it (here
+/// an OpenAI-compatible server) instead of the builtin extractive summary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_model_summarises() {
+    let usage = json!({"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60});
+    let llm = LlmServer::start(vec![Reply::openai_content(
+        &json!({"summary": "A model wrote this answer about hooks.", "points": []}).to_string(),
+        usage,
+    )])
+    .await;
+    let searx = LlmServer::start(vec![searx_answer("react hooks", tiered_rows())]).await;
+    let p = Project::new(&format!(
+        "llm: {{provider: openai, base_url: \"{}/v1\"}}\n{}",
+        llm.url(),
+        searx_config(&searx.url())
+    ));
+    let run = p.run_env(
+        &["web-search", "react hooks", "--type", "official"],
+        &[("OPENAI_API_KEY", "sk-test")],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("## 답변\n\nA model wrote this answer about hooks.\n"),
+        "{run:?}"
+    );
+    let asked = &llm.requests()[0];
+    let prompt = asked.body["messages"].to_string();
+    assert!(prompt.contains("Query: react hooks"), "{prompt}");
+    assert!(prompt.contains("useState is a React Hook"), "{prompt}");
 }

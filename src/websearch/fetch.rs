@@ -20,6 +20,9 @@ pub struct Page {
     pub error: Option<String>,
 }
 
+/// Text kept of a page: what the summarise stage (and a model's context) reads.
+const MAX_TEXT_CHARS: usize = 20_000;
+
 pub struct Limits {
     pub max_bytes: u64,
     pub timeout: Duration,

@@ -120,7 +120,7 @@ pub fn render(query: &str, kind: &str, max_results: usize, resources: &Resources
             .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
             .filter(|l| !l.is_empty())
             .collect(),
-        Err(e) => return Ok(failed(res.origin, format!("{e:#}"))),
+        Err(e) => return Ok(failed(res.origin, e.to_string())),
     };
     if queries.is_empty() {
         return Ok(failed(res.origin, "it renders no query".into()));
@@ -131,7 +131,7 @@ pub fn render(query: &str, kind: &str, max_results: usize, resources: &Resources
     let prompt_scope = json!({"query": queries[0], "queries": queries, "type": kind, "max_results": max_results});
     let prompt = match env.render_str(&prompt_res.text, json_view(Arc::new(prompt_scope))) {
         Ok(p) => p.trim().to_owned(),
-        Err(e) => return Ok(failed(prompt_res.origin, format!("{e:#}"))),
+        Err(e) => return Ok(failed(prompt_res.origin, e.to_string())),
     };
     Ok(Strategy {
         ok: true,
