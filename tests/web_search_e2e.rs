@@ -327,6 +327,26 @@ async fn progressive_golden_and_official_rewrite() {
     assert!(last.path.contains("latest+site%3Areact.dev"), "{}", last.path);
 }
 
+/// A later query of the strategy failing is a line; the first query's results stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_layer_query_keeps_the_others() {
+    let searx = LlmServer::start(vec![
+        searx_answer("react hooks state", tiered_rows()),
+        Reply::json(500, json!({"message": "engine crashed"})),
+        searx_answer("react hooks state", vec![]),
+    ])
+    .await;
+    let p = Project::new(&searx_config(&searx.url()));
+    let run = p.run(&["web-search", "react hooks state", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("[unity-assets:web-search] backend searxng: query 2 skipped: HTTP 500: engine crashed"),
+        "{run:?}"
+    );
+    assert_eq!(run.json()["results"].as_array().unwrap().len(), 8);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zero_results_block() {
     let searx = LlmServer::start(vec![searx_answer("zzqx", vec![])]).await;

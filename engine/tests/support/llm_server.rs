@@ -1,4 +1,5 @@
-//! A scripted HTTP/1.1 server on 127.0.0.1 that stands in for an LLM vendor.
+//! A scripted HTTP/1.1 server on 127.0.0.1 that stands in for an LLM vendor
+//! (and, in the product's tests, for web search APIs and web pages).
 //!
 //! It records every request (method, path, headers, JSON body) and answers
 //! them from a script, in order; the last reply answers every request after
