@@ -94,11 +94,12 @@ async fn read(url: &str, limits: &Limits) -> Result<String, String> {
         }
     }
     let text = decode(&body, charset(&content_type, &body))?;
-    Ok(if mime == "text/plain" {
+    let text = if mime == "text/plain" {
         text
     } else {
         html::to_text(&text)
-    })
+    };
+    Ok(text.chars().take(MAX_TEXT_CHARS).collect())
 }
 
 /// The charset the header names, else a `<meta charset>` in the first bytes, else UTF-8.
