@@ -19,6 +19,7 @@ Examples:
   unity-assets pick 0
   unity-assets build \"좀비 서바이벌 프로토타입 만들어줘\" --yes
   unity-assets doctor --offline
+  unity-assets web-search \"Unity addressables\" --type official --format detailed
 
 Exit codes: 0 ok · 1 the run failed or refused (stale index, locked file, MCP unavailable)
             2 invalid input (bad query, pipeline, template, schema or config)
@@ -81,6 +82,19 @@ pub enum Command {
         /// Rebuild the index first, then search.
         #[arg(long)]
         reindex: bool,
+        #[command(flatten)]
+        run: RunOptions,
+    },
+    /// Search the web: official docs, a comprehensive survey or best practices, every
+    /// result with its source tier and reliability score (backends: web_search in the config).
+    WebSearch {
+        query: String,
+        /// official | comprehensive | best-practice
+        #[arg(long = "type", default_value = "comprehensive", value_name = "TYPE")]
+        kind: String,
+        /// summary | detailed | progressive (empty: summary)
+        #[arg(long, default_value = "summary")]
+        format: String,
         #[command(flatten)]
         run: RunOptions,
     },

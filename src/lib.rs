@@ -1,7 +1,8 @@
 //! unity-assets: natural-language asset search and scene building for Unity
 //! projects. Each command is a pipeline (`pipelines/*.yaml`) run by the
 //! generic `engine`; this crate holds the CLI and the Unity domain functions
-//! those pipelines call: [`index`], [`search`], [`build`], [`eval`].
+//! those pipelines call: [`index`], [`search`], [`build`], [`eval`],
+//! [`websearch`].
 
 pub mod build;
 pub mod cli;
@@ -15,3 +16,4 @@ pub mod project;
 pub mod search;
 pub mod trust;
 pub mod usage;
+pub mod websearch;

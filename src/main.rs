@@ -84,6 +84,15 @@ async fn dispatch(cli: Cli) -> Outcome {
             let fields = json!({"query": query, "reindex": reindex, "json": run.json});
             commands::run_pipeline(&project, "search", inputs(fields), &run).await
         }
+        Command::WebSearch {
+            query,
+            kind,
+            format,
+            run,
+        } => {
+            let fields = json!({"query": query, "type": kind, "format": format, "json": run.json});
+            commands::run_pipeline(&project, "web-search", inputs(fields), &run).await
+        }
         Command::Pick { index, run } => {
             if index.trim().parse::<usize>().is_err() {
                 return Outcome::invalid(format!(

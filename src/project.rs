@@ -236,6 +236,7 @@ fn registry(llm: &LlmConfig, resources: &Resources) -> Result<Registry, Diagnost
     let mut registry = Registry::new();
     crate::index::register(&mut registry, index_data());
     crate::search::register(&mut registry);
+    crate::websearch::register(&mut registry);
     crate::build::register(&mut registry);
     crate::commands::providers::register(&mut registry, llm.clone());
     registry.guard("unity", Arc::new(unity_guard(resources)?));

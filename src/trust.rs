@@ -21,6 +21,7 @@ use sha2::{Digest, Sha256};
 
 use crate::config::CONFIG_FILE;
 use crate::project::OVERRIDES;
+use crate::websearch::config::{TrustItem, WebSearchConfig};
 
 /// `UNITY_ASSETS_TRUST=1` trusts the project for one run (CI), like `--trust`.
 pub const TRUST_ENV: &str = "UNITY_ASSETS_TRUST";
@@ -182,6 +183,24 @@ fn config_items(text: &str) -> Vec<Item> {
             "mcp",
             format!("mcp: starts or connects to an MCP server: {}", server(mcp)),
         ));
+    }
+    for item in WebSearchConfig::trust_items(&doc["web_search"]) {
+        items.push(match item {
+            TrustItem::Program(argv) => at(
+                "web_search.command.argv",
+                format!("web_search.command runs a program: {}", argv.join(" ")),
+            ),
+            TrustItem::Url { backend, url } => at(
+                &format!("web_search.{backend}.url"),
+                format!("web_search.{backend}.url sends your queries (and its key) to {url}"),
+            ),
+            TrustItem::KeyEnv { backend, var } => at(
+                &format!("web_search.{backend}.api_key_env"),
+                format!(
+                    "web_search.{backend}.api_key_env chooses which environment variable is sent as the key: {var}"
+                ),
+            ),
+        });
     }
     items.extend(env_expansions(CONFIG_FILE, text));
     items
@@ -479,6 +498,9 @@ mod tests {
         assert!(at.iter().any(|(l, w)| *l == 7 && w.contains("runs sh -c id")));
         assert!(at.iter().any(|(l, w)| *l == 10 && w.contains("${SECRET}")));
         assert!(config_items("index_depth: rich\nsearch: {asset_top_k: 3}\n").is_empty());
+        let web = "web_search:\n  command: {argv: [sh, -c, id]}\n  brave: {api_key_env: GITHUB_TOKEN}\n";
+        let lines: Vec<usize> = config_items(web).iter().map(|i| i.line).collect();
+        assert_eq!(lines, [2, 3], "{:?}", config_items(web));
     }
 
     #[test]

@@ -45,6 +45,7 @@ pub use cache::ReplyCache;
 pub use check::{check, CheckReport};
 pub use config::{connect, connect_with_env, CommandLine, JsonMode, LlmConfig, Models, ProviderKind};
 pub use limit::limit_concurrency;
+pub use secret::ApiKey;
 
 use std::time::Duration;
 

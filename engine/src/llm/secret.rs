@@ -2,7 +2,8 @@
 //!
 //! A key lives only inside [`ApiKey`]: its `Debug` prints a placeholder, and
 //! every message a provider lets out passes through [`ApiKey::scrub`] first,
-//! because servers do echo keys back in their error bodies.
+//! because servers do echo keys back in their error bodies. Products reuse
+//! it for their own keyed services (web search backends).
 
 use reqwest::header::HeaderValue;
 
@@ -13,18 +14,18 @@ const REDACTED: &str = "[redacted]";
 
 /// A key read from the environment.
 #[derive(Clone)]
-pub(crate) struct ApiKey(String);
+pub struct ApiKey(String);
 
 impl ApiKey {
     /// Wraps a key; `None` for a blank value, which servers would reject anyway.
-    pub(crate) fn new(key: String) -> Option<Self> {
+    pub fn new(key: String) -> Option<Self> {
         let key = key.trim();
         (!key.is_empty()).then(|| Self(key.to_owned()))
     }
 
     /// A header value marked sensitive, so `http`'s and `reqwest`'s `Debug`
     /// output hides it.
-    pub(crate) fn header(&self, prefix: &str) -> Result<HeaderValue, String> {
+    pub fn header(&self, prefix: &str) -> Result<HeaderValue, String> {
         let mut value = HeaderValue::from_str(&format!("{prefix}{}", self.0))
             .map_err(|_| "the API key holds characters not allowed in an HTTP header".to_owned())?;
         value.set_sensitive(true);
@@ -32,7 +33,7 @@ impl ApiKey {
     }
 
     /// `text` with every occurrence of the key replaced.
-    pub(crate) fn scrub(&self, text: &str) -> String {
+    pub fn scrub(&self, text: &str) -> String {
         text.replace(&self.0, REDACTED)
     }
 

@@ -1,4 +1,5 @@
-//! A scripted HTTP/1.1 server on 127.0.0.1 that stands in for an LLM vendor.
+//! A scripted HTTP/1.1 server on 127.0.0.1 that stands in for an LLM vendor
+//! (and, in the product's tests, for web search APIs and web pages).
 //!
 //! It records every request (method, path, headers, JSON body) and answers
 //! them from a script, in order; the last reply answers every request after
@@ -36,6 +37,12 @@ pub enum Reply {
     Silence,
     /// Announces twice the body's length, sends the body, and closes.
     Truncated { body: String },
+    /// A complete response whose body is raw bytes (not necessarily UTF-8).
+    Bytes {
+        status: u16,
+        content_type: String,
+        body: Vec<u8>,
+    },
 }
 
 impl Reply {
@@ -141,7 +148,10 @@ impl Recorded {
 /// Answers a request from its content (a model that reads the prompt).
 pub type Responder = Arc<dyn Fn(&Recorded) -> Reply + Send + Sync>;
 
-/// The running server; it stops with the test's runtime.
+/// The running server; it stops with the test's runtime. Its replies come
+/// from a responder, or, for a server started with [`LlmServer::routed`],
+/// from the route whose path the request's path (without its query)
+/// equals, or else from the script in order.
 pub struct LlmServer {
     addr: SocketAddr,
     requests: Arc<Mutex<Vec<Recorded>>>,
@@ -150,21 +160,29 @@ pub struct LlmServer {
 impl LlmServer {
     pub async fn start(script: Vec<Reply>) -> Self {
         assert!(!script.is_empty(), "a script needs at least one reply");
-        Self::serve(script, None).await
+        Self::serve(script, None, vec![]).await
+    }
+
+    /// A server answering each path with its own reply (404 for others),
+    /// whatever order concurrent requests arrive in.
+    pub async fn routed(routes: Vec<(&str, Reply)>) -> Self {
+        let routes = routes.into_iter().map(|(p, r)| (p.to_owned(), r)).collect();
+        Self::serve(vec![Reply::text(404, "text/plain", "not found")], None, routes).await
     }
 
     /// A server whose every answer `responder` computes from the request.
     pub async fn respond_with(responder: Responder) -> Self {
-        Self::serve(vec![], Some(responder)).await
+        Self::serve(vec![], Some(responder), vec![]).await
     }
 
-    async fn serve(script: Vec<Reply>, responder: Option<Responder>) -> Self {
+    async fn serve(script: Vec<Reply>, responder: Option<Responder>, routes: Vec<(String, Reply)>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1");
         let addr = listener.local_addr().expect("local address");
         let requests = Arc::new(Mutex::new(Vec::new()));
         let state = Arc::new(Script {
             replies: script,
             responder,
+            routes,
             next: AtomicUsize::new(0),
             requests: requests.clone(),
         });
@@ -189,6 +207,7 @@ impl LlmServer {
 struct Script {
     replies: Vec<Reply>,
     responder: Option<Responder>,
+    routes: Vec<(String, Reply)>,
     next: AtomicUsize,
     requests: Arc<Mutex<Vec<Recorded>>>,
 }
@@ -197,6 +216,10 @@ impl Script {
     fn reply_to(&self, request: &Recorded) -> Reply {
         if let Some(responder) = &self.responder {
             return responder(request);
+        }
+        let path = request.path.split('?').next().unwrap_or(&request.path);
+        if let Some((_, reply)) = self.routes.iter().find(|(p, _)| p == path) {
+            return reply.clone();
         }
         let index = self.next.fetch_add(1, Ordering::SeqCst);
         self.replies[index.min(self.replies.len() - 1)].clone()
@@ -211,6 +234,16 @@ async fn serve(stream: TcpStream, script: Arc<Script>) {
         script.requests.lock().expect("request log").push(request);
         let bytes = match &reply {
             Reply::Respond { status, headers, body } => response(*status, headers, body.len(), body),
+            Reply::Bytes {
+                status,
+                content_type,
+                body,
+            } => {
+                let headers = [("content-type".to_owned(), content_type.clone())];
+                let mut bytes = response(*status, &headers, body.len(), "");
+                bytes.extend_from_slice(body);
+                bytes
+            }
             Reply::Silence => {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
                 return;

@@ -1,0 +1,74 @@
+//! The `command` backend: any program that prints result JSON (the seed runs
+//! the `gemini` CLI). `{prompt}` in its arguments becomes the strategy's
+//! prompt; no shell is involved.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{result, Request};
+use crate::websearch::config::WebSearchConfig;
+use crate::websearch::result::WebResult;
+
+pub(super) async fn search(cfg: &WebSearchConfig, req: &Request<'_>) -> Result<Vec<WebResult>, String> {
+    let argv: Vec<String> = cfg
+        .command
+        .argv
+        .iter()
+        .map(|a| a.replace("{prompt}", req.prompt))
+        .collect();
+    let (program, args) = argv
+        .split_first()
+        .ok_or("not configured (set web_search.command.argv)")?;
+    let child = tokio::process::Command::new(program)
+        .args(args)
+        .current_dir(req.workdir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => format!("not installed: `{program}` is not on PATH"),
+            _ => format!("cannot start `{program}`: {e}"),
+        })?;
+    let out = tokio::time::timeout(Duration::from_secs(cfg.timeout_s), child.wait_with_output())
+        .await
+        .map_err(|_| format!("`{program}` did not finish within {}s", cfg.timeout_s))?
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+        return Err(format!("`{program}` exited with {}: {first}", out.status));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json =
+        engine::llm::extract::extract_json(&stdout).ok_or_else(|| format!("`{program}` printed no result JSON"))?;
+    let rows = match &json {
+        Value::Array(rows) => rows,
+        other => other
+            .get("results")
+            .and_then(Value::as_array)
+            .ok_or_else(|| format!("`{program}` printed JSON without a result list"))?,
+    };
+    Ok(rows.iter().filter_map(row).take(cfg.max_results).collect())
+}
+
+/// One row as the seed's prompt asks for it (`title, url, snippet,
+/// source_type`), with the metadata the tier bonuses read when present.
+fn row(r: &Value) -> Option<WebResult> {
+    let first = |keys: &[&str]| keys.iter().find_map(|k| r.get(*k));
+    let mut out = result(
+        r.get("title"),
+        r.get("url"),
+        first(&["snippet", "content", "description"]),
+        first(&["published_at", "publishedAt", "date"]),
+    )?;
+    let number = |k: &str| r.get(k).and_then(Value::as_f64);
+    out.source_type = r.get("source_type").and_then(Value::as_str).map(str::to_owned);
+    out.votes = number("votes");
+    out.reactions = number("reactions");
+    out.claps = number("claps");
+    Some(out)
+}

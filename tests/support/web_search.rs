@@ -1,0 +1,187 @@
+//! Fixtures of the web-search end-to-end tests: a project folder, runs of
+//! the binary, backend answers in their recorded shapes, golden files.
+
+// Each test uses its own subset of these helpers.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use super::llm_server::{LlmServer, Reply};
+
+/// A project folder with a `.claude/unity-assets.yml`.
+pub struct Project {
+    pub dir: tempfile::TempDir,
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {}\n--- stdout\n{}--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+impl Run {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not one JSON document: {e}\n{self:?}"))
+    }
+
+    pub fn lines(&self) -> Vec<&str> {
+        self.stdout.lines().collect()
+    }
+}
+
+impl Project {
+    pub fn new(config: &str) -> Self {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+        std::fs::write(dir.path().join(".claude/unity-assets.yml"), config).unwrap();
+        Self { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Write a file under the project's override folder (.claude/unity-assets/).
+    pub fn override_file(&self, rel: &str, text: &str) {
+        let file = self.path().join(".claude/unity-assets").join(rel);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+
+    /// An executable `command` backend script in the project folder.
+    pub fn script(&self, name: &str, body: &str) -> PathBuf {
+        let file = self.path().join(name);
+        std::fs::write(&file, format!("#!/bin/sh\n{body}")).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        file
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        self.run_env(args, &[])
+    }
+
+    pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_unity-assets"));
+        command
+            .arg("--project")
+            .arg(self.path())
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env_remove("RUST_LOG")
+            .env_remove("BRAVE_API_KEY")
+            .env_remove("TAVILY_API_KEY");
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let out = command.output().expect("the binary runs");
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+pub fn days_ago(n: i64) -> String {
+    (time::OffsetDateTime::now_utc().date() - time::Duration::days(n)).to_string()
+}
+
+/// One SearXNG result in the shape its JSON API answers.
+pub fn searx_row(url: &str, title: &str, content: &str, published: Option<&str>) -> Value {
+    let host = url.split('/').nth(2).unwrap_or_default();
+    json!({
+        "url": url, "title": title, "content": content,
+        "engine": "duckduckgo", "template": "default.html",
+        "parsed_url": [url.split(':').next().unwrap_or("https"), host, "", "", "", ""],
+        "engines": ["duckduckgo", "brave"], "positions": [1, 2], "score": 2.0,
+        "category": "general", "publishedDate": published,
+    })
+}
+
+/// A SearXNG `/search?format=json` answer.
+pub fn searx_answer(query: &str, rows: Vec<Value>) -> Reply {
+    Reply::json(
+        200,
+        json!({
+            "query": query, "number_of_results": 0, "results": rows,
+            "answers": [], "corrections": [], "infoboxes": [], "suggestions": [],
+            "unresponsive_engines": [["wikidata", "timeout"]],
+        }),
+    )
+}
+
+/// Results exercising every tier, duplicates that differ only by scheme,
+/// slash, fragment or utm parameters, and scores on each side of the
+/// comprehensive minimum (60): velog.io maps to 60 (kept), an unknown blog
+/// stays at 30 (dropped).
+pub fn tiered_rows() -> Vec<Value> {
+    let recent = days_ago(20);
+    vec![
+        searx_row("https://react.dev/reference/react/useState", "useState – React", "useState is a React Hook that lets you add a state variable to your component. Call useState at the top level of your component to declare a state variable.", None),
+        searx_row("https://stackoverflow.com/questions/53219113/where-can-i-make-api-call-with-hooks-in-react", "Where can I make API call with hooks in React?", "In class components I made API calls in componentDidMount. Where should state updates from an API call go when using hooks?", Some(&recent)),
+        searx_row("http://react.dev/reference/react/useState/", "useState (duplicate: http, slash)", "duplicate", None),
+        searx_row("https://github.com/facebook/react/blob/main/packages/react/src/ReactHooks.js", "react/ReactHooks.js at main · facebook/react", "The source of the React hooks dispatcher.", None),
+        searx_row("https://medium.com/@dev/react-hooks-state-explained-1234", "React hooks state, explained", "A walk through useState and useReducer with examples.", None),
+        searx_row("https://react.dev/reference/react/useState#usage", "useState (duplicate: fragment)", "duplicate", None),
+        searx_row("https://blog.reactjs.org/2019/02/06/react-v16.8.0.html", "React v16.8: The One With Hooks", "With React 16.8, React Hooks are available in a stable release.", None),
+        searx_row("https://someones-notes.example/react-hooks", "My notes on hooks", "Personal notes about hooks and state.", None),
+        searx_row("https://velog.io/@dev/react-hooks-state", "리액트 훅 상태 정리", "useState와 useEffect로 상태를 관리하는 방법을 정리했습니다.", None),
+        searx_row("https://www.reddit.com/r/reactjs/comments/abc/hooks_state/?utm_source=share&utm_medium=web", "Hooks and state: what do you use?", "Discussion on managing state with hooks.", None),
+        searx_row("https://reddit.com/r/reactjs/comments/abc/hooks_state", "Hooks and state (duplicate: utm, www)", "duplicate", None),
+        searx_row("https://dev.to/dev/react-hooks-state-guide", "A guide to React hooks state", "Step by step guide to state in hooks.", None),
+    ]
+}
+
+pub fn searx_config(url: &str) -> String {
+    format!("web_search:\n  backends: [searxng]\n  searxng: {{url: \"{url}\"}}\n  timeout_s: 5\n")
+}
+
+/// stdout with the servers' ports replaced, so golden files are stable.
+pub fn stable(text: &str, servers: &[&LlmServer]) -> String {
+    servers
+        .iter()
+        .fold(text.to_owned(), |t, s| t.replace(&s.url(), "http://127.0.0.1:PORT"))
+}
+
+pub fn golden(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/web-search")
+        .join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(
+        actual,
+        expected,
+        "{} differs (UPDATE_GOLDEN=1 rewrites it)",
+        path.display()
+    );
+}
+
+pub fn assert_valid(value: &Value) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/web-search-result.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(value).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "invalid document: {errors:?}\n{value:#}");
+}
