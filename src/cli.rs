@@ -151,6 +151,17 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Serve the project's pipelines as MCP tools (stdio; `--http` for streamable HTTP).
+    ///
+    /// Every pipeline with `expose: mcp` is a tool (search, pick, build, index,
+    /// reindex, doctor, and a team's own), plus `list_pipelines` and `graph`.
+    /// Register it in Claude Code with: claude mcp add unity-assets -- unity-assets --project DIR mcp
+    Mcp {
+        /// Serve streamable HTTP at http://ADDR/mcp instead of stdio: a PORT
+        /// (bound to 127.0.0.1) or IP:PORT.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+    },
     /// LLM provider tools.
     Providers {
         #[command(subcommand)]

@@ -10,6 +10,7 @@ pub mod config;
 pub mod eval;
 pub mod exit;
 pub mod index;
+pub mod mcp_server;
 pub mod progress;
 pub mod project;
 pub mod search;

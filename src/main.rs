@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 use unity_assets::cli::{Cli, Command, ProvidersCommand};
 use unity_assets::commands::{self, Outcome};
 use unity_assets::exit;
+use unity_assets::mcp_server;
 use unity_assets::project::Project;
 
 /// Search and index move many small JSON values between stages; mimalloc
@@ -37,6 +38,9 @@ fn main() {
 }
 
 async fn dispatch(cli: Cli) -> Outcome {
+    if let Command::Mcp { http } = &cli.command {
+        return serve_mcp(&cli, http.as_deref()).await;
+    }
     let mut project = match Project::open(&cli.project, cli.provider, cli.model.as_deref()) {
         Ok(p) => p,
         Err(d) => return Outcome::invalid(d),
@@ -92,6 +96,28 @@ async fn dispatch(cli: Cli) -> Outcome {
         Command::Providers {
             command: ProvidersCommand::Check,
         } => commands::providers::providers_check(&project).await,
+        Command::Mcp { .. } => unreachable!("served before the project is opened"),
+    }
+}
+
+/// `mcp`: the server opens the project on every call, so it starts even
+/// while the project's config is broken (each call then reports why).
+async fn serve_mcp(cli: &Cli, http: Option<&str>) -> Outcome {
+    let options = mcp_server::ServerOptions {
+        root: cli.project.clone(),
+        provider: cli.provider,
+        model: cli.model.clone(),
+    };
+    let served = match http {
+        None => mcp_server::serve_stdio(options).await,
+        Some(addr) => match mcp_server::parse_addr(addr) {
+            Ok(addr) => mcp_server::serve_http(options, addr).await,
+            Err(e) => return Outcome::invalid(e),
+        },
+    };
+    match served {
+        Ok(()) => Outcome::ok(),
+        Err(e) => Outcome::failed(format!("unity-assets mcp: {e}")),
     }
 }
 

@@ -90,6 +90,15 @@ impl Project {
         Compiler::new(&self.resources, &self.registry, &layers, self.is_offline()).compile(name)
     }
 
+    /// Every pipeline the project can run (embedded or overridden), sub-pipelines included.
+    pub fn pipeline_names(&self) -> Vec<String> {
+        let layers = ParamLayers {
+            config: self.config.layer.clone(),
+            sets: vec![],
+        };
+        Compiler::new(&self.resources, &self.registry, &layers, self.is_offline()).pipeline_names()
+    }
+
     /// Compile every pipeline (or the named ones) and collect all problems.
     pub fn validate(&self, names: &[String]) -> (usize, Diagnostics) {
         let layers = ParamLayers {

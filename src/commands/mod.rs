@@ -6,7 +6,7 @@ pub mod eval;
 pub mod providers;
 
 use engine::render::{render, Format};
-use engine::run::{bind_inputs, Flow, RunError};
+use engine::run::{bind_inputs, Flow, RunError, Runtime};
 use engine::Output;
 use serde_json::{Map, Value};
 
@@ -41,62 +41,94 @@ impl Outcome {
     }
 }
 
-/// Compile and run a pipeline; print, report and map the ending to an exit
-/// code. The pipeline prints its own lines (emit stages); with `--json` its
-/// output document goes to stdout and those lines to stderr.
-pub async fn run_pipeline(project: &Project, name: &str, inputs: Map<String, Value>, opts: &RunOptions) -> Outcome {
-    let pipeline = match project.compile(name, &opts.sets) {
+/// How a pipeline run ended, for whoever presents it (the CLI, the MCP server).
+pub struct Finished {
+    /// The exit code the CLI would end with.
+    pub code: i32,
+    /// The pipeline's output document — also when an `exit` stage stopped it.
+    pub document: Option<Value>,
+    /// Why it failed or refused, prefixed with the pipeline's name.
+    pub message: Option<String>,
+    /// Per-stage status, time, calls and tokens (`None` when it never ran).
+    pub report: Option<engine::run::RunReport>,
+}
+
+impl Finished {
+    fn before_run(outcome: Outcome) -> Self {
+        Self {
+            code: outcome.code,
+            document: None,
+            message: outcome.message,
+            report: None,
+        }
+    }
+}
+
+/// Compile, bind and run a pipeline on a runtime the caller built (where its
+/// lines go, whether it may ask, how progress shows). Dropping the future
+/// cancels the run; atomic writes never leave a half-written file.
+pub async fn execute(
+    project: &Project,
+    name: &str,
+    inputs: Map<String, Value>,
+    sets: &[String],
+    runtime: &Runtime,
+) -> Finished {
+    let pipeline = match project.compile(name, sets) {
         Ok(p) => p,
-        Err(d) => return Outcome::invalid(d),
+        Err(d) => return Finished::before_run(Outcome::invalid(d)),
     };
     let inputs = match bind_inputs(&pipeline, inputs) {
         Ok(v) => v,
-        Err(e) => return Outcome::invalid(e),
+        Err(e) => return Finished::before_run(Outcome::invalid(e)),
     };
-    // With a JSON document on stdout, the pipeline's own lines go to stderr.
+    let outcome = engine::run::run(&pipeline, inputs, runtime).await;
+    let code = outcome.exit_code();
+    let (code, document, message) = match outcome.result {
+        Ok(Flow::Value(v)) => (code, Some(v), None),
+        Ok(Flow::Exit { code, status, output }) => {
+            let message = status
+                .filter(|s| !s.is_empty() && code != exit::OK)
+                .map(|s| format!("{}: {s}", pipeline.name));
+            (code, output.filter(|o| !o.is_null()), message)
+        }
+        Err(e @ RunError::Input { .. }) => (exit::INVALID, None, Some(e.to_string())),
+        Err(e) => (exit::FAILED, None, Some(e.to_string())),
+    };
+    Finished {
+        code,
+        document,
+        message,
+        report: Some(outcome.report),
+    }
+}
+
+/// A pipeline run from the command line: its lines on stdout (stderr with
+/// `--json`, whose document then goes to stdout), `--report`, Ctrl+C.
+pub async fn run_pipeline(project: &Project, name: &str, inputs: Map<String, Value>, opts: &RunOptions) -> Outcome {
     let lines = if opts.json { Output::stderr() } else { Output::stdout() };
     let rt = match project.runtime(lines) {
         Ok(rt) => rt,
         Err(e) => return Outcome::failed(e),
     };
-    let outcome = tokio::select! {
-        outcome = engine::run::run(&pipeline, inputs, &rt) => outcome,
+    let finished = tokio::select! {
+        finished = execute(project, name, inputs, &opts.sets, &rt) => finished,
         _ = tokio::signal::ctrl_c() => {
-            // Dropping the run cancels its stages; atomic writes never renamed
-            // a half-written file into place.
             return Outcome { code: exit::INTERRUPTED, message: Some("interrupted".into()) };
         }
     };
-    if let Some(path) = &opts.report {
-        let json = serde_json::to_vec_pretty(&outcome.report).unwrap_or_default();
+    if let (Some(path), Some(report)) = (&opts.report, &finished.report) {
+        let json = serde_json::to_vec_pretty(report).unwrap_or_default();
         if let Err(e) = engine::io::write_atomic(path, &json) {
             return Outcome::failed(format!("cannot write the report {}: {e}", path.display()));
         }
     }
-    let code = outcome.exit_code();
-    let print = |document: &Value| {
-        if opts.json {
-            println!("{}", serde_json::to_string_pretty(document).unwrap_or_default());
-        }
-    };
-    match outcome.result {
-        Ok(Flow::Value(v)) => {
-            print(&v);
-            Outcome { code, message: None }
-        }
-        Ok(Flow::Exit { code, status, output }) => {
-            if let Some(document) = output.filter(|o| !o.is_null()) {
-                print(&document);
-            }
-            Outcome {
-                code,
-                message: status
-                    .filter(|s| !s.is_empty() && code != exit::OK)
-                    .map(|s| format!("{}: {s}", pipeline.name)),
-            }
-        }
-        Err(e @ RunError::Input { .. }) => Outcome::invalid(e),
-        Err(e) => Outcome::failed(e),
+    if let (true, Some(document)) = (opts.json, &finished.document) {
+        println!("{}", serde_json::to_string_pretty(document).unwrap_or_default());
+    }
+    Outcome {
+        code: finished.code,
+        message: finished.message,
     }
 }
 

@@ -23,13 +23,17 @@ pub const ACTIONS: &[&str] = &[
 pub const MODIFIERS: &[&str] = &["for_each", "map_reduce", "repeat"];
 /// Keys every stage may carry.
 pub const COMMON: &[&str] = &["needs", "when", "with", "output", "on_invalid", "on_locked", "summary"];
-const TOP_LEVEL: &[&str] = &["pipeline", "summary", "inputs", "params", "output", "stages"];
+const TOP_LEVEL: &[&str] = &["pipeline", "summary", "expose", "inputs", "params", "output", "stages"];
+/// Surfaces a pipeline can be offered on besides `run` (`expose: [mcp]`).
+pub const SURFACES: &[&str] = &["mcp"];
 
 /// A parsed pipeline file.
 #[derive(Debug, Clone)]
 pub struct PipelineSpec {
     pub name: String,
     pub summary: String,
+    /// Where else the pipeline is offered (`mcp`: as a tool of `unity-assets mcp`).
+    pub expose: Vec<String>,
     pub inputs: BTreeMap<String, InputSpec>,
     pub params: Value,
     pub output: Option<Value>,
@@ -397,6 +401,7 @@ fn parse_into(file: &str, text: &str, errors: &mut Diagnostics) -> Option<Pipeli
         p.error("", "missing `pipeline:` (the pipeline's name)");
     }
     let summary = p.string(top, "", "summary").unwrap_or_default();
+    let expose = p.expose(top);
     let inputs = match get(top, "inputs") {
         Some(v) => p.typed::<BTreeMap<String, InputSpec>>("inputs", v).unwrap_or_default(),
         None => BTreeMap::new(),
@@ -427,6 +432,7 @@ fn parse_into(file: &str, text: &str, errors: &mut Diagnostics) -> Option<Pipeli
     Some(PipelineSpec {
         name,
         summary,
+        expose,
         inputs,
         params,
         output,
@@ -483,6 +489,23 @@ impl Parser<'_> {
     fn error(&mut self, path: &str, message: impl Into<String>) {
         self.errors
             .push(Diagnostic::new(self.file, self.source.key(path), message));
+    }
+
+    /// `expose: mcp` or `expose: [mcp]`; each name one of [`SURFACES`].
+    fn expose(&mut self, top: &serde_yaml::Mapping) -> Vec<String> {
+        let names: Vec<String> = match get(top, "expose") {
+            None => return vec![],
+            Some(serde_yaml::Value::String(s)) => vec![s.clone()],
+            Some(v) => self.typed("expose", v).unwrap_or_default(),
+        };
+        for n in &names {
+            if !SURFACES.contains(&n.as_str()) {
+                let d = Diagnostic::new(self.file, self.source.value("expose"), format!("unknown surface `{n}`"))
+                    .suggest(n, SURFACES.iter().copied());
+                self.errors.push(d);
+            }
+        }
+        names
     }
 
     fn check_keys(&mut self, path: &str, map: &serde_yaml::Mapping, allowed: &[&str]) {
