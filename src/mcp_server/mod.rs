@@ -21,6 +21,11 @@ use crate::cli::ProviderArg;
 
 pub use handler::PipelineServer;
 
+/// The names of the tools the project's pipelines are offered as.
+pub fn pipeline_tools(project: &crate::project::Project) -> Vec<String> {
+    catalog::exposed(project).0.into_iter().map(|t| t.tool).collect()
+}
+
 /// What every call opens: the project and the CLI's provider overrides.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
