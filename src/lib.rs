@@ -5,6 +5,7 @@
 
 pub mod build;
 pub mod cli;
+pub mod color;
 pub mod commands;
 pub mod config;
 pub mod eval;

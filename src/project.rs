@@ -14,7 +14,6 @@ use engine::run::Runtime;
 use engine::{Output, Registry};
 use include_dir::{include_dir, Dir};
 
-use crate::cli::ProviderArg;
 use crate::config::Config;
 
 static PIPELINES: Dir = include_dir!("$CARGO_MANIFEST_DIR/pipelines");
@@ -36,7 +35,7 @@ pub struct Project {
 
 impl Project {
     /// Open a project folder: load its config and register every native function.
-    pub fn open(root: &Path, provider: Option<ProviderArg>, model: Option<&str>) -> Result<Self, Diagnostics> {
+    pub fn open(root: &Path, provider: Option<ProviderKind>, model: Option<&str>) -> Result<Self, Diagnostics> {
         if !root.is_dir() {
             let message = format!("{} is not a folder", root.display());
             let d = Diagnostic::new(root.display().to_string(), (1, 1), message)
@@ -46,12 +45,7 @@ impl Project {
         let resources = resources(Some(root.join(OVERRIDES)));
         let mut config = Config::load(root, &resources)?;
         if let Some(p) = provider {
-            config.llm.provider = match p {
-                ProviderArg::Builtin => ProviderKind::Builtin,
-                ProviderArg::Anthropic => ProviderKind::Anthropic,
-                ProviderArg::Openai => ProviderKind::Openai,
-                ProviderArg::ClaudeCode => ProviderKind::ClaudeCode,
-            };
+            config.llm.provider = p;
         }
         if provider.is_some() {
             // Pipelines read the effective provider as `params.llm.provider`.

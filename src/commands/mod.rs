@@ -133,14 +133,23 @@ pub async fn run_pipeline(project: &Project, name: &str, inputs: Map<String, Val
 }
 
 /// `--dry-run`: the plan, without calling any provider or writing anything.
-pub fn dry_run(project: &Project, name: &str, opts: &RunOptions) -> Outcome {
+/// The inputs are checked as a real run would check them.
+pub fn dry_run(project: &Project, name: &str, inputs: Map<String, Value>, opts: &RunOptions) -> Outcome {
     let pipeline = match project.compile(name, &opts.sets) {
         Ok(p) => p,
         Err(d) => return Outcome::invalid(d),
     };
+    let inputs = match bind_inputs(&pipeline, inputs) {
+        Ok(v) => v,
+        Err(e) => return Outcome::invalid(e),
+    };
     println!("{}", render(&pipeline.graph(), Format::Ascii).trim_end());
     println!();
     println!("provider: {}", project.config.llm.provider.name());
+    println!("inputs:");
+    for (k, v) in inputs.as_object().into_iter().flatten() {
+        println!("  {k} = {v}");
+    }
     println!("params:");
     for p in &pipeline.resolved_params {
         println!("  {} = {}   ({})", p.key, p.value, p.source);

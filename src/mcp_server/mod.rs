@@ -17,7 +17,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::cli::ProviderArg;
+use engine::llm::ProviderKind;
 
 pub use handler::PipelineServer;
 
@@ -30,7 +30,7 @@ pub fn pipeline_tools(project: &crate::project::Project) -> Vec<String> {
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
     pub root: PathBuf,
-    pub provider: Option<ProviderArg>,
+    pub provider: Option<ProviderKind>,
     pub model: Option<String>,
 }
 
