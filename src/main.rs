@@ -60,7 +60,9 @@ async fn dispatch(cli: Cli) -> Outcome {
     project.show_progress = !cli.quiet;
     let inputs = |pairs: Value| -> Map<String, Value> { pairs.as_object().cloned().unwrap_or_default() };
     match cli.command {
-        Command::Search { query, reindex, run, .. } => {
+        Command::Search {
+            query, reindex, run, ..
+        } => {
             // --json: the search-result document on stdout, every other line on stderr.
             let fields = json!({"query": query, "reindex": reindex, "json": run.json});
             commands::run_pipeline(&project, "search", inputs(fields), &run).await

@@ -27,7 +27,10 @@ stages:
 /// pipeline added under .claude/unity-assets/pipelines/.
 fn example_project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("a temporary folder");
-    copy_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/zombie-survival"), dir.path());
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/zombie-survival"),
+        dir.path(),
+    );
     let pipelines = dir.path().join(".claude/unity-assets/pipelines");
     std::fs::create_dir_all(&pipelines).unwrap();
     std::fs::write(pipelines.join("slow.yaml"), SLOW).unwrap();
@@ -35,7 +38,11 @@ fn example_project() -> tempfile::TempDir {
         .args(["--project", dir.path().to_str().unwrap(), "-q", "index"])
         .output()
         .expect("run the binary");
-    assert!(index.status.success(), "index: {}", String::from_utf8_lossy(&index.stderr));
+    assert!(
+        index.status.success(),
+        "index: {}",
+        String::from_utf8_lossy(&index.stderr)
+    );
     dir
 }
 
@@ -83,7 +90,17 @@ async fn our_client_lists_and_calls_the_pipelines_in_process() {
 
     let tools = client.list_all_tools().await.expect("tools/list");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    for expected in ["build", "doctor", "graph", "index", "list_pipelines", "pick", "reindex", "search", "slow"] {
+    for expected in [
+        "build",
+        "doctor",
+        "graph",
+        "index",
+        "list_pipelines",
+        "pick",
+        "reindex",
+        "search",
+        "slow",
+    ] {
         assert!(names.contains(&expected), "{expected} missing from {names:?}");
     }
     // Sub-pipelines and pipelines without `expose: mcp` are not tools.
@@ -95,7 +112,9 @@ async fn our_client_lists_and_calls_the_pipelines_in_process() {
 
     // The exact seed lines stay in the text; the document is structured.
     let found = client
-        .call_tool(CallToolRequestParams::new("search").with_arguments(args(json!({"query": "zombie enemy character"}))))
+        .call_tool(
+            CallToolRequestParams::new("search").with_arguments(args(json!({"query": "zombie enemy character"}))),
+        )
         .await
         .expect("tools/call search");
     assert_ne!(found.is_error, Some(true), "{}", text(&found));
@@ -136,8 +155,13 @@ async fn our_client_lists_and_calls_the_pipelines_in_process() {
         .call_tool(CallToolRequestParams::new("list_pipelines"))
         .await
         .expect("tools/call list_pipelines");
-    let rows = listing.structured_content.unwrap()["pipelines"].as_array().unwrap().clone();
-    assert!(rows.iter().any(|r| r["name"] == "search/retrieve" && r["tool"].is_null()));
+    let rows = listing.structured_content.unwrap()["pipelines"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(rows
+        .iter()
+        .any(|r| r["name"] == "search/retrieve" && r["tool"].is_null()));
     assert!(rows.iter().any(|r| r["name"] == "slow" && r["tool"] == "slow"));
 
     let result = client
@@ -171,7 +195,8 @@ async fn build_over_mcp_never_waits_for_a_terminal() {
     let config = project.path().join(".claude/unity-assets.yml");
     std::fs::write(&config, "mcp: {command: /nonexistent/mcp-for-unity}\n").unwrap();
     let call = client.call_tool(
-        CallToolRequestParams::new("build").with_arguments(args(json!({"request": "좀비 서바이벌 프로토타입 만들어줘"}))),
+        CallToolRequestParams::new("build")
+            .with_arguments(args(json!({"request": "좀비 서바이벌 프로토타입 만들어줘"}))),
     );
     let built = tokio::time::timeout(std::time::Duration::from_secs(60), call)
         .await
@@ -179,7 +204,10 @@ async fn build_over_mcp_never_waits_for_a_terminal() {
         .expect("tools/call build");
     let lines = text(&built);
     assert!(!lines.contains("> "), "a prompt was printed: {lines}");
-    assert!(lines.contains("[unity-assets:build]") || lines.contains("mcp_unavailable"), "{lines}");
+    assert!(
+        lines.contains("[unity-assets:build]") || lines.contains("mcp_unavailable"),
+        "{lines}"
+    );
     client.cancel().await.ok();
 }
 
@@ -203,16 +231,27 @@ fn client_script() -> PathBuf {
 /// What the Python client saw, checked the same way for both transports.
 fn check_python_session(seen: &Value) {
     assert_eq!(seen["server"], "unity-assets");
-    let tools: Vec<&str> = seen["tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let tools: Vec<&str> = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
     for expected in ["build", "doctor", "index", "pick", "reindex", "search", "slow"] {
         assert!(tools.contains(&expected), "{expected} missing from {tools:?}");
     }
     assert_eq!(seen["search"]["is_error"], false);
     assert_eq!(seen["search"]["status"], "ok");
-    assert!(seen["pick"]["text"].as_str().unwrap().starts_with("[unity-assets:pick] recorded: "));
+    assert!(seen["pick"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("[unity-assets:pick] recorded: "));
     assert_eq!(seen["bad_pick"]["is_error"], true);
     assert_eq!(seen["search_result_query"], "zombie enemy character");
-    assert!(seen["reindex_progress"].as_u64().unwrap() > 0, "no progress notification: {seen}");
+    assert!(
+        seen["reindex_progress"].as_u64().unwrap() > 0,
+        "no progress notification: {seen}"
+    );
     // The cancelled 30 s call ended long before it would have, and the
     // server went on answering.
     assert!(seen["cancel"]["seconds"].as_f64().unwrap() < 15.0, "{seen}");
@@ -231,7 +270,11 @@ fn the_python_sdk_client_drives_it_over_stdio() {
         .args(["stdio", BIN, project.path().to_str().unwrap()])
         .output()
         .expect("run the Python client");
-    assert!(out.status.success(), "client failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let seen: Value = serde_json::from_slice(&out.stdout).expect("the client's JSON");
     check_python_session(&seen);
 }
@@ -263,7 +306,11 @@ fn the_python_sdk_client_drives_it_over_http() {
         .expect("run the Python client");
     let _ = server.kill();
     let _ = server.wait();
-    assert!(out.status.success(), "client failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let seen: Value = serde_json::from_slice(&out.stdout).expect("the client's JSON");
     check_python_session(&seen);
 }

@@ -86,13 +86,23 @@ fn every_command_calls_a_tool_the_pipelines_offer() {
             );
         }
         let takes_arguments = keys.iter().any(|(k, _)| k == "argument-hint");
-        assert_eq!(body.contains("$ARGUMENTS"), takes_arguments, "{name}: $ARGUMENTS vs argument-hint");
+        assert_eq!(
+            body.contains("$ARGUMENTS"),
+            takes_arguments,
+            "{name}: $ARGUMENTS vs argument-hint"
+        );
         let tool = body
             .split("Call the `")
             .nth(1)
             .and_then(|rest| rest.split('`').next())
             .unwrap_or_else(|| panic!("{name}: names no tool"));
-        assert!(tools.iter().any(|t| t == tool), "{name}: tool `{tool}` is not offered ({tools:?})");
-        assert!(body.contains(&format!("unity-assets {}", name)), "{name}: no CLI fallback");
+        assert!(
+            tools.iter().any(|t| t == tool),
+            "{name}: tool `{tool}` is not offered ({tools:?})"
+        );
+        assert!(
+            body.contains(&format!("unity-assets {}", name)),
+            "{name}: no CLI fallback"
+        );
     }
 }

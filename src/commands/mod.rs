@@ -106,6 +106,9 @@ pub async fn execute(
 /// A pipeline run from the command line: its lines on stdout (stderr with
 /// `--json`, whose document then goes to stdout), `--report`, Ctrl+C.
 pub async fn run_pipeline(project: &Project, name: &str, inputs: Map<String, Value>, opts: &RunOptions) -> Outcome {
+    if let Some(problem) = opts.report.as_deref().and_then(report_folder_problem) {
+        return Outcome::invalid(problem);
+    }
     let lines = if opts.json { Output::stderr() } else { Output::stdout() };
     let rt = match project.runtime(lines) {
         Ok(rt) => rt,
@@ -130,6 +133,19 @@ pub async fn run_pipeline(project: &Project, name: &str, inputs: Map<String, Val
         code: finished.code,
         message: finished.message,
     }
+}
+
+/// `--report FILE` goes into an existing folder: checked before the run, so
+/// a typo does not cost the run nor create folders nobody asked for.
+fn report_folder_problem(path: &std::path::Path) -> Option<String> {
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty())?;
+    (!folder.is_dir()).then(|| {
+        format!(
+            "--report {}: the folder {} does not exist\n  help: create it first, or write the report elsewhere",
+            path.display(),
+            folder.display()
+        )
+    })
 }
 
 /// `--dry-run`: the plan, without calling any provider or writing anything.

@@ -52,8 +52,7 @@ pub fn describe(t: &PipelineTool) -> Tool {
     } else {
         p.summary.clone()
     };
-    Tool::new(t.tool.clone(), description, Arc::new(input_schema(p)))
-        .with_title(format!("unity-assets {}", p.name))
+    Tool::new(t.tool.clone(), description, Arc::new(input_schema(p))).with_title(format!("unity-assets {}", p.name))
 }
 
 /// A JSON Schema object for a pipeline's `inputs:`: declared types and
@@ -102,7 +101,9 @@ pub fn inspection_tools() -> Vec<Tool> {
         LIST_PIPELINES,
         "List the project's pipelines (embedded or overridden in .claude/unity-assets/): name, summary, \
          inputs, and the tool each exposed one is offered as.",
-        Arc::new(object(json!({"type": "object", "properties": {}, "additionalProperties": false}))),
+        Arc::new(object(
+            json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        )),
     )
     .with_annotations(read_only.clone());
     let graph = Tool::new(

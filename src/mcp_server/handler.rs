@@ -7,8 +7,8 @@ use std::sync::Arc;
 use engine::render::{render, Format};
 use engine::Output;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content, Implementation, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content, Implementation,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
@@ -60,7 +60,10 @@ impl PipelineServer {
         let Some(tool) = tools.iter().find(|t| t.tool == name) else {
             let known: Vec<&str> = tools.iter().map(|t| t.tool.as_str()).collect();
             return Err(McpError::invalid_params(
-                format!("unknown tool `{name}` (tools: {}, {LIST_PIPELINES}, {GRAPH})", known.join(", ")),
+                format!(
+                    "unknown tool `{name}` (tools: {}, {LIST_PIPELINES}, {GRAPH})",
+                    known.join(", ")
+                ),
                 None,
             ));
         };
@@ -152,7 +155,9 @@ impl ServerHandler for PipelineServer {
                 let project = self.project().map_err(|m| McpError::internal_error(m, None))?;
                 let listing = catalog::listing(&project);
                 let mut r = CallToolResult::structured(listing.clone());
-                r.content = vec![Content::text(serde_json::to_string_pretty(&listing).unwrap_or_default())];
+                r.content = vec![Content::text(
+                    serde_json::to_string_pretty(&listing).unwrap_or_default(),
+                )];
                 r
             }
             GRAPH => {
@@ -180,9 +185,12 @@ impl ServerHandler for PipelineServer {
         let (exposed, _) = catalog::exposed(&project);
         for t in &exposed {
             resources.push(
-                Resource::new(format!("{GRAPH_URI}{}", t.pipeline.name), format!("{} graph", t.pipeline.name))
-                    .with_description(format!("The `{}` pipeline's stage graph (mermaid)", t.pipeline.name))
-                    .with_mime_type("text/plain"),
+                Resource::new(
+                    format!("{GRAPH_URI}{}", t.pipeline.name),
+                    format!("{} graph", t.pipeline.name),
+                )
+                .with_description(format!("The `{}` pipeline's stage graph (mermaid)", t.pipeline.name))
+                .with_mime_type("text/plain"),
             );
         }
         Ok(ListResourcesResult::with_all_items(resources))
@@ -197,7 +205,10 @@ impl ServerHandler for PipelineServer {
         let text = if uri == SEARCH_RESULT_URI {
             let path = self.options.root.join(INDEX_DIR).join("search-result.json");
             std::fs::read_to_string(&path).map_err(|e| {
-                McpError::resource_not_found(format!("no search result yet ({e}); call the `search` tool first"), None)
+                McpError::resource_not_found(
+                    format!("no search result yet ({e}); call the `search` tool first"),
+                    None,
+                )
             })?
         } else if let Some(name) = uri.strip_prefix(GRAPH_URI) {
             self.graph(name, "mermaid")
@@ -211,7 +222,9 @@ impl ServerHandler for PipelineServer {
 
 impl PipelineServer {
     fn graph(&self, name: &str, format: &str) -> Result<String, String> {
-        let format: Format = format.parse().map_err(|e: engine::render::UnknownFormat| e.to_string())?;
+        let format: Format = format
+            .parse()
+            .map_err(|e: engine::render::UnknownFormat| e.to_string())?;
         let project = self.project()?;
         let pipeline = project.compile(name, &[]).map_err(|d| d.to_string())?;
         Ok(render(&pipeline.graph(), format))

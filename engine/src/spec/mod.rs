@@ -24,6 +24,8 @@ pub const MODIFIERS: &[&str] = &["for_each", "map_reduce", "repeat"];
 /// Keys every stage may carry.
 pub const COMMON: &[&str] = &["needs", "when", "with", "output", "on_invalid", "on_locked", "summary"];
 const TOP_LEVEL: &[&str] = &["pipeline", "summary", "expose", "inputs", "params", "output", "stages"];
+/// The types an input may declare (JSON Schema's, plus `any`).
+pub const INPUT_TYPES: &[&str] = &["string", "boolean", "number", "integer", "array", "object", "any"];
 /// Surfaces a pipeline can be offered on besides `run` (`expose: [mcp]`).
 pub const SURFACES: &[&str] = &["mcp"];
 
@@ -406,6 +408,14 @@ fn parse_into(file: &str, text: &str, errors: &mut Diagnostics) -> Option<Pipeli
         Some(v) => p.typed::<BTreeMap<String, InputSpec>>("inputs", v).unwrap_or_default(),
         None => BTreeMap::new(),
     };
+    for (input, spec) in &inputs {
+        if !INPUT_TYPES.contains(&spec.kind.as_str()) {
+            let at = p.source.value(&format!("inputs.{input}.type"));
+            let d = Diagnostic::new(file, at, format!("unknown input type `{}`", spec.kind))
+                .suggest_or_list(&spec.kind, INPUT_TYPES);
+            p.errors.push(d);
+        }
+    }
     let params = get(top, "params")
         .map(json)
         .unwrap_or(Value::Object(Default::default()));
@@ -501,7 +511,7 @@ impl Parser<'_> {
         for n in &names {
             if !SURFACES.contains(&n.as_str()) {
                 let d = Diagnostic::new(self.file, self.source.value("expose"), format!("unknown surface `{n}`"))
-                    .suggest(n, SURFACES.iter().copied());
+                    .suggest_or_list(n, SURFACES);
                 self.errors.push(d);
             }
         }
