@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use engine::llm::ProviderKind;
 
 const ABOUT: &str = "Find assets of a Unity project in plain Korean or English, pick one, \
 and assemble a scene from them through MCP for Unity.";
@@ -21,6 +22,9 @@ Examples:
   unity-assets doctor --offline
   unity-assets web-search \"Unity addressables\" --type official --format detailed
 
+Shell completions: unity-assets completions bash > ~/.local/share/bash-completion/completions/unity-assets
+Manual page:       unity-assets man > unity-assets.1
+
 Exit codes: 0 ok · 1 the run failed or refused (stale index, locked file, MCP unavailable)
             2 invalid input (bad query, pipeline, template, schema or config)
             3 untrusted project (see `unity-assets trust`) · 130 interrupted";
@@ -29,26 +33,43 @@ Exit codes: 0 ok · 1 the run failed or refused (stale index, locked file, MCP u
 #[command(name = "unity-assets", version, about = ABOUT, after_help = AFTER, propagate_version = true)]
 pub struct Cli {
     /// The Unity project (the folder holding Assets/).
-    #[arg(long, global = true, default_value = ".", value_name = "DIR")]
+    #[arg(long, global = true, default_value = ".", value_name = "DIR", help_heading = GLOBAL)]
     pub project: PathBuf,
     /// More logging (-v stage spans, -vv everything); RUST_LOG overrides.
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     pub verbose: u8,
-    /// Only errors on stderr.
-    #[arg(short, long, global = true)]
+    /// Only errors on stderr (no progress bars).
+    #[arg(short, long, global = true, help_heading = GLOBAL)]
     pub quiet: bool,
-    /// The LLM provider (overrides llm.provider in .claude/unity-assets.yml).
-    #[arg(long, global = true, value_enum)]
-    pub provider: Option<ProviderArg>,
-    /// The model for every tier (overrides llm.models).
-    #[arg(long, global = true)]
-    pub model: Option<String>,
+    /// When to colour messages; `auto` is on a terminal without NO_COLOR.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = GLOBAL)]
+    pub color: ColorChoice,
     /// Trust this project for this run only: use its commands, servers and
     /// hosts without `unity-assets trust` (for CI; also UNITY_ASSETS_TRUST=1).
-    #[arg(long, global = true, env = "UNITY_ASSETS_TRUST", value_parser = clap::builder::BoolishValueParser::new())]
+    #[arg(long, global = true, env = "UNITY_ASSETS_TRUST", value_parser = clap::builder::BoolishValueParser::new(), help_heading = GLOBAL)]
     pub trust: bool,
     #[command(subcommand)]
     pub command: Command,
+}
+
+const GLOBAL: &str = "Global options";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// The model flags, on the commands that call a model.
+#[derive(Debug, Args, Default, Clone)]
+pub struct ModelOptions {
+    /// The LLM provider (overrides llm.provider in .claude/unity-assets.yml).
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderArg>,
+    /// The model for every tier (overrides llm.models).
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -57,6 +78,27 @@ pub enum ProviderArg {
     Anthropic,
     Openai,
     ClaudeCode,
+}
+
+impl From<ProviderArg> for ProviderKind {
+    fn from(p: ProviderArg) -> Self {
+        match p {
+            ProviderArg::Builtin => ProviderKind::Builtin,
+            ProviderArg::Anthropic => ProviderKind::Anthropic,
+            ProviderArg::Openai => ProviderKind::Openai,
+            ProviderArg::ClaudeCode => ProviderKind::ClaudeCode,
+        }
+    }
+}
+
+/// Shells `completions` writes scripts for.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Powershell,
+    Elvish,
 }
 
 /// Options every pipeline-running command shares.
@@ -78,16 +120,20 @@ pub struct RunOptions {
 pub enum Command {
     /// Search the project's assets in natural language (indexes first if needed with --reindex).
     Search {
+        /// What to find, in Korean or English ("탑다운 좀비 적 캐릭터", "mossy stone material").
         query: String,
         /// Rebuild the index first, then search.
         #[arg(long)]
         reindex: bool,
         #[command(flatten)]
         run: RunOptions,
+        #[command(flatten)]
+        model: ModelOptions,
     },
     /// Search the web: official docs, a comprehensive survey or best practices, every
     /// result with its source tier and reliability score (backends: web_search in the config).
     WebSearch {
+        /// What to look up (at least 3 characters).
         query: String,
         /// official | comprehensive | best-practice
         #[arg(long = "type", default_value = "comprehensive", value_name = "TYPE")]
@@ -97,15 +143,19 @@ pub enum Command {
         format: String,
         #[command(flatten)]
         run: RunOptions,
+        #[command(flatten)]
+        model: ModelOptions,
     },
     /// Choose candidate N (0-based, across groups) of the last search; records feedback.
     Pick {
+        /// The candidate's number as the search printed it: [0], [1], … across all groups.
         index: String,
         #[command(flatten)]
         run: RunOptions,
     },
     /// Assemble a scene from the best assets for a request, through MCP for Unity.
     Build {
+        /// The scene to assemble, in Korean or English ("좀비 서바이벌 프로토타입 만들어줘").
         request: String,
         /// Apply the top candidate of groups that need confirmation.
         #[arg(long)]
@@ -118,16 +168,22 @@ pub enum Command {
         non_interactive: bool,
         #[command(flatten)]
         run: RunOptions,
+        #[command(flatten)]
+        model: ModelOptions,
     },
     /// Index the project (incremental: only changed assets are re-tagged).
     Index {
         #[command(flatten)]
         run: RunOptions,
+        #[command(flatten)]
+        model: ModelOptions,
     },
     /// Rebuild the whole index, re-tagging every asset.
     Reindex {
         #[command(flatten)]
         run: RunOptions,
+        #[command(flatten)]
+        model: ModelOptions,
     },
     /// Check the project, config, index, feedback log, provider and MCP server (read-only).
     Doctor {
@@ -136,12 +192,19 @@ pub enum Command {
         offline: bool,
         #[command(flatten)]
         run: RunOptions,
+        #[command(flatten)]
+        model: ModelOptions,
     },
     /// Score search against a golden set: Recall@3, Precision@3, MRR, routing accuracy.
     Eval {
+        /// A query set: `queries: [{query, accepted: [paths]}]`, optional `routing:`
+        /// (see benchmarks/ and ../shared/benchmarks/seed-golden/).
         golden: PathBuf,
+        /// Print the scores as one JSON document (overall, by category, per query).
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        model: ModelOptions,
     },
     /// Run any pipeline by name or file.
     Run {
@@ -155,13 +218,20 @@ pub enum Command {
         dry_run: bool,
         #[command(flatten)]
         run: RunOptions,
+        #[command(flatten)]
+        model: ModelOptions,
     },
     /// Compile pipelines and report every problem with file:line:col (all when none named).
-    Validate { names: Vec<String> },
+    Validate {
+        /// Pipeline names (`search`, `search/retrieve`) or YAML files; none: every pipeline.
+        names: Vec<String>,
+    },
     /// Draw a pipeline's stage graph, sub-pipelines nested.
     Graph {
+        /// A pipeline name (`search`) or a path to a YAML file.
         name: String,
-        #[arg(long, default_value = "ascii")]
+        /// ascii for a terminal; mermaid or dot for docs; json for tools; svg drawn in-process.
+        #[arg(long, default_value = "ascii", value_parser = ["ascii", "mermaid", "dot", "json", "svg"])]
         format: String,
     },
     /// Copy the embedded pipelines, prompts, schemas and data to .claude/unity-assets/ to edit.
@@ -180,15 +250,66 @@ pub enum Command {
         #[arg(long)]
         revoke: bool,
     },
+    /// Serve the project's pipelines as MCP tools (stdio; `--http` for streamable HTTP).
+    ///
+    /// Every pipeline with `expose: mcp` is a tool (search, pick, build, index,
+    /// reindex, doctor, and a team's own), plus `list_pipelines` and `graph`.
+    /// Register it in Claude Code with: claude mcp add unity-assets -- unity-assets --project DIR mcp
+    Mcp {
+        /// Serve streamable HTTP at http://ADDR/mcp instead of stdio: a PORT
+        /// (bound to 127.0.0.1) or IP:PORT.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+        #[command(flatten)]
+        model: ModelOptions,
+    },
     /// LLM provider tools.
     Providers {
         #[command(subcommand)]
         command: ProvidersCommand,
     },
+    /// Print a shell completion script: `unity-assets completions zsh > _unity-assets`.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Print the manual page (roff): `unity-assets man | man -l -`.
+    Man,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum ProvidersCommand {
     /// Make one tiny call and print provider, model, latency or the exact failure.
-    Check,
+    Check {
+        #[command(flatten)]
+        model: ModelOptions,
+    },
+}
+
+impl Command {
+    /// The model flags of commands that call a model (none for the others).
+    pub fn model(&self) -> ModelOptions {
+        match self {
+            Command::Search { model, .. }
+            | Command::WebSearch { model, .. }
+            | Command::Build { model, .. }
+            | Command::Index { model, .. }
+            | Command::Reindex { model, .. }
+            | Command::Doctor { model, .. }
+            | Command::Eval { model, .. }
+            | Command::Run { model, .. }
+            | Command::Mcp { model, .. }
+            | Command::Providers {
+                command: ProvidersCommand::Check { model },
+            } => model.clone(),
+            Command::Pick { .. }
+            | Command::Validate { .. }
+            | Command::Graph { .. }
+            | Command::Eject { .. }
+            | Command::Trust { .. }
+            | Command::Completions { .. }
+            | Command::Man => ModelOptions::default(),
+        }
+    }
 }

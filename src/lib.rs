@@ -6,11 +6,13 @@
 
 pub mod build;
 pub mod cli;
+pub mod color;
 pub mod commands;
 pub mod config;
 pub mod eval;
 pub mod exit;
 pub mod index;
+pub mod mcp_server;
 pub mod progress;
 pub mod project;
 pub mod search;

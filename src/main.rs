@@ -1,15 +1,13 @@
 //! `unity-assets`: natural-language asset search and scene building for
 //! Unity projects, every step a declarative pipeline run by `engine`.
 
-use std::io::IsTerminal;
-
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use serde_json::{json, Map, Value};
 
-use unity_assets::cli::{Cli, Command, ProvidersCommand};
+use unity_assets::cli::{Cli, Command, ProvidersCommand, Shell};
 use unity_assets::commands::{self, Outcome};
-use unity_assets::exit;
 use unity_assets::project::Project;
+use unity_assets::{color, exit, mcp_server};
 
 /// Search and index move many small JSON values between stages; mimalloc
 /// keeps that allocation cheap across threads (glibc's malloc was a fifth
@@ -19,6 +17,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     let cli = Cli::parse();
+    color::init(cli.color);
     init_tracing(cli.verbose, cli.quiet);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -37,7 +36,25 @@ fn main() {
 }
 
 async fn dispatch(cli: Cli) -> Outcome {
-    let mut project = match Project::open(&cli.project, cli.provider, cli.model.as_deref()) {
+    let model = cli.command.model();
+    let provider = model.provider.map(Into::into);
+    match &cli.command {
+        Command::Completions { shell } => return completions(*shell),
+        Command::Man => return man_page(),
+        // The server opens the project on every call, so it starts even
+        // while the project's config is broken (each call then says why).
+        Command::Mcp { http, .. } => {
+            let options = mcp_server::ServerOptions {
+                root: cli.project.clone(),
+                provider,
+                model: model.model.clone(),
+                trust: cli.trust,
+            };
+            return serve_mcp(options, http.as_deref()).await;
+        }
+        _ => {}
+    }
+    let mut project = match Project::open(&cli.project, provider, model.model.as_deref()) {
         Ok(p) => p,
         Err(d) => return Outcome::invalid(d),
     };
@@ -79,7 +96,9 @@ async fn dispatch(cli: Cli) -> Outcome {
     };
     let inputs = |pairs: Value| -> Map<String, Value> { pairs.as_object().cloned().unwrap_or_default() };
     match cli.command {
-        Command::Search { query, reindex, run } => {
+        Command::Search {
+            query, reindex, run, ..
+        } => {
             // --json: the search-result document on stdout, every other line on stderr.
             let fields = json!({"query": query, "reindex": reindex, "json": run.json});
             commands::run_pipeline(&project, "search", inputs(fields), &run).await
@@ -89,6 +108,7 @@ async fn dispatch(cli: Cli) -> Outcome {
             kind,
             format,
             run,
+            ..
         } => {
             let fields = json!({"query": query, "type": kind, "format": format, "json": run.json});
             commands::run_pipeline(&project, "web-search", inputs(fields), &run).await
@@ -108,36 +128,34 @@ async fn dispatch(cli: Cli) -> Outcome {
             choose,
             non_interactive,
             run,
+            ..
         } => {
             let fields = json!({"request": request, "yes": yes, "choose": choose, "non_interactive": non_interactive});
             commands::run_pipeline(&project, "build", inputs(fields), &run).await
         }
-        Command::Index { run } => {
+        Command::Index { run, .. } => {
             commands::run_pipeline(&project, "index", inputs(json!({"force": false})), &run).await
         }
-        Command::Reindex { run } => {
+        Command::Reindex { run, .. } => {
             commands::run_pipeline(&project, "index", inputs(json!({"force": true})), &run).await
         }
-        Command::Doctor { offline, run } => {
+        Command::Doctor { offline, run, .. } => {
             let check = unity_assets::trust::doctor_check(&project.root, &review, &trust);
             let fields = json!({"offline": offline, "trusted": trust.allows(), "trust": check});
             commands::run_pipeline(&project, "doctor", inputs(fields), &run).await
         }
-        Command::Eval { golden, json } => commands::eval::command(&project, &golden, json).await,
+        Command::Eval { golden, json, .. } => commands::eval::command(&project, &golden, json).await,
         Command::Run {
             name,
             inputs: flags,
             dry_run,
             run,
-        } => {
-            if dry_run {
-                return commands::dry_run(&project, &name, &run);
-            }
-            match commands::inputs_from_flags(&flags) {
-                Ok(i) => commands::run_pipeline(&project, &name, i, &run).await,
-                Err(o) => o,
-            }
-        }
+            ..
+        } => match commands::inputs_from_flags(&flags) {
+            Ok(i) if dry_run => commands::dry_run(&project, &name, i, &run),
+            Ok(i) => commands::run_pipeline(&project, &name, i, &run).await,
+            Err(o) => o,
+        },
         Command::Validate { names } => commands::validate(&project, &names),
         Command::Graph { name, format } => commands::graph(&project, &name, &format),
         Command::Eject { force } => commands::eject::eject(&project, force),
@@ -151,13 +169,61 @@ async fn dispatch(cli: Cli) -> Outcome {
             }
         }
         Command::Providers {
-            command: ProvidersCommand::Check,
+            command: ProvidersCommand::Check { .. },
         } => commands::providers::providers_check(&project).await,
+        Command::Completions { .. } | Command::Man | Command::Mcp { .. } => {
+            unreachable!("handled before the project is opened")
+        }
+    }
+}
+
+async fn serve_mcp(options: mcp_server::ServerOptions, http: Option<&str>) -> Outcome {
+    let served = match http {
+        None => mcp_server::serve_stdio(options).await,
+        Some(addr) => match mcp_server::parse_addr(addr) {
+            Ok(addr) => mcp_server::serve_http(options, addr).await,
+            Err(e) => return Outcome::invalid(e),
+        },
+    };
+    match served {
+        Ok(()) => Outcome::ok(),
+        Err(e) => Outcome::failed(format!("unity-assets mcp: {e}")),
+    }
+}
+
+fn completions(shell: Shell) -> Outcome {
+    use clap_complete::{generate, shells};
+    let mut command = Cli::command();
+    let mut script = Vec::new();
+    match shell {
+        Shell::Bash => generate(shells::Bash, &mut command, "unity-assets", &mut script),
+        Shell::Zsh => generate(shells::Zsh, &mut command, "unity-assets", &mut script),
+        Shell::Fish => generate(shells::Fish, &mut command, "unity-assets", &mut script),
+        Shell::Powershell => generate(shells::PowerShell, &mut command, "unity-assets", &mut script),
+        Shell::Elvish => generate(shells::Elvish, &mut command, "unity-assets", &mut script),
+    }
+    print_bytes(&script)
+}
+
+fn man_page() -> Outcome {
+    let mut page = Vec::new();
+    match clap_mangen::Man::new(Cli::command()).render(&mut page) {
+        Ok(()) => print_bytes(&page),
+        Err(e) => Outcome::failed(format!("cannot render the manual page: {e}")),
+    }
+}
+
+/// Generated text to stdout; a reader that stopped early (`| head`) is fine.
+fn print_bytes(bytes: &[u8]) -> Outcome {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(bytes) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Outcome::failed(format!("cannot write to stdout: {e}")),
+        _ => Outcome::ok(),
     }
 }
 
 /// Logs go to stderr: warnings by default, `-v` stage spans, `-vv` all;
-/// `RUST_LOG` wins. Colour only on a terminal and without `NO_COLOR`.
+/// `RUST_LOG` wins.
 fn init_tracing(verbose: u8, quiet: bool) {
     use tracing_subscriber::EnvFilter;
     let level = match (quiet, verbose) {
@@ -170,18 +236,14 @@ fn init_tracing(verbose: u8, quiet: bool) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(use_color())
+        .with_ansi(color::enabled())
         .with_target(false)
         .without_time()
         .init();
 }
 
-fn use_color() -> bool {
-    std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal()
-}
-
 fn paint_error(msg: &str) -> String {
-    if use_color() {
+    if color::enabled() {
         msg.replace(": error:", ": \x1b[1;31merror\x1b[0m:")
             .replace("\n  help:", "\n  \x1b[1;36mhelp\x1b[0m:")
     } else {

@@ -19,7 +19,7 @@ impl Bars {
         if quiet || !std::io::stderr().is_terminal() {
             return None;
         }
-        let template = if std::env::var_os("NO_COLOR").is_some() {
+        let template = if !crate::color::enabled() {
             "{msg} [{bar:30}] {pos}/{len} ({eta})"
         } else {
             "{msg} [{bar:30.cyan/blue}] {pos}/{len} ({eta})"

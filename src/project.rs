@@ -14,7 +14,6 @@ use engine::run::Runtime;
 use engine::{Output, Registry};
 use include_dir::{include_dir, Dir};
 
-use crate::cli::ProviderArg;
 use crate::config::Config;
 
 static PIPELINES: Dir = include_dir!("$CARGO_MANIFEST_DIR/pipelines");
@@ -36,7 +35,7 @@ pub struct Project {
 
 impl Project {
     /// Open a project folder: load its config and register every native function.
-    pub fn open(root: &Path, provider: Option<ProviderArg>, model: Option<&str>) -> Result<Self, Diagnostics> {
+    pub fn open(root: &Path, provider: Option<ProviderKind>, model: Option<&str>) -> Result<Self, Diagnostics> {
         if !root.is_dir() {
             let message = format!("{} is not a folder", root.display());
             let d = Diagnostic::new(root.display().to_string(), (1, 1), message)
@@ -60,12 +59,7 @@ impl Project {
         check_overrides(&resources)?;
         let mut config = Config::load(root, &resources)?;
         if let Some(p) = provider {
-            config.llm.provider = match p {
-                ProviderArg::Builtin => ProviderKind::Builtin,
-                ProviderArg::Anthropic => ProviderKind::Anthropic,
-                ProviderArg::Openai => ProviderKind::Openai,
-                ProviderArg::ClaudeCode => ProviderKind::ClaudeCode,
-            };
+            config.llm.provider = p;
         }
         if provider.is_some() {
             // Pipelines read the effective provider as `params.llm.provider`.
@@ -102,6 +96,15 @@ impl Project {
     pub fn compile(&self, name: &str, sets: &[String]) -> Result<Arc<Pipeline>, Diagnostics> {
         let layers = self.layers(sets)?;
         Compiler::new(&self.resources, &self.registry, &layers, self.is_offline()).compile(name)
+    }
+
+    /// Every pipeline the project can run (embedded or overridden), sub-pipelines included.
+    pub fn pipeline_names(&self) -> Vec<String> {
+        let layers = ParamLayers {
+            config: self.config.layer.clone(),
+            sets: vec![],
+        };
+        Compiler::new(&self.resources, &self.registry, &layers, self.is_offline()).pipeline_names()
     }
 
     /// Compile every pipeline (or the named ones) and collect all problems.

@@ -260,24 +260,43 @@ fn a_sub_intent_without_candidates_keeps_its_group() {
 #[test]
 fn rejected_queries_print_no_query_and_exit_2() {
     let project = game_project();
+    // A malformed query must not destroy the last pickable result.
+    assert_eq!(project.run(&["index"]).code, 0);
+    assert_eq!(project.run(&["search", "zombie enemy"]).code, 0);
+    let good = project.result();
     for query in ["", "   ", "\"zombie", "좀비 “적", "😀🎮🔥"] {
         let run = project.run(&["search", query]);
         assert_eq!(run.code, 2, "{query:?}: {run:?}");
-        let result = project.result();
-        assert_eq!(result["status"], "no_query", "{query:?}");
-        let reason = result["reason"].as_str().expect("a reason");
-        assert!(!reason.is_empty());
-        let line = format!(
-            "{{\"status\": \"no_query\", \"reason\": {}}}",
-            serde_json::to_string(reason).unwrap()
-        );
-        assert_eq!(run.count(&line), 1, "{query:?}: expected {line}\n{run:?}");
+        let line = run
+            .lines()
+            .into_iter()
+            .find(|l| l.starts_with("{\"status\": \"no_query\", \"reason\": "))
+            .unwrap_or_else(|| panic!("{query:?}: no no_query line\n{run:?}"));
+        let printed: Value = serde_json::from_str(line).expect("the line is JSON");
+        assert!(!printed["reason"].as_str().expect("a reason").is_empty());
+        assert_eq!(project.result(), good, "{query:?} replaced search-result.json");
     }
+    assert_eq!(
+        project.run(&["pick", "0"]).code,
+        0,
+        "the earlier result is still pickable"
+    );
     // --json: the no_query document alone on stdout, even though the run stops early.
     let run = project.run(&["search", "", "--json"]);
     assert_eq!(run.code, 2, "{run:?}");
     let printed = run.json();
-    assert_eq!(printed, project.result());
+    assert_eq!(printed["status"], "no_query");
+    assert_eq!(printed["groups"], json!([]));
+}
+
+#[test]
+fn search_json_without_an_index_says_why_on_stdout() {
+    let project = game_project();
+    let run = project.run(&["search", "zombie", "--json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let printed = run.json();
+    assert_eq!(printed["status"], "no_index");
+    assert!(printed["reason"].as_str().unwrap().contains("unity-assets index"));
 }
 
 #[test]

@@ -36,6 +36,14 @@ impl Diagnostic {
             None => self,
         }
     }
+
+    /// "did you mean `x`?" when a candidate is close, else the whole (short) list.
+    pub fn suggest_or_list<'a>(self, name: &str, candidates: &[&'a str]) -> Self {
+        match did_you_mean(name, candidates.iter().copied()) {
+            Some(best) => self.help(format!("did you mean `{best}`?")),
+            None => self.help(format!("expected one of: {}", candidates.join(", "))),
+        }
+    }
 }
 
 impl fmt::Display for Diagnostic {

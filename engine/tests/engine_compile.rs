@@ -363,3 +363,16 @@ fn shape_and_reference_errors_come_back_together() {
         list(&errors)
     );
 }
+
+#[test]
+fn an_unknown_input_type_or_surface_is_an_error_with_a_suggestion() {
+    let p = Project::new();
+    let errors = errors_of(
+        &p,
+        "pipeline: x\nexpose: mpc\ninputs:\n  q: {type: strng}\nstages:\n  a: {emit: \"{{ inputs.q }}\"}\n",
+    );
+    let d = expect(&errors, "unknown input type `strng`", PIPE, (4, 13));
+    expect_help(d, "string");
+    let d = expect(&errors, "unknown surface `mpc`", PIPE, (2, 9));
+    expect_help(d, "mcp");
+}

@@ -36,8 +36,28 @@ impl Verdict {
 pub struct Summary {
     pub verdicts: Vec<Verdict>,
     pub lines: Vec<String>,
+    /// Groups that need a decision nobody gave (non-interactive runs, MCP
+    /// calls), with the choices `choose: ["G=N"]` takes.
+    pub unconfirmed: Vec<Unconfirmed>,
     /// 1 when a group failed or hit the scope guard, else 0.
     pub exit_code: i32,
+}
+
+/// A confirm group left open, for a caller that answers in a second call.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unconfirmed {
+    pub group: usize,
+    pub sub_intent: String,
+    /// Numbered from 1, as `--choose G=N` counts them.
+    pub choices: Vec<Offered>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Offered {
+    pub n: usize,
+    pub guid: String,
+    pub path: String,
+    pub confidence: f64,
 }
 
 const PREFIX: &str = "[unity-assets:build]";
@@ -51,6 +71,7 @@ pub fn summarize(
     let audit_lines = execution.map_or(0, |e| e.audit_lines);
     let mut lines = Vec::new();
     let mut verdicts = Vec::new();
+    let mut unconfirmed = Vec::new();
     for d in decisions {
         let violation = execution.and_then(|e| e.violations.iter().find(|v| v.group == d.group));
         let applied = execution.and_then(|e| e.groups.iter().find(|g| g.group == d.group));
@@ -87,6 +108,20 @@ pub fn summarize(
             d.sub_intent,
             verdict.label()
         ));
+        if verdict == Verdict::Unconfirmed {
+            unconfirmed.push(Unconfirmed {
+                group: d.group,
+                sub_intent: d.sub_intent.clone(),
+                choices: (d.candidates.iter().enumerate())
+                    .map(|(i, c)| Offered {
+                        n: i + 1,
+                        guid: c.guid.clone(),
+                        path: c.path.clone(),
+                        confidence: c.confidence,
+                    })
+                    .collect(),
+            });
+        }
         if d.choice == Choice::NoFit {
             for c in d.candidates.iter().take(3) {
                 lines.push(format!(
@@ -121,6 +156,7 @@ pub fn summarize(
     Summary {
         verdicts,
         lines,
+        unconfirmed,
         exit_code: i32::from(failed),
     }
 }
@@ -191,6 +227,11 @@ mod tests {
             |l| l.ends_with("1 auto applied, 1 unconfirmed, 1 rejected, 1 scope_violation; 3 audit lines written")
         ));
         assert_eq!(s.exit_code, 1);
+        // The open group comes back as choices a second call can answer.
+        assert_eq!(s.unconfirmed.len(), 1);
+        assert_eq!(s.unconfirmed[0].group, 2);
+        assert_eq!(s.unconfirmed[0].choices[0].n, 1);
+        assert_eq!(s.unconfirmed[0].choices[0].path, "Assets/M.ogg");
     }
 
     #[test]

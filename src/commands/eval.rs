@@ -15,7 +15,8 @@ use crate::project::Project;
 pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome {
     let set = match load_golden(golden) {
         Ok(s) => s,
-        Err(e) => return Outcome::invalid(format!("{}: {e:#}", golden.display())),
+        // The loader's messages name the file already.
+        Err(e) => return Outcome::invalid(format!("{e:#}")),
     };
     let pipeline = match project.compile("search", &[]) {
         Ok(p) => p,
@@ -80,7 +81,7 @@ pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome
             if as_json {
                 println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
             } else {
-                print!("{}", report.render());
+                println!("{}", report.render().trim_end());
             }
             Outcome::ok()
         }

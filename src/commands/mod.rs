@@ -6,7 +6,7 @@ pub mod eval;
 pub mod providers;
 
 use engine::render::{render, Format};
-use engine::run::{bind_inputs, Flow, RunError};
+use engine::run::{bind_inputs, Flow, RunError, Runtime};
 use engine::Output;
 use serde_json::{Map, Value};
 
@@ -41,10 +41,130 @@ impl Outcome {
     }
 }
 
-/// Compile and run a pipeline; print, report and map the ending to an exit
-/// code. The pipeline prints its own lines (emit stages); with `--json` its
-/// output document goes to stdout and those lines to stderr.
+/// How a pipeline run ended, for whoever presents it (the CLI, the MCP server).
+pub struct Finished {
+    /// The exit code the CLI would end with.
+    pub code: i32,
+    /// The pipeline's output document — also when an `exit` stage stopped it.
+    pub document: Option<Value>,
+    /// Why it failed or refused, prefixed with the pipeline's name.
+    pub message: Option<String>,
+    /// Per-stage status, time, calls and tokens (`None` when it never ran).
+    pub report: Option<engine::run::RunReport>,
+}
+
+impl Finished {
+    fn before_run(outcome: Outcome) -> Self {
+        Self {
+            code: outcome.code,
+            document: None,
+            message: outcome.message,
+            report: None,
+        }
+    }
+}
+
+/// Compile, bind and run a pipeline on a runtime the caller built (where its
+/// lines go, whether it may ask, how progress shows). Dropping the future
+/// cancels the run; atomic writes never leave a half-written file.
+pub async fn execute(
+    project: &Project,
+    name: &str,
+    inputs: Map<String, Value>,
+    sets: &[String],
+    runtime: &Runtime,
+) -> Finished {
+    let pipeline = match project.compile(name, sets) {
+        Ok(p) => p,
+        Err(d) => return Finished::before_run(Outcome::invalid(d)),
+    };
+    let inputs = match bind_inputs(&pipeline, inputs) {
+        Ok(v) => v,
+        Err(e) => return Finished::before_run(Outcome::invalid(e)),
+    };
+    let outcome = engine::run::run(&pipeline, inputs, runtime).await;
+    let code = outcome.exit_code();
+    let (code, document, message) = match outcome.result {
+        Ok(Flow::Value(v)) => (code, Some(v), None),
+        Ok(Flow::Exit { code, status, output }) => {
+            let message = status
+                .filter(|s| !s.is_empty() && code != exit::OK)
+                .map(|s| format!("{}: {s}", pipeline.name));
+            (code, output.filter(|o| !o.is_null()), message)
+        }
+        Err(e @ RunError::Input { .. }) => (exit::INVALID, None, Some(e.to_string())),
+        Err(e) => (exit::FAILED, None, Some(e.to_string())),
+    };
+    Finished {
+        code,
+        document,
+        message,
+        report: Some(outcome.report),
+    }
+}
+
+/// A pipeline run from the command line: its lines on stdout (stderr with
+/// `--json`, whose document then goes to stdout), `--report`, Ctrl+C.
 pub async fn run_pipeline(project: &Project, name: &str, inputs: Map<String, Value>, opts: &RunOptions) -> Outcome {
+    if let Some(problem) = opts.report.as_deref().and_then(report_folder_problem) {
+        return Outcome::invalid(problem);
+    }
+    let lines = if opts.json { Output::stderr() } else { Output::stdout() };
+    let rt = match project.runtime(lines) {
+        Ok(rt) => rt,
+        Err(e) => return Outcome::failed(e),
+    };
+    let finished = tokio::select! {
+        finished = execute(project, name, inputs, &opts.sets, &rt) => finished,
+        _ = tokio::signal::ctrl_c() => {
+            return Outcome { code: exit::INTERRUPTED, message: Some("interrupted".into()) };
+        }
+    };
+    if let Some(report) = &finished.report {
+        let costs = match crate::usage::Prices::load(&project.resources) {
+            Ok(prices) => crate::usage::costs(report, &prices),
+            Err(e) => {
+                tracing::warn!("cannot price the run's model calls: {e}");
+                vec![]
+            }
+        };
+        if let Some(line) = crate::usage::summary_line(&costs, report.cache_hits()) {
+            tracing::info!("{line}");
+        }
+        if let Some(path) = &opts.report {
+            let mut report = serde_json::to_value(report).unwrap_or_default();
+            report["llm_usage"] = serde_json::to_value(&costs).unwrap_or_default();
+            let json = serde_json::to_vec_pretty(&report).unwrap_or_default();
+            if let Err(e) = engine::io::write_atomic(path, &json) {
+                return Outcome::failed(format!("cannot write the report {}: {e}", path.display()));
+            }
+        }
+    }
+    if let (true, Some(document)) = (opts.json, &finished.document) {
+        println!("{}", serde_json::to_string_pretty(document).unwrap_or_default());
+    }
+    Outcome {
+        code: finished.code,
+        message: finished.message,
+    }
+}
+
+/// `--report FILE` goes into an existing folder: checked before the run, so
+/// a typo does not cost the run nor create folders nobody asked for.
+fn report_folder_problem(path: &std::path::Path) -> Option<String> {
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty())?;
+    (!folder.is_dir()).then(|| {
+        format!(
+            "--report {}: the folder {} does not exist\n  help: create it first, or write the report elsewhere",
+            path.display(),
+            folder.display()
+        )
+    })
+}
+
+/// `--dry-run`: the plan, without calling any provider or writing anything.
+/// The inputs are checked as a real run would check them.
+pub fn dry_run(project: &Project, name: &str, inputs: Map<String, Value>, opts: &RunOptions) -> Outcome {
     let pipeline = match project.compile(name, &opts.sets) {
         Ok(p) => p,
         Err(d) => return Outcome::invalid(d),
@@ -53,74 +173,13 @@ pub async fn run_pipeline(project: &Project, name: &str, inputs: Map<String, Val
         Ok(v) => v,
         Err(e) => return Outcome::invalid(e),
     };
-    // With a JSON document on stdout, the pipeline's own lines go to stderr.
-    let lines = if opts.json { Output::stderr() } else { Output::stdout() };
-    let rt = match project.runtime(lines) {
-        Ok(rt) => rt,
-        Err(e) => return Outcome::failed(e),
-    };
-    let outcome = tokio::select! {
-        outcome = engine::run::run(&pipeline, inputs, &rt) => outcome,
-        _ = tokio::signal::ctrl_c() => {
-            // Dropping the run cancels its stages; atomic writes never renamed
-            // a half-written file into place.
-            return Outcome { code: exit::INTERRUPTED, message: Some("interrupted".into()) };
-        }
-    };
-    let costs = match crate::usage::Prices::load(&project.resources) {
-        Ok(prices) => crate::usage::costs(&outcome.report, &prices),
-        Err(e) => {
-            tracing::warn!("cannot price the run's model calls: {e}");
-            vec![]
-        }
-    };
-    if let Some(line) = crate::usage::summary_line(&costs, outcome.report.cache_hits()) {
-        tracing::info!("{line}");
-    }
-    if let Some(path) = &opts.report {
-        let mut report = serde_json::to_value(&outcome.report).unwrap_or_default();
-        report["llm_usage"] = serde_json::to_value(&costs).unwrap_or_default();
-        let json = serde_json::to_vec_pretty(&report).unwrap_or_default();
-        if let Err(e) = engine::io::write_atomic(path, &json) {
-            return Outcome::failed(format!("cannot write the report {}: {e}", path.display()));
-        }
-    }
-    let code = outcome.exit_code();
-    let print = |document: &Value| {
-        if opts.json {
-            println!("{}", serde_json::to_string_pretty(document).unwrap_or_default());
-        }
-    };
-    match outcome.result {
-        Ok(Flow::Value(v)) => {
-            print(&v);
-            Outcome { code, message: None }
-        }
-        Ok(Flow::Exit { code, status, output }) => {
-            if let Some(document) = output.filter(|o| !o.is_null()) {
-                print(&document);
-            }
-            Outcome {
-                code,
-                message: status
-                    .filter(|s| !s.is_empty() && code != exit::OK)
-                    .map(|s| format!("{}: {s}", pipeline.name)),
-            }
-        }
-        Err(e @ RunError::Input { .. }) => Outcome::invalid(e),
-        Err(e) => Outcome::failed(e),
-    }
-}
-
-/// `--dry-run`: the plan, without calling any provider or writing anything.
-pub fn dry_run(project: &Project, name: &str, opts: &RunOptions) -> Outcome {
-    let pipeline = match project.compile(name, &opts.sets) {
-        Ok(p) => p,
-        Err(d) => return Outcome::invalid(d),
-    };
     println!("{}", render(&pipeline.graph(), Format::Ascii).trim_end());
     println!();
     println!("provider: {}", project.config.llm.provider.name());
+    println!("inputs:");
+    for (k, v) in inputs.as_object().into_iter().flatten() {
+        println!("  {k} = {v}");
+    }
     println!("params:");
     for p in &pipeline.resolved_params {
         println!("  {} = {}   ({})", p.key, p.value, p.source);

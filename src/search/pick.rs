@@ -20,6 +20,8 @@ pub struct PickOutcome {
     pub ok: bool,
     pub code: i32,
     pub line: String,
+    /// What to do about a refusal, printed under the (fixed) line.
+    pub help: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub row: Option<FeedbackRow>,
 }
@@ -30,8 +32,14 @@ impl PickOutcome {
             ok: false,
             code: 1,
             line: format!("[unity-assets:pick] error: {message}"),
+            help: None,
             row: None,
         }
+    }
+
+    fn help(mut self, help: &str) -> Self {
+        self.help = Some(help.to_owned());
+        self
     }
 }
 
@@ -62,7 +70,9 @@ pub fn resolve(index_dir: &Path, index: &str, now: time::OffsetDateTime) -> Pick
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         .and_then(|m| m["version"].as_str().map(str::to_owned));
     if current.is_none() || current != result.manifest_version {
-        return PickOutcome::error("stale search result; reindex required".into());
+        // The seed's line says "reindex"; what actually helps is a new search.
+        return PickOutcome::error("stale search result; reindex required".into())
+            .help("the index changed after this search: run `unity-assets search` again, then pick");
     }
     let flat: Vec<(usize, usize)> = result
         .groups
@@ -102,6 +112,7 @@ pub fn resolve(index_dir: &Path, index: &str, now: time::OffsetDateTime) -> Pick
         ok: true,
         code: 0,
         line: format!("[unity-assets:pick] recorded: {}", row.picked_guid),
+        help: None,
         row: Some(row),
     }
 }
@@ -134,6 +145,7 @@ pub fn record(index_dir: &Path, row: &FeedbackRow) -> anyhow::Result<PickOutcome
             ok: true,
             code: 0,
             line: format!("[unity-assets:pick] recorded: {}", row.picked_guid),
+            help: None,
             row: None,
         }),
         Err(engine::io::AppendError::Locked { .. }) => Ok(PickOutcome::error("feedback.jsonl locked".into())),
@@ -196,6 +208,9 @@ mod tests {
             resolve(stale.path(), "0", now()).line,
             "[unity-assets:pick] error: stale search result; reindex required"
         );
+        assert!(resolve(stale.path(), "0", now())
+            .help
+            .is_some_and(|h| h.contains("unity-assets search")));
         let no_manifest = setup(None, Some("v1.0"));
         assert_eq!(resolve(no_manifest.path(), "0", now()).code, 1);
         let dir = setup(Some("v1.0"), Some("v1.0"));

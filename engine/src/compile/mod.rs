@@ -27,6 +27,8 @@ use crate::template::{self, Tmpl};
 pub struct Pipeline {
     pub name: String,
     pub summary: String,
+    /// Where else it is offered besides `run` (`mcp`).
+    pub expose: Vec<String>,
     /// Where it was read from (an override path or the embedded path).
     pub file: String,
     pub inputs: BTreeMap<String, InputSpec>,
@@ -509,6 +511,7 @@ impl<'a> Compiler<'a> {
         Ok(Pipeline {
             name: spec.name.clone(),
             summary: spec.summary.clone(),
+            expose: spec.expose.clone(),
             file,
             inputs: spec.inputs.clone(),
             params: Arc::new(params),

@@ -23,13 +23,19 @@ pub const ACTIONS: &[&str] = &[
 pub const MODIFIERS: &[&str] = &["for_each", "map_reduce", "repeat"];
 /// Keys every stage may carry.
 pub const COMMON: &[&str] = &["needs", "when", "with", "output", "on_invalid", "on_locked", "summary"];
-const TOP_LEVEL: &[&str] = &["pipeline", "summary", "inputs", "params", "output", "stages"];
+const TOP_LEVEL: &[&str] = &["pipeline", "summary", "expose", "inputs", "params", "output", "stages"];
+/// The types an input may declare (JSON Schema's, plus `any`).
+pub const INPUT_TYPES: &[&str] = &["string", "boolean", "number", "integer", "array", "object", "any"];
+/// Surfaces a pipeline can be offered on besides `run` (`expose: [mcp]`).
+pub const SURFACES: &[&str] = &["mcp"];
 
 /// A parsed pipeline file.
 #[derive(Debug, Clone)]
 pub struct PipelineSpec {
     pub name: String,
     pub summary: String,
+    /// Where else the pipeline is offered (`mcp`: as a tool of `unity-assets mcp`).
+    pub expose: Vec<String>,
     pub inputs: BTreeMap<String, InputSpec>,
     pub params: Value,
     pub output: Option<Value>,
@@ -397,10 +403,19 @@ fn parse_into(file: &str, text: &str, errors: &mut Diagnostics) -> Option<Pipeli
         p.error("", "missing `pipeline:` (the pipeline's name)");
     }
     let summary = p.string(top, "", "summary").unwrap_or_default();
+    let expose = p.expose(top);
     let inputs = match get(top, "inputs") {
         Some(v) => p.typed::<BTreeMap<String, InputSpec>>("inputs", v).unwrap_or_default(),
         None => BTreeMap::new(),
     };
+    for (input, spec) in &inputs {
+        if !INPUT_TYPES.contains(&spec.kind.as_str()) {
+            let at = p.source.value(&format!("inputs.{input}.type"));
+            let d = Diagnostic::new(file, at, format!("unknown input type `{}`", spec.kind))
+                .suggest_or_list(&spec.kind, INPUT_TYPES);
+            p.errors.push(d);
+        }
+    }
     let params = get(top, "params")
         .map(json)
         .unwrap_or(Value::Object(Default::default()));
@@ -427,6 +442,7 @@ fn parse_into(file: &str, text: &str, errors: &mut Diagnostics) -> Option<Pipeli
     Some(PipelineSpec {
         name,
         summary,
+        expose,
         inputs,
         params,
         output,
@@ -483,6 +499,23 @@ impl Parser<'_> {
     fn error(&mut self, path: &str, message: impl Into<String>) {
         self.errors
             .push(Diagnostic::new(self.file, self.source.key(path), message));
+    }
+
+    /// `expose: mcp` or `expose: [mcp]`; each name one of [`SURFACES`].
+    fn expose(&mut self, top: &serde_yaml::Mapping) -> Vec<String> {
+        let names: Vec<String> = match get(top, "expose") {
+            None => return vec![],
+            Some(serde_yaml::Value::String(s)) => vec![s.clone()],
+            Some(v) => self.typed("expose", v).unwrap_or_default(),
+        };
+        for n in &names {
+            if !SURFACES.contains(&n.as_str()) {
+                let d = Diagnostic::new(self.file, self.source.value("expose"), format!("unknown surface `{n}`"))
+                    .suggest_or_list(n, SURFACES);
+                self.errors.push(d);
+            }
+        }
+        names
     }
 
     fn check_keys(&mut self, path: &str, map: &serde_yaml::Mapping, allowed: &[&str]) {

@@ -1,0 +1,363 @@
+//! `unity-assets mcp`: the pipelines as MCP tools, driven by our own rmcp
+//! client in-process and by the official MCP Python SDK over stdio and
+//! streamable HTTP (skipped, saying so, when no Python with `mcp` is found;
+//! `.ci/run` installs one in target/venv-mcp).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
+use rmcp::ServiceExt;
+use serde_json::{json, Map, Value};
+use unity_assets::mcp_server::{PipelineServer, ServerOptions};
+
+const BIN: &str = env!("CARGO_BIN_EXE_unity-assets");
+
+/// A pipeline a team adds: an `exec` that outlives any test, so a call to
+/// it must be cancelled.
+const SLOW: &str = "pipeline: slow
+summary: A long run the client cancels
+expose: mcp
+stages:
+  wait:
+    exec: {command: [sleep, \"30\"]}
+";
+
+/// The example project copied into a temp folder, indexed, with the slow
+/// pipeline added under .claude/unity-assets/pipelines/.
+fn example_project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/zombie-survival"),
+        dir.path(),
+    );
+    let pipelines = dir.path().join(".claude/unity-assets/pipelines");
+    std::fs::create_dir_all(&pipelines).unwrap();
+    std::fs::write(pipelines.join("slow.yaml"), SLOW).unwrap();
+    let index = Command::new(BIN)
+        .args(["--project", dir.path().to_str().unwrap(), "-q", "--trust", "index"])
+        .output()
+        .expect("run the binary");
+    assert!(
+        index.status.success(),
+        "index: {}",
+        String::from_utf8_lossy(&index.stderr)
+    );
+    dir
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn args(v: Value) -> Map<String, Value> {
+    v.as_object().cloned().unwrap_or_default()
+}
+
+fn text(result: &rmcp::model::CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn our_client_lists_and_calls_the_pipelines_in_process() {
+    let project = example_project();
+    let server = PipelineServer::new(ServerOptions {
+        root: project.path().to_path_buf(),
+        provider: None,
+        model: None,
+        // The slow pipeline's exec stage is a trust item.
+        trust: true,
+    });
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve(client_io).await.expect("initialize");
+
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    for expected in [
+        "build",
+        "doctor",
+        "graph",
+        "index",
+        "list_pipelines",
+        "pick",
+        "reindex",
+        "search",
+        "slow",
+    ] {
+        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    }
+    // Sub-pipelines and pipelines without `expose: mcp` are not tools.
+    assert!(!names.iter().any(|n| n.contains("retrieve")), "{names:?}");
+    let search = tools.iter().find(|t| t.name == "search").unwrap();
+    assert_eq!(search.input_schema["required"], json!(["query"]));
+    assert_eq!(search.input_schema["properties"]["reindex"]["type"], json!("boolean"));
+    assert!(search.description.as_deref().unwrap_or("").contains("search"));
+
+    // The exact seed lines stay in the text; the document is structured.
+    let found = client
+        .call_tool(
+            CallToolRequestParams::new("search").with_arguments(args(json!({"query": "zombie enemy character"}))),
+        )
+        .await
+        .expect("tools/call search");
+    assert_ne!(found.is_error, Some(true), "{}", text(&found));
+    let doc = found.structured_content.clone().expect("structured content");
+    assert_eq!(doc["status"], "ok");
+    assert!(text(&found).starts_with("[unity-assets:search] 1 sub-intent(s) for \"zombie enemy character\""));
+    let top = doc["groups"][0]["candidates"][0]["guid"].as_str().unwrap().to_owned();
+
+    let picked = client
+        .call_tool(CallToolRequestParams::new("pick").with_arguments(args(json!({"index": "0"}))))
+        .await
+        .expect("tools/call pick");
+    assert_eq!(text(&picked), format!("[unity-assets:pick] recorded: {top}"));
+
+    // A refusal is a tool error carrying the same line and exit reason.
+    let refused = client
+        .call_tool(CallToolRequestParams::new("pick").with_arguments(args(json!({"index": "7"}))))
+        .await
+        .expect("tools/call pick 7");
+    assert_eq!(refused.is_error, Some(true));
+    assert!(text(&refused).starts_with("[unity-assets:pick] error: index 7 out of range (max 2)"));
+
+    // A missing required input is an error naming it, before anything runs.
+    let missing = client
+        .call_tool(CallToolRequestParams::new("search").with_arguments(Map::new()))
+        .await
+        .expect("tools/call search without query");
+    assert_eq!(missing.is_error, Some(true));
+    assert!(text(&missing).contains("query"), "{}", text(&missing));
+
+    let graph = client
+        .call_tool(CallToolRequestParams::new("graph").with_arguments(args(json!({"name": "pick"}))))
+        .await
+        .expect("tools/call graph");
+    assert!(text(&graph).contains("flowchart TD"), "{}", text(&graph));
+
+    let listing = client
+        .call_tool(CallToolRequestParams::new("list_pipelines"))
+        .await
+        .expect("tools/call list_pipelines");
+    let rows = listing.structured_content.unwrap()["pipelines"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(rows
+        .iter()
+        .any(|r| r["name"] == "search/retrieve" && r["tool"].is_null()));
+    assert!(rows.iter().any(|r| r["name"] == "slow" && r["tool"] == "slow"));
+
+    let result = client
+        .read_resource(ReadResourceRequestParams::new("unity-assets://search-result.json"))
+        .await
+        .expect("resources/read");
+    let body = serde_json::to_value(&result.contents[0]).unwrap();
+    let doc: Value = serde_json::from_str(body["text"].as_str().unwrap()).unwrap();
+    assert_eq!(doc["query"], "zombie enemy character");
+
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn build_over_mcp_never_waits_for_a_terminal() {
+    let project = example_project();
+    let server = PipelineServer::new(ServerOptions {
+        root: project.path().to_path_buf(),
+        provider: None,
+        model: None,
+        // The slow pipeline's exec stage is a trust item.
+        trust: true,
+    });
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve(client_io).await.expect("initialize");
+    // No MCP for Unity server is configured to reach: the run must still end
+    // (mcp_unavailable or a summary), never block on a confirm dialog.
+    let config = project.path().join(".claude/unity-assets.yml");
+    std::fs::write(&config, "mcp: {command: /nonexistent/mcp-for-unity}\n").unwrap();
+    let call = client.call_tool(
+        CallToolRequestParams::new("build")
+            .with_arguments(args(json!({"request": "좀비 서바이벌 프로토타입 만들어줘"}))),
+    );
+    let built = tokio::time::timeout(std::time::Duration::from_secs(60), call)
+        .await
+        .expect("build answered without a terminal")
+        .expect("tools/call build");
+    let lines = text(&built);
+    assert!(!lines.contains("> "), "a prompt was printed: {lines}");
+    assert!(
+        lines.contains("[unity-assets:build]") || lines.contains("mcp_unavailable"),
+        "{lines}"
+    );
+    client.cancel().await.ok();
+}
+
+/// A Python with the MCP SDK: `UNITY_ASSETS_MCP_PYTHON`, or the venv `.ci/run` makes.
+fn python_with_sdk() -> Option<PathBuf> {
+    let candidate = std::env::var_os("UNITY_ASSETS_MCP_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/venv-mcp/bin/python"));
+    let ok = Command::new(&candidate)
+        .args(["-c", "import mcp.client.streamable_http"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    ok.then_some(candidate)
+}
+
+fn client_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/mcp_python_client.py")
+}
+
+/// What the Python client saw, checked the same way for both transports.
+fn check_python_session(seen: &Value) {
+    assert_eq!(seen["server"], "unity-assets");
+    let tools: Vec<&str> = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for expected in ["build", "doctor", "index", "pick", "reindex", "search", "slow"] {
+        assert!(tools.contains(&expected), "{expected} missing from {tools:?}");
+    }
+    assert_eq!(seen["search"]["is_error"], false);
+    assert_eq!(seen["search"]["status"], "ok");
+    assert!(seen["pick"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("[unity-assets:pick] recorded: "));
+    assert_eq!(seen["bad_pick"]["is_error"], true);
+    assert_eq!(seen["search_result_query"], "zombie enemy character");
+    assert!(
+        seen["reindex_progress"].as_u64().unwrap() > 0,
+        "no progress notification: {seen}"
+    );
+    // The cancelled 30 s call ended long before it would have, and the
+    // server went on answering.
+    assert!(seen["cancel"]["seconds"].as_f64().unwrap() < 15.0, "{seen}");
+    assert_eq!(seen["cancel"]["answered_after"], true);
+}
+
+#[test]
+fn the_python_sdk_client_drives_it_over_stdio() {
+    let Some(python) = python_with_sdk() else {
+        eprintln!("skipped: no Python with the `mcp` package (run .ci/install-mcp-server.sh)");
+        return;
+    };
+    let project = example_project();
+    let out = Command::new(python)
+        .arg(client_script())
+        .args(["stdio", BIN, project.path().to_str().unwrap()])
+        .env("UNITY_ASSETS_TRUST", "1")
+        .output()
+        .expect("run the Python client");
+    assert!(
+        out.status.success(),
+        "client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout).expect("the client's JSON");
+    check_python_session(&seen);
+}
+
+#[test]
+fn the_python_sdk_client_drives_it_over_http() {
+    let Some(python) = python_with_sdk() else {
+        eprintln!("skipped: no Python with the `mcp` package (run .ci/install-mcp-server.sh)");
+        return;
+    };
+    let project = example_project();
+    let mut server = Command::new(BIN)
+        .args([
+            "--project",
+            project.path().to_str().unwrap(),
+            "--trust",
+            "mcp",
+            "--http",
+            "0",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the HTTP server");
+    let url = {
+        use std::io::BufRead;
+        let stderr = server.stderr.take().unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(stderr).read_line(&mut line).unwrap();
+        line.split_whitespace().last().unwrap_or_default().to_owned()
+    };
+    assert!(url.starts_with("http://127.0.0.1:"), "bound to {url}");
+    let out = Command::new(python)
+        .arg(client_script())
+        .args(["http", &url])
+        .output()
+        .expect("run the Python client");
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(
+        out.status.success(),
+        "client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout).expect("the client's JSON");
+    check_python_session(&seen);
+}
+
+#[tokio::test]
+async fn an_untrusted_project_is_refused_over_mcp_as_on_the_cli() {
+    let project = example_project();
+    let marker = project.path().join("ran");
+    let pipelines = project.path().join(".claude/unity-assets/pipelines");
+    let hostile = format!(
+        "pipeline: hostile\nexpose: mcp\nstages:\n  a:\n    exec: {{command: [touch, \"{}\"]}}\n",
+        marker.display()
+    );
+    std::fs::write(pipelines.join("hostile.yaml"), hostile).unwrap();
+    let server = PipelineServer::new(ServerOptions {
+        root: project.path().to_path_buf(),
+        provider: None,
+        model: None,
+        trust: false,
+    });
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve(client_io).await.expect("initialize");
+    for tool in ["hostile", "search"] {
+        let refused = client
+            .call_tool(CallToolRequestParams::new(tool).with_arguments(args(json!({"query": "zombie"}))))
+            .await
+            .expect("tools/call");
+        assert_eq!(refused.is_error, Some(true), "{tool}: {}", text(&refused));
+        assert!(text(&refused).contains("is not trusted"), "{tool}: {}", text(&refused));
+    }
+    assert!(!marker.exists(), "the untrusted exec stage ran");
+    client.cancel().await.ok();
+}
