@@ -38,7 +38,7 @@ impl Diagnostic {
     }
 
     /// "did you mean `x`?" when a candidate is close, else the whole (short) list.
-    pub fn suggest_or_list<'a>(self, name: &str, candidates: &[&'a str]) -> Self {
+    pub fn suggest_or_list(self, name: &str, candidates: &[&str]) -> Self {
         match did_you_mean(name, candidates.iter().copied()) {
             Some(best) => self.help(format!("did you mean `{best}`?")),
             None => self.help(format!("expected one of: {}", candidates.join(", "))),

@@ -92,7 +92,7 @@ impl PipelineServer {
         rt.progress = context
             .meta
             .get_progress_token()
-            .map(|token| Notifier::new(context.peer.clone(), token));
+            .map(|token| Notifier::shared(context.peer.clone(), token));
         let finished = tokio::select! {
             finished = execute(&project, &tool.pipeline.name, args, &[], &rt) => finished,
             // Dropping the run cancels its stages; atomic writes leave no half-written file.

@@ -14,7 +14,7 @@ pub struct Notifier {
 }
 
 impl Notifier {
-    pub fn new(peer: Peer<RoleServer>, token: ProgressToken) -> Arc<dyn Progress> {
+    pub fn shared(peer: Peer<RoleServer>, token: ProgressToken) -> Arc<dyn Progress> {
         Arc::new(Self { peer, token })
     }
 }
