@@ -382,9 +382,12 @@ fn build_runs_search_first_then_sends_each_asset_type_through_the_real_server() 
     assert_eq!(third.code, 0, "{}", third.output());
     let sent_now = &fx.editor.tool_commands()[before..];
     assert_eq!(shape(sent_now), pairs(&[create, save, create, save]));
-    let chosen = sent_now[0].params["prefabPath"]
+    // The second candidate may be a prefab or a clip (placed with an AudioSource).
+    let params = &sent_now[0].params;
+    let chosen = params["prefabPath"]
         .as_str()
-        .expect("a prefab was instantiated");
+        .or_else(|| params["componentsToAdd"][0]["properties"]["clip"].as_str())
+        .unwrap_or_else(|| panic!("the chosen asset was placed: {params}"));
     assert_ne!(chosen, tops[0].path, "the second candidate, not the top one");
     assert!(
         third.stdout.contains(&format!("— confirmed and applied: {chosen}")),
@@ -609,7 +612,7 @@ fn doctor_checks_the_server_named_in_mcp_json() {
     let fx = Fixture::new(&fixture_assets(), &json!({}));
     let mcp_json = json!({"mcpServers": {"unityMCP": fx.mcp_config(&command)}});
     std::fs::write(fx.project.join(".mcp.json"), mcp_json.to_string()).expect(".mcp.json");
-    let run = fx.run(&["doctor", "--offline"], &[]);
+    let run = fx.run(&["doctor"], &[]);
     assert!(
         run.stdout
             .lines()

@@ -185,11 +185,12 @@ fn trust_llm_command_does_not_run_until_trusted() {
     assert_eq!(run.code, 3, "{run:?}");
     assert!(run.stderr.contains("changed since you trusted it"), "{run:?}");
     assert!(!marker.exists());
-    // --trust and UNITY_ASSETS_TRUST=1 (CI), and revoke.
-    let _ = h.run(&["--trust", "index"]);
+    // --trust and UNITY_ASSETS_TRUST=1 (CI), and revoke; `reindex`, as an
+    // unchanged tree makes `index` a no-op that tags nothing.
+    let _ = h.run(&["--trust", "reindex"]);
     assert!(marker.exists());
     std::fs::remove_file(&marker).unwrap();
-    let out = h.command(&["index"]).env("UNITY_ASSETS_TRUST", "1").output().unwrap();
+    let out = h.command(&["reindex"]).env("UNITY_ASSETS_TRUST", "1").output().unwrap();
     assert!(marker.exists(), "{out:?}");
     let out = h.command(&["index"]).env("UNITY_ASSETS_TRUST", "0").output().unwrap();
     assert_eq!(out.status.code(), Some(3), "{out:?}");

@@ -149,5 +149,5 @@ async fn providers_check_fails_where_a_stage_would() {
             .contains("schema:   build-plan failed: openai: HTTP 400: Invalid schema for response_format 'build-plan'"),
         "{run:?}"
     );
-    assert!(run.stderr.contains("1 of 6 stage schemas were not accepted"), "{run:?}");
+    assert!(run.stderr.contains("1 of 7 stage schemas were not accepted"), "{run:?}");
 }

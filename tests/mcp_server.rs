@@ -272,7 +272,6 @@ fn the_python_sdk_client_drives_it_over_stdio() {
     let out = Command::new(python)
         .arg(client_script())
         .args(["stdio", BIN, project.path().to_str().unwrap()])
-        .env("UNITY_ASSETS_TRUST", "1")
         .output()
         .expect("run the Python client");
     assert!(

@@ -518,7 +518,9 @@ fn pick_prints_its_five_lines_with_their_exit_codes() {
     manifest["version"] = Value::from("v999.0");
     std::fs::write(&manifest_path, manifest.to_string()).unwrap();
     let run = project.run(&["pick", "0"]);
-    assert_eq!((run.code, run.lines()), (1, vec![PICK_STALE]), "{run:?}");
+    // The seed's line, then what actually helps.
+    let help = "  help: the index changed after this search: run `unity-assets search` again, then pick";
+    assert_eq!((run.code, run.lines()), (1, vec![PICK_STALE, help]), "{run:?}");
 }
 
 #[test]

@@ -85,6 +85,8 @@ impl Project {
             .arg("--project")
             .arg(self.dir.path())
             .args(args)
+            // These projects name their own model servers: trusted for the test.
+            .env("UNITY_ASSETS_TRUST", "1")
             .envs(env.iter().copied())
             .env("NO_COLOR", "1")
             .env_remove("UNITY_ASSETS_PROVIDER")

@@ -22,7 +22,7 @@ from mcp.client.streamable_http import streamablehttp_client
 @asynccontextmanager
 async def connect(argv):
     if argv[0] == "stdio":
-        params = StdioServerParameters(command=argv[1], args=["--project", argv[2], "mcp"])
+        params = StdioServerParameters(command=argv[1], args=["--project", argv[2], "--trust", "mcp"])
         async with stdio_client(params) as (read, write):
             yield read, write
     else:
