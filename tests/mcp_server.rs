@@ -59,6 +59,24 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// Our rmcp client on an in-process server for the project (`trust`: as
+/// `--trust`; the slow pipeline's exec stage is a trust item).
+async fn connect(root: &Path, trust: bool) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    let server = PipelineServer::new(ServerOptions {
+        root: root.to_path_buf(),
+        provider: None,
+        model: None,
+        trust,
+    });
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    ().serve(client_io).await.expect("initialize")
+}
+
 fn args(v: Value) -> Map<String, Value> {
     v.as_object().cloned().unwrap_or_default()
 }
@@ -75,20 +93,7 @@ fn text(result: &rmcp::model::CallToolResult) -> String {
 #[tokio::test]
 async fn our_client_lists_and_calls_the_pipelines_in_process() {
     let project = example_project();
-    let server = PipelineServer::new(ServerOptions {
-        root: project.path().to_path_buf(),
-        provider: None,
-        model: None,
-        // The slow pipeline's exec stage is a trust item.
-        trust: true,
-    });
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let client = ().serve(client_io).await.expect("initialize");
+    let client = connect(project.path(), true).await;
 
     let tools = client.list_all_tools().await.expect("tools/list");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
@@ -180,20 +185,7 @@ async fn our_client_lists_and_calls_the_pipelines_in_process() {
 #[tokio::test]
 async fn build_over_mcp_never_waits_for_a_terminal() {
     let project = example_project();
-    let server = PipelineServer::new(ServerOptions {
-        root: project.path().to_path_buf(),
-        provider: None,
-        model: None,
-        // The slow pipeline's exec stage is a trust item.
-        trust: true,
-    });
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let client = ().serve(client_io).await.expect("initialize");
+    let client = connect(project.path(), true).await;
     // No MCP for Unity server is configured to reach: the run must still end
     // (mcp_unavailable or a summary), never block on a confirm dialog.
     let config = project.path().join(".claude/unity-assets.yml");
@@ -336,19 +328,7 @@ async fn an_untrusted_project_is_refused_over_mcp_as_on_the_cli() {
         marker.display()
     );
     std::fs::write(pipelines.join("hostile.yaml"), hostile).unwrap();
-    let server = PipelineServer::new(ServerOptions {
-        root: project.path().to_path_buf(),
-        provider: None,
-        model: None,
-        trust: false,
-    });
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let client = ().serve(client_io).await.expect("initialize");
+    let client = connect(project.path(), false).await;
     for tool in ["hostile", "search"] {
         let refused = client
             .call_tool(CallToolRequestParams::new(tool).with_arguments(args(json!({"query": "zombie"}))))
