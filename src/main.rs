@@ -60,8 +60,7 @@ async fn dispatch(cli: Cli) -> Outcome {
     };
     project.show_progress = !cli.quiet;
     // The trust seam: one review of the project before any command uses it.
-    let review = unity_assets::trust::review(&project.root, &project.resources);
-    let trust = unity_assets::trust::status(&project.root, &review, cli.trust);
+    let gate = unity_assets::trust::Gate::check(&project.root, &project.resources, cli.trust);
     let uses_project = match &cli.command {
         Command::Run { dry_run, .. } => !dry_run,
         Command::Validate { .. } | Command::Graph { .. } | Command::Eject { .. } | Command::Trust { .. } => false,
@@ -69,17 +68,11 @@ async fn dispatch(cli: Cli) -> Outcome {
         Command::Doctor { .. } => false,
         _ => true,
     };
-    if uses_project {
-        if let unity_assets::trust::Status::Untrusted { previous } = &trust {
-            return Outcome {
-                code: exit::UNTRUSTED,
-                message: Some(unity_assets::trust::refusal(
-                    &project.root,
-                    &review,
-                    previous.as_deref(),
-                )),
-            };
-        }
+    if let Some(refusal) = gate.refusal(&project.root).filter(|_| uses_project) {
+        return Outcome {
+            code: exit::UNTRUSTED,
+            message: Some(refusal),
+        };
     }
     // Index runs on one project take turns (search --reindex is one too).
     let _index_lock = match &cli.command {
@@ -140,8 +133,8 @@ async fn dispatch(cli: Cli) -> Outcome {
             commands::run_pipeline(&project, "index", inputs(json!({"force": true})), &run).await
         }
         Command::Doctor { offline, run, .. } => {
-            let check = unity_assets::trust::doctor_check(&project.root, &review, &trust);
-            let fields = json!({"offline": offline, "trusted": trust.allows(), "trust": check});
+            let (trusted, check) = gate.doctor_inputs(&project.root);
+            let fields = json!({"offline": offline, "trusted": trusted, "trust": check});
             commands::run_pipeline(&project, "doctor", inputs(fields), &run).await
         }
         Command::Eval { golden, json, .. } => commands::eval::command(&project, &golden, json).await,

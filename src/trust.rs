@@ -72,6 +72,36 @@ impl Status {
     }
 }
 
+/// The trust decision a command or an MCP call makes before it runs: one
+/// review of the project and its status, shared by the CLI and the server.
+pub struct Gate {
+    pub review: Review,
+    pub status: Status,
+}
+
+impl Gate {
+    /// `for_run`: `--trust` / `UNITY_ASSETS_TRUST=1`.
+    pub fn check(root: &Path, resources: &Resources, for_run: bool) -> Self {
+        let review = review(root, resources);
+        let status = status(root, &review, for_run);
+        Self { review, status }
+    }
+
+    /// Why a run that uses the project must not start (`None`: it may).
+    pub fn refusal(&self, root: &Path) -> Option<String> {
+        match &self.status {
+            Status::Untrusted { previous } => Some(refusal(root, &self.review, previous.as_deref())),
+            _ => None,
+        }
+    }
+
+    /// Doctor's `trusted` and `trust` inputs: it always runs, reporting the
+    /// items and leaving them unused when untrusted.
+    pub fn doctor_inputs(&self, root: &Path) -> (bool, Value) {
+        (self.status.allows(), doctor_check(root, &self.review, &self.status))
+    }
+}
+
 /// Every trust-requiring item of the project. One function on purpose: a
 /// new config section that can start a program or reach a host (such as a
 /// `web_search:` backend's `command`, `url` or `api_key_env`) is added here.

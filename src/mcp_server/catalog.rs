@@ -40,6 +40,17 @@ pub fn exposed(project: &Project) -> (Vec<PipelineTool>, Vec<String>) {
     (tools, problems)
 }
 
+/// The exposed pipeline offered as `tool`, compiling only that one (a call
+/// does not pay for compiling every pipeline of the project).
+pub fn find(project: &Project, tool: &str) -> Option<PipelineTool> {
+    let name = project.pipeline_names().into_iter().find(|n| tool_name(n) == tool)?;
+    let pipeline = project.compile(&name, &[]).ok()?;
+    pipeline.expose.iter().any(|s| s == "mcp").then(|| PipelineTool {
+        tool: tool.to_owned(),
+        pipeline,
+    })
+}
+
 pub fn tool_name(pipeline: &str) -> String {
     pipeline.replace(['-', '/'], "_")
 }

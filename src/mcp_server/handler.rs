@@ -56,8 +56,8 @@ impl PipelineServer {
             Ok(p) => p,
             Err(message) => return Ok(CallToolResult::error(vec![Content::text(message)])),
         };
-        let (tools, _) = catalog::exposed(&project);
-        let Some(tool) = tools.iter().find(|t| t.tool == name) else {
+        let Some(tool) = catalog::find(&project, name) else {
+            let (tools, _) = catalog::exposed(&project);
             let known: Vec<&str> = tools.iter().map(|t| t.tool.as_str()).collect();
             return Err(McpError::invalid_params(
                 format!(
@@ -68,14 +68,12 @@ impl PipelineServer {
             ));
         };
         // The project's trust rules apply to the server exactly as to the CLI.
-        let review = crate::trust::review(&project.root, &project.resources);
-        let trust = crate::trust::status(&project.root, &review, self.options.trust);
+        let gate = crate::trust::Gate::check(&project.root, &project.resources, self.options.trust);
         if tool.pipeline.name == "doctor" {
-            let check = crate::trust::doctor_check(&project.root, &review, &trust);
-            args.insert("trusted".into(), Value::Bool(trust.allows()));
+            let (trusted, check) = gate.doctor_inputs(&project.root);
+            args.insert("trusted".into(), Value::Bool(trusted));
             args.insert("trust".into(), check);
-        } else if let crate::trust::Status::Untrusted { previous } = &trust {
-            let refusal = crate::trust::refusal(&project.root, &review, previous.as_deref());
+        } else if let Some(refusal) = gate.refusal(&project.root) {
             return Ok(CallToolResult::error(vec![Content::text(refusal)]));
         }
         // Nobody can answer a terminal prompt here: a pipeline that can ask
