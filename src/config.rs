@@ -68,6 +68,7 @@ impl Config {
         let limits = engine::io::Limits::from_config(
             values.pointer("/limits/file_mb").and_then(Value::as_u64),
             values.pointer("/limits/http_mb").and_then(Value::as_u64),
+            values.pointer("/limits/line_kb").and_then(Value::as_u64),
         );
         Ok(Self {
             llm,

@@ -29,9 +29,15 @@ fn guard() -> UnityScopeGuard {
 async fn guard_and_execute(project: &Path, server: ServerConfig, plans: Vec<GroupPlan>) -> execute::Execution {
     let guard = guard();
     let screened = execute::screen(project, &guard, plans).expect("screening audits to a writable folder");
-    execute::execute(project, Some(server), &guard, screened)
-        .await
-        .expect("execute")
+    execute::execute(
+        project,
+        Some(server),
+        engine::io::Limits::default().http_bytes,
+        &guard,
+        screened,
+    )
+    .await
+    .expect("execute")
 }
 
 /// A Unity project with a few assets, a fake editor open on it, and the
@@ -225,7 +231,12 @@ async fn doctor_initializes_and_lists_the_tools() {
         return;
     };
     let s = setup(&command);
-    let check = execute::doctor(&s.project, Some(s.server.clone())).await;
+    let check = execute::doctor(
+        &s.project,
+        Some(s.server.clone()),
+        engine::io::Limits::default().http_bytes,
+    )
+    .await;
     assert!(check.ok, "{}", check.line);
     assert!(check.line.starts_with("✓ MCP for Unity reachable"), "{}", check.line);
     assert!(

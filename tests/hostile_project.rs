@@ -623,6 +623,24 @@ fn bounded_read_names_its_limit_key() {
     assert!(run.stderr.contains("limits.file_mb"), "{run:?}");
 }
 
+#[test]
+fn bounded_feedback_row_names_its_line_and_limit_key() {
+    let h = Hostile::new();
+    h.asset("Assets/Zombie.prefab", "0123456789abcdef0123456789abcdef");
+    assert_eq!(h.run(&["index"]).code, 0);
+    h.write(".claude/unity-assets.yml", "limits: {line_kb: 1}\n");
+    h.write(
+        ".claude/unity-asset-index/feedback.jsonl",
+        &format!("{}\n", "x".repeat(4096)),
+    );
+    let run = h.run(&["search", "zombie"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("feedback.jsonl:1:") && run.stderr.contains("limits.line_kb"),
+        "{run:?}"
+    );
+}
+
 // ---- 7. The probe's small fixes ---------------------------------------------
 
 #[test]

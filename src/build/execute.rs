@@ -207,6 +207,7 @@ pub struct Execution {
 pub async fn execute(
     project: &Path,
     server: Option<ServerConfig>,
+    max_answer_bytes: u64,
     guard: &dyn CallGuard,
     screened: Screened,
 ) -> anyhow::Result<Execution> {
@@ -226,7 +227,7 @@ pub async fn execute(
     let mut in_mcp = Duration::ZERO;
     let started = Instant::now();
     let connected = match resolve_server(project, server) {
-        Ok(config) => McpClient::connect(&config).await,
+        Ok(config) => McpClient::connect(&config, max_answer_bytes).await,
         Err(e) => Err(e),
     };
     in_mcp += started.elapsed();
@@ -325,10 +326,10 @@ impl DoctorCheck {
 /// model-planned), so it needs no scope guard and writes no audit row.
 const EDITOR_PROBE: (&str, &str) = ("manage_scene", "get_active");
 
-pub async fn doctor(project: &Path, server: Option<ServerConfig>) -> DoctorCheck {
+pub async fn doctor(project: &Path, server: Option<ServerConfig>, max_answer_bytes: u64) -> DoctorCheck {
     let outcome = async {
         let config = resolve_server(project, server)?;
-        let client = McpClient::connect(&config).await?;
+        let client = McpClient::connect(&config, max_answer_bytes).await?;
         let checked = async {
             let tools = client.list_tools().await?.len();
             let (tool, action) = EDITOR_PROBE;

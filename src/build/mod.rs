@@ -20,6 +20,8 @@ use engine::Registry;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::search::load::IndexFiles;
+
 use execute::{Execution, GroupPlan, Screened};
 use gate::{Answers, Decision, Thresholds};
 use plan::{Plan, PlanRequest};
@@ -130,7 +132,10 @@ pub fn register(registry: &mut Registry) {
                     })
                     .collect();
                 let mut targets = plan_targets(&decisions);
-                describe_assets(&mut targets, &ctx.workdir.join(crate::index::INDEX_DIR))?;
+                describe_assets(
+                    &mut targets,
+                    &IndexFiles::new(ctx.workdir.join(crate::index::INDEX_DIR), ctx.limits),
+                )?;
                 Ok(json!({"decisions": decisions, "targets": targets}))
             },
         )
@@ -173,7 +178,14 @@ pub fn register(registry: &mut Registry) {
             "build.execute",
             "Send the cleared calls to MCP for Unity, each guarded and audited",
             |a: ExecuteArgs, ctx| async move {
-                execute::execute(&ctx.workdir, a.mcp, &UnityScopeGuard::new(a.policy), a.screened).await
+                execute::execute(
+                    &ctx.workdir,
+                    a.mcp,
+                    ctx.limits.http_bytes,
+                    &UnityScopeGuard::new(a.policy),
+                    a.screened,
+                )
+                .await
             },
         )
         .function(
@@ -196,7 +208,7 @@ pub fn register(registry: &mut Registry) {
             "MCP for Unity reachable and a Unity editor attached: initialize, tools/list, active scene",
             |a: DoctorArgs, ctx| async move {
                 Ok(match a.skip.as_str() {
-                    "" => execute::doctor(&ctx.workdir, a.mcp).await,
+                    "" => execute::doctor(&ctx.workdir, a.mcp, ctx.limits.http_bytes).await,
                     why => execute::DoctorCheck::not_started(why),
                 })
             },
@@ -206,7 +218,7 @@ pub fn register(registry: &mut Registry) {
 /// Give each target's asset its name, type and subtype from the index, so a
 /// planner knows what it places (a search result holds only guid and path).
 /// An asset the index no longer holds keeps what it had.
-fn describe_assets(targets: &mut [Value], index_dir: &std::path::Path) -> anyhow::Result<()> {
+fn describe_assets(targets: &mut [Value], index: &IndexFiles) -> anyhow::Result<()> {
     let wanted: Vec<String> = targets
         .iter()
         .filter_map(|t| t["asset"]["guid"].as_str().map(str::to_owned))
@@ -214,13 +226,13 @@ fn describe_assets(targets: &mut [Value], index_dir: &std::path::Path) -> anyhow
     if wanted.is_empty() {
         return Ok(());
     }
-    let rows: std::collections::HashMap<String, crate::search::records::AssetRow> =
-        crate::search::load::read_asset_lines(index_dir, None)?
-            .into_iter()
-            .filter(|line| wanted.iter().any(|g| line.contains(g.as_str())))
-            .filter_map(|line| crate::search::records::decode_row(Value::String(line)))
-            .map(|row| (row.guid.clone(), row))
-            .collect();
+    let rows: std::collections::HashMap<String, crate::search::records::AssetRow> = index
+        .asset_lines(None)?
+        .into_iter()
+        .filter(|line| wanted.iter().any(|g| line.contains(g.as_str())))
+        .filter_map(|line| crate::search::records::decode_row(Value::String(line)))
+        .map(|row| (row.guid.clone(), row))
+        .collect();
     for target in targets {
         let Some(row) = target["asset"]["guid"].as_str().and_then(|g| rows.get(g)) else {
             continue;

@@ -74,14 +74,14 @@ pub fn check_feedback_row(row: &Value) -> Result<(), String> {
     feedback_validator().validate(row).map_err(|e| e.to_string())
 }
 
-/// Read `feedback.jsonl` (a missing file means no picks): keep the last
-/// `limit` schema-valid rows, and per sub-intent the `top` guids by
-/// recency-decayed pick count.
-pub fn past_picks(path: &Path, limit: usize, top: usize) -> anyhow::Result<PastPicks> {
-    let text = match std::fs::read_to_string(path) {
+/// Read `feedback.jsonl` (a missing file means no picks; the file and each
+/// row are bounded by `limits`): keep the last `limit` schema-valid rows,
+/// and per sub-intent the `top` guids by recency-decayed pick count.
+pub fn past_picks(path: &Path, limit: usize, top: usize, limits: &engine::io::Limits) -> anyhow::Result<PastPicks> {
+    let text = match engine::io::read_lines_limited(path, limits) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(PastPicks::default()),
-        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+        Err(e) if e.is_not_found() => return Ok(PastPicks::default()),
+        Err(e) => return Err(e.into()),
     };
     let records = engine::io::read_records(&text, engine::io::Format::Jsonl, &check_feedback_row)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
@@ -195,7 +195,7 @@ mod tests {
             row("메뉴", "m"),
         ];
         std::fs::write(&path, lines.join("\n")).unwrap();
-        let picks = past_picks(&path, 20, 3).unwrap();
+        let picks = past_picks(&path, 20, 3, &engine::io::Limits::default()).unwrap();
         assert_eq!(picks.skipped_line, Some(5));
         assert_eq!(picks.groups[0].sub_intent, "메뉴");
         let zombie: Vec<_> = picks.groups[1].picks.iter().map(|p| p.guid.as_str()).collect();
@@ -204,10 +204,12 @@ mod tests {
             picks.block.unwrap(),
             "--- Past picks hint ---\nsub_intent=\"메뉴\": [m]\nsub_intent=\"좀비 적\": [g1, g2]\n---"
         );
-        assert!(past_picks(&dir.path().join("none.jsonl"), 20, 3)
-            .unwrap()
-            .block
-            .is_none());
+        assert!(
+            past_picks(&dir.path().join("none.jsonl"), 20, 3, &engine::io::Limits::default())
+                .unwrap()
+                .block
+                .is_none()
+        );
     }
 
     #[test]
@@ -217,9 +219,22 @@ mod tests {
         let mut lines: Vec<String> = (0..5).map(|_| row("좀비", "old")).collect();
         lines.extend((0..20).map(|_| row("좀비", "new")));
         std::fs::write(&path, lines.join("\n")).unwrap();
-        let picks = past_picks(&path, 20, 3).unwrap();
+        let picks = past_picks(&path, 20, 3, &engine::io::Limits::default()).unwrap();
         assert_eq!(picks.groups[0].picks.len(), 1);
         assert_eq!(picks.groups[0].picks[0].guid, "new");
+    }
+
+    #[test]
+    fn a_feedback_row_over_the_line_limit_names_its_line_and_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("feedback.jsonl");
+        std::fs::write(&path, format!("{}\n{}\n", row("좀비", "g"), "x".repeat(4096))).unwrap();
+        let limits = engine::io::Limits::from_config(None, None, Some(2));
+        let err = past_picks(&path, 20, 3, &limits).unwrap_err().to_string();
+        assert!(
+            err.contains("feedback.jsonl:2:") && err.contains("limits.line_kb"),
+            "{err}"
+        );
     }
 
     #[test]

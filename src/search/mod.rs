@@ -42,6 +42,11 @@ fn index_dir(ctx: &CallContext) -> PathBuf {
     ctx.workdir.join(crate::index::INDEX_DIR)
 }
 
+/// The project's index, read within the run's limits.
+fn index_files(ctx: &CallContext) -> load::IndexFiles {
+    load::IndexFiles::new(index_dir(ctx), ctx.limits)
+}
+
 /// The vocabulary a call asked for: `aliases` (a path inside the project)
 /// or the embedded one, with the lexicon of the run's resources (the
 /// project's `data/lexicon/` files over the embedded ones); an unusable
@@ -321,6 +326,7 @@ pub fn register(registry: &mut Registry) {
                     &index_dir(ctx).join(pick::FEEDBACK_FILE),
                     a.feedback_rows,
                     a.picks_per_intent,
+                    &ctx.limits,
                 )?;
                 Ok(HintsOut {
                     aliases_block: hints::aliases_block(&Query::analyze(&a.query, &vocab)),
@@ -334,10 +340,10 @@ pub fn register(registry: &mut Registry) {
             "search.index",
             "the manifest version and asset count of the index",
             |_: serde_json::Value, ctx| {
-                let dir = index_dir(ctx);
+                let index = index_files(ctx);
                 Ok(IndexOut {
-                    manifest_version: load::manifest_version(&dir),
-                    total_assets: load::count_assets(&dir)?,
+                    manifest_version: index.manifest_version(),
+                    total_assets: index.count_assets()?,
                 })
             },
         )
@@ -345,10 +351,9 @@ pub fn register(registry: &mut Registry) {
             "search.packages",
             "the index's packages, with the words their assets use most",
             |a: PackagesArgs, ctx| {
-                let dir = index_dir(ctx);
                 let packages = match a.vocabulary_words {
-                    0 => load::read_packages(&dir)?,
-                    words => load::read_packages_with_vocabulary(&dir, words)?,
+                    0 => index_files(ctx).packages()?,
+                    words => index_files(ctx).packages_with_vocabulary(words)?,
                 };
                 Ok(PackagesOut { packages })
             },
@@ -358,7 +363,7 @@ pub fn register(registry: &mut Registry) {
             "asset rows of the chosen packages (all rows without a choice)",
             |a: RowsArgs, ctx| {
                 let wanted: Option<HashSet<String>> = a.package_ids.map(|ids| ids.into_iter().collect());
-                let rows = load::read_asset_lines(&index_dir(ctx), wanted.as_ref())?;
+                let rows = index_files(ctx).asset_lines(wanted.as_ref())?;
                 Ok(RowsOut {
                     count: rows.len(),
                     rows,
@@ -441,7 +446,7 @@ pub fn register(registry: &mut Registry) {
                     other => other.to_string(),
                 };
                 let out = pick::resolve(&index_dir(ctx), &index, time::OffsetDateTime::now_utc());
-                pick::require_indexed(&index_dir(ctx), out)
+                pick::require_indexed(&index_files(ctx), out)
             },
         )
         .function(
@@ -517,7 +522,7 @@ fn keep_indexed(groups: &mut [ResultGroup], ctx: &CallContext) -> anyhow::Result
     if wanted.is_empty() {
         return Ok(());
     }
-    let paths = load::indexed_paths(&index_dir(ctx), &wanted)?;
+    let paths = index_files(ctx).indexed_paths(&wanted)?;
     for group in groups.iter_mut() {
         group.candidates.retain_mut(|c| match paths.get(&c.guid) {
             Some(path) => {

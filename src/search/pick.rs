@@ -123,11 +123,11 @@ fn round6(x: f64) -> f64 {
 
 /// A pick records only an asset of the index: a hand-edited
 /// `search-result.json` naming another guid is refused.
-pub fn require_indexed(index_dir: &Path, out: PickOutcome) -> anyhow::Result<PickOutcome> {
+pub fn require_indexed(index: &super::load::IndexFiles, out: PickOutcome) -> anyhow::Result<PickOutcome> {
     let Some(row) = out.row.as_ref().filter(|_| out.ok) else {
         return Ok(out);
     };
-    if super::load::indexed_guid(index_dir, &row.picked_guid)? {
+    if index.holds_guid(&row.picked_guid)? {
         return Ok(out);
     }
     Ok(PickOutcome::error(format!(

@@ -15,7 +15,7 @@ use super::hints::PastPickGroup;
 use super::rank::Candidate;
 use super::records::{decode_row, AssetRow};
 use super::route::SubIntent;
-use super::{index_dir, load, rank_for_intents, vocabulary, Retrieved};
+use super::{index_files, rank_for_intents, vocabulary, Retrieved};
 
 #[derive(Deserialize)]
 struct RetrieveArgs {
@@ -119,7 +119,7 @@ pub(super) fn register(registry: &mut Registry) {
             "the builtin's top N rows per sub-intent, as compact rows for a model to rerank",
             |a: RetrieveArgs, ctx| {
                 let vocab = vocabulary(a.aliases.as_deref(), ctx)?;
-                let rows: Vec<AssetRow> = load::read_asset_lines(&index_dir(ctx), None)?
+                let rows: Vec<AssetRow> = index_files(ctx).asset_lines(None)?
                     .into_iter()
                     .filter_map(|line| decode_row(Value::String(line)))
                     .collect();

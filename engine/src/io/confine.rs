@@ -28,6 +28,13 @@ pub enum ConfineError {
     NotRegular(String, &'static str),
     #[error("{path} is larger than {limit} bytes (the limit `{key}`; raise it in .claude/unity-assets.yml if the file is genuine)")]
     TooLarge { path: String, limit: u64, key: String },
+    #[error("{path}:{line}: the line is longer than {limit} bytes (the limit `{key}`; raise it in .claude/unity-assets.yml if the file is genuine)")]
+    LineTooLong {
+        path: String,
+        line: usize,
+        limit: u64,
+        key: String,
+    },
     #[error("{0}: {1}")]
     Io(String, io::Error),
 }
@@ -162,6 +169,23 @@ pub fn read_text_limited(path: &Path, limit: u64, key: &str) -> Result<String, C
             io::Error::new(io::ErrorKind::InvalidData, format!("not UTF-8 text ({e})")),
         )
     })
+}
+
+/// The text of a line-per-record file (JSONL), bounded as a whole by
+/// `limits.file_bytes` and line by line by `limits.line_bytes`: one absurd
+/// row fails with its line number instead of being decoded.
+pub fn read_lines_limited(path: &Path, limits: &super::Limits) -> Result<String, ConfineError> {
+    let text = read_text_limited(path, limits.file_bytes, super::FILE_KEY)?;
+    let long = text.split('\n').position(|line| line.len() as u64 > limits.line_bytes);
+    match long {
+        None => Ok(text),
+        Some(at) => Err(ConfineError::LineTooLong {
+            path: path.display().to_string(),
+            line: at + 1,
+            limit: limits.line_bytes,
+            key: super::LINE_KEY.to_owned(),
+        }),
+    }
 }
 
 /// Refuse what is not a regular file (after following symlinks).

@@ -7,13 +7,19 @@
 pub struct Limits {
     /// One file a stage or a native function reads (`limits.file_mb`).
     pub file_bytes: u64,
-    /// One HTTP answer: model providers, the `http` stage (`limits.http_mb`).
+    /// One HTTP answer: model providers, MCP servers reached over HTTP, the
+    /// `http` stage (`limits.http_mb`).
     pub http_bytes: u64,
+    /// One line of a line-per-record file: the index, `feedback.jsonl`
+    /// (`limits.line_kb`).
+    pub line_bytes: u64,
 }
 
 pub const FILE_KEY: &str = "limits.file_mb";
 pub const HTTP_KEY: &str = "limits.http_mb";
+pub const LINE_KEY: &str = "limits.line_kb";
 
+const KIB: u64 = 1024;
 const MIB: u64 = 1024 * 1024;
 
 impl Default for Limits {
@@ -21,17 +27,20 @@ impl Default for Limits {
         Self {
             file_bytes: 256 * MIB,
             http_bytes: 16 * MIB,
+            line_bytes: 1024 * KIB,
         }
     }
 }
 
 impl Limits {
-    /// From the config's `limits:` values (MiB); absent keys keep their default.
-    pub fn from_config(file_mb: Option<u64>, http_mb: Option<u64>) -> Self {
+    /// From the config's `limits:` values (`file_mb`, `http_mb`, `line_kb`);
+    /// absent keys keep their default.
+    pub fn from_config(file_mb: Option<u64>, http_mb: Option<u64>, line_kb: Option<u64>) -> Self {
         let d = Self::default();
         Self {
             file_bytes: file_mb.map_or(d.file_bytes, |m| m.saturating_mul(MIB)),
             http_bytes: http_mb.map_or(d.http_bytes, |m| m.saturating_mul(MIB)),
+            line_bytes: line_kb.map_or(d.line_bytes, |k| k.saturating_mul(KIB)),
         }
     }
 }

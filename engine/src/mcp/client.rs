@@ -14,10 +14,13 @@ use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, ContentBlock, Implementation};
 use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde::Deserialize;
 use serde_json::Value;
+
+use crate::io::HTTP_KEY;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// How many of the server's last stderr lines an error message quotes.
@@ -116,12 +119,15 @@ pub struct McpClient {
     server: String,
     timeout: Duration,
     stderr_tail: StderrTail,
+    /// The bound on one answer, for servers reached over HTTP.
+    answer_limit: Option<u64>,
 }
 
 impl McpClient {
     /// Start (stdio) or reach (HTTP) the server and run the MCP
-    /// initialisation handshake, all within `config.timeout_s`.
-    pub async fn connect(config: &ServerConfig) -> Result<Self, McpError> {
+    /// initialisation handshake, all within `config.timeout_s`. Over HTTP,
+    /// no one answer may exceed `max_answer_bytes` (`limits.http_mb`).
+    pub async fn connect(config: &ServerConfig, max_answer_bytes: u64) -> Result<Self, McpError> {
         let server = config.describe();
         let timeout = config.timeout();
         let unavailable = |detail: String| McpError::Unavailable {
@@ -158,7 +164,11 @@ impl McpClient {
                         .map_err(|e| unavailable(e.to_string()))
                 }
                 (None, Some(url)) => {
-                    let transport = StreamableHttpClientTransport::from_uri(expand(url)?);
+                    let mut http = StreamableHttpClientTransportConfig::with_uri(expand(url)?);
+                    let limit = usize::try_from(max_answer_bytes).unwrap_or(usize::MAX);
+                    http.max_json_response_size = limit;
+                    http.max_sse_event_size = limit;
+                    let transport = StreamableHttpClientTransport::from_config(http);
                     info.clone()
                         .serve(transport)
                         .await
@@ -188,6 +198,7 @@ impl McpClient {
             server,
             timeout,
             stderr_tail,
+            answer_limit: config.command.is_none().then_some(max_answer_bytes),
         })
     }
 
@@ -262,6 +273,14 @@ impl McpClient {
         };
         match tokio::time::timeout(self.timeout, fut).await {
             Ok(Ok(value)) => Ok(value),
+            // rmcp's words for an answer over its byte limit (pinned by a test).
+            Ok(Err(e)) if e.to_string().contains("exceeded the maximum size") => {
+                let limit = self.answer_limit.unwrap_or_default();
+                Err(failure(format!(
+                    "the answer is larger than {limit} bytes (the limit `{HTTP_KEY}`; raise it in \
+                     .claude/unity-assets.yml if the answer is genuine)"
+                )))
+            }
             Ok(Err(e)) => Err(failure(e.to_string())),
             Err(_) => Err(failure(format!("no answer within {:.1} s", self.timeout.as_secs_f64()))),
         }
@@ -428,6 +447,105 @@ impl McpJsonServer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    const TEST_LIMIT: u64 = 64 * 1024;
+
+    /// A streamable-HTTP MCP server in a few lines: JSON answers, no
+    /// session, and a `big` tool whose answer is `answer_bytes` long.
+    async fn serve_http_tool(answer_bytes: usize) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let (head_end, length) = loop {
+                    let n = socket.read(&mut chunk).await.unwrap_or(0);
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    let text = String::from_utf8_lossy(&buf);
+                    if let Some(at) = text.find("\r\n\r\n") {
+                        let length = text[..at]
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse().unwrap_or(0))
+                            })
+                            .unwrap_or(0usize);
+                        break (at + 4, length);
+                    }
+                };
+                while buf.len() < head_end + length {
+                    let n = socket.read(&mut chunk).await.unwrap_or(0);
+                    if n == 0 {
+                        break;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                }
+                let request: Value = serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null);
+                let result = match request["method"].as_str() {
+                    Some("initialize") => json!({
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "big", "version": "1"}
+                    }),
+                    Some("tools/call") => json!({
+                        "content": [{"type": "text", "text": "x".repeat(answer_bytes)}]
+                    }),
+                    _ => Value::Null,
+                };
+                let response = match request.get("id") {
+                    Some(id) if !result.is_null() => {
+                        let body = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+                        format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                            body.len()
+                        )
+                    }
+                    Some(_) => {
+                        "HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into()
+                    }
+                    None => "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
+                };
+                let _ = socket.write_all(response.as_bytes()).await;
+            }
+        });
+        url
+    }
+
+    #[tokio::test]
+    async fn an_http_answer_over_the_limit_is_refused_and_names_the_key() {
+        let url = serve_http_tool(2 * TEST_LIMIT as usize).await;
+        let config = ServerConfig {
+            url: Some(url),
+            timeout_s: 10.0,
+            ..ServerConfig::default()
+        };
+        let client = McpClient::connect(&config, TEST_LIMIT).await.expect("connects");
+        let err = client.call_tool("big", json!({})).await.unwrap_err().to_string();
+        assert!(
+            err.contains(&TEST_LIMIT.to_string()) && err.contains("limits.http_mb"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_http_answer_under_the_limit_arrives_whole() {
+        let url = serve_http_tool(TEST_LIMIT as usize / 2).await;
+        let config = ServerConfig {
+            url: Some(url),
+            timeout_s: 10.0,
+            ..ServerConfig::default()
+        };
+        let client = McpClient::connect(&config, TEST_LIMIT).await.expect("connects");
+        let answer = client.call_tool("big", json!({})).await.unwrap();
+        assert_eq!(answer.as_str().map(str::len), Some(TEST_LIMIT as usize / 2));
+    }
 
     #[test]
     fn reads_claude_code_mcp_json() {
@@ -469,7 +587,7 @@ mod tests {
             env: BTreeMap::from([("TOKEN".into(), "${UA_TEST_MCP_SECRET}".into())]),
             ..ServerConfig::default()
         };
-        let err = McpClient::connect(&config)
+        let err = McpClient::connect(&config, TEST_LIMIT)
             .await
             .err()
             .expect("unset variable")
@@ -499,7 +617,7 @@ mod tests {
             command: Some("surely-not-an-installed-mcp-server".into()),
             ..ServerConfig::default()
         };
-        let err = McpClient::connect(&config).await.err().expect("must fail");
+        let err = McpClient::connect(&config, TEST_LIMIT).await.err().expect("must fail");
         assert!(matches!(err, McpError::Unavailable { .. }), "{err}");
         assert!(err.to_string().contains("not found"), "{err}");
     }
@@ -512,7 +630,10 @@ mod tests {
             timeout_s: 0.3,
             ..ServerConfig::default()
         };
-        let err = McpClient::connect(&config).await.err().expect("must time out");
+        let err = McpClient::connect(&config, TEST_LIMIT)
+            .await
+            .err()
+            .expect("must time out");
         assert!(
             matches!(err, McpError::Unavailable { .. }) && err.to_string().contains("initialize"),
             "{err}"

@@ -19,14 +19,14 @@ pub struct McpConnections {
 }
 
 impl McpConnections {
-    async fn client(&self, config: &ServerConfig) -> Result<Arc<McpClient>, String> {
+    async fn client(&self, config: &ServerConfig, max_answer_bytes: u64) -> Result<Arc<McpClient>, String> {
         let key = config.describe();
         let mut clients = self.clients.lock().await;
         if let Some(c) = clients.get(&key) {
             return Ok(Arc::clone(c));
         }
         let client = Arc::new(
-            McpClient::connect(config)
+            McpClient::connect(config, max_answer_bytes)
                 .await
                 .map_err(|e| format!("mcp_unavailable: {e}"))?,
         );
@@ -56,7 +56,7 @@ pub async fn run(
         Some(t) => cx.eval(t, scope)?.as_str().unwrap_or_default().to_owned(),
         None => String::new(),
     };
-    let client = cx.rt.mcp.client(&config).await?;
+    let client = cx.rt.mcp.client(&config, cx.rt.limits.http_bytes).await?;
     let outcome = guarded_call(&client, guard, &audit, &sub_intent, &tool, args)
         .await
         .map_err(|e| e.to_string())?;
