@@ -269,7 +269,12 @@ async fn doctor_tells_a_server_without_an_editor() {
     let home = root.path().join("home");
     let status_dir = home.join(".unity-mcp");
     std::fs::create_dir_all(&status_dir).unwrap();
-    let check = execute::doctor(root.path(), Some(stdio_server(&command, &home, &status_dir))).await;
+    let check = execute::doctor(
+        root.path(),
+        Some(stdio_server(&command, &home, &status_dir)),
+        engine::io::Limits::default().http_bytes,
+    )
+    .await;
     eprintln!("doctor: {}", check.line);
     assert!(!check.ok, "{}", check.line);
     assert!(check.line.contains("but no Unity editor does"), "{}", check.line);
@@ -428,7 +433,7 @@ async fn streamable_http_transport_lists_the_tools() {
         ..ServerConfig::default()
     };
     let listed = async {
-        let client = engine::mcp::McpClient::connect(&config).await?;
+        let client = engine::mcp::McpClient::connect(&config, engine::io::Limits::default().http_bytes).await?;
         client.list_tools().await
     }
     .await;
