@@ -733,6 +733,19 @@ fn index_warnings_name_their_files() {
         run.stdout.contains("\"path\": \"Assets/Zombie_Brute.prefab\""),
         "{run:?}"
     );
+    let report = h.root.path().join("outside/report.json");
+    let run = h.run(&["reindex", "--report", report.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let warnings = report["output"]["warning_list"]
+        .as_array()
+        .expect("warnings in the report");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w["path"] == "Assets/Zombie_Brute.prefab" && w["kind"] == "duplicate_guid"),
+        "{warnings:?}"
+    );
 }
 
 #[test]

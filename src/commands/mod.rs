@@ -134,6 +134,10 @@ pub async fn run_pipeline(project: &Project, name: &str, inputs: Map<String, Val
         if let Some(path) = &opts.report {
             let mut report = serde_json::to_value(report).unwrap_or_default();
             report["llm_usage"] = serde_json::to_value(&costs).unwrap_or_default();
+            // What the run produced (index warnings with their files, search groups…).
+            if let Some(document) = &finished.document {
+                report["output"] = document.clone();
+            }
             let json = serde_json::to_vec_pretty(&report).unwrap_or_default();
             if let Err(e) = engine::io::write_atomic(path, &json) {
                 return Outcome::failed(format!("cannot write the report {}: {e}", path.display()));
