@@ -259,6 +259,30 @@ async fn fallback_order_with_one_line_per_skipped_backend() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backend_answers_over_the_limit_are_refused_naming_the_key() {
+    let big = format!("{{\"results\": [], \"pad\": \"{}\"}}", "x".repeat(2 * 1024 * 1024));
+    let searx = LlmServer::start(vec![Reply::text(200, "application/json", &big)]).await;
+    // `yes` prints without end: it is cut off at the limit, not buffered.
+    let p = Project::new(&format!(
+        "limits: {{http_mb: 1}}\nweb_search:\n  backends: [searxng, command]\n  searxng: {{url: \"{}\"}}\n  command: {{argv: [yes]}}\n  timeout_s: 30\n",
+        searx.url()
+    ));
+    let run = p.run(&["web-search", "react hooks"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    for backend in ["searxng", "command"] {
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("[unity-assets:web-search] backend {backend} skipped")))
+            .unwrap_or_default();
+        assert!(
+            line.contains("larger than 1048576 bytes") && line.contains("limits.http_mb"),
+            "{run:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn all_backends_failed_block_exit_1() {
     let searx = LlmServer::start(vec![Reply::text(502, "text/html", "<h1>502 Bad Gateway</h1>")]).await;
     let p = Project::new(&format!(

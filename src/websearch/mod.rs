@@ -111,6 +111,7 @@ pub fn register(registry: &mut Registry) {
                     prompt: &a.prompt,
                     workdir: &ctx.workdir,
                     output: &ctx.output,
+                    max_answer_bytes: ctx.limits.http_bytes,
                 };
                 Ok(backends::search(&cfg, &request).await)
             },

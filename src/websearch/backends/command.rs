@@ -7,9 +7,14 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{result, Request};
+use tokio::io::AsyncReadExt;
+
+use super::{result, too_large, Request};
 use crate::websearch::config::WebSearchConfig;
 use crate::websearch::result::WebResult;
+
+/// Enough of stderr to quote its first line.
+const STDERR_BYTES: u64 = 64 * 1024;
 
 pub(super) async fn search(cfg: &WebSearchConfig, req: &Request<'_>) -> Result<Vec<WebResult>, String> {
     let argv: Vec<String> = cfg
@@ -21,7 +26,7 @@ pub(super) async fn search(cfg: &WebSearchConfig, req: &Request<'_>) -> Result<V
     let (program, args) = argv
         .split_first()
         .ok_or("not configured (set web_search.command.argv)")?;
-    let child = tokio::process::Command::new(program)
+    let mut child = tokio::process::Command::new(program)
         .args(args)
         .current_dir(req.workdir)
         .stdin(Stdio::null())
@@ -33,16 +38,43 @@ pub(super) async fn search(cfg: &WebSearchConfig, req: &Request<'_>) -> Result<V
             std::io::ErrorKind::NotFound => format!("not installed: `{program}` is not on PATH"),
             _ => format!("cannot start `{program}`: {e}"),
         })?;
-    let out = tokio::time::timeout(Duration::from_secs(cfg.timeout_s), child.wait_with_output())
+    // Both streams are read within bounds while the program runs: a program
+    // printing without end is cut off, not buffered.
+    let limit = req.max_answer_bytes;
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let mut stdout_pipe = child.stdout.take().expect("stdout is piped");
+    let mut stderr_pipe = child.stderr.take().expect("stderr is piped");
+    let run = async {
+        let read_out = async {
+            (&mut stdout_pipe).take(limit + 1).read_to_end(&mut stdout).await?;
+            if stdout.len() as u64 > limit {
+                child.start_kill()?;
+            }
+            Ok::<_, std::io::Error>(())
+        };
+        // The rest of stderr is drained so the program never blocks on it.
+        let read_err = async {
+            (&mut stderr_pipe).take(STDERR_BYTES).read_to_end(&mut stderr).await?;
+            tokio::io::copy(&mut stderr_pipe, &mut tokio::io::sink()).await
+        };
+        let (out, err) = tokio::join!(read_out, read_err);
+        out?;
+        err?;
+        child.wait().await
+    };
+    let status = tokio::time::timeout(Duration::from_secs(cfg.timeout_s), run)
         .await
         .map_err(|_| format!("`{program}` did not finish within {}s", cfg.timeout_s))?
         .map_err(|e| e.to_string())?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-        return Err(format!("`{program}` exited with {}: {first}", out.status));
+    if stdout.len() as u64 > limit {
+        return Err(format!("`{program}`: {}", too_large(limit)));
     }
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !status.success() {
+        let stderr = String::from_utf8_lossy(&stderr);
+        let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+        return Err(format!("`{program}` exited with {status}: {first}"));
+    }
+    let stdout = String::from_utf8_lossy(&stdout);
     let json =
         engine::llm::extract::extract_json(&stdout).ok_or_else(|| format!("`{program}` printed no result JSON"))?;
     let rows = match &json {

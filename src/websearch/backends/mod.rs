@@ -46,6 +46,16 @@ pub struct Request<'a> {
     pub prompt: &'a str,
     pub workdir: &'a std::path::Path,
     pub output: &'a Output,
+    /// The bound on one backend answer (`limits.http_mb`).
+    pub max_answer_bytes: u64,
+}
+
+/// Why an answer was refused for its size.
+fn too_large(limit: u64) -> String {
+    format!(
+        "the answer is larger than {limit} bytes (the limit `{}`; raise it in .claude/unity-assets.yml if the answer is genuine)",
+        engine::io::HTTP_KEY
+    )
 }
 
 pub async fn search(cfg: &WebSearchConfig, req: &Request<'_>) -> ChainOut {
@@ -93,7 +103,7 @@ pub async fn search(cfg: &WebSearchConfig, req: &Request<'_>) -> ChainOut {
 /// The HTTP backends: every query in turn. The first query failing skips the
 /// backend; a later one failing is a line, and the others' results stay.
 async fn search_http(name: BackendName, cfg: &WebSearchConfig, req: &Request<'_>) -> Result<Vec<WebResult>, String> {
-    let api = Api::for_backend(name, cfg)?;
+    let api = Api::for_backend(name, cfg, req.max_answer_bytes)?;
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(cfg.timeout_s))
         .user_agent(concat!("unity-assets/", env!("CARGO_PKG_VERSION")))
@@ -125,10 +135,11 @@ pub(crate) struct Api {
     url: String,
     key: Option<ApiKey>,
     timeout_s: u64,
+    max_answer_bytes: u64,
 }
 
 impl Api {
-    fn for_backend(name: BackendName, cfg: &WebSearchConfig) -> Result<Self, String> {
+    fn for_backend(name: BackendName, cfg: &WebSearchConfig, max_answer_bytes: u64) -> Result<Self, String> {
         let endpoint = match name {
             BackendName::Searxng => &cfg.searxng,
             BackendName::Brave => &cfg.brave,
@@ -152,6 +163,7 @@ impl Api {
             url: url.trim_end_matches('/').to_owned(),
             key,
             timeout_s: cfg.timeout_s,
+            max_answer_bytes,
         })
     }
 
@@ -173,9 +185,16 @@ impl Api {
 
     /// Send, and read a JSON answer; every failure as one short reason.
     async fn json(&self, request: reqwest::RequestBuilder) -> Result<Value, String> {
-        let resp = request.send().await.map_err(|e| self.transport(e))?;
+        let mut resp = request.send().await.map_err(|e| self.transport(e))?;
         let status = resp.status();
-        let text = resp.text().await.map_err(|e| self.transport(e))?;
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| self.transport(e))? {
+            if (body.len() + chunk.len()) as u64 > self.max_answer_bytes {
+                return Err(too_large(self.max_answer_bytes));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let text = String::from_utf8_lossy(&body).into_owned();
         if !status.is_success() {
             let message = serde_json::from_str(&text)
                 .ok()
