@@ -1,0 +1,357 @@
+//! BM25F over the fields of a record: one streaming pass tokenises every
+//! field and looks each term up in the queries' term table; the coverage
+//! of each concept feeds the calibration in [`super`].
+
+use std::collections::HashMap;
+
+use super::super::query::Query;
+use super::super::records::{AssetRow, PackageRow};
+use super::super::text::{for_each_term_where, Scratch};
+
+/// The fields a record is scored on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Name,
+    Tags,
+    Labels,
+    Signals,
+    Type,
+    Path,
+    Summary,
+    UseCases,
+    /// A package's asset vocabulary ([`PackageRow::asset_vocabulary`]).
+    Contents,
+    /// What a rich-depth asset is made of: component types, animator
+    /// states, material properties.
+    Parts,
+}
+
+const FIELDS: usize = 10;
+
+impl Field {
+    /// BM25F boost, length-normalisation `b`, and coverage credit.
+    pub(super) const fn params(self) -> (f32, f32, f32) {
+        match self {
+            Field::Name => (3.0, 0.3, 1.0),
+            Field::Tags => (2.0, 0.3, 1.0),
+            Field::Labels => (2.0, 0.3, 1.0),
+            Field::Signals => (1.5, 0.3, 0.9),
+            Field::Type => (1.5, 0.3, 0.9),
+            Field::Path => (1.0, 0.75, 0.7),
+            Field::Summary => (1.0, 0.75, 0.85),
+            Field::UseCases => (0.8, 0.75, 0.8),
+            // Words of some asset inside, not of the package itself: the
+            // package holds a match, but a whole package rarely is one.
+            Field::Contents => (1.5, 0.3, 0.9),
+            // Evidence of what the asset does (a Canvas, an Attack state),
+            // weaker than what it is called.
+            Field::Parts => (1.0, 0.5, 0.8),
+        }
+    }
+
+    pub(super) fn label(self) -> &'static str {
+        match self {
+            Field::Name => "name",
+            Field::Tags => "tags",
+            Field::Labels => "labels",
+            Field::Signals => "filename signals",
+            Field::Type => "type",
+            Field::Path => "path",
+            Field::Summary => "summary",
+            Field::UseCases => "use cases",
+            Field::Contents => "its assets",
+            Field::Parts => "components, states or properties",
+        }
+    }
+
+    pub(super) const ALL: [Field; FIELDS] = [
+        Field::Name,
+        Field::Tags,
+        Field::Labels,
+        Field::Signals,
+        Field::Type,
+        Field::Path,
+        Field::Summary,
+        Field::UseCases,
+        Field::Contents,
+        Field::Parts,
+    ];
+}
+
+/// Something the ranker can score: it hands out its text field by field.
+pub trait Document {
+    fn visit(&self, f: &mut dyn FnMut(Field, &str));
+}
+
+impl Document for AssetRow {
+    fn visit(&self, f: &mut dyn FnMut(Field, &str)) {
+        f(Field::Name, &self.name);
+        self.llm_tags.iter().for_each(|t| f(Field::Tags, t));
+        self.labels.iter().for_each(|t| f(Field::Labels, t));
+        self.filename_signals.iter().for_each(|t| f(Field::Signals, t));
+        f(Field::Type, &self.kind);
+        if let Some(subtype) = &self.type_subtype {
+            f(Field::Type, subtype);
+        }
+        // Folders only: the file name is the `name` field already.
+        f(Field::Path, self.path.rsplit_once('/').map_or("", |(dirs, _)| dirs));
+        f(Field::Summary, &self.llm_summary);
+        self.llm_use_cases.iter().for_each(|t| f(Field::UseCases, t));
+        self.component_types
+            .iter()
+            .chain(&self.animator_states)
+            .chain(&self.shader_props)
+            .for_each(|t| f(Field::Parts, t));
+    }
+}
+
+impl Document for PackageRow {
+    fn visit(&self, f: &mut dyn FnMut(Field, &str)) {
+        f(Field::Name, &self.name);
+        f(Field::Path, &self.root);
+        self.type_counts.keys().for_each(|t| f(Field::Type, t));
+        f(Field::Summary, &self.summary);
+        self.asset_vocabulary.iter().for_each(|w| f(Field::Contents, w));
+    }
+}
+
+/// BM25's term-frequency saturation.
+const K1: f32 = 1.2;
+/// Coverage weight of a concept that no record mentions (see the ranker's docs).
+const UNSEEN_WEIGHT: f32 = 0.35;
+/// Concepts beyond this many are ignored (a bit mask tracks fields per concept).
+const MAX_CONCEPTS: usize = 32;
+
+/// How one record scored.
+#[derive(Debug, Clone)]
+pub struct Scored {
+    /// Index of the record in the slice given to [`score`].
+    pub index: usize,
+    pub coverage: f32,
+    pub bm25: f32,
+    /// Per concept: the fields it was found in (bit `i` = `Field::ALL[i]`).
+    pub found_in: Vec<u16>,
+}
+
+/// A record that matched, before scoring.
+struct Hit {
+    index: usize,
+    lens: [u16; FIELDS],
+    /// `n_concepts × FIELDS` weighted term frequencies.
+    tf: Vec<f32>,
+    /// `n_concepts × FIELDS` summed weights of the *distinct* terms found:
+    /// a loose synonym seen twice is still a loose match, while two halves
+    /// of a compound make a whole one.
+    cover: Vec<f32>,
+}
+
+/// Records per parallel task: large enough that splitting costs nothing.
+const CHUNK: usize = 4096;
+
+/// FNV-1a: the term table is probed for every term of every record, and
+/// its keys are short strings, where SipHash's setup dominates.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// Term → its number and the `(concept, weight)` pairs it counts for.
+type TermTable<'q> = HashMap<&'q str, (usize, Vec<(usize, f32)>), std::hash::BuildHasherDefault<Fnv>>;
+
+/// One pass over `docs` (starting at record number `offset`): the matching
+/// records and the summed field lengths.
+fn scan<D: Document>(docs: &[D], offset: usize, table: &TermTable, n_concepts: usize) -> (Vec<Hit>, [f64; FIELDS]) {
+    let mut hits = Vec::new();
+    let mut len_sums = [0f64; FIELDS];
+    let mut scratch = Scratch::default();
+    let mut tf = vec![0f32; n_concepts * FIELDS];
+    let mut cover = vec![0f32; n_concepts * FIELDS];
+    // (term number, field) pairs already credited to this record's cover.
+    let mut seen: Vec<(usize, usize)> = Vec::new();
+    // The first byte, and the first two bytes, the query's terms start
+    // with: a record's term that starts otherwise is counted, never stemmed
+    // or looked up. Stemming keeps a term's first two characters (it only
+    // edits the end of words longer than three letters), so both tests
+    // are sound; a second character that is not a letter or digit (`A_Rock`
+    // gives the compound `arock`) falls back to the first byte alone.
+    let mut first_bytes = [false; 256];
+    let mut first_pairs = vec![false; 256 * 256];
+    for term in table.keys() {
+        if let [b0, rest @ ..] = term.as_bytes() {
+            first_bytes[usize::from(*b0)] = true;
+            if let Some(&b1) = rest.first() {
+                first_pairs[usize::from(*b0) * 256 + usize::from(b1)] = true;
+            }
+        }
+    }
+    let may_match = |part: &str| match part.as_bytes() {
+        [] => false,
+        [b0, ..] if !b0.is_ascii() => true,
+        [b0, rest @ ..] => {
+            let b0 = b0.to_ascii_lowercase();
+            first_bytes[usize::from(b0)]
+                && match rest.first() {
+                    Some(b1) if b1.is_ascii_alphanumeric() => {
+                        first_pairs[usize::from(b0) * 256 + usize::from(b1.to_ascii_lowercase())]
+                    }
+                    _ => true,
+                }
+        }
+    };
+    for (i, doc) in docs.iter().enumerate() {
+        let mut lens = [0u16; FIELDS];
+        let mut matched = false;
+        doc.visit(&mut |field, text| {
+            let f = field as usize;
+            for_each_term_where(text, &mut scratch, may_match, |term| {
+                lens[f] = lens[f].saturating_add(1);
+                if let Some((id, entries)) = term.and_then(|t| table.get(t)) {
+                    matched = true;
+                    let first = !seen.contains(&(*id, f));
+                    if first {
+                        seen.push((*id, f));
+                    }
+                    for &(c, weight) in entries {
+                        tf[c * FIELDS + f] += weight;
+                        if first {
+                            cover[c * FIELDS + f] += weight;
+                        }
+                    }
+                }
+            });
+        });
+        for (sum, len) in len_sums.iter_mut().zip(lens) {
+            *sum += f64::from(len);
+        }
+        seen.clear();
+        if matched {
+            hits.push(Hit {
+                index: offset + i,
+                lens,
+                tf: std::mem::replace(&mut tf, vec![0f32; n_concepts * FIELDS]),
+                cover: std::mem::replace(&mut cover, vec![0f32; n_concepts * FIELDS]),
+            });
+        }
+    }
+    (hits, len_sums)
+}
+
+/// Scores of every record matching at least one concept, unordered.
+pub fn score<D: Document + Sync>(docs: &[D], query: &Query) -> Vec<Scored> {
+    score_each(docs, &[query]).pop().unwrap_or_default()
+}
+
+/// [`score`] for several queries in one pass: each record is tokenised
+/// once and its terms looked up in one table holding every query's
+/// concepts. Records are scanned in parallel chunks; the corpus statistics
+/// (lengths, document frequencies) are shared, the weights are per query.
+pub fn score_each<D: Document + Sync>(docs: &[D], queries: &[&Query]) -> Vec<Vec<Scored>> {
+    use rayon::prelude::*;
+    let mut concepts = Vec::new();
+    let mut spans = Vec::with_capacity(queries.len());
+    for query in queries {
+        let own = &query.concepts[..query.concepts.len().min(MAX_CONCEPTS)];
+        spans.push(concepts.len()..concepts.len() + own.len());
+        concepts.extend(own);
+    }
+    let n_concepts = concepts.len();
+    let mut table = TermTable::default();
+    for (c, concept) in concepts.iter().enumerate() {
+        for (term, weight) in &concept.terms {
+            let next = table.len();
+            table
+                .entry(term.as_str())
+                .or_insert_with(|| (next, Vec::new()))
+                .1
+                .push((c, *weight));
+        }
+    }
+    let parts: Vec<(Vec<Hit>, [f64; FIELDS])> = docs
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(k, chunk)| scan(chunk, k * CHUNK, &table, n_concepts))
+        .collect();
+    let mut hits = Vec::new();
+    let mut len_sums = [0f64; FIELDS];
+    for (part_hits, part_sums) in parts {
+        hits.extend(part_hits);
+        for (sum, part) in len_sums.iter_mut().zip(part_sums) {
+            *sum += part;
+        }
+    }
+
+    let n = docs.len().max(1) as f32;
+    let avg: Vec<f32> = len_sums.iter().map(|s| (*s as f32 / n).max(1.0)).collect();
+    let found = |hit: &Hit, c: usize| hit.tf[c * FIELDS..(c + 1) * FIELDS].iter().any(|&x| x > 0.0);
+    let mut df = vec![0f32; n_concepts];
+    for hit in &hits {
+        for (c, d) in df.iter_mut().enumerate() {
+            if found(hit, c) {
+                *d += 1.0;
+            }
+        }
+    }
+    let idf: Vec<f32> = df.iter().map(|&d| (1.0 + (n - d + 0.5) / (d + 0.5)).ln()).collect();
+    let idf_max = (1.0 + (n + 0.5) / 0.5).ln();
+
+    spans
+        .into_iter()
+        .map(|span| {
+            let weights: Vec<f32> = span
+                .clone()
+                .map(|c| {
+                    if df[c] == 0.0 {
+                        concepts[c].prior * UNSEEN_WEIGHT
+                    } else {
+                        concepts[c].prior * (0.5 + 0.5 * idf[c] / idf_max)
+                    }
+                })
+                .collect();
+            let total_weight: f32 = weights.iter().sum::<f32>().max(f32::EPSILON);
+            hits.iter()
+                .filter(|hit| span.clone().any(|c| found(hit, c)))
+                .map(|hit| {
+                    let mut bm25 = 0.0;
+                    let mut covered = 0.0;
+                    let mut found_in = vec![0u16; span.len()];
+                    for (k, c) in span.clone().enumerate() {
+                        let mut tfn = 0.0;
+                        let mut best: f32 = 0.0;
+                        for (f, field) in Field::ALL.iter().enumerate() {
+                            let x = hit.tf[c * FIELDS + f];
+                            if x <= 0.0 {
+                                continue;
+                            }
+                            let (boost, b, credit) = field.params();
+                            tfn += boost * x / (1.0 - b + b * f32::from(hit.lens[f]) / avg[f]);
+                            // Distinct weighted hits in one field, capped at a full
+                            // match: two half-weight parts of a compound make one
+                            // whole word; one loose synonym twice does not.
+                            best = best.max(credit * hit.cover[c * FIELDS + f].min(1.0));
+                            found_in[k] |= 1 << f;
+                        }
+                        bm25 += concepts[c].prior * idf[c] * tfn * (K1 + 1.0) / (tfn + K1);
+                        covered += weights[k] * best;
+                    }
+                    Scored {
+                        index: hit.index,
+                        coverage: covered / total_weight,
+                        bm25,
+                        found_in,
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
