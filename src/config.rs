@@ -28,9 +28,11 @@ impl Config {
     /// Read the project's config; a missing file means all defaults.
     pub fn load(project: &Path, resources: &Resources) -> Result<Self, Diagnostics> {
         let path = project.join(CONFIG_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        // Read before the limits it sets are known: bounded by the default.
+        let limit = engine::io::Limits::default().file_bytes;
+        let text = match engine::io::read_text_if_present(&path, limit, engine::io::FILE_KEY) {
+            Ok(Some(t)) => t,
+            Ok(None) => {
                 return Ok(Self {
                     parallel_subagents: 10,
                     ..Self::default()

@@ -128,9 +128,10 @@ pub struct AssetRef {
 /// `search-result.json` cannot steer the editor).
 pub fn check_indexed(
     project: &Path,
+    limits: &engine::io::Limits,
     plans: Vec<(AssetRef, GroupPlan)>,
 ) -> anyhow::Result<(Vec<GroupPlan>, Vec<Violation>)> {
-    let indexed: std::collections::HashMap<String, String> = crate::index::store::read_assets(project)?
+    let indexed: std::collections::HashMap<String, String> = crate::index::store::read_assets(project, limits)?
         .into_iter()
         .map(|r| (r.guid, r.path))
         .collect();

@@ -99,7 +99,7 @@ pub fn register(registry: &mut Registry) {
         .function(
             "build.preflight",
             "Is search-result.json fresh for this request and the current index? (R3)",
-            |a: PreflightArgs, ctx| Ok(preflight::check(&ctx.workdir, &a.request)),
+            |a: PreflightArgs, ctx| Ok(preflight::check(&ctx.workdir, &ctx.limits, &a.request)),
         )
         .function(
             "build.gate",
@@ -168,7 +168,7 @@ pub fn register(registry: &mut Registry) {
                     })
                     .collect();
                 // Only indexed assets, at their indexed paths, go further.
-                let (plans, refused) = execute::check_indexed(&ctx.workdir, plans)?;
+                let (plans, refused) = execute::check_indexed(&ctx.workdir, &ctx.limits, plans)?;
                 let mut screened = execute::screen(&ctx.workdir, &UnityScopeGuard::new(a.policy), plans)?;
                 screened.violations.extend(refused);
                 Ok(screened)

@@ -8,6 +8,7 @@
 use std::path::Path;
 use std::time::SystemTime;
 
+use engine::io::Limits;
 use serde::Serialize;
 
 use crate::index::store;
@@ -61,10 +62,14 @@ impl Freshness {
 }
 
 /// Check `<project>/.claude/unity-asset-index/search-result.json`.
-pub fn check(project: &Path, request: &str) -> Freshness {
+pub fn check(project: &Path, limits: &Limits, request: &str) -> Freshness {
     let result_path = store::index_dir(project).join("search-result.json");
-    let Ok(text) = std::fs::read_to_string(&result_path) else {
-        return Freshness::stale(Staleness::Missing, format!("{} does not exist", result_path.display()));
+    let text = match engine::io::read_text_limited(&result_path, limits.file_bytes, engine::io::FILE_KEY) {
+        Ok(text) => text,
+        Err(e) if e.is_not_found() => {
+            return Freshness::stale(Staleness::Missing, format!("{} does not exist", result_path.display()))
+        }
+        Err(e) => return Freshness::stale(Staleness::Unreadable, e.to_string()),
     };
     let Ok(result) = serde_json::from_str::<Value>(&text) else {
         return Freshness::stale(
@@ -88,7 +93,7 @@ pub fn check(project: &Path, request: &str) -> Freshness {
             "search-result.json answers another request".into(),
         );
     }
-    let Ok(Some(manifest)) = store::read_manifest(project) else {
+    let Ok(Some(manifest)) = store::read_manifest(project, limits) else {
         return Freshness::stale(Staleness::NoIndex, "manifest.json is missing or unreadable".into());
     };
     let index_version = manifest.version.as_str();
@@ -98,7 +103,7 @@ pub fn check(project: &Path, request: &str) -> Freshness {
             format!("search-result.json is for manifest {result_version}, the index is {index_version}"),
         );
     }
-    let last_run = store::read_state(project)
+    let last_run = store::read_state(project, limits)
         .ok()
         .and_then(|s| s.last_run)
         .and_then(|ts| parse_rfc3339(&ts));
@@ -147,7 +152,7 @@ mod tests {
             Some(r#"{"manifest_version": "v1.2", "query": "좀비", "groups": []}"#),
             Some(r#"{"last_run": "2020-01-01T00:00:00Z"}"#),
         );
-        assert_eq!(check(p.path(), "좀비"), Freshness::fresh());
+        assert_eq!(check(p.path(), &Limits::default(), "좀비"), Freshness::fresh());
     }
 
     #[test]
@@ -176,7 +181,7 @@ mod tests {
             ),
         ];
         for (dir, reason) in cases {
-            let found = check(dir.path(), "좀비");
+            let found = check(dir.path(), &Limits::default(), "좀비");
             assert_eq!(found.reason, Some(reason), "{}", found.detail);
             assert_eq!(found.line, Some(R3_LINE));
         }

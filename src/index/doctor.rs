@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use engine::io::Limits;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -93,10 +94,11 @@ pub fn project(project: &Path) -> Check {
 pub fn config(project: &Path) -> Check {
     const NAME: &str = "config";
     let path = project.join(CONFIG_FILE);
-    let problems = match std::fs::read_to_string(&path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+    let limit = Limits::default().file_bytes;
+    let problems = match engine::io::read_text_if_present(&path, limit, engine::io::FILE_KEY) {
+        Ok(None) => Vec::new(),
         Err(e) => vec![format!("cannot read {CONFIG_FILE}: {e}")],
-        Ok(text) => match serde_yaml::from_str::<Value>(&text) {
+        Ok(Some(text)) => match serde_yaml::from_str::<Value>(&text) {
             Err(e) => vec![format!("{CONFIG_FILE} is not valid YAML: {e}")],
             Ok(Value::Null) => Vec::new(),
             Ok(Value::Object(map)) => config_problems(&map),
@@ -160,20 +162,20 @@ pub struct ReadRows {
 }
 
 /// The index is present, fresh, and its rows satisfy the asset schema.
-pub fn index(project: &Path, assets: &ReadRows) -> Check {
+pub fn index(project: &Path, limits: &Limits, assets: &ReadRows) -> Check {
     const NAME: &str = "index";
     const REINDEX: &str = "run `unity-assets reindex`";
-    match store::index_freshness(project) {
+    match store::index_freshness(project, limits) {
         Freshness::Missing { reason } => Check::fail(NAME, reason, "run `unity-assets index`"),
         Freshness::Stale { reason } => Check::fail(NAME, format!("stale: {reason}"), REINDEX),
         Freshness::Fresh { last_run } => {
             let ok = assets.value.as_ref().map_or(0, Vec::len);
             let bad = assets.bad_rows.len();
-            let version = match store::read_manifest(project) {
+            let version = match store::read_manifest(project, limits) {
                 Ok(m) => m.map(|m| m.version).unwrap_or_default(),
                 Err(e) => return Check::fail(NAME, format!("{e:#}"), REINDEX),
             };
-            if let Err(e) = store::read_state(project) {
+            if let Err(e) = store::read_state(project, limits) {
                 return Check::fail(NAME, format!("{e:#}"), REINDEX);
             }
             let detail = format!("{version}, fresh (last run {last_run}), {ok} rows valid, {bad} invalid");
@@ -213,13 +215,13 @@ pub fn feedback(rows: &ReadRows) -> Check {
 
 /// Nothing but the contract's files in the index folder: no temp files,
 /// lock files or partial files of finished runs.
-pub fn temp_files(project: &Path) -> Check {
+pub fn temp_files(project: &Path, limits: &Limits) -> Check {
     const NAME: &str = "index folder";
     let dir = store::index_dir(project);
     let Ok(read) = std::fs::read_dir(&dir) else {
         return Check::pass(NAME, "no index folder yet");
     };
-    let in_progress = store::read_state(project).ok().and_then(|s| s.in_progress_run);
+    let in_progress = store::read_state(project, limits).ok().and_then(|s| s.in_progress_run);
     let mut stray: Vec<String> = read
         .filter_map(Result::ok)
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -323,9 +325,9 @@ mod tests {
         let index = store::index_dir(dir.path());
         std::fs::create_dir_all(&index).unwrap();
         std::fs::write(index.join("assets.jsonl"), "").unwrap();
-        assert!(temp_files(dir.path()).ok);
+        assert!(temp_files(dir.path(), &Limits::default()).ok);
         std::fs::write(index.join(".assets.jsonl.12.0.tmp"), "").unwrap();
-        let check = temp_files(dir.path());
+        let check = temp_files(dir.path(), &Limits::default());
         assert!(
             !check.ok && check.detail.contains(".assets.jsonl.12.0.tmp"),
             "{}",

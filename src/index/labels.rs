@@ -43,10 +43,10 @@ impl CuratedLabels {
     /// Load the project's rules; a missing file means no curated labels.
     pub fn load(project: &Path) -> anyhow::Result<Self> {
         let path = project.join(LABELS_FILE);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => Self::parse(&text).with_context(|| format!("{}", path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
-            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        let limit = engine::io::Limits::default().file_bytes;
+        match engine::io::read_text_if_present(&path, limit, engine::io::FILE_KEY)? {
+            Some(text) => Self::parse(&text).with_context(|| format!("{}", path.display())),
+            None => Ok(Self::default()),
         }
     }
 

@@ -133,7 +133,7 @@ pub fn register(registry: &mut Registry, data: DataSource) {
                 let data = data.clone();
                 move |a: UnchangedArgs, ctx: &CallContext| {
                     let data: Arc<IndexData> = data(ctx)?;
-                    run::unchanged(&ctx.workdir, &data, &a.options, a.force)
+                    run::unchanged(&ctx.workdir, &ctx.limits, &data, &a.options, a.force)
                 }
             },
         )
@@ -141,18 +141,19 @@ pub fn register(registry: &mut Registry, data: DataSource) {
             "index.touch",
             "close a run that found nothing changed: move last_run, keep every file's content",
             |a: TouchArgs, ctx| {
-                run::touch(&ctx.workdir, &a.started_at).inspect_err(|e| store::record_error(&ctx.workdir, e))
+                run::touch(&ctx.workdir, &ctx.limits, &a.started_at)
+                    .inspect_err(|e| store::record_error(&ctx.workdir, &ctx.limits, e))
             },
         )
         .function(
             "index.diff",
             "compare scanned signatures with the last finished run",
-            |a: DiffArgs, ctx| run::diff(&ctx.workdir, &a.scan, a.force),
+            |a: DiffArgs, ctx| run::diff(&ctx.workdir, &ctx.limits, &a.scan, a.force),
         )
         .function(
             "index.plan_batches",
             "start or resume a run and split changed assets into batches",
-            |a: PlanArgs, ctx| run::plan_batches(&ctx.workdir, &a.scan, &a.diff, a.batch_size),
+            |a: PlanArgs, ctx| run::plan_batches(&ctx.workdir, &ctx.limits, &a.scan, &a.diff, a.batch_size),
         )
         .function(
             "index.check_tags",
@@ -164,8 +165,15 @@ pub fn register(registry: &mut Registry, data: DataSource) {
             "keep good rows, tag the rest with the builtin, append the batch to the partial",
             |a: CheckpointArgs, ctx| {
                 let answers: Vec<&TagBatch> = a.tags.iter().chain(a.retry.iter()).collect();
-                run::checkpoint(&ctx.workdir, &a.batch, &answers, a.answered_by, a.index_depth)
-                    .inspect_err(|e| store::record_error(&ctx.workdir, e))
+                run::checkpoint(
+                    &ctx.workdir,
+                    &ctx.limits,
+                    &a.batch,
+                    &answers,
+                    a.answered_by,
+                    a.index_depth,
+                )
+                .inspect_err(|e| store::record_error(&ctx.workdir, &ctx.limits, e))
             },
         )
         .function(
@@ -173,8 +181,8 @@ pub fn register(registry: &mut Registry, data: DataSource) {
             "merge tags and write assets.jsonl, packages.jsonl, manifest.json, state.json",
             {
                 |a: FinalizeArgs, ctx| {
-                    let finalized = run::finalize(&ctx.workdir, &a.scan, &a.diff)
-                        .inspect_err(|e| store::record_error(&ctx.workdir, e))?;
+                    let finalized = run::finalize(&ctx.workdir, &ctx.limits, &a.scan, &a.diff)
+                        .inspect_err(|e| store::record_error(&ctx.workdir, &ctx.limits, e))?;
                     for change in &finalized.label_changes {
                         ctx.output.line(&format!(
                             "[unity-assets:index] labels changed: {}: [{}] -> [{}]",
@@ -203,7 +211,7 @@ pub fn register(registry: &mut Registry, data: DataSource) {
         .function(
             "doctor.index",
             "the index is present, fresh and schema-valid",
-            |a: RowsArgs, ctx| Ok(doctor::index(&ctx.workdir, &a.rows.unwrap_or_default())),
+            |a: RowsArgs, ctx| Ok(doctor::index(&ctx.workdir, &ctx.limits, &a.rows.unwrap_or_default())),
         )
         .function("doctor.feedback", "feedback rows are valid", |a: RowsArgs, _| {
             Ok(doctor::feedback(&a.rows.unwrap_or_default()))
@@ -211,7 +219,7 @@ pub fn register(registry: &mut Registry, data: DataSource) {
         .function(
             "doctor.temp_files",
             "no stray temp, lock or partial files in the index folder",
-            |_: NoArgs, ctx| Ok(doctor::temp_files(&ctx.workdir)),
+            |_: NoArgs, ctx| Ok(doctor::temp_files(&ctx.workdir, &ctx.limits)),
         )
         .function(
             "doctor.report",

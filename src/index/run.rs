@@ -16,6 +16,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use engine::io::Limits;
 use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -50,12 +51,12 @@ pub struct Diff {
 }
 
 /// Compare the scan with the last finished run. `force` (reindex) re-tags everything.
-pub fn diff(project: &Path, scan: &ScanResult, force: bool) -> anyhow::Result<Diff> {
+pub fn diff(project: &Path, limits: &Limits, scan: &ScanResult, force: bool) -> anyhow::Result<Diff> {
     if force {
-        store::discard_corrupt(project)?;
+        store::discard_corrupt(project, limits)?;
     }
-    let state = store::read_state(project)?;
-    let manifest = store::read_manifest(project)?;
+    let state = store::read_state(project, limits)?;
+    let manifest = store::read_manifest(project, limits)?;
     let assets_present = store::index_dir(project).join(store::ASSETS_FILE).is_file();
     let full_reason = if force {
         Some("reindex requested".to_owned())
@@ -113,9 +114,15 @@ pub struct Plan {
 
 /// Split the changed assets into batches of `batch_size`, resuming an
 /// interrupted run, and record the run in `state.json`.
-pub fn plan_batches(project: &Path, scan: &ScanResult, diff: &Diff, batch_size: usize) -> anyhow::Result<Plan> {
+pub fn plan_batches(
+    project: &Path,
+    limits: &Limits,
+    scan: &ScanResult,
+    diff: &Diff,
+    batch_size: usize,
+) -> anyhow::Result<Plan> {
     anyhow::ensure!(batch_size > 0, "batch_size must be at least 1");
-    let mut state = store::read_state(project)?;
+    let mut state = store::read_state(project, limits)?;
     let partial_path = store::index_dir(project).join(store::PARTIAL_FILE);
 
     let (run_id, done) = match state.in_progress_run.clone() {
@@ -125,7 +132,7 @@ pub fn plan_batches(project: &Path, scan: &ScanResult, diff: &Diff, batch_size: 
                 .iter()
                 .map(|a| (a.guid.as_str(), a.signature.as_str()))
                 .collect();
-            let done: HashSet<String> = store::read_partial(project)?
+            let done: HashSet<String> = store::read_partial(project, limits)?
                 .into_iter()
                 .filter(|row| signatures.get(row.tags.guid.as_str()) == Some(&row.signature.as_str()))
                 .map(|row| row.tags.guid)
@@ -273,6 +280,7 @@ pub struct Checkpoint {
 /// `answers` (the builtin provider answers tag stages with the builtin too).
 pub fn checkpoint(
     project: &Path,
+    limits: &Limits,
     batch: &Batch,
     answers: &[&TagBatch],
     answered_by: TaggedBy,
@@ -313,7 +321,7 @@ pub fn checkpoint(
     });
     entry.finished.push(batch.id.clone());
     if entry.flushed_at.is_none_or(|at| at.elapsed() >= STATE_FLUSH_INTERVAL) {
-        let mut state = store::read_state(project)?;
+        let mut state = store::read_state(project, limits)?;
         for id in entry.finished.drain(..) {
             state.pending_batches.retain(|p| *p != id);
             state.completed_batches.push(id);
@@ -380,19 +388,19 @@ pub struct Finalized {
 
 /// Merge tags (partial rows, previous index, builtin) with the scan, write
 /// every index file, and close the run.
-pub fn finalize(project: &Path, scan: &ScanResult, diff: &Diff) -> anyhow::Result<Finalized> {
+pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff) -> anyhow::Result<Finalized> {
     let depth = scan.index_depth;
     let signatures: HashMap<&str, &str> = scan
         .assets
         .iter()
         .map(|a| (a.guid.as_str(), a.signature.as_str()))
         .collect();
-    let partial: HashMap<String, PartialRow> = store::read_partial(project)?
+    let partial: HashMap<String, PartialRow> = store::read_partial(project, limits)?
         .into_iter()
         .filter(|row| signatures.get(row.tags.guid.as_str()) == Some(&row.signature.as_str()))
         .map(|row| (row.tags.guid.clone(), row))
         .collect();
-    let previous: HashMap<String, AssetRecord> = store::read_assets(project)?
+    let previous: HashMap<String, AssetRecord> = store::read_assets(project, limits)?
         .into_iter()
         .map(|r| (r.guid.clone(), r))
         .collect();
@@ -454,7 +462,7 @@ pub fn finalize(project: &Path, scan: &ScanResult, diff: &Diff) -> anyhow::Resul
         store::touch(&assets_path)?
     };
 
-    let previous_manifest = store::read_manifest(project)?;
+    let previous_manifest = store::read_manifest(project, limits)?;
     let manifest = store::Manifest {
         version: store::next_version(
             previous_manifest.as_ref(),
@@ -539,9 +547,15 @@ pub struct Unchanged {
 /// The no-op fast path's test: the last run finished (no run in progress),
 /// the index is fresh, and a `stat`-only walk gives the fingerprint that
 /// run's scan had. `force` (reindex) never takes the fast path.
-pub fn unchanged(project: &Path, data: &IndexData, options: &ScanOptions, force: bool) -> anyhow::Result<Unchanged> {
+pub fn unchanged(
+    project: &Path,
+    limits: &Limits,
+    data: &IndexData,
+    options: &ScanOptions,
+    force: bool,
+) -> anyhow::Result<Unchanged> {
     let started_at = OffsetDateTime::now_utc().format(&Rfc3339)?;
-    let state = store::read_state_head(project);
+    let state = store::read_state_head(project, limits);
     let last_scan = state
         .as_ref()
         .ok()
@@ -550,7 +564,7 @@ pub fn unchanged(project: &Path, data: &IndexData, options: &ScanOptions, force:
     let candidate = !force
         && last_scan.is_some()
         && store::freshness_of(project, state).is_fresh()
-        && store::read_manifest(project)
+        && store::read_manifest(project, limits)
             .ok()
             .flatten()
             .is_some_and(|m| m.schema_tier == options.index_depth);
@@ -562,14 +576,14 @@ pub fn unchanged(project: &Path, data: &IndexData, options: &ScanOptions, force:
 /// Close a run that found nothing changed: touch `assets.jsonl` and move
 /// `last_run` in the manifest and state (the version stays), like finalize
 /// does for an empty change set, and report the last run's counts.
-pub fn touch(project: &Path, started_at: &str) -> anyhow::Result<Finalized> {
-    let state = store::read_state(project)?;
+pub fn touch(project: &Path, limits: &Limits, started_at: &str) -> anyhow::Result<Finalized> {
+    let state = store::read_state(project, limits)?;
     let last = state
         .last_scan
         .clone()
         .context("state.json has no finished scan; run `unity-assets reindex`")?;
     let mut manifest =
-        store::read_manifest(project)?.context("manifest.json is missing; run `unity-assets reindex`")?;
+        store::read_manifest(project, limits)?.context("manifest.json is missing; run `unity-assets reindex`")?;
     let last_run = store::touch(&store::index_dir(project).join(store::ASSETS_FILE))?;
     manifest.last_run = last_run.clone();
     store::write_manifest(project, &manifest)?;

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::Context as _;
+use engine::io::Limits;
 use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -100,16 +101,16 @@ pub enum TaggedBy {
 
 /// Read `state.json`; a missing file is the empty state, a corrupt one an error
 /// saying how to recover.
-pub fn read_state(project: &Path) -> anyhow::Result<State> {
-    read_json(&index_dir(project).join(STATE_FILE)).map(Option::unwrap_or_default)
+pub fn read_state(project: &Path, limits: &Limits) -> anyhow::Result<State> {
+    read_json(&index_dir(project).join(STATE_FILE), limits).map(Option::unwrap_or_default)
 }
 
 pub fn write_state(project: &Path, state: &State) -> anyhow::Result<()> {
     write_json(&index_dir(project).join(STATE_FILE), state)
 }
 
-pub fn read_manifest(project: &Path) -> anyhow::Result<Option<Manifest>> {
-    read_json(&index_dir(project).join(MANIFEST_FILE))
+pub fn read_manifest(project: &Path, limits: &Limits) -> anyhow::Result<Option<Manifest>> {
+    read_json(&index_dir(project).join(MANIFEST_FILE), limits)
 }
 
 pub fn write_manifest(project: &Path, manifest: &Manifest) -> anyhow::Result<()> {
@@ -137,20 +138,21 @@ fn parse_version(version: &str) -> Option<(u64, u64)> {
 }
 
 /// The rows of the previous `assets.jsonl` (bad rows skipped: they are re-tagged).
-pub fn read_assets(project: &Path) -> anyhow::Result<Vec<AssetRecord>> {
-    read_jsonl(&index_dir(project).join(ASSETS_FILE))
+pub fn read_assets(project: &Path, limits: &Limits) -> anyhow::Result<Vec<AssetRecord>> {
+    read_jsonl(&index_dir(project).join(ASSETS_FILE), limits)
 }
 
 /// The rows of `assets.jsonl.partial` (a torn last line from a crash is skipped).
-pub fn read_partial(project: &Path) -> anyhow::Result<Vec<PartialRow>> {
-    read_jsonl(&index_dir(project).join(PARTIAL_FILE))
+pub fn read_partial(project: &Path, limits: &Limits) -> anyhow::Result<Vec<PartialRow>> {
+    read_jsonl(&index_dir(project).join(PARTIAL_FILE), limits)
 }
 
-fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<T>> {
-    let text = match fs::read_to_string(path) {
+/// The rows of a JSONL file, within `limits` (a missing file has none).
+fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path, limits: &Limits) -> anyhow::Result<Vec<T>> {
+    let text = match engine::io::read_lines_limited(path, limits) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        Err(e) if e.is_not_found() => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
     };
     // Rows that are not JSON, or not this row type, are skipped: the indexer
     // re-tags their assets rather than failing the run. Each line is decoded
@@ -200,10 +202,10 @@ pub fn lock_index(project: &Path, waiting: impl FnOnce()) -> anyhow::Result<Inde
 
 /// `reindex` starts over: a corrupt `manifest.json` or `state.json` is
 /// removed (with a line saying so) instead of stopping the run that rebuilds it.
-pub fn discard_corrupt(project: &Path) -> anyhow::Result<()> {
+pub fn discard_corrupt(project: &Path, limits: &Limits) -> anyhow::Result<()> {
     for name in [MANIFEST_FILE, STATE_FILE] {
         let path = index_dir(project).join(name);
-        if read_json::<serde_json::Value>(&path).is_err() {
+        if read_json::<serde_json::Value>(&path, limits).is_err() {
             fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
             tracing::warn!("{} was corrupt; removed it, reindex rebuilds it", path.display());
         }
@@ -211,17 +213,18 @@ pub fn discard_corrupt(project: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> anyhow::Result<Option<T>> {
-    match fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text).map(Some).with_context(|| {
-            format!(
-                "{} is corrupt; delete it and run `unity-assets reindex`",
-                path.display()
-            )
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-    }
+/// A JSON file of the index folder, within `limits.file_mb` (a missing file
+/// is `None`; a corrupt one an error saying how to recover).
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path, limits: &Limits) -> anyhow::Result<Option<T>> {
+    let Some(text) = engine::io::read_text_if_present(path, limits.file_bytes, engine::io::FILE_KEY)? else {
+        return Ok(None);
+    };
+    serde_json::from_str(&text).map(Some).with_context(|| {
+        format!(
+            "{} is corrupt; delete it and run `unity-assets reindex`",
+            path.display()
+        )
+    })
 }
 
 fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
@@ -232,8 +235,8 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
 
 /// Record a failed run's error in `state.json` (best effort: the error is
 /// reported to the user either way).
-pub fn record_error(project: &Path, error: &anyhow::Error) {
-    if let Ok(mut state) = read_state(project) {
+pub fn record_error(project: &Path, limits: &Limits, error: &anyhow::Error) {
+    if let Ok(mut state) = read_state(project, limits) {
         state.last_error = Some(format!("{error:#}"));
         let _ = write_state(project, &state);
     }
@@ -296,13 +299,13 @@ pub struct StateHead {
 }
 
 /// Read [`StateHead`]; a missing file is the empty state.
-pub fn read_state_head(project: &Path) -> anyhow::Result<StateHead> {
-    read_json(&index_dir(project).join(STATE_FILE)).map(Option::unwrap_or_default)
+pub fn read_state_head(project: &Path, limits: &Limits) -> anyhow::Result<StateHead> {
+    read_json(&index_dir(project).join(STATE_FILE), limits).map(Option::unwrap_or_default)
 }
 
 /// Shared by search, build and doctor: is the project's index fresh?
-pub fn index_freshness(project: &Path) -> Freshness {
-    freshness_of(project, read_state_head(project))
+pub fn index_freshness(project: &Path, limits: &Limits) -> Freshness {
+    freshness_of(project, read_state_head(project, limits))
 }
 
 /// [`index_freshness`] with the state head its caller has already read.
@@ -383,10 +386,38 @@ mod tests {
     }
 
     #[test]
+    fn index_files_are_read_within_the_limits_and_the_error_names_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path();
+        fs::create_dir_all(index_dir(project)).unwrap();
+        let small = Limits {
+            file_bytes: 64,
+            line_bytes: 32,
+            ..Limits::default()
+        };
+        fs::write(
+            index_dir(project).join(STATE_FILE),
+            format!("{{\"last_error\": \"{}\"}}", "x".repeat(100)),
+        )
+        .unwrap();
+        let error = format!("{:#}", read_state(project, &small).unwrap_err());
+        assert!(error.contains("limits.file_mb"), "{error}");
+        assert!(read_state(project, &Limits::default()).is_ok());
+
+        let row = format!("{{\"guid\": \"{}\"}}\n", "a".repeat(40));
+        fs::write(index_dir(project).join(ASSETS_FILE), row).unwrap();
+        let error = format!("{:#}", read_assets(project, &small).unwrap_err());
+        assert!(error.contains("limits.line_kb") && error.contains(":1"), "{error}");
+    }
+
+    #[test]
     fn freshness_follows_the_assets_mtime() {
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path();
-        assert!(matches!(index_freshness(project), Freshness::Missing { .. }));
+        assert!(matches!(
+            index_freshness(project, &Limits::default()),
+            Freshness::Missing { .. }
+        ));
         let index = index_dir(project);
         fs::create_dir_all(&index).unwrap();
         fs::write(index.join(ASSETS_FILE), "").unwrap();
@@ -405,7 +436,7 @@ mod tests {
             },
         )
         .unwrap();
-        assert!(index_freshness(project).is_fresh());
+        assert!(index_freshness(project, &Limits::default()).is_fresh());
 
         let later = SystemTime::now() + std::time::Duration::from_secs(5);
         fs::OpenOptions::new()
@@ -414,6 +445,9 @@ mod tests {
             .unwrap()
             .set_modified(later)
             .unwrap();
-        assert!(matches!(index_freshness(project), Freshness::Stale { .. }));
+        assert!(matches!(
+            index_freshness(project, &Limits::default()),
+            Freshness::Stale { .. }
+        ));
     }
 }

@@ -10,6 +10,7 @@ use super::run::{self, Finalized, Plan};
 use super::scan::{self, ScanOptions, ScanResult, WarningKind};
 use super::store::{self, index_freshness, TaggedBy};
 use super::tagger::{self, TagRequest};
+use engine::io::Limits;
 
 const ZOMBIE: &str = "a1000000000000000000000000000001";
 const BUTTON: &str = "b2000000000000000000000000000002";
@@ -165,17 +166,17 @@ fn tag_and_checkpoint(project: &Path, batch: &run::Batch, depth: Depth) {
         "builtin rows are always usable: {:?}",
         check.problems
     );
-    run::checkpoint(project, batch, &[&tags], TaggedBy::Builtin, depth).unwrap();
+    run::checkpoint(project, &Limits::default(), batch, &[&tags], TaggedBy::Builtin, depth).unwrap();
 }
 
 fn index(project: &Path, depth: Depth, force: bool) -> Finalized {
     let scan = scan(project, depth);
-    let diff = run::diff(project, &scan, force).unwrap();
-    let plan: Plan = run::plan_batches(project, &scan, &diff, 3).unwrap();
+    let diff = run::diff(project, &Limits::default(), &scan, force).unwrap();
+    let plan: Plan = run::plan_batches(project, &Limits::default(), &scan, &diff, 3).unwrap();
     for batch in &plan.batches {
         tag_and_checkpoint(project, batch, depth);
     }
-    run::finalize(project, &scan, &diff).unwrap()
+    run::finalize(project, &Limits::default(), &scan, &diff).unwrap()
 }
 
 fn index_file(project: &Path, name: &str) -> PathBuf {
@@ -271,7 +272,7 @@ fn full_run_writes_sorted_rows_and_reindex_is_byte_identical() {
         "{:?}",
         rock.llm_tags
     );
-    assert!(index_freshness(project).is_fresh());
+    assert!(index_freshness(project, &Limits::default()).is_fresh());
     assert!(!index_file(project, store::PARTIAL_FILE).exists());
 
     let assets_before = fs::read(index_file(project, store::ASSETS_FILE)).unwrap();
@@ -288,7 +289,7 @@ fn full_run_writes_sorted_rows_and_reindex_is_byte_identical() {
         fs::read(index_file(project, store::PACKAGES_FILE)).unwrap(),
         packages_before
     );
-    assert!(index_freshness(project).is_fresh());
+    assert!(index_freshness(project, &Limits::default()).is_fresh());
 
     let packages: Vec<PackageRecord> = fs::read_to_string(index_file(project, store::PACKAGES_FILE))
         .unwrap()
@@ -331,7 +332,7 @@ fn incremental_runs_retag_only_what_changed() {
     fixture(project);
     index(project, Depth::Minimal, false);
     let bytes = fs::read(index_file(project, store::ASSETS_FILE)).unwrap();
-    let last_run = store::read_state(project).unwrap().last_run;
+    let last_run = store::read_state(project, &Limits::default()).unwrap().last_run;
 
     std::thread::sleep(std::time::Duration::from_millis(20));
     let noop = index(project, Depth::Minimal, false);
@@ -342,11 +343,11 @@ fn incremental_runs_retag_only_what_changed() {
     assert!(!noop.assets_rewritten);
     assert_eq!(fs::read(index_file(project, store::ASSETS_FILE)).unwrap(), bytes);
     assert_ne!(
-        store::read_state(project).unwrap().last_run,
+        store::read_state(project, &Limits::default()).unwrap().last_run,
         last_run,
         "last_run moves on a no-op run"
     );
-    assert!(index_freshness(project).is_fresh());
+    assert!(index_freshness(project, &Limits::default()).is_fresh());
 
     std::thread::sleep(std::time::Duration::from_millis(20));
     write(project, "Assets/AudioKit/Music/Theme_Loop.ogg", "new audio bytes");
@@ -367,7 +368,11 @@ fn the_no_op_fast_path_sees_every_change_a_scan_would() {
     let project = dir.path();
     fixture(project);
     let data = embedded();
-    let same = |depth: Depth, force: bool| run::unchanged(project, &data, &options(depth), force).unwrap().same;
+    let same = |depth: Depth, force: bool| {
+        run::unchanged(project, &Limits::default(), &data, &options(depth), force)
+            .unwrap()
+            .same
+    };
     assert!(!same(Depth::Minimal, false), "no index yet");
     let full = index(project, Depth::Minimal, false);
     let bytes = fs::read(index_file(project, store::ASSETS_FILE)).unwrap();
@@ -376,7 +381,7 @@ fn the_no_op_fast_path_sees_every_change_a_scan_would() {
     assert!(!same(Depth::Rich, false), "another depth is another scan");
 
     std::thread::sleep(std::time::Duration::from_millis(20));
-    let touched = run::touch(project, &full.last_run).unwrap();
+    let touched = run::touch(project, &Limits::default(), &full.last_run).unwrap();
     assert_eq!(
         (
             touched.assets,
@@ -390,7 +395,7 @@ fn the_no_op_fast_path_sees_every_change_a_scan_would() {
     assert_eq!(touched.manifest_version, full.manifest_version);
     assert_ne!(touched.last_run, full.last_run, "last_run moves");
     assert_eq!(fs::read(index_file(project, store::ASSETS_FILE)).unwrap(), bytes);
-    assert!(index_freshness(project).is_fresh());
+    assert!(index_freshness(project, &Limits::default()).is_fresh());
     assert!(same(Depth::Minimal, false), "a touched index stays on the fast path");
 
     let changes: [&dyn Fn(); 4] = [
@@ -413,8 +418,8 @@ fn the_no_op_fast_path_sees_every_change_a_scan_would() {
     }
 
     let scan = scan(project, Depth::Minimal);
-    let diff = run::diff(project, &scan, true).unwrap();
-    run::plan_batches(project, &scan, &diff, 3).unwrap();
+    let diff = run::diff(project, &Limits::default(), &scan, true).unwrap();
+    run::plan_batches(project, &Limits::default(), &scan, &diff, 3).unwrap();
     assert!(!same(Depth::Minimal, false), "a run in progress must finish first");
 }
 
@@ -435,13 +440,13 @@ fn a_linked_asset_is_signed_by_its_target() {
     index(&project, Depth::Minimal, false);
     let data = embedded();
     assert!(
-        run::unchanged(&project, &data, &options(Depth::Minimal), false)
+        run::unchanged(&project, &Limits::default(), &data, &options(Depth::Minimal), false)
             .unwrap()
             .same
     );
     fs::write(&target, "a longer png").unwrap();
     assert!(
-        !run::unchanged(&project, &data, &options(Depth::Minimal), false)
+        !run::unchanged(&project, &Limits::default(), &data, &options(Depth::Minimal), false)
             .unwrap()
             .same
     );
@@ -509,18 +514,18 @@ fn an_interrupted_run_resumes_and_ends_like_an_uninterrupted_one() {
 
     let project = crashed.path();
     let scan1 = scan(project, Depth::Minimal);
-    let diff1 = run::diff(project, &scan1, false).unwrap();
-    let plan1 = run::plan_batches(project, &scan1, &diff1, 3).unwrap();
+    let diff1 = run::diff(project, &Limits::default(), &scan1, false).unwrap();
+    let plan1 = run::plan_batches(project, &Limits::default(), &scan1, &diff1, 3).unwrap();
     assert_eq!(plan1.batches.len(), 3);
     tag_and_checkpoint(project, &plan1.batches[0], Depth::Minimal);
     // The process dies here: no finalize.
-    let state = store::read_state(project).unwrap();
+    let state = store::read_state(project, &Limits::default()).unwrap();
     assert_eq!(state.in_progress_run.as_deref(), Some(plan1.run_id.as_str()));
     assert_eq!(state.completed_batches, ["batch-00001"]);
 
     let scan2 = scan(project, Depth::Minimal);
-    let diff2 = run::diff(project, &scan2, false).unwrap();
-    let plan2 = run::plan_batches(project, &scan2, &diff2, 3).unwrap();
+    let diff2 = run::diff(project, &Limits::default(), &scan2, false).unwrap();
+    let plan2 = run::plan_batches(project, &Limits::default(), &scan2, &diff2, 3).unwrap();
     assert_eq!(
         (plan2.run_id.as_str(), plan2.resumed, plan2.batches.len()),
         (plan1.run_id.as_str(), 3, 2)
@@ -529,13 +534,16 @@ fn an_interrupted_run_resumes_and_ends_like_an_uninterrupted_one() {
     for batch in &plan2.batches {
         tag_and_checkpoint(project, batch, Depth::Minimal);
     }
-    let result = run::finalize(project, &scan2, &diff2).unwrap();
+    let result = run::finalize(project, &Limits::default(), &scan2, &diff2).unwrap();
     assert_eq!(result.tagged_builtin, 8);
     assert_eq!(
         fs::read(index_file(project, store::ASSETS_FILE)).unwrap(),
         fs::read(index_file(clean.path(), store::ASSETS_FILE)).unwrap()
     );
-    assert_eq!(store::read_state(project).unwrap().in_progress_run, None);
+    assert_eq!(
+        store::read_state(project, &Limits::default()).unwrap().in_progress_run,
+        None
+    );
 }
 
 #[test]
@@ -564,8 +572,8 @@ fn model_rows_are_kept_and_bad_ones_fall_back_to_the_builtin() {
     let project = dir.path();
     fixture(project);
     let scan = scan(project, Depth::Minimal);
-    let diff = run::diff(project, &scan, false).unwrap();
-    let plan = run::plan_batches(project, &scan, &diff, 100).unwrap();
+    let diff = run::diff(project, &Limits::default(), &scan, false).unwrap();
+    let plan = run::plan_batches(project, &Limits::default(), &scan, &diff, 100).unwrap();
     let batch = &plan.batches[0];
     let model = |guid: &str, tag: &str| super::record::TagRow {
         guid: guid.to_owned(),
@@ -584,9 +592,17 @@ fn model_rows_are_kept_and_bad_ones_fall_back_to_the_builtin() {
     let retry = tagger::TagBatch {
         rows: vec![model(&batch.assets[1].guid, "fixed")],
     };
-    let done = run::checkpoint(project, batch, &[&first, &retry], TaggedBy::Llm, Depth::Minimal).unwrap();
+    let done = run::checkpoint(
+        project,
+        &Limits::default(),
+        batch,
+        &[&first, &retry],
+        TaggedBy::Llm,
+        Depth::Minimal,
+    )
+    .unwrap();
     assert_eq!((done.llm, done.builtin), (2, batch.assets.len() - 2));
-    let result = run::finalize(project, &scan, &diff).unwrap();
+    let result = run::finalize(project, &Limits::default(), &scan, &diff).unwrap();
     assert_eq!((result.tagged_llm, result.tagged_builtin), (2, 6));
     let records = rows(project);
     assert_eq!(
@@ -681,7 +697,14 @@ fn written_files_satisfy_their_schemas() {
             "state",
         );
         let scan = scan(project, depth);
-        let plan = run::plan_batches(project, &scan, &run::diff(project, &scan, true).unwrap(), 50).unwrap();
+        let plan = run::plan_batches(
+            project,
+            &Limits::default(),
+            &scan,
+            &run::diff(project, &Limits::default(), &scan, true).unwrap(),
+            50,
+        )
+        .unwrap();
         let builtin = tagger::tag_batch(&TagRequest {
             assets: plan.batches[0].assets.clone(),
             index_depth: depth,

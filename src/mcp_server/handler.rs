@@ -213,7 +213,8 @@ impl ServerHandler for PipelineServer {
         let uri = request.uri;
         let text = if uri == SEARCH_RESULT_URI {
             let path = self.options.root.join(INDEX_DIR).join("search-result.json");
-            std::fs::read_to_string(&path).map_err(|e| {
+            let limit = engine::io::Limits::default().file_bytes;
+            engine::io::read_text_limited(&path, limit, engine::io::FILE_KEY).map_err(|e| {
                 McpError::resource_not_found(
                     format!("no search result yet ({e}); call the `search` tool first"),
                     None,

@@ -301,7 +301,7 @@ pub fn register(registry: &mut Registry) {
             "search.freshness",
             "is the index present and fresh (assets.jsonl mtime = state.json last_run)?",
             |_: serde_json::Value, ctx| {
-                let freshness = crate::index::index_freshness(&ctx.workdir);
+                let freshness = crate::index::index_freshness(&ctx.workdir, &ctx.limits);
                 let reason = match &freshness {
                     crate::index::Freshness::Fresh { .. } => None,
                     crate::index::Freshness::Missing { reason } | crate::index::Freshness::Stale { reason } => {

@@ -59,13 +59,15 @@ pub struct FeedbackRow {
 /// Steps 1–4: load the result, check the manifest handshake, find the
 /// candidate, build its feedback row (not yet written).
 pub fn resolve(index_dir: &Path, index: &str, now: time::OffsetDateTime) -> PickOutcome {
-    let Ok(text) = std::fs::read_to_string(index_dir.join(RESULT_FILE)) else {
+    let limit = engine::io::Limits::default().file_bytes;
+    let read = |name: &str| engine::io::read_text_limited(&index_dir.join(name), limit, engine::io::FILE_KEY);
+    let Ok(text) = read(RESULT_FILE) else {
         return PickOutcome::error("no search result; run /unity-assets:search first".into());
     };
     let Ok(result) = serde_json::from_str::<SearchResult>(&text) else {
         return PickOutcome::error("no search result; run /unity-assets:search first".into());
     };
-    let current = std::fs::read_to_string(index_dir.join("manifest.json"))
+    let current = read("manifest.json")
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         .and_then(|m| m["version"].as_str().map(str::to_owned));

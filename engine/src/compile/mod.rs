@@ -292,7 +292,8 @@ impl<'a> Compiler<'a> {
     fn compile_entry(&mut self, name_or_path: &str) -> Result<Arc<Pipeline>, Diagnostics> {
         let path = Path::new(name_or_path);
         if matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
-            let text = std::fs::read_to_string(path).map_err(|e| {
+            let limit = crate::io::Limits::default().file_bytes;
+            let text = crate::io::read_text_limited(path, limit, crate::io::FILE_KEY).map_err(|e| {
                 one(Diagnostic::new(
                     name_or_path,
                     (1, 1),
@@ -315,7 +316,16 @@ impl<'a> Compiler<'a> {
         }
         if let Some(dir) = sibling_dir {
             let file = dir.join(format!("{name}.yaml"));
-            if let Ok(text) = std::fs::read_to_string(&file) {
+            let limit = crate::io::Limits::default().file_bytes;
+            let read = crate::io::read_text_if_present(&file, limit, crate::io::FILE_KEY);
+            let text = read.map_err(|e| {
+                one(Diagnostic::new(
+                    file.display().to_string(),
+                    (1, 1),
+                    format!("cannot read pipeline file: {e}"),
+                ))
+            })?;
+            if let Some(text) = text {
                 let p = self.compile_text(&file.display().to_string(), &text, Some(dir.to_path_buf()))?;
                 self.pipelines.insert(name.to_owned(), Arc::clone(&p));
                 return Ok(p);

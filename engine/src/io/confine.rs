@@ -171,6 +171,16 @@ pub fn read_text_limited(path: &Path, limit: u64, key: &str) -> Result<String, C
     })
 }
 
+/// [`read_text_limited`] where a missing file is `None` (an optional file:
+/// a config, an index file not written yet) and any other failure an error.
+pub fn read_text_if_present(path: &Path, limit: u64, key: &str) -> Result<Option<String>, ConfineError> {
+    match read_text_limited(path, limit, key) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// The text of a line-per-record file (JSONL), bounded as a whole by
 /// `limits.file_bytes` and line by line by `limits.line_bytes`: one absurd
 /// row fails with its line number instead of being decoded.

@@ -377,7 +377,9 @@ pub fn read_mcp_json(path: &Path) -> Result<BTreeMap<String, ServerConfig>, McpE
         path: path.display().to_string(),
         detail,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| config_error(format!("cannot read: {e}")))?;
+    let limit = crate::io::Limits::default().file_bytes;
+    let text = crate::io::read_text_limited(path, limit, crate::io::FILE_KEY)
+        .map_err(|e| config_error(format!("cannot read: {e}")))?;
     let file: McpJson = serde_json::from_str(&text).map_err(|e| {
         config_error(format!(
             "not a valid .mcp.json (line {}, column {}): {e}",
