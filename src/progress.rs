@@ -3,7 +3,7 @@
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use engine::run::progress::{Progress, Tick};
+use engine::{Progress, Tick};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Bars under one [`MultiProgress`], cleared when their fan-out ends.

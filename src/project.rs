@@ -10,7 +10,7 @@ use engine::compile::{Compiler, ParamLayers, Pipeline};
 use engine::diagnostic::{Diagnostic, Diagnostics};
 use engine::llm::{LlmConfig, Provider, ProviderKind};
 use engine::resources::Resources;
-use engine::run::Runtime;
+use engine::Runtime;
 use engine::{Output, Registry};
 use include_dir::{include_dir, Dir};
 

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use engine::resources::Resources;
-use engine::run::RunReport;
+use engine::RunReport;
 use serde::{Deserialize, Serialize};
 
 pub const PRICES: &str = "data/llm-prices.yml";

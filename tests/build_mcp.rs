@@ -354,13 +354,13 @@ stages:
     let compiled = engine::compile::Compiler::new(&resources, &registry, &layers, true)
         .compile("probe")
         .expect("compiles");
-    let rt = engine::run::Runtime::new(s.project.clone(), engine::Output::buffer(), resources.clone());
+    let rt = engine::Runtime::new(s.project.clone(), engine::Output::buffer(), resources.clone());
     let server = serde_json::to_value(json!({
         "command": s.server.command, "args": s.server.args, "env": s.server.env, "timeout_s": 60.0
     }))
     .unwrap();
     let inputs = json!({"server": server});
-    let outcome = engine::run::run(&compiled, inputs, &rt).await;
+    let outcome = engine::run(&compiled, inputs, &rt).await;
     assert!(outcome.result.is_ok(), "{:?}", outcome.result);
     assert_eq!(outcome.outputs["create"]["sent"], true);
     assert_eq!(

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use engine::compile::{Compiler, ParamLayers, Pipeline};
 use engine::resources::Resources;
-use engine::run::{self, Flow, Runtime};
 use engine::{CallContext, Output, Registry};
+use engine::{Ending, Runtime};
 use serde_json::{json, Value};
 
 const CHUNKS: usize = 1_000;
@@ -144,10 +144,10 @@ fn compile(resources: &Resources, registry: &Registry, name: &str) -> Arc<Pipeli
 fn timed_run(tokio: &tokio::runtime::Runtime, pipeline: &Arc<Pipeline>, resources: &Resources) -> (Duration, Value) {
     let rt = Runtime::new(std::env::temp_dir(), Output::buffer(), resources.clone());
     let started = Instant::now();
-    let outcome = tokio.block_on(run::run(pipeline, json!({}), &rt));
+    let outcome = tokio.block_on(engine::run(pipeline, json!({}), &rt));
     let elapsed = started.elapsed();
     match outcome.result {
-        Ok(Flow::Value(v)) => (elapsed, v),
+        Ok(Ending::Finished(v)) => (elapsed, v),
         other => panic!("{} did not finish: {other:?}", pipeline.name),
     }
 }

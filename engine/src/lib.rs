@@ -3,9 +3,23 @@
 //! A pipeline travels **spec → compile → run**: [`spec`] is the serde model
 //! of the YAML as written, [`compile`] resolves references, params, templates
 //! and schemas into a checked DAG (collecting every error at once), and
-//! [`run`] executes that DAG on tokio. Each stage kind lives in its own module
-//! under [`stages`]. The engine knows nothing of any domain: products plug
+//! [`run()`] executes that DAG on tokio. Each stage kind lives in its own module
+//! under `stages`. The engine knows nothing of any domain: products plug
 //! native code in through the [`registry`].
+//!
+//! # Layers
+//!
+//! Modules depend only on modules above them in this list:
+//!
+//! 1. `diagnostic`, `io`, `output`, `progress` — leaves.
+//! 2. `template`, `resources`, `render` (the graph drawn), `llm`, `mcp`.
+//! 3. `registry` (native functions), `spec` (the YAML as written).
+//! 4. `compile` (spec → checked pipeline), `report`, `runtime`.
+//! 5. `stages` (one module per stage kind).
+//! 6. `run` (the executor).
+//!
+//! One edge points back up, and it is the nesting of pipelines itself:
+//! `stages::sub_pipeline` (a `run:` stage) calls [`run()`].
 
 pub mod compile;
 pub mod diagnostic;
@@ -13,13 +27,20 @@ pub mod io;
 pub mod llm;
 pub mod mcp;
 pub mod output;
+mod progress;
 pub mod registry;
 pub mod render;
+mod report;
 pub mod resources;
-pub mod run;
+mod run;
+mod runtime;
 pub mod spec;
-pub mod stages;
+mod stages;
 pub mod template;
 
 pub use output::Output;
+pub use progress::{Progress, Tick};
 pub use registry::{CallContext, Registry};
+pub use report::{ModelUsage, RunReport, RunStatus, StageReport, StageStatus};
+pub use run::{run, Ending, RunOutcome, StageError};
+pub use runtime::Runtime;

@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use engine::llm::{LlmError, LlmReply, LlmRequest, Provider, Tier, Usage};
-use engine::run::{Flow, RunError};
 use engine::{CallContext, Registry};
+use engine::{Ending, RunStatus, StageStatus};
 use engine_util::{stage, Project};
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
@@ -19,16 +19,16 @@ use serde_json::{json, Value};
 const LABEL_SCHEMA: &str =
     r#"{"type": "object", "properties": {"label": {"type": "string", "enum": ["cat", "dog"]}}, "required": ["label"]}"#;
 
-fn value_of(outcome: &engine::run::RunOutcome) -> Value {
+fn value_of(outcome: &engine::RunOutcome) -> Value {
     match &outcome.result {
-        Ok(Flow::Value(v)) => v.clone(),
+        Ok(Ending::Finished(v)) => v.clone(),
         other => panic!("expected a value, got {other:?}"),
     }
 }
 
-fn failure(outcome: &engine::run::RunOutcome) -> String {
+fn failure(outcome: &engine::RunOutcome) -> String {
     match &outcome.result {
-        Err(e @ RunError::Stage(_)) => e.to_string(),
+        Err(e) => e.to_string(),
         other => panic!("expected a stage failure, got {other:?}"),
     }
 }
@@ -54,8 +54,8 @@ async fn fn_stage_returns_the_native_result() {
     p.pipeline("calc", "pipeline: calc\ninputs:\n  n: {type: integer}\noutput: \"{{ double }}\"\nstages:\n  double:\n    fn: t.double\n    with: {n: \"{{ inputs.n }}\"}\n");
     let (outcome, _) = p.run("calc", &registry(), json!({"n": "21"}), None).await;
     assert_eq!(value_of(&outcome), json!(42));
-    assert_eq!(outcome.report.status, "ok");
-    assert_eq!(stage(&outcome, "double").status, "ok");
+    assert_eq!(outcome.report.status, RunStatus::Ok);
+    assert_eq!(stage(&outcome, "double").status, StageStatus::Ok);
 }
 
 fn llm_project(repair: u32, on_invalid: &str) -> Project {
@@ -78,7 +78,7 @@ async fn llm_stage_runs_its_builtin_offline() {
     let (outcome, _) = p.run("label", &registry(), json!({"text": "it says meow"}), None).await;
     assert_eq!(value_of(&outcome), json!({"label": "cat"}));
     let s = stage(&outcome, "classify");
-    assert_eq!((s.status.as_str(), s.calls, s.repairs), ("ok", 1, 0));
+    assert_eq!((s.status, s.calls, s.repairs), (StageStatus::Ok, 1, 0));
 }
 
 /// A model that answers from a script, recording every request it gets.
@@ -163,7 +163,7 @@ async fn llm_stage_falls_back_to_on_invalid_output() {
         .await;
     assert_eq!(value_of(&outcome), json!({"label": "unknown", "text": "squawk"}));
     let s = stage(&outcome, "classify");
-    assert_eq!((s.status.as_str(), s.calls, s.repairs), ("ok", 2, 1));
+    assert_eq!((s.status, s.calls, s.repairs), (StageStatus::Ok, 2, 1));
 }
 
 #[tokio::test]
@@ -176,10 +176,10 @@ async fn llm_stage_fails_when_answers_stay_invalid() {
         message.contains("stage `classify`") && message.contains("schemas/label.schema.json"),
         "{message}"
     );
-    assert_eq!(outcome.report.status, "failed");
+    assert_eq!(outcome.report.status, RunStatus::Failed);
     assert_eq!(outcome.exit_code(), 1);
     let s = stage(&outcome, "classify");
-    assert_eq!((s.status.as_str(), s.calls, s.repairs), ("failed", 2, 1));
+    assert_eq!((s.status, s.calls, s.repairs), (StageStatus::Failed, 2, 1));
 }
 
 #[tokio::test]
@@ -310,20 +310,20 @@ async fn skips_propagate_through_needs() {
         "pipeline: skips\ninputs:\n  go: {type: boolean, default: false}\nstages:\n  maybe:\n    when: \"{{ inputs.go }}\"\n    fn: t.double\n    with: {n: 1}\n  after-maybe:\n    needs: [maybe]\n    fn: t.echo\n    with: {saw: \"{{ maybe }}\"}\n  always:\n    fn: t.double\n    with: {n: 2}\n  joined:\n    needs: [maybe, always]\n    fn: t.echo\n    with: {maybe: \"{{ maybe }}\", always: \"{{ always }}\"}\n",
     );
     let (outcome, _) = p.run("skips", &registry(), json!({}), None).await;
-    assert_eq!(outcome.report.status, "ok");
-    let status: Vec<(&str, &str)> = outcome
+    assert_eq!(outcome.report.status, RunStatus::Ok);
+    let status: Vec<(&str, StageStatus)> = outcome
         .report
         .stages
         .iter()
-        .map(|s| (s.name.as_str(), s.status.as_str()))
+        .map(|s| (s.name.as_str(), s.status))
         .collect();
     for (name, want) in [
-        ("maybe", "skipped"),
-        ("after-maybe", "skipped"),
-        ("always", "ok"),
-        ("joined", "ok"),
+        ("maybe", StageStatus::Skipped),
+        ("after-maybe", StageStatus::Skipped),
+        ("always", StageStatus::Ok),
+        ("joined", StageStatus::Ok),
     ] {
-        assert!(status.contains(&(name, want)), "{name} should be {want}: {status:?}");
+        assert!(status.contains(&(name, want)), "{name} should be {want:?}: {status:?}");
     }
     assert_eq!(*outcome.outputs["maybe"], Value::Null);
     assert_eq!(*outcome.outputs["after-maybe"], Value::Null);
@@ -450,7 +450,7 @@ async fn emit_prints_exact_lines() {
     let p = Project::new();
     p.pipeline("hello", "pipeline: hello\ninputs:\n  who: {type: array}\nstages:\n  greet:\n    emit: \"hello {{ inputs.who | join(', ') }}\"\n  list:\n    needs: [greet]\n    emit: \"{% for w in inputs.who %}- {{ w }}\\n{% endfor %}\"\n");
     let (outcome, output) = p.run("hello", &registry(), json!({"who": ["Ann", "Bo"]}), None).await;
-    assert_eq!(outcome.report.status, "ok");
+    assert_eq!(outcome.report.status, RunStatus::Ok);
     assert_eq!(output.captured(), "hello Ann, Bo\n- Ann\n- Bo\n");
 }
 
@@ -460,15 +460,15 @@ async fn exit_ends_the_run_with_its_code() {
     p.pipeline("stop", "pipeline: stop\noutput: \"{{ {'later_ran': later is not none} }}\"\nstages:\n  first:\n    emit: before\n  stop:\n    needs: [first]\n    exit: {code: 3, status: no_match}\n  later:\n    needs: [stop]\n    emit: after\n");
     let (outcome, output) = p.run("stop", &registry(), json!({}), None).await;
     assert!(
-        matches!(&outcome.result, Ok(Flow::Exit { code: 3, status: Some(s), output: Some(o) })
+        matches!(&outcome.result, Ok(Ending::Exited { code: 3, status: Some(s), output: Some(o) })
             if s == "no_match" && *o == json!({"later_ran": false})),
         "the output is evaluated over what ran: {:?}",
         outcome.result
     );
     assert_eq!(outcome.exit_code(), 3);
-    assert_eq!(outcome.report.status, "exited");
-    assert_eq!(stage(&outcome, "stop").status, "exited");
-    assert_eq!(stage(&outcome, "later").status, "not_run");
+    assert_eq!(outcome.report.status, RunStatus::Exited);
+    assert_eq!(stage(&outcome, "stop").status, StageStatus::Exited);
+    assert_eq!(stage(&outcome, "later").status, StageStatus::NotRun);
     assert_eq!(output.captured(), "before\n");
 }
 
@@ -579,7 +579,7 @@ async fn schema_gate_on_fn_output_fails_or_falls_back() {
             && message.contains("/label"),
         "{message}"
     );
-    assert_eq!(stage(&outcome, "guess").status, "failed");
+    assert_eq!(stage(&outcome, "guess").status, StageStatus::Failed);
 
     p.pipeline("gate", &yaml("    on_invalid: {output: {label: cat}}\n"));
     let (outcome, _) = p.run("gate", &registry(), json!({}), None).await;

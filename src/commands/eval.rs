@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use engine::run::{bind_inputs, Flow};
+use engine::Ending;
 use engine::Output;
 use serde_json::{json, Value};
 
@@ -40,11 +40,11 @@ pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome
         if results.contains_key(q) {
             continue;
         }
-        let inputs = match bind_inputs(&pipeline, json!({"query": q}).as_object().cloned().unwrap_or_default()) {
+        let inputs = match pipeline.bind_inputs(json!({"query": q}).as_object().cloned().unwrap_or_default()) {
             Ok(i) => i,
             Err(e) => return Outcome::invalid(e),
         };
-        let outcome = engine::run::run(&pipeline, inputs, &rt).await;
+        let outcome = engine::run(&pipeline, inputs, &rt).await;
         let routed = outcome
             .outputs
             .get("route")
@@ -53,8 +53,8 @@ pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome
         // The search pipeline's output is the search-result document; an
         // early exit (no_query, no index) has no groups.
         let groups = match outcome.result {
-            Ok(Flow::Value(doc)) => groups_of(&doc),
-            Ok(Flow::Exit { .. }) => vec![],
+            Ok(Ending::Finished(doc)) => groups_of(&doc),
+            Ok(Ending::Exited { .. }) => vec![],
             Err(e) => return Outcome::failed(format!("search failed for {q:?}: {e}")),
         };
         results.insert(q.to_owned(), (groups, routed));

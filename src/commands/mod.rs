@@ -6,8 +6,8 @@ pub mod eval;
 pub mod providers;
 
 use engine::render::{render, Format};
-use engine::run::{bind_inputs, Flow, RunError, Runtime};
 use engine::Output;
+use engine::{Ending, Runtime};
 use serde_json::{Map, Value};
 
 use crate::cli::RunOptions;
@@ -50,7 +50,7 @@ pub struct Finished {
     /// Why it failed or refused, prefixed with the pipeline's name.
     pub message: Option<String>,
     /// Per-stage status, time, calls and tokens (`None` when it never ran).
-    pub report: Option<engine::run::RunReport>,
+    pub report: Option<engine::RunReport>,
 }
 
 impl Finished {
@@ -78,21 +78,20 @@ pub async fn execute(
         Ok(p) => p,
         Err(d) => return Finished::before_run(Outcome::invalid(d)),
     };
-    let inputs = match bind_inputs(&pipeline, inputs) {
+    let inputs = match pipeline.bind_inputs(inputs) {
         Ok(v) => v,
         Err(e) => return Finished::before_run(Outcome::invalid(e)),
     };
-    let outcome = engine::run::run(&pipeline, inputs, runtime).await;
+    let outcome = engine::run(&pipeline, inputs, runtime).await;
     let code = outcome.exit_code();
     let (code, document, message) = match outcome.result {
-        Ok(Flow::Value(v)) => (code, Some(v), None),
-        Ok(Flow::Exit { code, status, output }) => {
+        Ok(Ending::Finished(v)) => (code, Some(v), None),
+        Ok(Ending::Exited { code, status, output }) => {
             let message = status
                 .filter(|s| !s.is_empty() && code != exit::OK)
                 .map(|s| format!("{}: {s}", pipeline.name));
             (code, output.filter(|o| !o.is_null()), message)
         }
-        Err(e @ RunError::Input { .. }) => (exit::INVALID, None, Some(e.to_string())),
         Err(e) => (exit::FAILED, None, Some(e.to_string())),
     };
     Finished {
@@ -173,7 +172,7 @@ pub fn dry_run(project: &Project, name: &str, inputs: Map<String, Value>, opts: 
         Ok(p) => p,
         Err(d) => return Outcome::invalid(d),
     };
-    let inputs = match bind_inputs(&pipeline, inputs) {
+    let inputs = match pipeline.bind_inputs(inputs) {
         Ok(v) => v,
         Err(e) => return Outcome::invalid(e),
     };

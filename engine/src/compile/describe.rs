@@ -79,7 +79,7 @@ fn node(p: &Pipeline, s: &Stage) -> Node {
         .collect();
     Node {
         name: s.name.clone(),
-        kind: crate::run::kind(s),
+        kind: s.kind(),
         target,
         condition: s.when.as_ref().map(|(w, _)| w.clone()),
         iteration,

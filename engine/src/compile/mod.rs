@@ -7,6 +7,7 @@
 mod describe;
 mod graph;
 pub mod params;
+mod pipeline;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -16,206 +17,13 @@ use minijinja::Environment;
 use serde_json::Value;
 
 pub use params::{ConfigLayer, ParamLayers, ResolvedParam};
+pub use pipeline::{Gate, InputError, LlmStage, Pipeline, ReadSource, Recovery, Stage, StageAction, StageModifier};
 
 use crate::diagnostic::{Diagnostic, Diagnostics};
-use crate::registry::{Native, Registry};
+use crate::registry::Registry;
 use crate::resources::Resources;
 use crate::spec::{self, Action, Fallback, InputSpec, Modifier, PipelineSpec, StageSpec};
 use crate::template::{self, Tmpl};
-
-/// A checked pipeline, ready to run any number of times.
-pub struct Pipeline {
-    pub name: String,
-    pub summary: String,
-    /// Where else it is offered besides `run` (`mcp`).
-    pub expose: Vec<String>,
-    /// Where it was read from (an override path or the embedded path).
-    pub file: String,
-    pub inputs: BTreeMap<String, InputSpec>,
-    /// Params after layering.
-    pub params: Arc<Value>,
-    pub resolved_params: Vec<ResolvedParam>,
-    pub output: Option<Tmpl>,
-    /// In a topological order (file order among independent stages).
-    pub stages: Vec<Stage>,
-    pub env: Arc<Environment<'static>>,
-}
-
-pub struct Stage {
-    pub name: String,
-    /// The name templates use (`-` → `_`).
-    pub ident: String,
-    pub summary: Option<String>,
-    /// Indexes into `Pipeline::stages`.
-    pub needs: Vec<usize>,
-    /// Every stage this one may read (transitive needs), by ident.
-    pub upstream: BTreeSet<String>,
-    pub when: Option<(String, Tmpl)>,
-    pub with: Option<Tmpl>,
-    pub gate: Option<Gate>,
-    pub on_invalid: Option<Recovery>,
-    pub on_locked: Option<Recovery>,
-    pub action: StageAction,
-    pub modifier: Option<StageModifier>,
-    /// Params the stage's templates read, for graphs and dry runs.
-    pub params_read: Vec<String>,
-}
-
-/// Where a `read` stage reads from.
-pub enum ReadSource {
-    Path(Tmpl),
-    Resource(String),
-}
-
-/// `on_invalid` / `on_locked`: fail, or continue with this output.
-pub enum Recovery {
-    Fail,
-    Output(Tmpl),
-}
-
-pub enum StageAction {
-    Fn {
-        name: String,
-        native: Native,
-    },
-    Llm(LlmStage),
-    Run(Arc<Pipeline>),
-    Read {
-        source: ReadSource,
-        format: Option<crate::io::Format>,
-        rows: Option<Gate>,
-        bad_rows: spec::BadRows,
-        missing: spec::Missing,
-    },
-    Write {
-        path: Tmpl,
-        value: Tmpl,
-        format: spec::WriteFormat,
-    },
-    Append {
-        path: Tmpl,
-        value: Tmpl,
-    },
-    Emit(Tmpl),
-    Exit {
-        code: Tmpl,
-        status: Option<Tmpl>,
-    },
-    Ask {
-        prompt: Tmpl,
-        choices: Tmpl,
-        answer: Option<Tmpl>,
-        default: Option<Tmpl>,
-    },
-    Http {
-        method: String,
-        url: Tmpl,
-        headers: Option<Tmpl>,
-        query: Option<Tmpl>,
-        body: Option<Tmpl>,
-        timeout_s: Option<u64>,
-    },
-    Exec {
-        command: Tmpl,
-        stdin: Option<Tmpl>,
-        timeout_s: Option<u64>,
-    },
-    Mcp {
-        server: Tmpl,
-        tool: Tmpl,
-        args: Tmpl,
-        guard: Arc<dyn crate::mcp::CallGuard>,
-        audit: Tmpl,
-        sub_intent: Option<Tmpl>,
-    },
-}
-
-impl StageAction {
-    pub fn key(&self) -> &'static str {
-        match self {
-            StageAction::Fn { .. } => "fn",
-            StageAction::Llm(_) => "llm",
-            StageAction::Run(_) => "run",
-            StageAction::Read { .. } => "read",
-            StageAction::Write { .. } => "write",
-            StageAction::Append { .. } => "append",
-            StageAction::Emit(_) => "emit",
-            StageAction::Exit { .. } => "exit",
-            StageAction::Ask { .. } => "ask",
-            StageAction::Http { .. } => "http",
-            StageAction::Exec { .. } => "exec",
-            StageAction::Mcp { .. } => "mcp",
-        }
-    }
-}
-
-pub struct LlmStage {
-    /// The prompt's file name, also its template name in the pipeline's env.
-    pub prompt: String,
-    pub builtin: Option<(String, Native)>,
-    pub tier: crate::llm::Tier,
-    pub repair: u32,
-    pub max_tokens: Option<u32>,
-}
-
-pub enum StageModifier {
-    ForEach {
-        items: Tmpl,
-        as_name: String,
-        concurrency: Tmpl,
-    },
-    MapReduce {
-        items: Tmpl,
-        chunk_size: Tmpl,
-        as_name: String,
-        concurrency: Tmpl,
-        reduce: Box<spec::ReduceSpec>,
-        top_k: Option<Tmpl>,
-    },
-    Repeat {
-        over: Option<Tmpl>,
-        times: Option<u32>,
-        as_name: String,
-        until: Option<Tmpl>,
-    },
-}
-
-impl StageModifier {
-    pub fn key(&self) -> &'static str {
-        match self {
-            StageModifier::ForEach { .. } => "for_each",
-            StageModifier::MapReduce { .. } => "map_reduce",
-            StageModifier::Repeat { .. } => "repeat",
-        }
-    }
-}
-
-/// A JSON Schema gate, compiled once.
-#[derive(Clone)]
-pub struct Gate {
-    pub file: String,
-    pub schema: Arc<Value>,
-    validator: Arc<jsonschema::Validator>,
-}
-
-impl Gate {
-    /// Every validation error, as `/json/pointer: message` lines.
-    pub fn check(&self, value: &Value) -> Result<(), Vec<String>> {
-        let errors: Vec<String> = self
-            .validator
-            .iter_errors(value)
-            .map(|e| {
-                let at = e.instance_path().to_string();
-                format!("{}: {}", if at.is_empty() { "/" } else { &at }, e)
-            })
-            .collect();
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(errors)
-        }
-    }
-}
 
 /// Compiles pipelines by name, sharing sub-pipelines and schemas.
 pub struct Compiler<'a> {

@@ -7,6 +7,7 @@
 
 pub mod audit;
 pub mod client;
+mod connections;
 pub mod guard;
 
 use std::path::Path;
@@ -15,6 +16,7 @@ use serde_json::Value;
 
 pub use audit::{args_digest, canonical_json, AuditRow, AuditVerdict};
 pub use client::{read_mcp_json, McpClient, McpError, ServerConfig, ToolInfo};
+pub use connections::Connections;
 pub use guard::{CallGuard, DenyAll, Verdict};
 
 /// What happened to one guarded call.

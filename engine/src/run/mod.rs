@@ -6,72 +6,29 @@
 //! stage ends the run at once; a failing stage ends it with an error that
 //! names the stage, the pipeline file and the cause.
 
-pub mod progress;
-pub mod report;
-
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 use futures::stream::{FuturesUnordered, StreamExt};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tracing::Instrument;
 
 use crate::compile::{Pipeline, Stage};
-use crate::llm::Provider;
-use crate::output::Output;
-use crate::resources::Resources;
+use crate::report::{RunReport, RunStatus, StageReport, StageStats, StageStatus};
+use crate::runtime::Runtime;
+use crate::stages::{Flow, StageCx};
 use crate::template::Scope;
 
-pub use report::{RunReport, StageReport, StageStats};
-
-/// What a run may use: the model provider, where lines go, the folder it
-/// works in, and whether a person can be asked.
-#[derive(Clone)]
-pub struct Runtime {
-    /// `None` runs every `llm` stage through its `builtin:` task.
-    pub provider: Option<Arc<dyn Provider>>,
-    pub output: Output,
-    pub workdir: PathBuf,
-    /// True when stdin is a terminal, so `ask` may prompt.
-    pub interactive: bool,
-    /// MCP connections, opened on first use and shared by the run's stages.
-    pub mcp: Arc<crate::stages::mcp::McpConnections>,
-    /// Data files native functions read (`data/...`), with overrides.
-    pub resources: Resources,
-    /// Where fan-out progress goes (none: not shown).
-    pub progress: Option<Arc<dyn progress::Progress>>,
-    /// Size limits on files and HTTP answers the run reads.
-    pub limits: crate::io::Limits,
-    /// Answers received in this run, so no request is sent twice.
-    pub replies: Arc<crate::llm::ReplyCache>,
-}
-
-impl Runtime {
-    pub fn new(workdir: PathBuf, output: Output, resources: Resources) -> Self {
-        Self {
-            provider: None,
-            output,
-            workdir,
-            interactive: false,
-            mcp: Arc::default(),
-            resources,
-            progress: None,
-            limits: crate::io::Limits::default(),
-            replies: Arc::default(),
-        }
-    }
-}
-
-/// How a stage (or a whole run) ended.
+/// How a run ended when it did not fail.
 #[derive(Debug, Clone)]
-pub enum Flow {
-    Value(Value),
+pub enum Ending {
+    /// Every stage settled; this is the pipeline's output.
+    Finished(Value),
     /// An `exit` stage ended the run. `output` is the pipeline's output
     /// evaluated over the stages that ran (`None` when it cannot be), so a
     /// caller printing the output has a document on every ending.
-    Exit {
+    Exited {
         code: i32,
         status: Option<String>,
         output: Option<Value>,
@@ -88,18 +45,10 @@ pub struct StageError {
     pub message: String,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error("{0}")]
-    Stage(#[from] StageError),
-    #[error("pipeline `{pipeline}`: {message}")]
-    Input { pipeline: String, message: String },
-}
-
 /// The end of a run: how it ended, and the report either way.
 #[derive(Debug)]
 pub struct RunOutcome {
-    pub result: Result<Flow, RunError>,
+    pub result: Result<Ending, StageError>,
     pub report: RunReport,
     /// Each stage's output by name (skipped ones as null), shared, not copied.
     pub outputs: HashMap<String, Arc<Value>>,
@@ -109,71 +58,10 @@ impl RunOutcome {
     /// 0 for a finished run, an `exit` stage's code, or 1 for a failure.
     pub fn exit_code(&self) -> i32 {
         match &self.result {
-            Ok(Flow::Exit { code, .. }) => *code,
-            Ok(Flow::Value(_)) => 0,
+            Ok(Ending::Exited { code, .. }) => *code,
+            Ok(Ending::Finished(_)) => 0,
             Err(_) => 1,
         }
-    }
-}
-
-/// Check and coerce caller inputs against the pipeline's declarations.
-/// Strings from the command line become the declared type.
-pub fn bind_inputs(p: &Pipeline, mut given: Map<String, Value>) -> Result<Value, RunError> {
-    let err = |message: String| RunError::Input {
-        pipeline: p.name.clone(),
-        message,
-    };
-    if let Some(unknown) = given.keys().find(|k| !p.inputs.contains_key(*k)) {
-        let names: Vec<&str> = p.inputs.keys().map(String::as_str).collect();
-        let hint = crate::diagnostic::did_you_mean(unknown, names.iter().copied())
-            .map(|b| format!("; did you mean `{b}`?"))
-            .unwrap_or_else(|| format!("; inputs are: {}", names.join(", ")));
-        return Err(err(format!("unknown input `{unknown}`{hint}")));
-    }
-    let mut out = Map::new();
-    for (name, spec) in &p.inputs {
-        let value = match given.remove(name) {
-            Some(v) => coerce(v, &spec.kind).map_err(|m| err(format!("input `{name}`: {m}")))?,
-            None => match &spec.default {
-                Some(d) => d.clone(),
-                None => return Err(err(format!("missing input `{name}` (pass --input {name}=...)"))),
-            },
-        };
-        out.insert(name.clone(), value);
-    }
-    Ok(Value::Object(out))
-}
-
-fn coerce(v: Value, kind: &str) -> Result<Value, String> {
-    let parsed = |s: &str| serde_json::from_str::<Value>(s).map_err(|_| format!("`{s}` is not a valid {kind}"));
-    match (kind, v) {
-        ("string", Value::String(s)) => Ok(Value::String(s)),
-        ("string", other) => Ok(Value::String(match other {
-            Value::Number(n) => n.to_string(),
-            Value::Bool(b) => b.to_string(),
-            o => o.to_string(),
-        })),
-        ("integer", Value::String(s)) => parsed(&s).and_then(|v| {
-            if v.is_i64() || v.is_u64() {
-                Ok(v)
-            } else {
-                Err(format!("`{s}` is not an integer"))
-            }
-        }),
-        ("number", Value::String(s)) => parsed(&s).and_then(|v| {
-            if v.is_number() {
-                Ok(v)
-            } else {
-                Err(format!("`{s}` is not a number"))
-            }
-        }),
-        ("boolean", Value::String(s)) => match s.as_str() {
-            "true" | "yes" | "1" => Ok(Value::Bool(true)),
-            "false" | "no" | "0" | "" => Ok(Value::Bool(false)),
-            _ => Err(format!("`{s}` is not a boolean (true/false)")),
-        },
-        ("array" | "object", Value::String(s)) => parsed(&s),
-        (_, v) => Ok(v),
     }
 }
 
@@ -188,15 +76,15 @@ async fn run_to_end(p: &Arc<Pipeline>, inputs: Value, rt: &Runtime) -> RunOutcom
     let span = tracing::info_span!("pipeline", name = %p.name);
     let (result, stages, outputs) = execute(p, inputs, rt).instrument(span).await;
     let (status, exit_code) = match &result {
-        Ok(Flow::Exit { code, .. }) => ("exited", *code),
-        Ok(Flow::Value(_)) => ("ok", 0),
-        Err(_) => ("failed", 1),
+        Ok(Ending::Exited { code, .. }) => (RunStatus::Exited, *code),
+        Ok(Ending::Finished(_)) => (RunStatus::Ok, 0),
+        Err(_) => (RunStatus::Failed, 1),
     };
     let wall_ms = started.elapsed().as_secs_f64() * 1e3;
     let report = RunReport {
         pipeline: p.name.clone(),
         file: p.file.clone(),
-        status: status.into(),
+        status,
         exit_code,
         wall_ms,
         stages,
@@ -223,7 +111,11 @@ async fn execute(
     p: &Arc<Pipeline>,
     inputs: Value,
     rt: &Runtime,
-) -> (Result<Flow, RunError>, Vec<StageReport>, HashMap<String, Arc<Value>>) {
+) -> (
+    Result<Ending, StageError>,
+    Vec<StageReport>,
+    HashMap<String, Arc<Value>>,
+) {
     let n = p.stages.len();
     let mut state = vec![State::Pending; n];
     let mut outputs: Vec<Option<Arc<Value>>> = vec![None; n];
@@ -232,10 +124,11 @@ async fn execute(
     base.set("inputs", Arc::new(inputs));
     base.set("params", Arc::clone(&p.params));
     let mut running: FuturesUnordered<futures::future::BoxFuture<'_, Finished>> = FuturesUnordered::new();
-    let mut result: Option<Result<Flow, RunError>> = None;
+    // Set by the first exit (its code and status) or failure: the run ends.
+    let mut ended: Option<Result<(i32, Option<String>), StageError>> = None;
 
     loop {
-        if result.is_none() {
+        if ended.is_none() {
             // Stages are in topological order, so one pass also settles
             // skips that cascade down a chain.
             for i in 0..n {
@@ -279,25 +172,25 @@ async fn execute(
                 state[i] = State::Done;
                 outputs[i] = Some(Arc::new(v));
             }
-            Ok(Some(exit @ Flow::Exit { .. })) => {
+            Ok(Some(Flow::Exit { code, status })) => {
                 state[i] = State::Done;
-                if result.is_none() {
-                    result = Some(Ok(exit));
+                if ended.is_none() {
+                    ended = Some(Ok((code, status)));
                 }
             }
             Err(message) => {
                 state[i] = State::Failed;
-                if result.is_none() {
-                    result = Some(Err(RunError::Stage(StageError {
+                if ended.is_none() {
+                    ended = Some(Err(StageError {
                         pipeline: p.name.clone(),
                         file: p.file.clone(),
                         stage: p.stages[i].name.clone(),
                         message,
-                    })));
+                    }));
                 }
             }
         }
-        if result.is_some() {
+        if ended.is_some() {
             // Stop now: in-flight stages are cancelled by dropping them.
             break;
         }
@@ -323,17 +216,16 @@ async fn execute(
         .map(|((st, r), s)| {
             r.unwrap_or_else(|| {
                 let stats = StageStats::default();
-                stats.report(
-                    &st.name,
-                    kind(st),
-                    if *s == State::Running { "cancelled" } else { "not_run" },
-                    0.0,
-                    None,
-                )
+                let status = if *s == State::Running {
+                    StageStatus::Cancelled
+                } else {
+                    StageStatus::NotRun
+                };
+                stats.report(&st.name, st.kind(), status, 0.0, None)
             })
         })
         .collect();
-    let output = || -> Result<Value, RunError> {
+    let output = || -> Result<Value, StageError> {
         let mut scope = base.clone();
         for (i, s) in p.stages.iter().enumerate() {
             scope.set(
@@ -342,49 +234,38 @@ async fn execute(
             );
         }
         match &p.output {
-            Some(t) => t.eval(&p.env, &scope).map_err(|message| {
-                RunError::Stage(StageError {
-                    pipeline: p.name.clone(),
-                    file: p.file.clone(),
-                    stage: "output".into(),
-                    message,
-                })
+            Some(t) => t.eval(&p.env, &scope).map_err(|message| StageError {
+                pipeline: p.name.clone(),
+                file: p.file.clone(),
+                stage: "output".into(),
+                message,
             }),
             None => Ok(Value::Object(
                 by_name.iter().map(|(k, v)| (k.clone(), Value::clone(v))).collect(),
             )),
         }
     };
-    let result = match result {
-        // An inner pipeline's exit carries its own output; this pipeline's replaces it.
-        Some(Ok(Flow::Exit { code, status, .. })) => Ok(Flow::Exit {
+    let result = match ended {
+        Some(Ok((code, status))) => Ok(Ending::Exited {
             code,
             status,
             output: output().ok(),
         }),
-        Some(r) => r,
-        None => output().map(Flow::Value),
+        Some(Err(e)) => Err(e),
+        None => output().map(Ending::Finished),
     };
     (result, reports, by_name)
 }
 
-/// `llm`, `for_each(run)`, ...
-pub fn kind(st: &Stage) -> String {
-    match &st.modifier {
-        Some(m) => format!("{}({})", m.key(), st.action.key()),
-        None => st.action.key().to_owned(),
-    }
-}
-
 fn skipped(st: &Stage) -> StageReport {
-    StageStats::default().report(&st.name, kind(st), "skipped", 0.0, None)
+    StageStats::default().report(&st.name, st.kind(), StageStatus::Skipped, 0.0, None)
 }
 
 async fn run_stage<'a>(p: &'a Arc<Pipeline>, i: usize, scope: Scope, rt: &'a Runtime) -> Finished {
     let st = &p.stages[i];
     let started = Instant::now();
     let stats = StageStats::default();
-    let span = tracing::info_span!("stage", name = %st.name, kind = %kind(st));
+    let span = tracing::info_span!("stage", name = %st.name, kind = %st.kind());
     let res = async {
         if let Some((_, cond)) = &st.when {
             if !cond.eval_bool(&p.env, &scope).map_err(|e| format!("`when:` {e}"))? {
@@ -392,7 +273,7 @@ async fn run_stage<'a>(p: &'a Arc<Pipeline>, i: usize, scope: Scope, rt: &'a Run
                 return Ok(None);
             }
         }
-        let cx = crate::stages::StageCx {
+        let cx = StageCx {
             pipeline: p,
             stage: st,
             rt,
@@ -404,12 +285,12 @@ async fn run_stage<'a>(p: &'a Arc<Pipeline>, i: usize, scope: Scope, rt: &'a Run
     .await;
     let wall_ms = started.elapsed().as_secs_f64() * 1e3;
     let (status, error) = match &res {
-        Ok(None) => ("skipped", None),
-        Ok(Some(Flow::Exit { .. })) => ("exited", None),
-        Ok(Some(Flow::Value(_))) => ("ok", None),
-        Err(e) => ("failed", Some(e.clone())),
+        Ok(None) => (StageStatus::Skipped, None),
+        Ok(Some(Flow::Exit { .. })) => (StageStatus::Exited, None),
+        Ok(Some(Flow::Value(_))) => (StageStatus::Ok, None),
+        Err(e) => (StageStatus::Failed, Some(e.clone())),
     };
-    tracing::debug!(stage = %st.name, status, wall_ms, "stage finished");
-    let report = stats.report(&st.name, kind(st), status, wall_ms, error);
+    tracing::debug!(stage = %st.name, ?status, wall_ms, "stage finished");
+    let report = stats.report(&st.name, st.kind(), status, wall_ms, error);
     (i, res, report)
 }

@@ -2,8 +2,8 @@
 
 use serde_json::json;
 
+use super::Flow;
 use crate::io::{append_line_locked, AppendError};
-use crate::run::Flow;
 use crate::template::{Scope, Tmpl};
 
 use super::{recover, StageCx};

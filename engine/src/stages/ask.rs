@@ -5,7 +5,7 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use serde_json::Value;
 
-use crate::run::Flow;
+use super::Flow;
 use crate::template::{Scope, Tmpl};
 
 use super::StageCx;

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::run::Flow;
+use super::Flow;
 use crate::template::{Scope, Tmpl};
 
 use super::StageCx;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
 
-use crate::run::Flow;
+use super::Flow;
 use crate::template::{Scope, Tmpl};
 
 use super::StageCx;

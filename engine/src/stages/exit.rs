@@ -1,6 +1,6 @@
 //! `exit:` — end the run now with a status and an exit code.
 
-use crate::run::Flow;
+use super::Flow;
 use crate::template::{Scope, Tmpl};
 
 use super::StageCx;
@@ -18,6 +18,5 @@ pub fn run(cx: &StageCx<'_>, scope: &Scope, code: &Tmpl, status: Option<&Tmpl>) 
     Ok(Flow::Exit {
         code: i32::try_from(code).map_err(|_| format!("exit code {code} is out of range"))?,
         status,
-        output: None,
     })
 }

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use futures::stream::{self, StreamExt};
 use serde_json::Value;
 
+use super::Flow;
 use crate::compile::StageModifier;
-use crate::run::Flow;
 use crate::template::Scope;
 
 use super::{action, StageCx};

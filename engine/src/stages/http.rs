@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::Flow;
 use crate::io::HTTP_KEY;
-use crate::run::Flow;
 use crate::template::{Scope, Tmpl};
 
 use super::StageCx;

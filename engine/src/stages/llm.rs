@@ -14,9 +14,9 @@ use std::sync::Arc;
 use crate::template::{json_view, render_prompt, Prompt};
 use serde_json::Value;
 
+use super::Flow;
 use crate::compile::{Gate, LlmStage};
 use crate::llm::{LlmRequest, Usage};
-use crate::run::Flow;
 use crate::template::Scope;
 
 use super::{recover, StageCx};

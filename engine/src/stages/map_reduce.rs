@@ -5,8 +5,8 @@ use std::cmp::Ordering;
 
 use serde_json::{json, Value};
 
+use super::Flow;
 use crate::compile::StageModifier;
-use crate::run::Flow;
 use crate::spec::{Flatten, Order};
 use crate::template::Scope;
 

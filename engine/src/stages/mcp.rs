@@ -1,39 +1,13 @@
 //! `mcp:` — one MCP tool call, vetted by the stage's scope guard in code
 //! and audited; a denied call is never sent (see `mcp::guarded_call`).
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
 use serde_json::{json, Value};
 
-use crate::mcp::{guarded_call, CallGuard, CallOutcome, McpClient, ServerConfig};
-use crate::run::Flow;
+use super::Flow;
+use crate::mcp::{guarded_call, CallGuard, CallOutcome, ServerConfig};
 use crate::template::{Scope, Tmpl};
 
 use super::StageCx;
-
-/// Clients by server, connected on first use and reused for the whole run.
-#[derive(Default)]
-pub struct McpConnections {
-    clients: tokio::sync::Mutex<HashMap<String, Arc<McpClient>>>,
-}
-
-impl McpConnections {
-    async fn client(&self, config: &ServerConfig, max_answer_bytes: u64) -> Result<Arc<McpClient>, String> {
-        let key = config.describe();
-        let mut clients = self.clients.lock().await;
-        if let Some(c) = clients.get(&key) {
-            return Ok(Arc::clone(c));
-        }
-        let client = Arc::new(
-            McpClient::connect(config, max_answer_bytes)
-                .await
-                .map_err(|e| format!("mcp_unavailable: {e}"))?,
-        );
-        clients.insert(key, Arc::clone(&client));
-        Ok(client)
-    }
-}
 
 #[allow(clippy::too_many_arguments)]
 pub async fn run(

@@ -1,8 +1,13 @@
 //! One module per stage kind. [`execute`] applies the stage's modifier
 //! (for_each, map_reduce, repeat), runs its action, and gates the output.
+//!
+//! Stages see the run through [`StageCx`] and answer with a [`Flow`]; the
+//! one way back into the executor is [`sub_pipeline`], a `run:` stage
+//! running another pipeline (the recursion of pipelines itself).
 
 mod append;
 mod ask;
+mod cx;
 mod emit;
 mod exec;
 mod exit;
@@ -10,63 +15,17 @@ mod for_each;
 mod http;
 mod llm;
 mod map_reduce;
-pub mod mcp;
+mod mcp;
 mod native;
 mod read;
 mod repeat;
-mod run;
+mod sub_pipeline;
 mod write;
 
-use serde_json::Value;
+use crate::compile::{Recovery, StageAction, StageModifier};
+use crate::template::Scope;
 
-use crate::compile::{Pipeline, Recovery, Stage, StageAction, StageModifier};
-use crate::run::{Flow, Runtime, StageStats};
-use crate::template::{Scope, Tmpl};
-
-/// What a stage kind gets to do its work.
-pub struct StageCx<'a> {
-    pub pipeline: &'a std::sync::Arc<Pipeline>,
-    pub stage: &'a Stage,
-    pub rt: &'a Runtime,
-    pub stats: &'a StageStats,
-}
-
-impl StageCx<'_> {
-    /// Evaluate one of this stage's templated values.
-    pub fn eval(&self, t: &Tmpl, scope: &Scope) -> Result<Value, String> {
-        t.eval(&self.pipeline.env, scope)
-    }
-
-    /// Evaluate `with:` (an empty map when absent).
-    pub fn with(&self, scope: &Scope) -> Result<Value, String> {
-        match &self.stage.with {
-            Some(t) => self.eval(t, scope).map_err(|e| format!("`with:` {e}")),
-            None => Ok(Value::Object(Default::default())),
-        }
-    }
-
-    /// A path to read, relative to the run's folder and confined to it.
-    pub fn path(&self, v: &Value) -> Result<std::path::PathBuf, String> {
-        let rel = v.as_str().ok_or_else(|| format!("expected a file path, got {v}"))?;
-        crate::io::confine(&self.rt.workdir, rel).map_err(|e| e.to_string())
-    }
-
-    /// A path to write: confined, and no symlink anywhere on the way.
-    pub fn write_path(&self, v: &Value) -> Result<std::path::PathBuf, String> {
-        let rel = v.as_str().ok_or_else(|| format!("expected a file path, got {v}"))?;
-        crate::io::confine_for_write(&self.rt.workdir, rel).map_err(|e| e.to_string())
-    }
-
-    pub fn call_context(&self) -> crate::registry::CallContext {
-        crate::registry::CallContext {
-            workdir: self.rt.workdir.clone(),
-            output: self.rt.output.clone(),
-            stage: self.stage.name.clone(),
-            resources: self.rt.resources.clone(),
-            limits: self.rt.limits,
-        }
-    }
-}
+pub use cx::{Flow, StageCx};
 
 /// Run one stage: modifier around action, then the schema gate.
 pub async fn execute(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
@@ -110,7 +69,7 @@ pub async fn action(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
     match &cx.stage.action {
         StageAction::Fn { native, .. } => native::run(cx, scope, native).await,
         StageAction::Llm(l) => llm::run(cx, scope, l).await,
-        StageAction::Run(sub) => run::run(cx, scope, sub).await,
+        StageAction::Run(sub) => sub_pipeline::run(cx, scope, sub).await,
         StageAction::Read {
             source,
             format,

@@ -1,7 +1,7 @@
 //! `fn:` — call a registered native function with the stage's `with:`.
 
+use super::Flow;
 use crate::registry::Native;
-use crate::run::Flow;
 use crate::template::Scope;
 
 use super::StageCx;

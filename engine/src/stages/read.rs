@@ -3,9 +3,9 @@
 
 use serde_json::{json, Value};
 
+use super::Flow;
 use crate::compile::{Gate, ReadSource};
 use crate::io::{read_records, read_text_limited, Format, FILE_KEY};
-use crate::run::Flow;
 use crate::spec::{BadRows, Missing};
 use crate::template::Scope;
 

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::Flow;
 use crate::compile::StageModifier;
-use crate::run::Flow;
 use crate::template::Scope;
 
 use super::for_each::list;

@@ -2,8 +2,8 @@
 
 use serde_json::{json, Value};
 
+use super::Flow;
 use crate::io::write_atomic;
-use crate::run::Flow;
 use crate::spec::WriteFormat;
 use crate::template::{Scope, Tmpl};
 

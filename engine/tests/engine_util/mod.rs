@@ -10,8 +10,8 @@ use engine::compile::{Compiler, ParamLayers, Pipeline};
 use engine::diagnostic::Diagnostics;
 use engine::llm::Provider;
 use engine::resources::Resources;
-use engine::run::{self, RunOutcome, Runtime};
 use engine::{Output, Registry};
+use engine::{RunOutcome, Runtime};
 use serde_json::Value;
 
 /// A temporary folder of pipeline resources; removed when dropped.
@@ -87,16 +87,16 @@ impl Project {
             .unwrap_or_else(|d| panic!("{name} compiles:\n{d}"));
         let rt = self.runtime(provider);
         let inputs = match inputs {
-            Value::Object(m) => run::bind_inputs(&pipeline, m).unwrap_or_else(|e| panic!("inputs bind: {e}")),
+            Value::Object(m) => pipeline.bind_inputs(m).unwrap_or_else(|e| panic!("inputs bind: {e}")),
             other => panic!("inputs must be a map, got {other}"),
         };
-        let outcome = run::run(&pipeline, inputs, &rt).await;
+        let outcome = engine::run(&pipeline, inputs, &rt).await;
         (outcome, rt.output)
     }
 }
 
 /// The report entry of `stage`.
-pub fn stage<'a>(outcome: &'a RunOutcome, name: &str) -> &'a engine::run::StageReport {
+pub fn stage<'a>(outcome: &'a RunOutcome, name: &str) -> &'a engine::StageReport {
     outcome
         .report
         .stages

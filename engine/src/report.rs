@@ -7,12 +7,36 @@ use serde::Serialize;
 
 use crate::llm::Usage;
 
+/// How a whole run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Ok,
+    /// An `exit` stage ended it.
+    Exited,
+    Failed,
+}
+
+/// How one stage ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StageStatus {
+    Ok,
+    /// Its `when:` was false, or nothing upstream of it ran.
+    Skipped,
+    Failed,
+    Exited,
+    /// The run ended (an exit or a failure elsewhere) before it started.
+    NotRun,
+    /// The run ended while it was running.
+    Cancelled,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
     pub pipeline: String,
     pub file: String,
-    /// `ok`, `exited` (an `exit` stage ended it) or `failed`.
-    pub status: String,
+    pub status: RunStatus,
     pub exit_code: i32,
     pub wall_ms: f64,
     pub stages: Vec<StageReport>,
@@ -22,8 +46,7 @@ pub struct RunReport {
 pub struct StageReport {
     pub name: String,
     pub kind: String,
-    /// `ok`, `skipped`, `failed`, `exited` or `not_run`.
-    pub status: String,
+    pub status: StageStatus,
     pub wall_ms: f64,
     pub calls: u64,
     pub retries: u64,
@@ -133,12 +156,19 @@ impl StageStats {
         c.runs.push(report);
     }
 
-    pub fn report(&self, name: &str, kind: String, status: &str, wall_ms: f64, error: Option<String>) -> StageReport {
+    pub fn report(
+        &self,
+        name: &str,
+        kind: String,
+        status: StageStatus,
+        wall_ms: f64,
+        error: Option<String>,
+    ) -> StageReport {
         let c = self.inner.lock().unwrap_or_else(|e| e.into_inner()).clone();
         StageReport {
             name: name.to_owned(),
             kind,
-            status: status.to_owned(),
+            status,
             wall_ms,
             calls: c.calls,
             retries: c.retries,

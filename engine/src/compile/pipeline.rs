@@ -1,0 +1,288 @@
+//! The compiled pipeline: what the executor runs and the renderers draw.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use minijinja::Environment;
+use serde_json::{Map, Value};
+
+use super::params::ResolvedParam;
+use crate::registry::Native;
+use crate::spec::{self, InputSpec};
+use crate::template::Tmpl;
+
+/// A checked pipeline, ready to run any number of times.
+pub struct Pipeline {
+    pub name: String,
+    pub summary: String,
+    /// Where else it is offered besides `run` (`mcp`).
+    pub expose: Vec<String>,
+    /// Where it was read from (an override path or the embedded path).
+    pub file: String,
+    pub inputs: BTreeMap<String, InputSpec>,
+    /// Params after layering.
+    pub params: Arc<Value>,
+    pub resolved_params: Vec<ResolvedParam>,
+    pub output: Option<Tmpl>,
+    /// In a topological order (file order among independent stages).
+    pub stages: Vec<Stage>,
+    pub env: Arc<Environment<'static>>,
+}
+
+pub struct Stage {
+    pub name: String,
+    /// The name templates use (`-` → `_`).
+    pub ident: String,
+    pub summary: Option<String>,
+    /// Indexes into `Pipeline::stages`.
+    pub needs: Vec<usize>,
+    /// Every stage this one may read (transitive needs), by ident.
+    pub upstream: BTreeSet<String>,
+    pub when: Option<(String, Tmpl)>,
+    pub with: Option<Tmpl>,
+    pub gate: Option<Gate>,
+    pub on_invalid: Option<Recovery>,
+    pub on_locked: Option<Recovery>,
+    pub action: StageAction,
+    pub modifier: Option<StageModifier>,
+    /// Params the stage's templates read, for graphs and dry runs.
+    pub params_read: Vec<String>,
+}
+
+/// Where a `read` stage reads from.
+pub enum ReadSource {
+    Path(Tmpl),
+    Resource(String),
+}
+
+/// `on_invalid` / `on_locked`: fail, or continue with this output.
+pub enum Recovery {
+    Fail,
+    Output(Tmpl),
+}
+
+pub enum StageAction {
+    Fn {
+        name: String,
+        native: Native,
+    },
+    Llm(LlmStage),
+    Run(Arc<Pipeline>),
+    Read {
+        source: ReadSource,
+        format: Option<crate::io::Format>,
+        rows: Option<Gate>,
+        bad_rows: spec::BadRows,
+        missing: spec::Missing,
+    },
+    Write {
+        path: Tmpl,
+        value: Tmpl,
+        format: spec::WriteFormat,
+    },
+    Append {
+        path: Tmpl,
+        value: Tmpl,
+    },
+    Emit(Tmpl),
+    Exit {
+        code: Tmpl,
+        status: Option<Tmpl>,
+    },
+    Ask {
+        prompt: Tmpl,
+        choices: Tmpl,
+        answer: Option<Tmpl>,
+        default: Option<Tmpl>,
+    },
+    Http {
+        method: String,
+        url: Tmpl,
+        headers: Option<Tmpl>,
+        query: Option<Tmpl>,
+        body: Option<Tmpl>,
+        timeout_s: Option<u64>,
+    },
+    Exec {
+        command: Tmpl,
+        stdin: Option<Tmpl>,
+        timeout_s: Option<u64>,
+    },
+    Mcp {
+        server: Tmpl,
+        tool: Tmpl,
+        args: Tmpl,
+        guard: Arc<dyn crate::mcp::CallGuard>,
+        audit: Tmpl,
+        sub_intent: Option<Tmpl>,
+    },
+}
+
+impl StageAction {
+    pub fn key(&self) -> &'static str {
+        match self {
+            StageAction::Fn { .. } => "fn",
+            StageAction::Llm(_) => "llm",
+            StageAction::Run(_) => "run",
+            StageAction::Read { .. } => "read",
+            StageAction::Write { .. } => "write",
+            StageAction::Append { .. } => "append",
+            StageAction::Emit(_) => "emit",
+            StageAction::Exit { .. } => "exit",
+            StageAction::Ask { .. } => "ask",
+            StageAction::Http { .. } => "http",
+            StageAction::Exec { .. } => "exec",
+            StageAction::Mcp { .. } => "mcp",
+        }
+    }
+}
+
+pub struct LlmStage {
+    /// The prompt's file name, also its template name in the pipeline's env.
+    pub prompt: String,
+    pub builtin: Option<(String, Native)>,
+    pub tier: crate::llm::Tier,
+    pub repair: u32,
+    pub max_tokens: Option<u32>,
+}
+
+pub enum StageModifier {
+    ForEach {
+        items: Tmpl,
+        as_name: String,
+        concurrency: Tmpl,
+    },
+    MapReduce {
+        items: Tmpl,
+        chunk_size: Tmpl,
+        as_name: String,
+        concurrency: Tmpl,
+        reduce: Box<spec::ReduceSpec>,
+        top_k: Option<Tmpl>,
+    },
+    Repeat {
+        over: Option<Tmpl>,
+        times: Option<u32>,
+        as_name: String,
+        until: Option<Tmpl>,
+    },
+}
+
+impl StageModifier {
+    pub fn key(&self) -> &'static str {
+        match self {
+            StageModifier::ForEach { .. } => "for_each",
+            StageModifier::MapReduce { .. } => "map_reduce",
+            StageModifier::Repeat { .. } => "repeat",
+        }
+    }
+}
+
+/// A JSON Schema gate, compiled once.
+#[derive(Clone)]
+pub struct Gate {
+    pub file: String,
+    pub schema: Arc<Value>,
+    pub(super) validator: Arc<jsonschema::Validator>,
+}
+
+impl Gate {
+    /// Every validation error, as `/json/pointer: message` lines.
+    pub fn check(&self, value: &Value) -> Result<(), Vec<String>> {
+        let errors: Vec<String> = self
+            .validator
+            .iter_errors(value)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                format!("{}: {}", if at.is_empty() { "/" } else { &at }, e)
+            })
+            .collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+impl Stage {
+    /// `llm`, `for_each(run)`, ...: the kind reports and graphs show.
+    pub fn kind(&self) -> String {
+        match &self.modifier {
+            Some(m) => format!("{}({})", m.key(), self.action.key()),
+            None => self.action.key().to_owned(),
+        }
+    }
+}
+
+/// Inputs a caller gave that the pipeline cannot take.
+#[derive(Debug, thiserror::Error)]
+#[error("pipeline `{pipeline}`: {message}")]
+pub struct InputError {
+    pub pipeline: String,
+    pub message: String,
+}
+
+impl Pipeline {
+    /// Check and coerce caller inputs against the pipeline's declarations.
+    /// Strings from the command line become the declared type.
+    pub fn bind_inputs(&self, mut given: Map<String, Value>) -> Result<Value, InputError> {
+        let err = |message: String| InputError {
+            pipeline: self.name.clone(),
+            message,
+        };
+        if let Some(unknown) = given.keys().find(|k| !self.inputs.contains_key(*k)) {
+            let names: Vec<&str> = self.inputs.keys().map(String::as_str).collect();
+            let hint = crate::diagnostic::did_you_mean(unknown, names.iter().copied())
+                .map(|b| format!("; did you mean `{b}`?"))
+                .unwrap_or_else(|| format!("; inputs are: {}", names.join(", ")));
+            return Err(err(format!("unknown input `{unknown}`{hint}")));
+        }
+        let mut out = Map::new();
+        for (name, spec) in &self.inputs {
+            let value = match given.remove(name) {
+                Some(v) => coerce(v, &spec.kind).map_err(|m| err(format!("input `{name}`: {m}")))?,
+                None => match &spec.default {
+                    Some(d) => d.clone(),
+                    None => return Err(err(format!("missing input `{name}` (pass --input {name}=...)"))),
+                },
+            };
+            out.insert(name.clone(), value);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// One input given as `kind`: command-line strings parsed to the declared type.
+fn coerce(v: Value, kind: &str) -> Result<Value, String> {
+    let parsed = |s: &str| serde_json::from_str::<Value>(s).map_err(|_| format!("`{s}` is not a valid {kind}"));
+    match (kind, v) {
+        ("string", Value::String(s)) => Ok(Value::String(s)),
+        ("string", other) => Ok(Value::String(match other {
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            o => o.to_string(),
+        })),
+        ("integer", Value::String(s)) => parsed(&s).and_then(|v| {
+            if v.is_i64() || v.is_u64() {
+                Ok(v)
+            } else {
+                Err(format!("`{s}` is not an integer"))
+            }
+        }),
+        ("number", Value::String(s)) => parsed(&s).and_then(|v| {
+            if v.is_number() {
+                Ok(v)
+            } else {
+                Err(format!("`{s}` is not a number"))
+            }
+        }),
+        ("boolean", Value::String(s)) => match s.as_str() {
+            "true" | "yes" | "1" => Ok(Value::Bool(true)),
+            "false" | "no" | "0" | "" => Ok(Value::Bool(false)),
+            _ => Err(format!("`{s}` is not a boolean (true/false)")),
+        },
+        ("array" | "object", Value::String(s)) => parsed(&s),
+        (_, v) => Ok(v),
+    }
+}

@@ -1,0 +1,30 @@
+//! The MCP clients of one run, shared by its stages.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::{McpClient, ServerConfig};
+
+/// Clients by server, connected on first use and reused for the whole run.
+#[derive(Default)]
+pub struct Connections {
+    clients: tokio::sync::Mutex<HashMap<String, Arc<McpClient>>>,
+}
+
+impl Connections {
+    /// The client for `config`, connecting on first use.
+    pub async fn client(&self, config: &ServerConfig, max_answer_bytes: u64) -> Result<Arc<McpClient>, String> {
+        let key = config.describe();
+        let mut clients = self.clients.lock().await;
+        if let Some(c) = clients.get(&key) {
+            return Ok(Arc::clone(c));
+        }
+        let client = Arc::new(
+            McpClient::connect(config, max_answer_bytes)
+                .await
+                .map_err(|e| format!("mcp_unavailable: {e}"))?,
+        );
+        clients.insert(key, Arc::clone(&client));
+        Ok(client)
+    }
+}

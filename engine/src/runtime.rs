@@ -1,0 +1,47 @@
+//! What a run may use, shared by the executor and every stage: the model,
+//! the output, the folder, the MCP connections, the limits.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::llm::Provider;
+use crate::output::Output;
+use crate::resources::Resources;
+
+/// What a run may use: the model provider, where lines go, the folder it
+/// works in, and whether a person can be asked.
+#[derive(Clone)]
+pub struct Runtime {
+    /// `None` runs every `llm` stage through its `builtin:` task.
+    pub provider: Option<Arc<dyn Provider>>,
+    pub output: Output,
+    pub workdir: PathBuf,
+    /// True when stdin is a terminal, so `ask` may prompt.
+    pub interactive: bool,
+    /// MCP connections, opened on first use and shared by the run's stages.
+    pub mcp: Arc<crate::mcp::Connections>,
+    /// Data files native functions read (`data/...`), with overrides.
+    pub resources: Resources,
+    /// Where fan-out progress goes (none: not shown).
+    pub progress: Option<Arc<dyn crate::progress::Progress>>,
+    /// Size limits on files and HTTP answers the run reads.
+    pub limits: crate::io::Limits,
+    /// Answers received in this run, so no request is sent twice.
+    pub replies: Arc<crate::llm::ReplyCache>,
+}
+
+impl Runtime {
+    pub fn new(workdir: PathBuf, output: Output, resources: Resources) -> Self {
+        Self {
+            provider: None,
+            output,
+            workdir,
+            interactive: false,
+            mcp: Arc::default(),
+            resources,
+            progress: None,
+            limits: crate::io::Limits::default(),
+            replies: Arc::default(),
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! What a stage kind gets to do its work, and how it ends.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::compile::{Pipeline, Stage};
+use crate::report::StageStats;
+use crate::runtime::Runtime;
+use crate::template::{Scope, Tmpl};
+
+/// How a stage ended.
+#[derive(Debug, Clone)]
+pub enum Flow {
+    Value(Value),
+    /// An `exit` stage (here or in a sub-pipeline) ends the whole run.
+    Exit {
+        code: i32,
+        status: Option<String>,
+    },
+}
+
+/// What a stage kind gets to do its work.
+pub struct StageCx<'a> {
+    pub pipeline: &'a Arc<Pipeline>,
+    pub stage: &'a Stage,
+    pub rt: &'a Runtime,
+    pub stats: &'a StageStats,
+}
+
+impl StageCx<'_> {
+    /// Evaluate one of this stage's templated values.
+    pub fn eval(&self, t: &Tmpl, scope: &Scope) -> Result<Value, String> {
+        t.eval(&self.pipeline.env, scope)
+    }
+
+    /// Evaluate `with:` (an empty map when absent).
+    pub fn with(&self, scope: &Scope) -> Result<Value, String> {
+        match &self.stage.with {
+            Some(t) => self.eval(t, scope).map_err(|e| format!("`with:` {e}")),
+            None => Ok(Value::Object(Default::default())),
+        }
+    }
+
+    /// A path to read, relative to the run's folder and confined to it.
+    pub fn path(&self, v: &Value) -> Result<std::path::PathBuf, String> {
+        let rel = v.as_str().ok_or_else(|| format!("expected a file path, got {v}"))?;
+        crate::io::confine(&self.rt.workdir, rel).map_err(|e| e.to_string())
+    }
+
+    /// A path to write: confined, and no symlink anywhere on the way.
+    pub fn write_path(&self, v: &Value) -> Result<std::path::PathBuf, String> {
+        let rel = v.as_str().ok_or_else(|| format!("expected a file path, got {v}"))?;
+        crate::io::confine_for_write(&self.rt.workdir, rel).map_err(|e| e.to_string())
+    }
+
+    pub fn call_context(&self) -> crate::registry::CallContext {
+        crate::registry::CallContext {
+            workdir: self.rt.workdir.clone(),
+            output: self.rt.output.clone(),
+            stage: self.stage.name.clone(),
+            resources: self.rt.resources.clone(),
+            limits: self.rt.limits,
+        }
+    }
+}
