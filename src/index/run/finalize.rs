@@ -1,0 +1,341 @@
+//! `index.finalize`: merge every source of tags with the scan and write the
+//! index files.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use engine::io::Limits;
+use serde::{Deserialize, Serialize};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use super::checkpoint::forget_finished_batches;
+use super::diff::Diff;
+use super::plan::tag_subject;
+use crate::index::labels::tags_without_labels;
+use crate::index::record::{AssetRecord, Depth, PackageRecord, ScannedAsset, TagRow};
+use crate::index::scan::{warning_counts, ScanResult};
+use crate::index::store::{self, LastScan, PartialRow, State, TaggedBy};
+use crate::index::tagger::{self};
+
+/// A label that differs from the previous index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabelChange {
+    pub guid: String,
+    pub path: String,
+    pub before: Vec<String>,
+    pub after: Vec<String>,
+}
+
+/// The output of `index.finalize`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Finalized {
+    pub assets: usize,
+    pub packages: usize,
+    pub changed: usize,
+    pub removed: usize,
+    pub unchanged: usize,
+    pub tagged_llm: usize,
+    pub tagged_builtin: usize,
+    pub warnings: usize,
+    pub warnings_by_kind: BTreeMap<String, usize>,
+    /// Each warning with its file (`--json`; `-v` prints them), so a
+    /// duplicate guid hiding an asset is visible.
+    #[serde(default)]
+    pub warning_list: Vec<crate::index::scan::Warning>,
+    pub label_changes: Vec<LabelChange>,
+    pub manifest_version: String,
+    pub last_run: String,
+    /// Whether `assets.jsonl` got new content (else only its time moved).
+    pub assets_rewritten: bool,
+    /// The run's one-line summary.
+    pub summary: String,
+}
+
+/// Merge tags (partial rows, previous index, builtin) with the scan, write
+/// every index file, and close the run.
+pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff) -> anyhow::Result<Finalized> {
+    let depth = scan.index_depth;
+    let signatures: HashMap<&str, &str> = scan
+        .assets
+        .iter()
+        .map(|a| (a.guid.as_str(), a.signature.as_str()))
+        .collect();
+    let partial: HashMap<String, PartialRow> = store::read_partial(project, limits)?
+        .into_iter()
+        .filter(|row| signatures.get(row.tags.guid.as_str()) == Some(&row.signature.as_str()))
+        .map(|row| (row.tags.guid.clone(), row))
+        .collect();
+    let previous: HashMap<String, AssetRecord> = store::read_assets(project, limits)?
+        .into_iter()
+        .map(|r| (r.guid.clone(), r))
+        .collect();
+    let changed: HashSet<&str> = diff.changed.iter().map(String::as_str).collect();
+    let package_names: HashMap<&str, &str> = scan
+        .packages
+        .iter()
+        .map(|p| (p.package_id.as_str(), p.name.as_str()))
+        .collect();
+
+    let mut sorted: Vec<&ScannedAsset> = scan.assets.iter().collect();
+    sorted.sort_unstable_by(|a, b| a.guid.cmp(&b.guid));
+    let (mut tagged_llm, mut tagged_builtin) = (0, 0);
+    let mut label_changes = Vec::new();
+    let mut records = Vec::with_capacity(sorted.len());
+    for asset in sorted {
+        let earlier = previous.get(&asset.guid);
+        let tags = match (partial.get(&asset.guid), earlier) {
+            (Some(row), _) => {
+                match row.tagged_by {
+                    TaggedBy::Llm => tagged_llm += 1,
+                    TaggedBy::Builtin => tagged_builtin += 1,
+                }
+                row.tags.clone()
+            }
+            (None, Some(prev)) if !changed.contains(asset.guid.as_str()) && carries_tier(prev, depth) => TagRow {
+                guid: prev.guid.clone(),
+                llm_tags: prev.llm_tags.clone(),
+                llm_summary: prev.llm_summary.clone(),
+                llm_use_cases: prev.llm_use_cases.clone(),
+            },
+            _ => {
+                tagged_builtin += 1;
+                tagger::tag_one(&tag_subject(asset, &package_names), depth)
+            }
+        };
+        if let Some(prev) = earlier.filter(|p| p.labels != asset.labels) {
+            label_changes.push(LabelChange {
+                guid: asset.guid.clone(),
+                path: asset.path.clone(),
+                before: prev.labels.clone(),
+                after: asset.labels.clone(),
+            });
+        }
+        records.push(asset_record(asset, tags, depth));
+    }
+
+    let packages = package_records(scan, &records);
+    let dir = store::index_dir(project);
+    let assets_bytes = jsonl(&records)?;
+    let packages_bytes = jsonl(&packages)?;
+    let assets_path = dir.join(store::ASSETS_FILE);
+    let packages_path = dir.join(store::PACKAGES_FILE);
+    let assets_rewritten = write_if_changed(&assets_path, &assets_bytes)?;
+    let packages_rewritten = write_if_changed(&packages_path, &packages_bytes)?;
+    let last_run = if assets_rewritten {
+        store::mtime_rfc3339(&assets_path)?
+    } else {
+        store::touch(&assets_path)?
+    };
+
+    let previous_manifest = store::read_manifest(project, limits)?;
+    let manifest = store::Manifest {
+        version: store::next_version(
+            previous_manifest.as_ref(),
+            depth,
+            assets_rewritten || packages_rewritten,
+        ),
+        last_run: last_run.clone(),
+        schema_tier: depth,
+    };
+    store::write_manifest(project, &manifest)?;
+    for w in &scan.warnings {
+        tracing::info!("index warning: {:?} {}: {}", w.kind, w.path, w.detail);
+    }
+    let warnings_by_kind: BTreeMap<String, usize> = warning_counts(&scan.warnings)
+        .into_iter()
+        .map(|(kind, n)| {
+            (
+                serde_json::to_value(kind)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                n,
+            )
+        })
+        .collect();
+    let state = State {
+        last_run: Some(last_run.clone()),
+        guid_signatures: scan
+            .assets
+            .iter()
+            .map(|a| (a.guid.clone(), a.signature.clone()))
+            .collect(),
+        last_scan: Some(LastScan {
+            fingerprint: scan.fingerprint.clone(),
+            assets: records.len(),
+            packages: packages.len(),
+            warnings_by_kind: warnings_by_kind.clone(),
+        }),
+        ..State::default()
+    };
+    store::write_state(project, &state)?;
+    store::remove_if_present(&dir.join(store::PARTIAL_FILE))?;
+    forget_finished_batches(project);
+
+    let mut finalized = Finalized {
+        assets: records.len(),
+        packages: packages.len(),
+        changed: diff.changed.len(),
+        removed: diff.removed.len(),
+        unchanged: diff.unchanged,
+        tagged_llm,
+        tagged_builtin,
+        warnings: scan.warnings.len(),
+        warnings_by_kind,
+        warning_list: scan.warnings.clone(),
+        label_changes,
+        manifest_version: manifest.version,
+        last_run,
+        assets_rewritten,
+        summary: String::new(),
+    };
+    finalized.summary = summary_line(&finalized, elapsed_since(&scan.started_at));
+    Ok(finalized)
+}
+
+pub(super) fn elapsed_since(started_at: &str) -> Duration {
+    OffsetDateTime::parse(started_at, &Rfc3339)
+        .map(|start| OffsetDateTime::now_utc() - start)
+        .ok()
+        .and_then(|d| Duration::try_from(d).ok())
+        .unwrap_or_default()
+}
+
+/// Whether a previous row has the fields the current tier needs from the tagger.
+fn carries_tier(previous: &AssetRecord, depth: Depth) -> bool {
+    depth == Depth::Minimal || previous.llm_use_cases.is_some()
+}
+
+fn asset_record(asset: &ScannedAsset, tags: TagRow, depth: Depth) -> AssetRecord {
+    let details = asset.details.clone().unwrap_or_default();
+    let normal = depth >= Depth::Normal;
+    AssetRecord {
+        guid: asset.guid.clone(),
+        path: asset.path.clone(),
+        name: asset.name.clone(),
+        asset_type: asset.asset_type.clone(),
+        type_subtype: asset.type_subtype.clone(),
+        filename_signals: asset.filename_signals.clone(),
+        labels: asset.labels.clone(),
+        llm_tags: tags_without_labels(tags.llm_tags, &asset.labels),
+        llm_summary: tags.llm_summary,
+        size: normal.then_some(asset.size),
+        last_modified: normal.then(|| asset.last_modified.clone()),
+        package_id: normal.then(|| asset.package_id.clone()),
+        dependencies: normal.then_some(details.dependencies),
+        llm_use_cases: if normal {
+            Some(tags.llm_use_cases.unwrap_or_else(|| asset.use_cases.clone()))
+        } else {
+            None
+        },
+        component_types: details.component_types,
+        shader_props: details.shader_props,
+        animator_states: details.animator_states,
+    }
+}
+
+/// One record per package with its type histogram and a one-line summary.
+fn package_records(scan: &ScanResult, records: &[AssetRecord]) -> Vec<PackageRecord> {
+    let package_of: HashMap<&str, &str> = scan
+        .assets
+        .iter()
+        .map(|a| (a.guid.as_str(), a.package_id.as_str()))
+        .collect();
+    let mut histograms: HashMap<&str, BTreeMap<String, usize>> = HashMap::new();
+    let mut tag_counts: HashMap<&str, BTreeMap<&str, usize>> = HashMap::new();
+    for record in records {
+        let package = package_of.get(record.guid.as_str()).copied().unwrap_or_default();
+        *histograms
+            .entry(package)
+            .or_default()
+            .entry(record.asset_type.clone())
+            .or_default() += 1;
+        let tags = tag_counts.entry(package).or_default();
+        for tag in record.llm_tags.iter().chain(&record.labels) {
+            *tags.entry(tag.as_str()).or_default() += 1;
+        }
+    }
+    scan.packages
+        .iter()
+        .map(|p| {
+            let histogram = histograms.remove(p.package_id.as_str()).unwrap_or_default();
+            let count = histogram.values().sum();
+            let tags = tag_counts.remove(p.package_id.as_str()).unwrap_or_default();
+            let summary = package_summary(&p.name, count, &histogram, &tags);
+            PackageRecord {
+                package_id: p.package_id.clone(),
+                name: p.name.clone(),
+                root: p.root.clone(),
+                asset_count: count,
+                type_histogram: histogram,
+                summary,
+            }
+        })
+        .collect()
+}
+
+/// `ZombieKit: 24 assets, mostly Prefab (8), Texture2D (6), AudioClip (4); about zombie, enemy, character.`
+fn package_summary(
+    name: &str,
+    count: usize,
+    histogram: &BTreeMap<String, usize>,
+    tags: &BTreeMap<&str, usize>,
+) -> String {
+    let by_count = |a: &(&String, &usize), b: &(&String, &usize)| b.1.cmp(a.1).then(a.0.cmp(b.0));
+    let mut types: Vec<(&String, &usize)> = histogram.iter().collect();
+    types.sort_by(by_count);
+    let types: Vec<String> = types.iter().take(3).map(|(t, n)| format!("{t} ({n})")).collect();
+    let mut top: Vec<(&&str, &usize)> = tags.iter().collect();
+    top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let top: Vec<&str> = top.iter().take(5).map(|(t, _)| **t).collect();
+    let noun = if count == 1 { "asset" } else { "assets" };
+    let mut summary = format!("{name}: {count} {noun}, mostly {}", types.join(", "));
+    if !top.is_empty() {
+        summary.push_str(&format!("; about {}", top.join(", ")));
+    }
+    summary.push('.');
+    summary
+}
+
+fn jsonl<T: Serialize>(rows: &[T]) -> anyhow::Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(rows.len() * 256);
+    for row in rows {
+        serde_json::to_writer(&mut bytes, row)?;
+        bytes.push(b'\n');
+    }
+    Ok(bytes)
+}
+
+/// Atomically replace `path` unless it already holds exactly `bytes`.
+fn write_if_changed(path: &Path, bytes: &[u8]) -> anyhow::Result<bool> {
+    if std::fs::read(path).is_ok_and(|old| old == bytes) {
+        return Ok(false);
+    }
+    engine::io::write_atomic(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(true)
+}
+
+pub(super) fn summary_line(f: &Finalized, elapsed: Duration) -> String {
+    let warnings = if f.warnings_by_kind.is_empty() {
+        String::new()
+    } else {
+        let kinds: Vec<String> = f.warnings_by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        format!(" ({})", kinds.join(", "))
+    };
+    format!(
+        "[unity-assets:index] {} assets, {} packages; changed {}, removed {}, skipped {} unchanged; \
+         tagged by llm {} / builtin {}; warnings {}{warnings}; {:.2}s",
+        f.assets,
+        f.packages,
+        f.changed,
+        f.removed,
+        f.unchanged,
+        f.tagged_llm,
+        f.tagged_builtin,
+        f.warnings,
+        elapsed.as_secs_f64()
+    )
+}

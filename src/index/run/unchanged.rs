@@ -1,0 +1,96 @@
+//! `index.unchanged` and `index.touch`: the no-op fast path, where a
+//! `stat`-only walk shows nothing changed.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use engine::io::Limits;
+use serde::{Deserialize, Serialize};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use super::finalize::{elapsed_since, summary_line, Finalized};
+use crate::index::data::IndexData;
+use crate::index::scan::{self, ScanOptions};
+use crate::index::store::{self, State};
+
+/// The output of `index.unchanged`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Unchanged {
+    /// Nothing a scan reads has changed since the last finished run.
+    pub same: bool,
+    pub started_at: String,
+}
+
+/// The no-op fast path's test: the last run finished (no run in progress),
+/// the index is fresh, and a `stat`-only walk gives the fingerprint that
+/// run's scan had. `force` (reindex) never takes the fast path.
+pub fn unchanged(
+    project: &Path,
+    limits: &Limits,
+    data: &IndexData,
+    options: &ScanOptions,
+    force: bool,
+) -> anyhow::Result<Unchanged> {
+    let started_at = OffsetDateTime::now_utc().format(&Rfc3339)?;
+    let state = store::read_state_head(project, limits);
+    let last_scan = state
+        .as_ref()
+        .ok()
+        .filter(|s| s.in_progress_run.is_none())
+        .and_then(|s| s.last_scan.clone());
+    let candidate = !force
+        && last_scan.is_some()
+        && store::freshness_of(project, state).is_fresh()
+        && store::read_manifest(project, limits)
+            .ok()
+            .flatten()
+            .is_some_and(|m| m.schema_tier == options.index_depth);
+    let same =
+        candidate && last_scan.is_some_and(|last| last.fingerprint == scan::tree_fingerprint(project, data, options));
+    Ok(Unchanged { same, started_at })
+}
+
+/// Close a run that found nothing changed: touch `assets.jsonl` and move
+/// `last_run` in the manifest and state (the version stays), like finalize
+/// does for an empty change set, and report the last run's counts.
+pub fn touch(project: &Path, limits: &Limits, started_at: &str) -> anyhow::Result<Finalized> {
+    let state = store::read_state(project, limits)?;
+    let last = state
+        .last_scan
+        .clone()
+        .context("state.json has no finished scan; run `unity-assets reindex`")?;
+    let mut manifest =
+        store::read_manifest(project, limits)?.context("manifest.json is missing; run `unity-assets reindex`")?;
+    let last_run = store::touch(&store::index_dir(project).join(store::ASSETS_FILE))?;
+    manifest.last_run = last_run.clone();
+    store::write_manifest(project, &manifest)?;
+    store::write_state(
+        project,
+        &State {
+            last_run: Some(last_run.clone()),
+            last_error: None,
+            ..state
+        },
+    )?;
+    let mut finalized = Finalized {
+        assets: last.assets,
+        packages: last.packages,
+        changed: 0,
+        removed: 0,
+        unchanged: last.assets,
+        tagged_llm: 0,
+        tagged_builtin: 0,
+        warnings: last.warnings_by_kind.values().sum(),
+        warnings_by_kind: last.warnings_by_kind,
+        // The no-op run keeps only counts; `reindex -v` names the files.
+        warning_list: Vec::new(),
+        label_changes: Vec::new(),
+        manifest_version: manifest.version,
+        last_run,
+        assets_rewritten: false,
+        summary: String::new(),
+    };
+    finalized.summary = summary_line(&finalized, elapsed_since(started_at));
+    Ok(finalized)
+}
