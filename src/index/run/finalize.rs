@@ -18,7 +18,7 @@ use crate::index::labels::tags_without_labels;
 use crate::index::record::{AssetRecord, Depth, PackageRecord, ScannedAsset, TagRow};
 use crate::index::scan::{warning_counts, ScanResult};
 use crate::index::store::{self, LastScan, PartialRow, State, TaggedBy};
-use crate::index::tagger::{self};
+use crate::index::tagger;
 
 /// A label that differs from the previous index.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
