@@ -25,7 +25,7 @@ impl Pipeline {
 
 fn node(p: &Pipeline, s: &Stage) -> Node {
     let target = match &s.action {
-        StageAction::Fn { name, .. } => Some(name.clone()),
+        StageAction::Fn(f) => Some(f.name.clone()),
         StageAction::Llm(l) => Some(match &l.builtin {
             Some((b, _)) => format!("{} (builtin {b})", l.prompt),
             None => l.prompt.clone(),

@@ -17,7 +17,10 @@ use minijinja::Environment;
 use serde_json::Value;
 
 pub use params::{ConfigLayer, ParamLayers, ResolvedParam};
-pub use pipeline::{Gate, InputError, LlmStage, Pipeline, ReadSource, Recovery, Stage, StageAction, StageModifier};
+pub use pipeline::{
+    AppendStage, AskStage, ExecStage, ExitStage, FnStage, Gate, HttpStage, InputError, LlmStage, McpStage, Pipeline,
+    ReadSource, ReadStage, Recovery, Stage, StageAction, StageModifier, WriteStage,
+};
 
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::registry::Registry;
@@ -463,10 +466,10 @@ impl<'a> Compiler<'a> {
         let at = |key: &str| ctx.spec.source.value(&format!("{base}.{key}"));
         let action = match &s.action {
             Action::Fn(name) => match self.registry.get_function(name) {
-                Some(native) => Some(StageAction::Fn {
+                Some(native) => Some(StageAction::Fn(FnStage {
                     name: name.clone(),
                     native: native.clone(),
-                }),
+                })),
                 None => {
                     errors.push(
                         Diagnostic::new(ctx.file, at("fn"), format!("no native function named `{name}`"))
@@ -551,47 +554,47 @@ impl<'a> Compiler<'a> {
                         None
                     }
                 }?;
-                Some(StageAction::Read {
+                Some(StageAction::Read(ReadStage {
                     source,
                     format: r.format,
                     rows,
                     bad_rows: r.bad_rows,
                     missing: r.missing,
-                })
+                }))
             }
-            Action::Write(w) => Some(StageAction::Write {
+            Action::Write(w) => Some(StageAction::Write(WriteStage {
                 path: c(&w.path, "write.path", &inner, errors),
                 value: c(&w.value, "write.value", &inner, errors),
                 format: w.format,
-            }),
-            Action::Append(a) => Some(StageAction::Append {
+            })),
+            Action::Append(a) => Some(StageAction::Append(AppendStage {
                 path: c(&a.path, "append.path", &inner, errors),
                 value: c(&a.value, "append.value", &inner, errors),
-            }),
+            })),
             Action::Emit(e) => Some(StageAction::Emit(c(e, "emit", &inner, errors))),
-            Action::Exit(e) => Some(StageAction::Exit {
+            Action::Exit(e) => Some(StageAction::Exit(ExitStage {
                 code: c(&e.code, "exit.code", &inner, errors),
                 status: e.status.as_ref().map(|v| c(v, "exit.status", &inner, errors)),
-            }),
-            Action::Ask(a) => Some(StageAction::Ask {
+            })),
+            Action::Ask(a) => Some(StageAction::Ask(AskStage {
                 prompt: c(&a.prompt, "ask.prompt", &inner, errors),
                 choices: c(&a.choices, "ask.choices", &inner, errors),
                 answer: a.answer.as_ref().map(|v| c(v, "ask.answer", &inner, errors)),
                 default: a.default.as_ref().map(|v| c(v, "ask.default", &inner, errors)),
-            }),
-            Action::Http(h) => Some(StageAction::Http {
+            })),
+            Action::Http(h) => Some(StageAction::Http(HttpStage {
                 method: h.method.to_uppercase(),
                 url: c(&h.url, "http.url", &inner, errors),
                 headers: h.headers.as_ref().map(|v| c(v, "http.headers", &inner, errors)),
                 query: h.query.as_ref().map(|v| c(v, "http.query", &inner, errors)),
                 body: h.body.as_ref().map(|v| c(v, "http.body", &inner, errors)),
                 timeout_s: h.timeout_s,
-            }),
-            Action::Exec(e) => Some(StageAction::Exec {
+            })),
+            Action::Exec(e) => Some(StageAction::Exec(ExecStage {
                 command: c(&e.command, "exec.command", &inner, errors),
                 stdin: e.stdin.as_ref().map(|v| c(v, "exec.stdin", &inner, errors)),
                 timeout_s: e.timeout_s,
-            }),
+            })),
             Action::Mcp(m) => {
                 let guard = self.registry.get_guard(&m.guard).cloned();
                 if guard.is_none() {
@@ -600,14 +603,14 @@ impl<'a> Compiler<'a> {
                             .suggest(&m.guard, self.registry.guard_names()),
                     );
                 }
-                let stage = StageAction::Mcp {
+                let stage = StageAction::Mcp(McpStage {
                     server: c(&m.server, "mcp.server", &inner, errors),
                     tool: c(&m.tool, "mcp.tool", &inner, errors),
                     args: c(&m.args, "mcp.args", &inner, errors),
                     guard: guard.unwrap_or_else(|| Arc::new(crate::mcp::DenyAll)),
                     audit: c(&m.audit, "mcp.audit", &inner, errors),
                     sub_intent: m.sub_intent.as_ref().map(|v| c(v, "mcp.sub_intent", &inner, errors)),
-                };
+                });
                 Some(stage)
             }
         }?;

@@ -62,79 +62,106 @@ pub enum Recovery {
 }
 
 pub enum StageAction {
-    Fn {
-        name: String,
-        native: Native,
-    },
+    Fn(FnStage),
     Llm(LlmStage),
     Run(Arc<Pipeline>),
-    Read {
-        source: ReadSource,
-        format: Option<crate::io::Format>,
-        rows: Option<Gate>,
-        bad_rows: spec::BadRows,
-        missing: spec::Missing,
-    },
-    Write {
-        path: Tmpl,
-        value: Tmpl,
-        format: spec::WriteFormat,
-    },
-    Append {
-        path: Tmpl,
-        value: Tmpl,
-    },
+    Read(ReadStage),
+    Write(WriteStage),
+    Append(AppendStage),
     Emit(Tmpl),
-    Exit {
-        code: Tmpl,
-        status: Option<Tmpl>,
-    },
-    Ask {
-        prompt: Tmpl,
-        choices: Tmpl,
-        answer: Option<Tmpl>,
-        default: Option<Tmpl>,
-    },
-    Http {
-        method: String,
-        url: Tmpl,
-        headers: Option<Tmpl>,
-        query: Option<Tmpl>,
-        body: Option<Tmpl>,
-        timeout_s: Option<u64>,
-    },
-    Exec {
-        command: Tmpl,
-        stdin: Option<Tmpl>,
-        timeout_s: Option<u64>,
-    },
-    Mcp {
-        server: Tmpl,
-        tool: Tmpl,
-        args: Tmpl,
-        guard: Arc<dyn crate::mcp::CallGuard>,
-        audit: Tmpl,
-        sub_intent: Option<Tmpl>,
-    },
+    Exit(ExitStage),
+    Ask(AskStage),
+    Http(HttpStage),
+    Exec(ExecStage),
+    Mcp(McpStage),
 }
 
 impl StageAction {
     pub fn key(&self) -> &'static str {
         match self {
-            StageAction::Fn { .. } => "fn",
+            StageAction::Fn(_) => "fn",
             StageAction::Llm(_) => "llm",
             StageAction::Run(_) => "run",
-            StageAction::Read { .. } => "read",
-            StageAction::Write { .. } => "write",
-            StageAction::Append { .. } => "append",
+            StageAction::Read(_) => "read",
+            StageAction::Write(_) => "write",
+            StageAction::Append(_) => "append",
             StageAction::Emit(_) => "emit",
-            StageAction::Exit { .. } => "exit",
-            StageAction::Ask { .. } => "ask",
-            StageAction::Http { .. } => "http",
-            StageAction::Exec { .. } => "exec",
-            StageAction::Mcp { .. } => "mcp",
+            StageAction::Exit(_) => "exit",
+            StageAction::Ask(_) => "ask",
+            StageAction::Http(_) => "http",
+            StageAction::Exec(_) => "exec",
+            StageAction::Mcp(_) => "mcp",
         }
     }
+}
+
+/// `fn:` — a native function of the registry.
+pub struct FnStage {
+    pub name: String,
+    pub native: Native,
+}
+
+/// `read:` — a file or a resource, decoded.
+pub struct ReadStage {
+    pub source: ReadSource,
+    pub format: Option<crate::io::Format>,
+    pub rows: Option<Gate>,
+    pub bad_rows: spec::BadRows,
+    pub missing: spec::Missing,
+}
+
+/// `write:` — a file, written atomically.
+pub struct WriteStage {
+    pub path: Tmpl,
+    pub value: Tmpl,
+    pub format: spec::WriteFormat,
+}
+
+/// `append:` — one gated row added to a line-per-record file.
+pub struct AppendStage {
+    pub path: Tmpl,
+    pub value: Tmpl,
+}
+
+/// `exit:` — end the run with a code and a status.
+pub struct ExitStage {
+    pub code: Tmpl,
+    pub status: Option<Tmpl>,
+}
+
+/// `ask:` — a choice, from the caller or a person at a terminal.
+pub struct AskStage {
+    pub prompt: Tmpl,
+    pub choices: Tmpl,
+    pub answer: Option<Tmpl>,
+    pub default: Option<Tmpl>,
+}
+
+/// `http:` — one HTTP request.
+pub struct HttpStage {
+    pub method: String,
+    pub url: Tmpl,
+    pub headers: Option<Tmpl>,
+    pub query: Option<Tmpl>,
+    pub body: Option<Tmpl>,
+    pub timeout_s: Option<u64>,
+}
+
+/// `exec:` — one program, without a shell.
+pub struct ExecStage {
+    pub command: Tmpl,
+    pub stdin: Option<Tmpl>,
+    pub timeout_s: Option<u64>,
+}
+
+/// `mcp:` — one MCP tool call through the scope guard.
+pub struct McpStage {
+    pub server: Tmpl,
+    pub tool: Tmpl,
+    pub args: Tmpl,
+    pub guard: Arc<dyn crate::mcp::CallGuard>,
+    pub audit: Tmpl,
+    pub sub_intent: Option<Tmpl>,
 }
 
 pub struct LlmStage {

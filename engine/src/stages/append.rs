@@ -4,11 +4,13 @@ use serde_json::json;
 
 use super::Flow;
 use crate::io::{append_line_locked, AppendError};
-use crate::template::{Scope, Tmpl};
+use crate::template::Scope;
 
 use super::{recover, StageCx};
+use crate::compile::AppendStage;
 
-pub fn run(cx: &StageCx<'_>, scope: &Scope, path: &Tmpl, value: &Tmpl) -> Result<Flow, String> {
+pub fn run(cx: &StageCx<'_>, scope: &Scope, append: &AppendStage) -> Result<Flow, String> {
+    let AppendStage { path, value } = append;
     let path = cx.write_path(&cx.eval(path, scope)?)?;
     let value = cx.eval(value, scope)?;
     if let Some(gate) = &cx.stage.gate {

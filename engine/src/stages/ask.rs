@@ -6,18 +6,18 @@ use std::io::{BufRead, IsTerminal, Write};
 use serde_json::Value;
 
 use super::Flow;
-use crate::template::{Scope, Tmpl};
+use crate::template::Scope;
 
 use super::StageCx;
+use crate::compile::AskStage;
 
-pub async fn run(
-    cx: &StageCx<'_>,
-    scope: &Scope,
-    prompt: &Tmpl,
-    choices: &Tmpl,
-    answer: Option<&Tmpl>,
-    default: Option<&Tmpl>,
-) -> Result<Flow, String> {
+pub async fn run(cx: &StageCx<'_>, scope: &Scope, ask: &AskStage) -> Result<Flow, String> {
+    let AskStage {
+        prompt,
+        choices,
+        answer,
+        default,
+    } = ask;
     let choices = cx.eval(choices, scope)?;
     let list = choices.as_array().cloned().unwrap_or_default();
     if let Some(a) = answer {

@@ -7,17 +7,17 @@ use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
 
 use super::Flow;
-use crate::template::{Scope, Tmpl};
+use crate::template::Scope;
 
 use super::StageCx;
+use crate::compile::ExecStage;
 
-pub async fn run(
-    cx: &StageCx<'_>,
-    scope: &Scope,
-    command: &Tmpl,
-    stdin: Option<&Tmpl>,
-    timeout_s: Option<u64>,
-) -> Result<Flow, String> {
+pub async fn run(cx: &StageCx<'_>, scope: &Scope, exec: &ExecStage) -> Result<Flow, String> {
+    let ExecStage {
+        command,
+        stdin,
+        timeout_s,
+    } = exec;
     let argv: Vec<String> = match cx.eval(command, scope)? {
         Value::Array(a) => a
             .iter()

@@ -1,11 +1,13 @@
 //! `exit:` — end the run now with a status and an exit code.
 
 use super::Flow;
-use crate::template::{Scope, Tmpl};
+use crate::template::Scope;
 
 use super::StageCx;
+use crate::compile::ExitStage;
 
-pub fn run(cx: &StageCx<'_>, scope: &Scope, code: &Tmpl, status: Option<&Tmpl>) -> Result<Flow, String> {
+pub fn run(cx: &StageCx<'_>, scope: &Scope, exit: &ExitStage) -> Result<Flow, String> {
+    let ExitStage { code, status } = exit;
     let code = cx.eval(code, scope)?;
     let code = code
         .as_i64()

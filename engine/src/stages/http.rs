@@ -6,28 +6,27 @@ use serde_json::{json, Value};
 
 use super::Flow;
 use crate::io::HTTP_KEY;
-use crate::template::{Scope, Tmpl};
+use crate::template::Scope;
 
 use super::StageCx;
+use crate::compile::HttpStage;
 
-#[allow(clippy::too_many_arguments)]
-pub async fn run(
-    cx: &StageCx<'_>,
-    scope: &Scope,
-    method: &str,
-    url: &Tmpl,
-    headers: Option<&Tmpl>,
-    query: Option<&Tmpl>,
-    body: Option<&Tmpl>,
-    timeout_s: Option<u64>,
-) -> Result<Flow, String> {
+pub async fn run(cx: &StageCx<'_>, scope: &Scope, http: &HttpStage) -> Result<Flow, String> {
+    let HttpStage {
+        method,
+        url,
+        headers,
+        query,
+        body,
+        timeout_s,
+    } = http;
     let url = cx.eval(url, scope)?;
     let url = url.as_str().ok_or("`http.url` must be a string")?;
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(timeout_s.unwrap_or(30)))
         .build()
         .map_err(|e| e.to_string())?;
-    let mut req = match method {
+    let mut req = match method.as_str() {
         "GET" => client.get(url),
         "POST" => client.post(url),
         other => return Err(format!("`http.method` {other} is not supported; use GET or POST")),

@@ -4,22 +4,21 @@
 use serde_json::{json, Value};
 
 use super::Flow;
-use crate::mcp::{guarded_call, CallGuard, CallOutcome, ServerConfig};
-use crate::template::{Scope, Tmpl};
+use crate::mcp::{guarded_call, CallOutcome, ServerConfig};
+use crate::template::Scope;
 
 use super::StageCx;
+use crate::compile::McpStage;
 
-#[allow(clippy::too_many_arguments)]
-pub async fn run(
-    cx: &StageCx<'_>,
-    scope: &Scope,
-    server: &Tmpl,
-    tool: &Tmpl,
-    args: &Tmpl,
-    guard: &dyn CallGuard,
-    audit: &Tmpl,
-    sub_intent: Option<&Tmpl>,
-) -> Result<Flow, String> {
+pub async fn run(cx: &StageCx<'_>, scope: &Scope, mcp: &McpStage) -> Result<Flow, String> {
+    let McpStage {
+        server,
+        tool,
+        args,
+        guard,
+        audit,
+        sub_intent,
+    } = mcp;
     let config: ServerConfig =
         serde_json::from_value(cx.eval(server, scope)?).map_err(|e| format!("`mcp.server`: {e}"))?;
     let tool = cx.eval(tool, scope)?;
@@ -31,7 +30,7 @@ pub async fn run(
         None => String::new(),
     };
     let client = cx.rt.mcp.client(&config, cx.rt.limits.http_bytes).await?;
-    let outcome = guarded_call(&client, guard, &audit, &sub_intent, &tool, args)
+    let outcome = guarded_call(&client, guard.as_ref(), &audit, &sub_intent, &tool, args)
         .await
         .map_err(|e| e.to_string())?;
     Ok(Flow::Value(match outcome {

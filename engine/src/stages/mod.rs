@@ -38,7 +38,7 @@ pub async fn execute(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
     // `llm` stages gate every answer (with repair) and `append` every row
     // before writing it; the others gate their final output here.
     match (flow, &cx.stage.gate, &cx.stage.action) {
-        (Flow::Value(v), Some(gate), action) if !matches!(action, StageAction::Llm(_) | StageAction::Append { .. }) => {
+        (Flow::Value(v), Some(gate), action) if !matches!(action, StageAction::Llm(_) | StageAction::Append(_)) => {
             match gate.check(&v) {
                 Ok(()) => Ok(Flow::Value(v)),
                 Err(errors) => recover(
@@ -67,70 +67,17 @@ pub fn recover(cx: &StageCx<'_>, scope: &Scope, recovery: &Option<Recovery>, why
 /// Run the stage's action once, in `scope` (which holds loop variables).
 pub async fn action(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
     match &cx.stage.action {
-        StageAction::Fn { native, .. } => native::run(cx, scope, native).await,
+        StageAction::Fn(f) => native::run(cx, scope, &f.native).await,
         StageAction::Llm(l) => llm::run(cx, scope, l).await,
         StageAction::Run(sub) => sub_pipeline::run(cx, scope, sub).await,
-        StageAction::Read {
-            source,
-            format,
-            rows,
-            bad_rows,
-            missing,
-        } => read::run(cx, scope, source, *format, rows.as_ref(), *bad_rows, *missing),
-        StageAction::Write { path, value, format } => write::run(cx, scope, path, value, *format),
-        StageAction::Append { path, value } => append::run(cx, scope, path, value),
+        StageAction::Read(r) => read::run(cx, scope, r),
+        StageAction::Write(w) => write::run(cx, scope, w),
+        StageAction::Append(a) => append::run(cx, scope, a),
         StageAction::Emit(t) => emit::run(cx, scope, t),
-        StageAction::Exit { code, status } => exit::run(cx, scope, code, status.as_ref()),
-        StageAction::Ask {
-            prompt,
-            choices,
-            answer,
-            default,
-        } => ask::run(cx, scope, prompt, choices, answer.as_ref(), default.as_ref()).await,
-        StageAction::Http {
-            method,
-            url,
-            headers,
-            query,
-            body,
-            timeout_s,
-        } => {
-            http::run(
-                cx,
-                scope,
-                method,
-                url,
-                headers.as_ref(),
-                query.as_ref(),
-                body.as_ref(),
-                *timeout_s,
-            )
-            .await
-        }
-        StageAction::Exec {
-            command,
-            stdin,
-            timeout_s,
-        } => exec::run(cx, scope, command, stdin.as_ref(), *timeout_s).await,
-        StageAction::Mcp {
-            server,
-            tool,
-            args,
-            guard,
-            audit,
-            sub_intent,
-        } => {
-            mcp::run(
-                cx,
-                scope,
-                server,
-                tool,
-                args,
-                guard.as_ref(),
-                audit,
-                sub_intent.as_ref(),
-            )
-            .await
-        }
+        StageAction::Exit(e) => exit::run(cx, scope, e),
+        StageAction::Ask(a) => ask::run(cx, scope, a).await,
+        StageAction::Http(h) => http::run(cx, scope, h).await,
+        StageAction::Exec(e) => exec::run(cx, scope, e).await,
+        StageAction::Mcp(m) => mcp::run(cx, scope, m).await,
     }
 }

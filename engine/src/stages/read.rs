@@ -4,22 +4,22 @@
 use serde_json::{json, Value};
 
 use super::Flow;
-use crate::compile::{Gate, ReadSource};
+use crate::compile::ReadSource;
 use crate::io::{read_records, read_text_limited, Format, FILE_KEY};
 use crate::spec::{BadRows, Missing};
 use crate::template::Scope;
 
 use super::StageCx;
+use crate::compile::ReadStage;
 
-pub fn run(
-    cx: &StageCx<'_>,
-    scope: &Scope,
-    source: &ReadSource,
-    format: Option<Format>,
-    rows: Option<&Gate>,
-    bad_rows: BadRows,
-    missing: Missing,
-) -> Result<Flow, String> {
+pub fn run(cx: &StageCx<'_>, scope: &Scope, read: &ReadStage) -> Result<Flow, String> {
+    let ReadStage {
+        source,
+        format,
+        rows,
+        bad_rows,
+        missing,
+    } = read;
     let (path, text) = match source {
         ReadSource::Resource(rel) => {
             let res = cx
@@ -34,7 +34,7 @@ pub fn run(
             let path = cx.path(&cx.eval(t, scope)?)?;
             match read_text_limited(&path, cx.rt.limits.file_bytes, FILE_KEY) {
                 Ok(text) => (path, text),
-                Err(e) if e.is_not_found() && missing == Missing::Null => {
+                Err(e) if e.is_not_found() && *missing == Missing::Null => {
                     return Ok(Flow::Value(json!({"value": null, "bad_rows": []})));
                 }
                 Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
@@ -49,7 +49,7 @@ pub fn run(
         None => Ok(()),
     };
     let records = read_records(&text, format, &check).map_err(|e| format!("{}: {e}", path.display()))?;
-    if bad_rows == BadRows::Fail {
+    if *bad_rows == BadRows::Fail {
         if let Some(b) = records.bad_rows.first() {
             return Err(format!("{}:{}: bad row: {}", path.display(), b.line, b.reason));
         }

@@ -5,14 +5,16 @@ use serde_json::{json, Value};
 use super::Flow;
 use crate::io::write_atomic;
 use crate::spec::WriteFormat;
-use crate::template::{Scope, Tmpl};
+use crate::template::Scope;
 
 use super::StageCx;
+use crate::compile::WriteStage;
 
-pub fn run(cx: &StageCx<'_>, scope: &Scope, path: &Tmpl, value: &Tmpl, format: WriteFormat) -> Result<Flow, String> {
+pub fn run(cx: &StageCx<'_>, scope: &Scope, write: &WriteStage) -> Result<Flow, String> {
+    let WriteStage { path, value, format } = write;
     let path = cx.write_path(&cx.eval(path, scope)?)?;
     let value = cx.eval(value, scope)?;
-    let bytes = encode(&value, format)?;
+    let bytes = encode(&value, *format)?;
     write_atomic(&path, &bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(Flow::Value(
         json!({"path": path.display().to_string(), "bytes": bytes.len()}),
