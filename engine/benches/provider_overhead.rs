@@ -32,7 +32,7 @@ fn request() -> LlmRequest {
         })),
         schema_name: "tags".into(),
         tier: Tier::Fast,
-        max_tokens: 0,
+        max_tokens: None,
     }
 }
 

@@ -31,7 +31,7 @@ fn request() -> LlmRequest {
         schema: Some(routing_schema()),
         schema_name: "search-routing.schema.json".into(),
         tier: Tier::Fast,
-        max_tokens: 0,
+        max_tokens: None,
     }
 }
 
@@ -124,7 +124,7 @@ mod anthropic {
     async fn a_cut_off_answer_says_to_raise_max_tokens() {
         let server = LlmServer::start(vec![Reply::anthropic_text("{\"intent\": \"zom", "max_tokens")]).await;
         let mut request = request();
-        request.max_tokens = 16;
+        request.max_tokens = Some(16);
         let error = provider(CONFIG, &server.url()).complete(&request).await.unwrap_err();
         assert!(matches!(error, LlmError::NoJson { .. }));
         assert!(error.to_string().contains("cut off at max_tokens (16)"), "{error}");

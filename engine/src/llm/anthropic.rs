@@ -50,7 +50,7 @@ impl Anthropic {
         })
     }
 
-    fn body(&self, request: &LlmRequest, wire: Option<&WireSchema>) -> Value {
+    fn body(&self, request: &LlmRequest, wire: Option<&WireSchema>, max_tokens: u32) -> Value {
         let mut content = Vec::new();
         if let Some(cached) = &request.cached {
             content.push(json!({"type": "text", "text": cached, "cache_control": {"type": "ephemeral"}}));
@@ -61,7 +61,7 @@ impl Anthropic {
         }
         let mut body = json!({
             "model": self.models.get(request.tier),
-            "max_tokens": request.max_tokens_or(self.max_tokens),
+            "max_tokens": max_tokens,
             "messages": [{"role": "user", "content": content}],
         });
         if let Some(system) = &request.system {
@@ -80,16 +80,16 @@ impl Anthropic {
 
     async fn call(&self, request: &LlmRequest) -> Result<LlmReply, LlmError> {
         let wire = WireSchema::of(request, Dialect::Loose);
-        let body = self.body(request, wire.as_ref());
+        let max_tokens = request.max_tokens_or(self.max_tokens);
+        let body = self.body(request, wire.as_ref(), max_tokens);
         let (answer, retries) = self.http.post_json(&self.url, &self.headers, &body).await?;
-        let value =
-            answer_value(&answer, wire.as_ref(), request.max_tokens_or(self.max_tokens)).map_err(|message| {
-                self.http.scrub(LlmError::NoJson {
-                    provider: NAME.into(),
-                    message,
-                    usage: messages_usage(&answer["usage"]),
-                })
-            })?;
+        let value = answer_value(&answer, wire.as_ref(), max_tokens).map_err(|message| {
+            self.http.scrub(LlmError::NoJson {
+                provider: NAME.into(),
+                message,
+                usage: messages_usage(&answer["usage"]),
+            })
+        })?;
         Ok(LlmReply {
             value,
             usage: messages_usage(&answer["usage"]),

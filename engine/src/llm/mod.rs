@@ -79,17 +79,16 @@ pub struct LlmRequest {
     /// A short identifier for the schema (tool / response_format name).
     pub schema_name: String,
     pub tier: Tier,
-    pub max_tokens: u32,
+    /// The stage's own answer limit; `None` takes the provider's
+    /// (`llm.max_tokens`), so the config is not overridden by a default.
+    pub max_tokens: Option<u32>,
 }
 
 impl LlmRequest {
-    /// The stage's `max_tokens`, or `default` (the configured one) when the
-    /// stage sets none (`0`).
-    pub fn max_tokens_or(&self, default: u32) -> u32 {
-        match self.max_tokens {
-            0 => default,
-            n => n,
-        }
+    /// The answer limit to send: the stage's own, else `configured`
+    /// (`llm.max_tokens`, itself 4096 when unset). The one place that order lives.
+    pub fn max_tokens_or(&self, configured: u32) -> u32 {
+        self.max_tokens.unwrap_or(configured)
     }
 }
 

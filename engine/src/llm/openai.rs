@@ -55,7 +55,7 @@ impl OpenAi {
         })
     }
 
-    fn body(&self, request: &LlmRequest, wire: Option<&WireSchema>) -> Value {
+    fn body(&self, request: &LlmRequest, wire: Option<&WireSchema>, max_tokens: u32) -> Value {
         let mut user = String::new();
         if let Some(cached) = &request.cached {
             user.push_str(cached);
@@ -74,7 +74,7 @@ impl OpenAi {
         messages.push(json!({"role": "user", "content": user}));
         let mut body = json!({
             "model": self.models.get(request.tier),
-            "max_tokens": request.max_tokens_or(self.max_tokens),
+            "max_tokens": max_tokens,
             "messages": messages,
         });
         if let Some(wire) = strict_schema {
@@ -92,9 +92,10 @@ impl OpenAi {
             JsonMode::Plain => Dialect::Loose,
         };
         let wire = WireSchema::of(request, dialect);
-        let body = self.body(request, wire.as_ref());
+        let max_tokens = request.max_tokens_or(self.max_tokens);
+        let body = self.body(request, wire.as_ref(), max_tokens);
         let (answer, retries) = self.http.post_json(&self.url, &self.headers, &body).await?;
-        let value = answer_value(&answer, request.max_tokens_or(self.max_tokens)).map_err(|message| {
+        let value = answer_value(&answer, max_tokens).map_err(|message| {
             self.http.scrub(LlmError::NoJson {
                 provider: NAME.into(),
                 message,
