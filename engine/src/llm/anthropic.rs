@@ -10,6 +10,8 @@
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{json, Value};
 
+use crate::io::Limits;
+
 use super::config::{LlmConfig, TierModels};
 use super::extract::extract_json;
 use super::http::HttpTransport;
@@ -30,7 +32,7 @@ pub(crate) struct Anthropic {
 }
 
 impl Anthropic {
-    pub(crate) fn new(config: &LlmConfig, key: ApiKey, key_env: String) -> Result<Self, LlmError> {
+    pub(crate) fn new(config: &LlmConfig, limits: &Limits, key: ApiKey, key_env: String) -> Result<Self, LlmError> {
         let mut headers = HeaderMap::new();
         let key_header = key.header("").map_err(|message| LlmError::Setup {
             provider: NAME.into(),
@@ -42,7 +44,7 @@ impl Anthropic {
             HeaderValue::from_static(API_VERSION),
         );
         Ok(Self {
-            http: HttpTransport::new(NAME, Some(key), key_env, config.retry_policy())?,
+            http: HttpTransport::new(NAME, Some(key), key_env, config.retry_policy(), limits.http_bytes)?,
             url: format!("{}/v1/messages", config.base_url_or(DEFAULT_BASE_URL)),
             headers,
             models: config.tier_models(),

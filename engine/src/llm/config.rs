@@ -22,6 +22,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::io::Limits;
+
 use super::anthropic::Anthropic;
 use super::claude_code::ClaudeCode;
 use super::limit::limit_concurrency;
@@ -226,10 +228,11 @@ impl LlmConfig {
 }
 
 /// The provider `config` selects, limited to `parallel` calls at once
-/// (`parallel_subagents`), or `None` for `builtin`. Keys come from the
-/// process environment.
-pub fn connect(config: &LlmConfig, parallel: usize) -> Result<Option<Arc<dyn Provider>>, LlmError> {
-    connect_with_env(config, parallel, |name| std::env::var(name).ok())
+/// (`parallel_subagents`) and to answers within the run's `limits`
+/// (`limits.http_mb`), or `None` for `builtin`. Keys come from the process
+/// environment.
+pub fn connect(config: &LlmConfig, parallel: usize, limits: &Limits) -> Result<Option<Arc<dyn Provider>>, LlmError> {
+    connect_with_env(config, parallel, limits, |name| std::env::var(name).ok())
 }
 
 /// [`connect`] with the environment given as a lookup, for embedders and
@@ -237,6 +240,7 @@ pub fn connect(config: &LlmConfig, parallel: usize) -> Result<Option<Arc<dyn Pro
 pub fn connect_with_env(
     config: &LlmConfig,
     parallel: usize,
+    limits: &Limits,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<Option<Arc<dyn Provider>>, LlmError> {
     config.validate()?;
@@ -253,7 +257,7 @@ pub fn connect_with_env(
                      (or name another one in llm.api_key_env)"
                 ))
             })?;
-            Arc::new(Anthropic::new(config, key, key_env)?)
+            Arc::new(Anthropic::new(config, limits, key, key_env)?)
         }
         ProviderKind::Openai => {
             let (key_env, key) = key_from(config, "OPENAI_API_KEY", &env);
@@ -263,7 +267,7 @@ pub fn connect_with_env(
                      or remove llm.api_key_env for a server that needs no key"
                 )));
             }
-            Arc::new(OpenAi::new(config, key, key_env)?)
+            Arc::new(OpenAi::new(config, limits, key, key_env)?)
         }
         ProviderKind::ClaudeCode => Arc::new(ClaudeCode::new(config)?),
     };
@@ -290,7 +294,9 @@ mod tests {
         let config = parse("{}").unwrap();
         assert_eq!(config, LlmConfig::default());
         assert_eq!((config.max_tokens, config.timeout_s, config.retries), (4096, 60, 3));
-        assert!(connect_with_env(&config, 10, |_| None).unwrap().is_none());
+        assert!(connect_with_env(&config, 10, &Limits::default(), |_| None)
+            .unwrap()
+            .is_none());
     }
 
     #[test]
@@ -320,18 +326,28 @@ mod tests {
     #[test]
     fn anthropic_without_a_key_names_the_variable_to_set() {
         let config = parse("provider: anthropic\napi_key_env: TEAM_KEY").unwrap();
-        let error = connect_with_env(&config, 10, |_| None).err().unwrap().to_string();
+        let error = connect_with_env(&config, 10, &Limits::default(), |_| None)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(error.contains("TEAM_KEY"), "{error}");
-        let connected = connect_with_env(&config, 10, |name| (name == "TEAM_KEY").then(|| "k".into()));
+        let connected = connect_with_env(&config, 10, &Limits::default(), |name| {
+            (name == "TEAM_KEY").then(|| "k".into())
+        });
         assert_eq!(connected.unwrap().unwrap().name(), "anthropic");
     }
 
     #[test]
     fn openai_needs_a_key_only_when_a_variable_is_named() {
         let config = parse("provider: openai\nbase_url: http://127.0.0.1:11434/v1").unwrap();
-        assert!(connect_with_env(&config, 1, |_| None).unwrap().is_some());
+        assert!(connect_with_env(&config, 1, &Limits::default(), |_| None)
+            .unwrap()
+            .is_some());
         let config = parse("provider: openai\napi_key_env: VLLM_KEY").unwrap();
-        let error = connect_with_env(&config, 1, |_| None).err().unwrap().to_string();
+        let error = connect_with_env(&config, 1, &Limits::default(), |_| None)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(error.contains("VLLM_KEY"), "{error}");
     }
 
@@ -341,10 +357,12 @@ mod tests {
             ("provider: openai\ntimeout_s: 0", "timeout_s"),
             ("provider: openai\nbase_url: localhost:8080", "http://"),
         ] {
-            let error = connect_with_env(&parse(yaml).unwrap(), 1, |_| None).err().unwrap();
+            let error = connect_with_env(&parse(yaml).unwrap(), 1, &Limits::default(), |_| None)
+                .err()
+                .unwrap();
             assert!(error.to_string().contains(expected), "{error}");
         }
-        let error = connect_with_env(&parse("provider: openai").unwrap(), 0, |_| None)
+        let error = connect_with_env(&parse("provider: openai").unwrap(), 0, &Limits::default(), |_| None)
             .err()
             .unwrap();
         assert!(error.to_string().contains("parallel_subagents"));

@@ -14,6 +14,8 @@
 use reqwest::header::{HeaderMap, AUTHORIZATION};
 use serde_json::{json, Value};
 
+use crate::io::Limits;
+
 use super::config::{JsonMode, LlmConfig, TierModels};
 use super::extract::extract_json;
 use super::http::HttpTransport;
@@ -36,7 +38,12 @@ pub(crate) struct OpenAi {
 impl OpenAi {
     /// `key` is optional: local servers take none, and then no
     /// `Authorization` header is sent.
-    pub(crate) fn new(config: &LlmConfig, key: Option<ApiKey>, key_env: String) -> Result<Self, LlmError> {
+    pub(crate) fn new(
+        config: &LlmConfig,
+        limits: &Limits,
+        key: Option<ApiKey>,
+        key_env: String,
+    ) -> Result<Self, LlmError> {
         let mut headers = HeaderMap::new();
         if let Some(key) = &key {
             let bearer = key.header("Bearer ").map_err(|message| LlmError::Setup {
@@ -46,7 +53,7 @@ impl OpenAi {
             headers.insert(AUTHORIZATION, bearer);
         }
         Ok(Self {
-            http: HttpTransport::new(NAME, key, key_env, config.retry_policy())?,
+            http: HttpTransport::new(NAME, key, key_env, config.retry_policy(), limits.http_bytes)?,
             url: format!("{}/chat/completions", config.base_url_or(DEFAULT_BASE_URL)),
             headers,
             models: config.tier_models(),
