@@ -33,6 +33,7 @@ mod cache;
 mod check;
 mod claude_code;
 pub mod config;
+mod connect;
 pub mod extract;
 mod http;
 mod limit;
@@ -40,10 +41,12 @@ mod openai;
 mod retry;
 mod secret;
 pub mod structured;
+mod wire;
 
 pub use cache::ReplyCache;
 pub use check::{check, CheckReport};
-pub use config::{connect, connect_with_env, CommandLine, JsonMode, LlmConfig, Models, ProviderKind};
+pub use config::{CommandLine, JsonMode, LlmConfig, Models, ProviderKind};
+pub use connect::{connect, connect_with_env};
 pub use limit::limit_concurrency;
 pub use secret::ApiKey;
 
@@ -193,9 +196,4 @@ fn excerpt(text: &str) -> String {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),
     }
-}
-
-/// Why an answer without JSON stopped where it did.
-fn cut_off_message(max_tokens: u32) -> String {
-    format!("the answer was cut off at max_tokens ({max_tokens}); raise the stage's max_tokens or llm.max_tokens")
 }

@@ -14,14 +14,13 @@
 use reqwest::header::{HeaderMap, AUTHORIZATION};
 use serde_json::{json, Value};
 
-use crate::io::Limits;
-
-use super::config::{JsonMode, LlmConfig, TierModels};
+use super::config::JsonMode;
 use super::extract::extract_json;
 use super::http::HttpTransport;
 use super::secret::ApiKey;
 use super::structured::{json_instructions, Dialect, WireSchema};
-use super::{cut_off_message, excerpt, LlmError, LlmReply, LlmRequest, Usage};
+use super::wire::{cut_off_message, ApiSettings, TierModels};
+use super::{excerpt, LlmError, LlmReply, LlmRequest, Usage};
 
 const NAME: &str = "openai";
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -39,8 +38,8 @@ impl OpenAi {
     /// `key` is optional: local servers take none, and then no
     /// `Authorization` header is sent.
     pub(crate) fn new(
-        config: &LlmConfig,
-        limits: &Limits,
+        settings: ApiSettings,
+        json_mode: JsonMode,
         key: Option<ApiKey>,
         key_env: String,
     ) -> Result<Self, LlmError> {
@@ -53,12 +52,12 @@ impl OpenAi {
             headers.insert(AUTHORIZATION, bearer);
         }
         Ok(Self {
-            http: HttpTransport::new(NAME, key, key_env, config.retry_policy(), limits.http_bytes)?,
-            url: format!("{}/chat/completions", config.base_url_or(DEFAULT_BASE_URL)),
+            http: HttpTransport::new(NAME, key, key_env, settings.policy, settings.max_answer_bytes)?,
+            url: format!("{}/chat/completions", settings.base_url_or(DEFAULT_BASE_URL)),
             headers,
-            models: config.tier_models(),
-            max_tokens: config.max_tokens,
-            json_mode: config.json_mode,
+            models: settings.models,
+            max_tokens: settings.max_tokens,
+            json_mode,
         })
     }
 
