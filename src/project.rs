@@ -155,7 +155,7 @@ impl Project {
 
     /// The configured model provider (`None` for builtin).
     pub fn provider(&self) -> Result<Option<Arc<dyn Provider>>, engine::llm::LlmError> {
-        engine::llm::connect(&self.config.llm, self.config.parallel_subagents)
+        engine::llm::connect(&self.config.llm, self.config.parallel_subagents, &self.config.limits)
     }
 
     /// What a run of this project's pipelines uses: its folder, resources

@@ -151,3 +151,22 @@ async fn providers_check_fails_where_a_stage_would() {
     );
     assert!(run.stderr.contains("1 of 7 stage schemas were not accepted"), "{run:?}");
 }
+
+/// The project's `limits.http_mb` reaches the provider: a model answer over
+/// it fails the check, naming the key, instead of being read into memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_answer_over_limits_http_mb_is_refused_naming_the_key() {
+    let project = Project::generated(1);
+    let padded = json!({"ok": true, "note": "z".repeat(1536 * 1024)}).to_string();
+    let server = LlmServer::start(vec![Reply::openai_content(&padded, json!({}))]).await;
+    project.configure(&format!("{}limits: {{http_mb: 1}}\n", openai_at(&server)));
+    let run = tokio::task::block_in_place(|| project.run(&["providers", "check"]));
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "openai: the answer is larger than 1048576 bytes (the limit `limits.http_mb`; \
+             raise it in .claude/unity-assets.yml if the answer is genuine)"
+        ),
+        "{run:?}"
+    );
+}

@@ -144,7 +144,7 @@ fn every_stage_schema_meets_openai_strict_mode_rules_on_the_wire() {
             schema: Some(schema.clone()),
             schema_name: file.trim_end_matches(".schema.json").into(),
             tier: Tier::Default,
-            max_tokens: 0,
+            max_tokens: None,
         };
         let wire = WireSchema::of(&request, Dialect::Strict).unwrap().schema;
         if wire.get("type") != Some(&Value::String("object".into())) {

@@ -12,6 +12,7 @@ mod llm_server;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use engine::io::Limits;
 use engine::llm::{connect_with_env, LlmConfig, LlmRequest, Provider, Tier};
 use llm_server::{LlmServer, Reply};
 use serde_json::json;
@@ -32,7 +33,7 @@ fn request() -> LlmRequest {
         })),
         schema_name: "tags".into(),
         tier: Tier::Fast,
-        max_tokens: 0,
+        max_tokens: None,
     }
 }
 
@@ -51,7 +52,7 @@ async fn provider(kind: &str, concurrency: usize) -> (LlmServer, Arc<dyn Provide
     let server = LlmServer::start(vec![answer]).await;
     let config: LlmConfig =
         serde_yaml::from_str(&format!("provider: {kind}\nbase_url: {}", server.url())).expect("bench config");
-    let provider = connect_with_env(&config, concurrency, |_| Some("bench-key".into()))
+    let provider = connect_with_env(&config, concurrency, &Limits::default(), |_| Some("bench-key".into()))
         .expect("connects")
         .expect("not builtin");
     (server, provider)

@@ -7,6 +7,7 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use engine::io::Limits;
 use engine::llm::{check, connect_with_env, LlmConfig, LlmError, LlmRequest, Provider, Tier, Usage};
 use serde_json::{json, Value};
 use support::llm_server::{LlmServer, Reply};
@@ -31,7 +32,7 @@ fn request() -> LlmRequest {
         schema: Some(routing_schema()),
         schema_name: "search-routing.schema.json".into(),
         tier: Tier::Fast,
-        max_tokens: 0,
+        max_tokens: None,
     }
 }
 
@@ -40,7 +41,7 @@ fn request() -> LlmRequest {
 fn provider(yaml: &str, base_url: &str) -> Arc<dyn Provider> {
     let config: LlmConfig = serde_yaml::from_str(&format!("base_url: {base_url}\n{yaml}")).expect("test config parses");
     let env = |name: &str| matches!(name, "ANTHROPIC_API_KEY" | "OPENAI_API_KEY").then(|| KEY.to_owned());
-    connect_with_env(&config, 4, env)
+    connect_with_env(&config, 4, &Limits::default(), env)
         .expect("provider connects")
         .expect("not builtin")
 }
@@ -124,7 +125,7 @@ mod anthropic {
     async fn a_cut_off_answer_says_to_raise_max_tokens() {
         let server = LlmServer::start(vec![Reply::anthropic_text("{\"intent\": \"zom", "max_tokens")]).await;
         let mut request = request();
-        request.max_tokens = 16;
+        request.max_tokens = Some(16);
         let error = provider(CONFIG, &server.url()).complete(&request).await.unwrap_err();
         assert!(matches!(error, LlmError::NoJson { .. }));
         assert!(error.to_string().contains("cut off at max_tokens (16)"), "{error}");
@@ -405,7 +406,9 @@ mod openai {
     async fn a_local_server_without_a_key_gets_no_authorization_header() {
         let server = LlmServer::start(vec![Reply::openai_content("{\"intent\":\"x\"}", json!({}))]).await;
         let config: LlmConfig = serde_yaml::from_str(&format!("provider: openai\nbase_url: {}", server.url())).unwrap();
-        let provider = connect_with_env(&config, 1, |_| None).unwrap().unwrap();
+        let provider = connect_with_env(&config, 1, &Limits::default(), |_| None)
+            .unwrap()
+            .unwrap();
         provider.complete(&request()).await.expect("answer");
         assert_eq!(server.requests()[0].header("authorization"), None);
     }
@@ -477,7 +480,9 @@ mod claude_code {
     fn claude_provider(command: &Path, extra: &str) -> Arc<dyn Provider> {
         let yaml = format!("provider: claude-code\ncommand: [sh, '{}']\n{extra}", command.display());
         let config: LlmConfig = serde_yaml::from_str(&yaml).expect("config parses");
-        connect_with_env(&config, 2, |_| None).unwrap().unwrap()
+        connect_with_env(&config, 2, &Limits::default(), |_| None)
+            .unwrap()
+            .unwrap()
     }
 
     #[tokio::test]
@@ -517,7 +522,9 @@ JSON"#,
     async fn a_missing_command_says_how_to_fix_it() {
         let config: LlmConfig =
             serde_yaml::from_str("provider: claude-code\ncommand: claude-not-installed-here").unwrap();
-        let provider = connect_with_env(&config, 1, |_| None).unwrap().unwrap();
+        let provider = connect_with_env(&config, 1, &Limits::default(), |_| None)
+            .unwrap()
+            .unwrap();
         let error = provider.complete(&request()).await.unwrap_err();
         assert_eq!(
             error.to_string(),

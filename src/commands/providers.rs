@@ -30,14 +30,14 @@ pub fn register(registry: &mut Registry, llm: LlmConfig) {
     registry.async_function(
         "doctor.provider",
         "is the LLM provider configured and reachable?",
-        move |a: Args, _ctx| {
+        move |a: Args, ctx| {
             let llm = llm.clone();
-            async move { Ok(check(&llm, a.offline).await) }
+            async move { Ok(check(&llm, &ctx.limits, a.offline).await) }
         },
     );
 }
 
-async fn check(llm: &LlmConfig, offline: bool) -> ProviderCheck {
+async fn check(llm: &LlmConfig, limits: &engine::io::Limits, offline: bool) -> ProviderCheck {
     let name = "provider";
     if llm.provider == ProviderKind::Builtin {
         return ProviderCheck {
@@ -47,7 +47,7 @@ async fn check(llm: &LlmConfig, offline: bool) -> ProviderCheck {
             fix: String::new(),
         };
     }
-    let provider = match engine::llm::connect(llm, 1) {
+    let provider = match engine::llm::connect(llm, 1, limits) {
         Ok(Some(p)) => p,
         Ok(None) => {
             return ProviderCheck {

@@ -10,12 +10,12 @@
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{json, Value};
 
-use super::config::{LlmConfig, TierModels};
 use super::extract::extract_json;
 use super::http::HttpTransport;
 use super::secret::ApiKey;
 use super::structured::{json_instructions, Dialect, WireSchema};
-use super::{cut_off_message, excerpt, LlmError, LlmReply, LlmRequest, Usage};
+use super::wire::{cut_off_message, messages_usage, ApiSettings, TierModels};
+use super::{excerpt, LlmError, LlmReply, LlmRequest};
 
 const NAME: &str = "anthropic";
 const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -30,7 +30,7 @@ pub(crate) struct Anthropic {
 }
 
 impl Anthropic {
-    pub(crate) fn new(config: &LlmConfig, key: ApiKey, key_env: String) -> Result<Self, LlmError> {
+    pub(crate) fn new(settings: ApiSettings, key: ApiKey, key_env: String) -> Result<Self, LlmError> {
         let mut headers = HeaderMap::new();
         let key_header = key.header("").map_err(|message| LlmError::Setup {
             provider: NAME.into(),
@@ -42,15 +42,15 @@ impl Anthropic {
             HeaderValue::from_static(API_VERSION),
         );
         Ok(Self {
-            http: HttpTransport::new(NAME, Some(key), key_env, config.retry_policy())?,
-            url: format!("{}/v1/messages", config.base_url_or(DEFAULT_BASE_URL)),
+            http: HttpTransport::new(NAME, Some(key), key_env, settings.policy, settings.max_answer_bytes)?,
+            url: format!("{}/v1/messages", settings.base_url_or(DEFAULT_BASE_URL)),
             headers,
-            models: config.tier_models(),
-            max_tokens: config.max_tokens,
+            models: settings.models,
+            max_tokens: settings.max_tokens,
         })
     }
 
-    fn body(&self, request: &LlmRequest, wire: Option<&WireSchema>) -> Value {
+    fn body(&self, request: &LlmRequest, wire: Option<&WireSchema>, max_tokens: u32) -> Value {
         let mut content = Vec::new();
         if let Some(cached) = &request.cached {
             content.push(json!({"type": "text", "text": cached, "cache_control": {"type": "ephemeral"}}));
@@ -61,7 +61,7 @@ impl Anthropic {
         }
         let mut body = json!({
             "model": self.models.get(request.tier),
-            "max_tokens": request.max_tokens_or(self.max_tokens),
+            "max_tokens": max_tokens,
             "messages": [{"role": "user", "content": content}],
         });
         if let Some(system) = &request.system {
@@ -80,16 +80,16 @@ impl Anthropic {
 
     async fn call(&self, request: &LlmRequest) -> Result<LlmReply, LlmError> {
         let wire = WireSchema::of(request, Dialect::Loose);
-        let body = self.body(request, wire.as_ref());
+        let max_tokens = request.max_tokens_or(self.max_tokens);
+        let body = self.body(request, wire.as_ref(), max_tokens);
         let (answer, retries) = self.http.post_json(&self.url, &self.headers, &body).await?;
-        let value =
-            answer_value(&answer, wire.as_ref(), request.max_tokens_or(self.max_tokens)).map_err(|message| {
-                self.http.scrub(LlmError::NoJson {
-                    provider: NAME.into(),
-                    message,
-                    usage: messages_usage(&answer["usage"]),
-                })
-            })?;
+        let value = answer_value(&answer, wire.as_ref(), max_tokens).map_err(|message| {
+            self.http.scrub(LlmError::NoJson {
+                provider: NAME.into(),
+                message,
+                usage: messages_usage(&answer["usage"]),
+            })
+        })?;
         Ok(LlmReply {
             value,
             usage: messages_usage(&answer["usage"]),
@@ -124,16 +124,4 @@ fn answer_value(answer: &Value, wire: Option<&WireSchema>, max_tokens: u32) -> R
         return Err(cut_off_message(max_tokens));
     }
     Err(format!("no tool call and no JSON in the text: {}", excerpt(&text)))
-}
-
-/// Token counts from a Messages API `usage` object (Claude Code's result
-/// envelope reports the same one).
-pub(crate) fn messages_usage(usage: &Value) -> Usage {
-    let count = |field: &str| usage[field].as_u64().unwrap_or(0);
-    Usage {
-        input_tokens: count("input_tokens"),
-        output_tokens: count("output_tokens"),
-        cache_read_tokens: count("cache_read_input_tokens"),
-        cache_write_tokens: count("cache_creation_input_tokens"),
-    }
 }

@@ -34,7 +34,7 @@ impl ReplyCache {
 fn key(provider: &str, r: &LlmRequest) -> [u8; 32] {
     let mut h = Sha256::new();
     let schema = r.schema.as_ref().map(Value::to_string).unwrap_or_default();
-    let tier = format!("{:?}/{}", r.tier, r.max_tokens);
+    let tier = format!("{:?}/{:?}", r.tier, r.max_tokens);
     for part in [
         provider,
         &tier,

@@ -38,7 +38,7 @@ pub async fn check(provider: &dyn Provider, schemas: &[(String, Value)]) -> Chec
         })),
         schema_name: "check".into(),
         tier: Tier::Default,
-        max_tokens: 64,
+        max_tokens: Some(64),
     };
     let started = Instant::now();
     let outcome = provider.complete(&request).await;
@@ -64,7 +64,7 @@ pub async fn check(provider: &dyn Provider, schemas: &[(String, Value)]) -> Chec
                 schema: Some(schema.clone()),
                 schema_name: name.clone(),
                 tier: Tier::Default,
-                max_tokens: 1024,
+                max_tokens: Some(1024),
             };
             let failure = provider.complete(&request).await.err().map(|e| e.to_string());
             checked.push((name.clone(), failure));

@@ -14,11 +14,10 @@ use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
-use super::anthropic::messages_usage;
-use super::config::{CommandLine, LlmConfig, TierModels};
 use super::extract::extract_json;
 use super::retry::{with_retries, Failure, RetryPolicy};
 use super::structured::json_instructions;
+use super::wire::{messages_usage, TierModels};
 use super::{excerpt, LlmError, LlmReply, LlmRequest, Usage};
 
 const NAME: &str = "claude-code";
@@ -32,22 +31,15 @@ pub(crate) struct ClaudeCode {
 }
 
 impl ClaudeCode {
-    pub(crate) fn new(config: &LlmConfig) -> Result<Self, LlmError> {
-        let argv = config
-            .command
-            .clone()
-            .unwrap_or_else(|| CommandLine::Line(DEFAULT_COMMAND.into()))
-            .argv();
+    /// `argv` is `llm.command` split into words; `None` runs `claude`.
+    pub(crate) fn new(argv: Option<Vec<String>>, models: TierModels, policy: RetryPolicy) -> Result<Self, LlmError> {
+        let argv = argv.unwrap_or_else(|| vec![DEFAULT_COMMAND.into()]);
         if argv.is_empty() {
             return Err(setup(
                 "llm.command is empty; name the Claude Code command (default `claude`)".into(),
             ));
         }
-        Ok(Self {
-            argv,
-            models: config.tier_models(),
-            policy: config.retry_policy(),
-        })
+        Ok(Self { argv, models, policy })
     }
 
     async fn call(&self, request: &LlmRequest) -> Result<LlmReply, LlmError> {

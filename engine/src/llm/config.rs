@@ -1,5 +1,5 @@
-//! The `llm:` section of `.claude/unity-assets.yml`, and [`connect`], which
-//! turns it into a ready provider.
+//! The `llm:` section of `.claude/unity-assets.yml`: plain data, which
+//! [`connect`](super::connect) turns into a ready provider.
 //!
 //! ```yaml
 //! llm:
@@ -17,18 +17,9 @@
 //!
 //! There is deliberately no key field: keys come only from the environment.
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
 
-use super::anthropic::Anthropic;
-use super::claude_code::ClaudeCode;
-use super::limit::limit_concurrency;
-use super::openai::OpenAi;
-use super::retry::RetryPolicy;
-use super::secret::ApiKey;
-use super::{LlmError, Provider, Tier};
+use super::Tier;
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
@@ -144,27 +135,6 @@ impl CommandLine {
     }
 }
 
-/// The model name of each tier, resolved once.
-#[derive(Debug, Clone)]
-pub(crate) struct TierModels {
-    fast: String,
-    default: String,
-}
-
-impl TierModels {
-    pub(crate) fn get(&self, tier: Tier) -> String {
-        match tier {
-            Tier::Fast => self.fast.clone(),
-            Tier::Default => self.default.clone(),
-        }
-    }
-
-    /// The model a server says answered (`"model"` of its reply), else the tier's.
-    pub(crate) fn answered(&self, reply: &serde_json::Value, tier: Tier) -> String {
-        reply["model"].as_str().map_or_else(|| self.get(tier), str::to_owned)
-    }
-}
-
 impl LlmConfig {
     /// The model each tier maps to, configured or the provider's default.
     pub fn model(&self, tier: Tier) -> String {
@@ -176,105 +146,6 @@ impl LlmConfig {
             .clone()
             .unwrap_or_else(|| self.provider.default_model(tier).to_owned())
     }
-
-    pub(crate) fn tier_models(&self) -> TierModels {
-        TierModels {
-            fast: self.model(Tier::Fast),
-            default: self.model(Tier::Default),
-        }
-    }
-
-    pub(crate) fn retry_policy(&self) -> RetryPolicy {
-        RetryPolicy {
-            retries: self.retries,
-            timeout: Duration::from_secs(self.timeout_s),
-            max_wait: Duration::from_secs(self.retry_after_max_s),
-        }
-    }
-
-    /// `base_url` without a trailing slash, or `default`.
-    pub(crate) fn base_url_or(&self, default: &str) -> String {
-        self.base_url
-            .as_deref()
-            .unwrap_or(default)
-            .trim_end_matches('/')
-            .to_owned()
-    }
-
-    fn setup_error(&self, message: String) -> LlmError {
-        LlmError::Setup {
-            provider: self.provider.name().to_owned(),
-            message,
-        }
-    }
-
-    /// Checks the values a provider cannot work with.
-    fn validate(&self) -> Result<(), LlmError> {
-        if self.timeout_s == 0 {
-            return Err(self.setup_error("llm.timeout_s must be at least 1 (seconds)".into()));
-        }
-        if self.max_tokens == 0 {
-            return Err(self.setup_error("llm.max_tokens must be at least 1".into()));
-        }
-        if let Some(url) = &self.base_url {
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(self.setup_error(format!("llm.base_url `{url}` must start with http:// or https://")));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The provider `config` selects, limited to `parallel` calls at once
-/// (`parallel_subagents`), or `None` for `builtin`. Keys come from the
-/// process environment.
-pub fn connect(config: &LlmConfig, parallel: usize) -> Result<Option<Arc<dyn Provider>>, LlmError> {
-    connect_with_env(config, parallel, |name| std::env::var(name).ok())
-}
-
-/// [`connect`] with the environment given as a lookup, for embedders and
-/// tests that must not change the process environment.
-pub fn connect_with_env(
-    config: &LlmConfig,
-    parallel: usize,
-    env: impl Fn(&str) -> Option<String>,
-) -> Result<Option<Arc<dyn Provider>>, LlmError> {
-    config.validate()?;
-    if parallel == 0 {
-        return Err(config.setup_error("parallel_subagents must be at least 1".into()));
-    }
-    let provider: Arc<dyn Provider> = match config.provider {
-        ProviderKind::Builtin => return Ok(None),
-        ProviderKind::Anthropic => {
-            let (key_env, key) = key_from(config, "ANTHROPIC_API_KEY", &env);
-            let key = key.ok_or_else(|| {
-                config.setup_error(format!(
-                    "no API key: set the environment variable {key_env} \
-                     (or name another one in llm.api_key_env)"
-                ))
-            })?;
-            Arc::new(Anthropic::new(config, key, key_env)?)
-        }
-        ProviderKind::Openai => {
-            let (key_env, key) = key_from(config, "OPENAI_API_KEY", &env);
-            if key.is_none() && config.api_key_env.is_some() {
-                return Err(config.setup_error(format!(
-                    "llm.api_key_env names {key_env}, which is not set; export it, \
-                     or remove llm.api_key_env for a server that needs no key"
-                )));
-            }
-            Arc::new(OpenAi::new(config, key, key_env)?)
-        }
-        ProviderKind::ClaudeCode => Arc::new(ClaudeCode::new(config)?),
-    };
-    Ok(Some(limit_concurrency(provider, parallel)))
-}
-
-/// The key variable's name and the key, if set and not blank.
-fn key_from(config: &LlmConfig, default_env: &str, env: &impl Fn(&str) -> Option<String>) -> (String, Option<ApiKey>) {
-    let name = config.api_key_env.clone().unwrap_or_else(|| default_env.to_owned());
-    let key = env(&name).and_then(ApiKey::new);
-    (name, key)
 }
 
 #[cfg(test)]
@@ -290,7 +161,6 @@ mod tests {
         let config = parse("{}").unwrap();
         assert_eq!(config, LlmConfig::default());
         assert_eq!((config.max_tokens, config.timeout_s, config.retries), (4096, 60, 3));
-        assert!(connect_with_env(&config, 10, |_| None).unwrap().is_none());
     }
 
     #[test]
@@ -315,38 +185,5 @@ mod tests {
         assert_eq!(config.command.unwrap().argv(), ["npx", "claude", "--verbose"]);
         let config = parse("command: ['C:/Program Files/claude.exe', -x]").unwrap();
         assert_eq!(config.command.unwrap().argv(), ["C:/Program Files/claude.exe", "-x"]);
-    }
-
-    #[test]
-    fn anthropic_without_a_key_names_the_variable_to_set() {
-        let config = parse("provider: anthropic\napi_key_env: TEAM_KEY").unwrap();
-        let error = connect_with_env(&config, 10, |_| None).err().unwrap().to_string();
-        assert!(error.contains("TEAM_KEY"), "{error}");
-        let connected = connect_with_env(&config, 10, |name| (name == "TEAM_KEY").then(|| "k".into()));
-        assert_eq!(connected.unwrap().unwrap().name(), "anthropic");
-    }
-
-    #[test]
-    fn openai_needs_a_key_only_when_a_variable_is_named() {
-        let config = parse("provider: openai\nbase_url: http://127.0.0.1:11434/v1").unwrap();
-        assert!(connect_with_env(&config, 1, |_| None).unwrap().is_some());
-        let config = parse("provider: openai\napi_key_env: VLLM_KEY").unwrap();
-        let error = connect_with_env(&config, 1, |_| None).err().unwrap().to_string();
-        assert!(error.contains("VLLM_KEY"), "{error}");
-    }
-
-    #[test]
-    fn unusable_values_are_reported() {
-        for (yaml, expected) in [
-            ("provider: openai\ntimeout_s: 0", "timeout_s"),
-            ("provider: openai\nbase_url: localhost:8080", "http://"),
-        ] {
-            let error = connect_with_env(&parse(yaml).unwrap(), 1, |_| None).err().unwrap();
-            assert!(error.to_string().contains(expected), "{error}");
-        }
-        let error = connect_with_env(&parse("provider: openai").unwrap(), 0, |_| None)
-            .err()
-            .unwrap();
-        assert!(error.to_string().contains("parallel_subagents"));
     }
 }

@@ -10,9 +10,7 @@ use super::excerpt;
 use super::retry::{parse_retry_after, with_retries, Failure, Retry, RetryPolicy};
 use super::secret::ApiKey;
 use super::LlmError;
-
-/// One model answer is a few KiB; far above this is a broken or hostile server.
-const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+use crate::io::HTTP_KEY;
 
 #[derive(Debug)]
 pub(crate) struct HttpTransport {
@@ -22,6 +20,9 @@ pub(crate) struct HttpTransport {
     key: Option<ApiKey>,
     /// The variable the key came from, named in authentication errors.
     key_env: String,
+    /// The run's `limits.http_mb`: one model answer is a few KiB, far more is
+    /// a broken or hostile server, refused before it fills memory.
+    max_answer_bytes: u64,
 }
 
 impl HttpTransport {
@@ -30,6 +31,7 @@ impl HttpTransport {
         key: Option<ApiKey>,
         key_env: String,
         policy: RetryPolicy,
+        max_answer_bytes: u64,
     ) -> Result<Self, LlmError> {
         let client = reqwest::Client::builder()
             .user_agent(concat!("unity-assets-engine/", env!("CARGO_PKG_VERSION")))
@@ -44,6 +46,7 @@ impl HttpTransport {
             policy,
             key,
             key_env,
+            max_answer_bytes,
         })
     }
 
@@ -83,6 +86,9 @@ impl HttpTransport {
         let status = response.status();
         let retry_after = header_text(response.headers(), RETRY_AFTER).and_then(|v| parse_retry_after(&v));
         let content_type = header_text(response.headers(), CONTENT_TYPE).unwrap_or_else(|| "none".into());
+        if response.content_length().is_some_and(|n| n > self.max_answer_bytes) {
+            return Err(self.too_large());
+        }
         let mut response = response;
         let mut bytes = Vec::new();
         while let Some(chunk) = response
@@ -90,11 +96,8 @@ impl HttpTransport {
             .await
             .map_err(|e| Failure::transient(self.transport_error("the answer broke off", &e)))?
         {
-            if bytes.len() + chunk.len() > MAX_ANSWER_BYTES {
-                return Err(Failure::fatal(LlmError::Transport {
-                    provider: self.provider.to_owned(),
-                    message: format!("the answer is larger than {} MiB; refusing it", MAX_ANSWER_BYTES >> 20),
-                }));
+            if (bytes.len() + chunk.len()) as u64 > self.max_answer_bytes {
+                return Err(self.too_large());
             }
             bytes.extend_from_slice(&chunk);
         }
@@ -116,6 +119,18 @@ impl HttpTransport {
                     excerpt(&text)
                 ),
             })
+        })
+    }
+
+    /// An answer over the limit: not retried, the same server would send it again.
+    fn too_large(&self) -> Failure {
+        Failure::fatal(LlmError::Transport {
+            provider: self.provider.to_owned(),
+            message: format!(
+                "the answer is larger than {} bytes (the limit `{HTTP_KEY}`; raise it in \
+                 .claude/unity-assets.yml if the answer is genuine)",
+                self.max_answer_bytes
+            ),
         })
     }
 

@@ -95,7 +95,7 @@ mod tests {
             schema: None,
             schema_name: "x".into(),
             tier: Tier::Default,
-            max_tokens: 0,
+            max_tokens: None,
         };
         let calls = (0..12).map(|_| limited.complete(&request));
         for reply in futures::future::join_all(calls).await {

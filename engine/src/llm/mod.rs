@@ -33,6 +33,7 @@ mod cache;
 mod check;
 mod claude_code;
 pub mod config;
+mod connect;
 pub mod extract;
 mod http;
 mod limit;
@@ -40,10 +41,12 @@ mod openai;
 mod retry;
 mod secret;
 pub mod structured;
+mod wire;
 
 pub use cache::ReplyCache;
 pub use check::{check, CheckReport};
-pub use config::{connect, connect_with_env, CommandLine, JsonMode, LlmConfig, Models, ProviderKind};
+pub use config::{CommandLine, JsonMode, LlmConfig, Models, ProviderKind};
+pub use connect::{connect, connect_with_env};
 pub use limit::limit_concurrency;
 pub use secret::ApiKey;
 
@@ -79,17 +82,16 @@ pub struct LlmRequest {
     /// A short identifier for the schema (tool / response_format name).
     pub schema_name: String,
     pub tier: Tier,
-    pub max_tokens: u32,
+    /// The stage's own answer limit; `None` takes the provider's
+    /// (`llm.max_tokens`), so the config is not overridden by a default.
+    pub max_tokens: Option<u32>,
 }
 
 impl LlmRequest {
-    /// The stage's `max_tokens`, or `default` (the configured one) when the
-    /// stage sets none (`0`).
-    pub fn max_tokens_or(&self, default: u32) -> u32 {
-        match self.max_tokens {
-            0 => default,
-            n => n,
-        }
+    /// The answer limit to send: the stage's own, else `configured`
+    /// (`llm.max_tokens`, itself 4096 when unset). The one place that order lives.
+    pub fn max_tokens_or(&self, configured: u32) -> u32 {
+        self.max_tokens.unwrap_or(configured)
     }
 }
 
@@ -194,9 +196,4 @@ fn excerpt(text: &str) -> String {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),
     }
-}
-
-/// Why an answer without JSON stopped where it did.
-fn cut_off_message(max_tokens: u32) -> String {
-    format!("the answer was cut off at max_tokens ({max_tokens}); raise the stage's max_tokens or llm.max_tokens")
 }

@@ -14,12 +14,13 @@
 use reqwest::header::{HeaderMap, AUTHORIZATION};
 use serde_json::{json, Value};
 
-use super::config::{JsonMode, LlmConfig, TierModels};
+use super::config::JsonMode;
 use super::extract::extract_json;
 use super::http::HttpTransport;
 use super::secret::ApiKey;
 use super::structured::{json_instructions, Dialect, WireSchema};
-use super::{cut_off_message, excerpt, LlmError, LlmReply, LlmRequest, Usage};
+use super::wire::{cut_off_message, ApiSettings, TierModels};
+use super::{excerpt, LlmError, LlmReply, LlmRequest, Usage};
 
 const NAME: &str = "openai";
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -36,7 +37,12 @@ pub(crate) struct OpenAi {
 impl OpenAi {
     /// `key` is optional: local servers take none, and then no
     /// `Authorization` header is sent.
-    pub(crate) fn new(config: &LlmConfig, key: Option<ApiKey>, key_env: String) -> Result<Self, LlmError> {
+    pub(crate) fn new(
+        settings: ApiSettings,
+        json_mode: JsonMode,
+        key: Option<ApiKey>,
+        key_env: String,
+    ) -> Result<Self, LlmError> {
         let mut headers = HeaderMap::new();
         if let Some(key) = &key {
             let bearer = key.header("Bearer ").map_err(|message| LlmError::Setup {
@@ -46,16 +52,16 @@ impl OpenAi {
             headers.insert(AUTHORIZATION, bearer);
         }
         Ok(Self {
-            http: HttpTransport::new(NAME, key, key_env, config.retry_policy())?,
-            url: format!("{}/chat/completions", config.base_url_or(DEFAULT_BASE_URL)),
+            http: HttpTransport::new(NAME, key, key_env, settings.policy, settings.max_answer_bytes)?,
+            url: format!("{}/chat/completions", settings.base_url_or(DEFAULT_BASE_URL)),
             headers,
-            models: config.tier_models(),
-            max_tokens: config.max_tokens,
-            json_mode: config.json_mode,
+            models: settings.models,
+            max_tokens: settings.max_tokens,
+            json_mode,
         })
     }
 
-    fn body(&self, request: &LlmRequest, wire: Option<&WireSchema>) -> Value {
+    fn body(&self, request: &LlmRequest, wire: Option<&WireSchema>, max_tokens: u32) -> Value {
         let mut user = String::new();
         if let Some(cached) = &request.cached {
             user.push_str(cached);
@@ -74,7 +80,7 @@ impl OpenAi {
         messages.push(json!({"role": "user", "content": user}));
         let mut body = json!({
             "model": self.models.get(request.tier),
-            "max_tokens": request.max_tokens_or(self.max_tokens),
+            "max_tokens": max_tokens,
             "messages": messages,
         });
         if let Some(wire) = strict_schema {
@@ -92,9 +98,10 @@ impl OpenAi {
             JsonMode::Plain => Dialect::Loose,
         };
         let wire = WireSchema::of(request, dialect);
-        let body = self.body(request, wire.as_ref());
+        let max_tokens = request.max_tokens_or(self.max_tokens);
+        let body = self.body(request, wire.as_ref(), max_tokens);
         let (answer, retries) = self.http.post_json(&self.url, &self.headers, &body).await?;
-        let value = answer_value(&answer, request.max_tokens_or(self.max_tokens)).map_err(|message| {
+        let value = answer_value(&answer, max_tokens).map_err(|message| {
             self.http.scrub(LlmError::NoJson {
                 provider: NAME.into(),
                 message,

@@ -326,7 +326,7 @@ mod tests {
             schema: Some(schema),
             schema_name: name.into(),
             tier: Tier::Default,
-            max_tokens: 0,
+            max_tokens: None,
         }
     }
 

@@ -21,8 +21,6 @@ use crate::template::Scope;
 
 use super::{recover, StageCx};
 
-const DEFAULT_MAX_TOKENS: u32 = 4096;
-
 pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, String> {
     let input = cx.with(scope)?;
     let gate = cx.stage.gate.as_ref().ok_or("llm stage without a schema gate")?;
@@ -51,7 +49,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
         schema: Some((*gate.schema).clone()),
         schema_name: schema_name(gate),
         tier: l.tier,
-        max_tokens: l.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        max_tokens: l.max_tokens,
     };
     match cx.rt.replies.get(provider.name(), &request) {
         Some(Ok(answer)) => {

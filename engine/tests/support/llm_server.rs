@@ -37,6 +37,9 @@ pub enum Reply {
     Silence,
     /// Announces twice the body's length, sends the body, and closes.
     Truncated { body: String },
+    /// A 200 JSON body sent without a length, ended by closing the
+    /// connection, so a client learns its size only by reading it.
+    Unsized { body: String },
     /// A complete response whose body is raw bytes (not necessarily UTF-8).
     Bytes {
         status: u16,
@@ -246,6 +249,12 @@ async fn serve(stream: TcpStream, script: Arc<Script>) {
             }
             Reply::Silence => {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
+                return;
+            }
+            Reply::Unsized { body } => {
+                let head = "HTTP/1.1 200 Scripted\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n";
+                let _ = stream.get_mut().write_all(head.as_bytes()).await;
+                let _ = stream.get_mut().write_all(body.as_bytes()).await;
                 return;
             }
             Reply::Truncated { body } => {
