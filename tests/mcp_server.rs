@@ -117,7 +117,7 @@ async fn our_client_lists_and_calls_the_pipelines_in_process() {
     assert_eq!(search.input_schema["properties"]["reindex"]["type"], json!("boolean"));
     assert!(search.description.as_deref().unwrap_or("").contains("search"));
 
-    // The exact seed lines stay in the text; the document is structured.
+    // The fixed lines (docs/contracts.md#exact-lines) stay in the text; the document is structured.
     let found = client
         .call_tool(
             CallToolRequestParams::new("search").with_arguments(args(json!({"query": "zombie enemy character"}))),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-/// The seed's slash commands, `/unity-assets:<name>`.
+/// The plugin's slash commands, `/unity-assets:<name>`.
 const COMMANDS: &[&str] = &["build", "doctor", "index", "pick", "reindex", "search", "web-search"];
 
 fn repo() -> PathBuf {

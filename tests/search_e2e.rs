@@ -1,8 +1,8 @@
 //! `unity-assets search`, `pick` and `eval` end to end: the real binary on
 //! Unity projects generated in a temporary folder (asset files and `.meta`
 //! files only), indexed by the project's own indexer, then searched through
-//! `pipelines/search.yaml`. Every exact line of DESIGN §5 that search and
-//! pick print is checked here in a real run.
+//! `pipelines/search.yaml`. Every fixed line that search and pick print
+//! (`docs/contracts.md#exact-lines`) is checked here in a real run.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -518,7 +518,7 @@ fn pick_prints_its_five_lines_with_their_exit_codes() {
     manifest["version"] = Value::from("v999.0");
     std::fs::write(&manifest_path, manifest.to_string()).unwrap();
     let run = project.run(&["pick", "0"]);
-    // The seed's line, then what actually helps.
+    // The fixed line, then what actually helps.
     let help = "  help: the index changed after this search: run `unity-assets search` again, then pick";
     assert_eq!((run.code, run.lines()), (1, vec![PICK_STALE, help]), "{run:?}");
 }
@@ -540,7 +540,7 @@ fn fifty_concurrent_picks_leave_fifty_intact_rows() {
                 .expect("pick starts")
         })
         .collect();
-    // The seed's lock waits 3 × 50 ms; on a loaded machine a writer can be
+    // The lock waits 3 × 50 ms; on a loaded machine a writer can be
     // descheduled longer than that while it holds the lock, and the pick
     // then says so and records nothing. The user's remedy is to pick
     // again, so a refused pick is retried here; every row must land whole.

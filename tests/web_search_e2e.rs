@@ -243,7 +243,7 @@ async fn fallback_order_with_one_line_per_skipped_backend() {
         ],
         "{run:?}"
     );
-    // The script got the seed's prompt with the first rewritten query.
+    // The script got prompts/web-search/command.j2 with the first rewritten query.
     let prompt = std::fs::read_to_string(&log).unwrap();
     assert!(
         prompt.starts_with("google_search 도구로 'unity addressables' 검색하고 상위 20개 결과의"),

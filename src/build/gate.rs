@@ -1,4 +1,4 @@
-//! The confidence gate per sub-intent group (seed Steps 3–6).
+//! The confidence gate per sub-intent group (`docs/contracts.md#confidence-gate`).
 //!
 //! `max_confidence ≥ auto` → the top candidate is applied; `≥ confirm` → the
 //! user chooses (`--choose GROUP=N`, `--yes` for the top, an interactive

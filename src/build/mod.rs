@@ -1,5 +1,5 @@
 //! Build: confidence-gated scene assembly through MCP for Unity — the native
-//! pieces `pipelines/build.yaml` calls (seed 003).
+//! pieces `pipelines/build.yaml` calls.
 //!
 //! The pipeline owns the flow (preflight → search → gate → confirm → plan →
 //! guard + execute → summary); each function here is one narrow step:
@@ -98,7 +98,7 @@ pub fn register(registry: &mut Registry) {
     registry
         .function(
             "build.preflight",
-            "Is search-result.json fresh for this request and the current index? (R3)",
+            "Is search-result.json fresh for this request and the current index?",
             |a: PreflightArgs, ctx| Ok(preflight::check(&ctx.workdir, &ctx.limits, &a.request)),
         )
         .function(

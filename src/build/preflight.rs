@@ -1,8 +1,9 @@
-//! Is `search-result.json` fresh enough to build from? (seed Step 1, R3)
+//! Is `search-result.json` fresh enough to build from?
+//! (`docs/contracts.md#stale-search-result`)
 //!
 //! Stale when it is missing, has no `manifest_version`, names a manifest
 //! version other than `manifest.json`'s, or was written before the index's
-//! `state.json::last_run`. The pipeline prints the R3 line and runs search
+//! `state.json::last_run`. The pipeline prints [`NO_FRESH_RESULT_LINE`] and runs search
 //! when it is not fresh, then asks again; still stale means `stale_search`.
 
 use std::path::Path;
@@ -14,8 +15,10 @@ use serde::Serialize;
 use crate::index::store;
 use serde_json::Value;
 
-/// The R3 line; tests compare it byte for byte (DESIGN §5).
-pub const R3_LINE: &str = "[unity-assets:build] No fresh search-result.json — running :search first (Ctrl+C to abort).";
+/// The line build prints before redoing a stale or missing search; tests
+/// compare it byte for byte (`docs/contracts.md#exact-lines`).
+pub const NO_FRESH_RESULT_LINE: &str =
+    "[unity-assets:build] No fresh search-result.json — running :search first (Ctrl+C to abort).";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -37,7 +40,7 @@ pub struct Freshness {
     pub reason: Option<Staleness>,
     /// Human detail for the stale_search message.
     pub detail: String,
-    /// The line to print when not fresh (R3), else `null`.
+    /// The line to print when not fresh ([`NO_FRESH_RESULT_LINE`]), else `null`.
     pub line: Option<&'static str>,
 }
 
@@ -56,7 +59,7 @@ impl Freshness {
             fresh: false,
             reason: Some(reason),
             detail,
-            line: Some(R3_LINE),
+            line: Some(NO_FRESH_RESULT_LINE),
         }
     }
 }
@@ -183,7 +186,7 @@ mod tests {
         for (dir, reason) in cases {
             let found = check(dir.path(), &Limits::default(), "좀비");
             assert_eq!(found.reason, Some(reason), "{}", found.detail);
-            assert_eq!(found.line, Some(R3_LINE));
+            assert_eq!(found.line, Some(NO_FRESH_RESULT_LINE));
         }
     }
 }

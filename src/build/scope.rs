@@ -2,7 +2,8 @@
 //!
 //! Two layers, both in code and both consulted before anything is sent:
 //! an allowlist of tool + action pairs read from `data/scope-policy.yml`
-//! (anything not listed is denied), and the seed's forbidden tuples, which
+//! (anything not listed is denied), and the forbidden operations
+//! (`docs/contracts.md#scope-guard`), which
 //! are denied whatever the policy file says — a team can narrow the policy,
 //! never open a destructive operation with it. Asset names, file contents and
 //! LLM plans are data: they reach this guard as arguments and cannot change
@@ -38,7 +39,8 @@ const EDITOR_ACTIONS_WITHOUT_SETTINGS: [&str; 8] = [
     "redo",
 ];
 
-/// Why a call is one of the seed's forbidden tuples, if it is.
+/// Why a call is one of the forbidden operations (delete/move/rename assets,
+/// editor settings, builds, package removal, arbitrary code), if it is.
 pub fn forbidden_reason(tool: &str, args: &Value) -> Option<String> {
     let action = normalized_action(args);
     let action = action.as_deref().unwrap_or("");

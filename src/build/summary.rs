@@ -1,5 +1,6 @@
-//! The closing report (seed Step 7): one verdict line per sub-intent, the
-//! closest candidates of rejected groups, counts, audit lines, next step.
+//! The closing report (`docs/contracts.md#build-summary`): one verdict line
+//! per sub-intent, the closest candidates of rejected groups, counts, audit
+//! lines, next step.
 
 use std::collections::BTreeMap;
 

@@ -136,7 +136,7 @@ fn seed_golden_search_only() {
     // Measured 30/31 (0.968; q08 labels a wall prefab as the answer to "mossy
     // stone material", whose material ranks first), Precision@3 0.462 of a
     // 0.516 ceiling (0.473 before issue 13: type words stopped counting as
-    // matched concepts), MRR 0.984. The seed's scorer: 0.935 / 0.441.
+    // matched concepts), MRR 0.984. The golden set's own scorer: 0.935 / 0.441.
     assert!(report.overall.recall_at_3 >= 0.96, "{}", report.render());
     assert!(report.overall.precision_at_3 >= 0.46, "{}", report.render());
     assert!(
@@ -146,8 +146,9 @@ fn seed_golden_search_only() {
     );
 }
 
-/// CRIT-SCH5: every Korean word of the seed golden queries is either in
-/// data/aliases.yml or a stopword (no concept is left unknown).
+/// Every Korean word of the seed golden queries is either in
+/// data/aliases.yml or a stopword (no concept is left unknown;
+/// `docs/contracts.md#routing-hints`).
 #[test]
 fn aliases_cover_the_golden_korean_words() {
     let Some(dir) = seed_golden_dir() else { return };

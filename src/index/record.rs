@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// `index_depth`: how much each asset row holds (DESIGN §5).
+/// `index_depth`: how much each asset row holds; each tier adds to the one
+/// before (`docs/contracts.md#index-depth`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Depth {

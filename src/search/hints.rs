@@ -1,4 +1,6 @@
-//! The two hint blocks of the routing prompt (seed Steps 4.0 and 4.0.5)
+//! The two hint blocks of the routing prompt: `--- Aliases hint ---` for the
+//! query's Korean words, then `--- Past picks hint ---` from the last rows of
+//! `feedback.jsonl`, each left out when empty (`docs/contracts.md#routing-hints`);
 //! and the past-pick boost the builtin ranker derives from the same rows.
 
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -97,7 +97,8 @@ struct FreshnessOut {
     /// No index at all: there is nothing to search.
     missing: bool,
     reason: Option<String>,
-    /// The structured warning naming both ways out (seed Step 2).
+    /// The structured warning naming both ways out: reindex yourself, or
+    /// search with `--reindex` (`docs/contracts.md#stale-index`).
     warning: Option<String>,
 }
 
@@ -541,7 +542,8 @@ fn keep_indexed(groups: &mut [ResultGroup], ctx: &CallContext) -> anyhow::Result
     Ok(())
 }
 
-/// The structured stale-index warning with both options (seed Step 2).
+/// The structured stale-index warning with both options: A, run `reindex`
+/// then search again; B, search with `--reindex` (`docs/contracts.md#stale-index`).
 fn stale_warning(reason: &str) -> String {
     format!(
         "[unity-assets:search] warning: the index is missing or stale ({reason}).\n  \

@@ -1,9 +1,10 @@
-//! `unity-assets pick N` (seed 001): choose one candidate of the last search
+//! `unity-assets pick N`: choose one candidate of the last search
 //! by its global 0-based number and append a feedback row.
 //!
-//! Every outcome is one exact stdout line and an exit code (DESIGN §5); the
-//! functions return them instead of printing so the pipeline's `emit` and
-//! `exit` stages show them and tests compare them.
+//! Every outcome is one fixed stdout line and an exit code
+//! (`docs/contracts.md#pick`, `docs/contracts.md#exact-lines`); the functions
+//! return them instead of printing so the pipeline's `emit` and `exit` stages
+//! show them and tests compare them byte for byte.
 
 use std::path::Path;
 
@@ -72,7 +73,8 @@ pub fn resolve(index_dir: &Path, index: &str, now: time::OffsetDateTime) -> Pick
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         .and_then(|m| m["version"].as_str().map(str::to_owned));
     if current.is_none() || current != result.manifest_version {
-        // The seed's line says "reindex"; what actually helps is a new search.
+        // The fixed line says "reindex"; what actually helps is a new search,
+        // so the advice goes on the help line under it.
         return PickOutcome::error("stale search result; reindex required".into())
             .help("the index changed after this search: run `unity-assets search` again, then pick");
     }

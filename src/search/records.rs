@@ -1,4 +1,5 @@
-//! What search reads from the index: asset and package rows (DESIGN §5).
+//! What search reads from the index: asset and package rows (fields per
+//! `index_depth`: `docs/contracts.md#index-depth`).
 //!
 //! Defined here rather than shared with the indexer so search stays tolerant:
 //! every field but `guid` and `path` is optional, and free-form fields

@@ -100,7 +100,7 @@ pub(super) fn register(registry: &mut Registry) {
     registry
         .function(
             "search.mode",
-            "the search mode in effect: auto is rerank with a model, the seed's drill-down offline",
+            "the search mode in effect: auto is rerank with a model, drill-down offline",
             |a: ModeArgs, _| {
                 let mode = match a.mode.as_str() {
                     "auto" if a.provider == "builtin" => "drill-down",

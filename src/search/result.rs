@@ -1,6 +1,6 @@
-//! `search-result.json` (seed Step 6) and the answer printed for a person
-//! (Step 7). `reasoning` is carried through untouched: the summary shows its
-//! first sentence, the file keeps every byte.
+//! `search-result.json` (`docs/contracts.md#search-result`) and the answer
+//! printed for a person. `reasoning` is carried through untouched: the summary
+//! shows its first sentence, the file keeps every byte.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,12 +1,15 @@
-//! `query.validate`: reject what cannot be searched before anything runs
-//! (seed Step 1, CRIT-SCH3), with a short Korean reason.
+//! `query.validate`: reject what cannot be searched before anything runs —
+//! empty, unbalanced quotes, only symbols or emoji, no readable word — with a
+//! short Korean reason for the `no_query` line, never a panic
+//! (`docs/contracts.md#query-validation`).
 
 use serde::Serialize;
 
 use super::query::Query;
 use super::vocab::Vocabulary;
 
-/// Writing this phrase in a query means `--reindex` (seed Step 2, option B).
+/// Writing this phrase in a query means `--reindex`: index first, then search
+/// (option B of the stale-index warning, `docs/contracts.md#stale-index`).
 pub const REINDEX_PHRASE: &str = "재인덱스해서 검색";
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

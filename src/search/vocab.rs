@@ -5,7 +5,7 @@
 //!
 //! Loaded once per file and cached (the search pipeline asks for it from
 //! several stages); a missing or broken file prints one warning and the
-//! search goes on without aliases, as the seed requires.
+//! search goes on without aliases (`docs/contracts.md#routing-hints`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -307,13 +307,13 @@ impl Vocabulary {
         self.reverse.get(term).map(Vec::as_slice).unwrap_or_default()
     }
 
-    /// The alias or lexicon keys a Korean query word stands for (seed Step
-    /// 4.0): an exact match of the word or of a particle-stripped form
-    /// first; else a lemma of it ([`Morphology::lemmas`]: 깨지는 → 깨지다);
-    /// else the keys contained in the word (longest first, not overlapping;
-    /// keys of two syllables or more, since one syllable inside a word is
-    /// noise); else the shortest alias key containing the word (two
-    /// syllables or more).
+    /// The alias or lexicon keys a Korean query word stands for (the aliases
+    /// hint, `docs/contracts.md#routing-hints`): an exact match of the word or
+    /// of a particle-stripped form first; else a lemma of it
+    /// ([`Morphology::lemmas`]: 깨지는 → 깨지다); else the keys contained in
+    /// the word (longest first, not overlapping; keys of two syllables or
+    /// more, since one syllable inside a word is noise); else the shortest
+    /// alias key containing the word (two syllables or more).
     pub fn korean_keys(&self, word: &str) -> Vec<String> {
         self.korean_match(word).0
     }

@@ -1,4 +1,4 @@
-//! `websearch.format`: the answer in one of the seed's layouts (summary,
+//! `websearch.format`: the answer in one of the layouts (summary,
 //! detailed, progressive, and the no-results and failed blocks), rendered
 //! from `prompts/web-search/formats/<layout>.j2`, with the result document.
 
@@ -12,7 +12,8 @@ use super::tiers::SourceTiers;
 
 /// Results the summary and progressive formats show first ("Top 5").
 const TOP: usize = 5;
-/// The summary's answer is at most this many words (output-formats.md §1).
+/// The summary's answer is at most this many words
+/// (`docs/contracts.md#web-search-formats`).
 const ANSWER_WORDS: usize = 50;
 
 /// A page the `fetch` stage read (or failed to).

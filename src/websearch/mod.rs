@@ -1,4 +1,5 @@
-//! Web search (seed 004): the native pieces `pipelines/web-search.yaml` calls.
+//! Web search: the native pieces `pipelines/web-search.yaml` calls (rules in
+//! `docs/contracts.md`, sections `web-search-*`, `source-tiers`, `url-dedupe`).
 //!
 //! One idea per module: [`validate`] the input, [`strategy`] renders the
 //! queries of the search type, [`backends`] runs the backend chain, [`tiers`]
@@ -93,7 +94,7 @@ pub fn register(registry: &mut Registry) {
     registry
         .function(
             "websearch.validate",
-            "query of 3+ characters, a known type and format (seed 004 §1)",
+            "query of 3+ characters, a known type and format",
             |a: ValidateArgs, _| Ok(validate::validate(&a.query, &a.kind, &a.format)),
         )
         .function(

@@ -1,5 +1,6 @@
-//! `websearch.dedupe` and `websearch.rank`: URL normalisation (seed 5.4) and
-//! the stable sort, per-tier caps and limit (seed 5.5).
+//! `websearch.dedupe` and `websearch.rank`: URL normalisation
+//! (`docs/contracts.md#url-dedupe`) and the stable sort by tier then score,
+//! per-tier caps and the strategy's limit (`docs/contracts.md#source-tiers`).
 
 use std::collections::{BTreeMap, HashSet};
 

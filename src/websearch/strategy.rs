@@ -1,6 +1,7 @@
 //! `websearch.strategy`: the strategy file of the search type renders the
-//! queries to send (seed 2–3). Which technologies a query names, and their
-//! official sites, come from `data/official-domains.yml`.
+//! queries to send (`docs/contracts.md#web-search-strategy`). Which
+//! technologies a query names, and their official sites, come from
+//! `data/official-domains.yml`.
 
 use std::sync::Arc;
 
@@ -69,7 +70,8 @@ pub struct Strategy {
     pub ok: bool,
     /// The strategy file (its override's path when a project edited it).
     pub file: String,
-    /// The seed's 5.3 block when the file cannot be loaded.
+    /// The "strategy could not be loaded" block (naming the file) when the
+    /// file cannot be loaded.
     pub message: Option<String>,
     /// The queries to send, in order; the first is the one shown.
     pub queries: Vec<String>,

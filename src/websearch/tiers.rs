@@ -323,7 +323,7 @@ impl<'a> Classifier<'a> {
     }
 
     /// The result with its tier, score and source label; `None` for a URL
-    /// that is not http(s) (seed: "잘못된 URL → 해당 결과 제외").
+    /// that is not http(s): such a result is dropped.
     pub fn classify(&self, mut r: WebResult) -> Option<WebResult> {
         let p = Place::of(&r.url)?;
         let (tier, base, why) = self.place(&p);
@@ -338,7 +338,8 @@ impl<'a> Classifier<'a> {
         Some(r)
     }
 
-    /// Whether the strategy keeps a classified result (seed 5.3).
+    /// Whether the strategy keeps a classified result: an allowed tier and at
+    /// least its minimum score (`docs/contracts.md#source-tiers`).
     pub fn keeps(&self, r: &WebResult) -> bool {
         let well_known_only = self.strategy.well_known_only_in_tier_4 && r.tier == 4;
         self.strategy.tiers.contains(&r.tier)

@@ -1,4 +1,6 @@
-//! `websearch.validate`: the seed's input rules (1.2–1.3), before any request.
+//! `websearch.validate`: the input rules, before any request: a query of 3+
+//! characters, a known type, a known format (empty: summary); see
+//! `docs/contracts.md#web-search-input`.
 
 use serde::Serialize;
 
@@ -12,7 +14,7 @@ pub const BAD_FORMAT: &str = "잘못된 출력 형식입니다. (허용: summary
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Validation {
     pub ok: bool,
-    /// The seed's message for the first rule broken.
+    /// The fixed Korean message of the first rule broken.
     pub message: Option<String>,
     /// The query, trimmed.
     pub query: String,
@@ -22,7 +24,7 @@ pub struct Validation {
     pub format: String,
 }
 
-/// Checks in the seed's order: query, type, format. Length counts characters
+/// Checks in this order: query, type, format. Length counts characters
 /// (`리액트` is 3), after trimming.
 pub fn validate(query: &str, kind: &str, format: &str) -> Validation {
     let query = query.trim().to_owned();

@@ -2,9 +2,10 @@
 //!
 //! The lock is `<file>.lock`, created with `create_new` (atomic on every
 //! platform). A writer that finds it retries up to 3 times, 50 ms apart (the
-//! seed's contract), then gives up with [`AppendError::Locked`] so the caller
-//! can print its own message. The lock is held for an open and one `write` call on an
-//! `O_APPEND` handle: short enough that many writers rarely collide.
+//! product's append contract, `docs/contracts.md#index-files`), then gives up
+//! with [`AppendError::Locked`] so the caller can print its own message. The
+//! lock is held for an open and one `write` call on an `O_APPEND` handle:
+//! short enough that many writers rarely collide.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};

@@ -28,9 +28,9 @@
 //!   fields, **0.40** (confirm) needs ≈ 40 %, and a record that matches
 //!   nothing real — a query the vocabulary cannot read, or only a filler
 //!   word — stays at 0.05–0.30, under the confirm threshold.
-//! - **Subtype priority** (seed CRIT-SCH6): with a `subtype_hint`, an exact
-//!   `type_subtype` match gets +0.05, the same type +0.02, anything else
-//!   nothing; the tier is stated in every reasoning.
+//! - **Subtype priority** (`docs/contracts.md#subtype-priority`): with a
+//!   `subtype_hint`, an exact `type_subtype` match gets +0.05, the same type
+//!   +0.02, anything else nothing; the tier is stated in every reasoning.
 //! - **Subject** ([`Query::subject`]): a record without the query's subject
 //!   is capped at [`SUBJECT_MISSING_CAP`] (under confirm: "a crate" is no
 //!   answer to "a wooden bridge" however much wood it has); a record with
@@ -82,7 +82,8 @@ fn three_decimals<S: serde::Serializer>(x: &f32, serializer: S) -> Result<S::Ok,
     serializer.serialize_f64((f64::from(*x) * 1000.0).round() / 1000.0)
 }
 
-/// Where a record stands against a `subtype_hint` (seed Step 5.1.4).
+/// Where a record stands against a `subtype_hint`: exact `type_subtype` >
+/// same type > anything else (`docs/contracts.md#subtype-priority`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SubtypeTier {
     Exact,

@@ -1,4 +1,4 @@
-//! The `command` backend: any program that prints result JSON (the seed runs
+//! The `command` backend: any program that prints result JSON (by default
 //! the `gemini` CLI). `{prompt}` in its arguments becomes the strategy's
 //! prompt; no shell is involved.
 
@@ -87,7 +87,7 @@ pub(super) async fn search(cfg: &WebSearchConfig, req: &Request<'_>) -> Result<V
     Ok(rows.iter().filter_map(row).take(cfg.max_results).collect())
 }
 
-/// One row as the seed's prompt asks for it (`title, url, snippet,
+/// One row as `prompts/web-search/command.j2` asks for it (`title, url, snippet,
 /// source_type`), with the metadata the tier bonuses read when present.
 fn row(r: &Value) -> Option<WebResult> {
     let first = |keys: &[&str]| keys.iter().find_map(|k| r.get(*k));

@@ -1,4 +1,5 @@
-//! `websearch.backends`: the backend chain (seed 4). Backends are tried in the
+//! `websearch.backends`: the backend chain
+//! (`docs/contracts.md#web-search-backends`). Backends are tried in the
 //! configured order; one that is not configured, not installed or fails is
 //! skipped with a line naming it and why, and the first that answers wins.
 //! Keys come only from the environment and are scrubbed from every message
@@ -20,7 +21,7 @@ use super::config::{BackendName, WebSearchConfig};
 use super::html;
 use super::result::WebResult;
 
-/// Longest snippet kept (search-core SKILL.md: "200자 이하").
+/// Longest snippet kept, in characters (`docs/contracts.md#web-search-backends`).
 const SNIPPET_CHARS: usize = 200;
 
 #[derive(Debug, Serialize, Deserialize)]
