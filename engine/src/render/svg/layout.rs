@@ -245,7 +245,7 @@ fn ports(
     let lanes = |edge: usize| lane_x[edge].iter().flatten().copied();
     let mut starts = vec![0.0; edges.len()];
     let mut ends = vec![0.0; edges.len()];
-    for node in 0..xs.len() {
+    for (node, &(width, _)) in sizes.iter().enumerate() {
         let mut leaving: Vec<(f64, usize)> = (0..edges.len())
             .filter(|&edge| edges[edge].0 == node)
             .map(|edge| (lanes(edge).next().unwrap_or(centre(edges[edge].1)), edge))
@@ -257,7 +257,7 @@ fn ports(
         for (spread, positions) in [(&mut leaving, &mut starts), (&mut entering, &mut ends)] {
             spread.sort_by(|a, b| a.0.total_cmp(&b.0));
             let count = spread.len() as f64;
-            let spacing = PORT_SPACING.min((sizes[node].0 - 2.0 * PORT_INSET).max(0.0) / count.max(1.0));
+            let spacing = PORT_SPACING.min((width - 2.0 * PORT_INSET).max(0.0) / count.max(1.0));
             for (rank, &(_, edge)) in spread.iter().enumerate() {
                 positions[edge] = centre(node) + (rank as f64 - (count - 1.0) / 2.0) * spacing;
             }
