@@ -1,6 +1,7 @@
 //! `graph --format svg` as a person sees it: the embedded pipelines are drawn
 //! through the CLI, rendered to pixels with resvg, and checked for a picture
-//! that fits a screen, draws each sub-pipeline once and has a legend.
+//! that fits a screen, draws each sub-pipeline once, routes no arrow through
+//! a box and has a legend.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -53,6 +54,55 @@ fn rasterise(name: &str, svg: &str) -> (u32, u32) {
     let png = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("graph-{name}.png"));
     pixmap.save_png(&png).expect("writes the PNG");
     (pixmap.width(), pixmap.height())
+}
+
+fn number(node: roxmltree::Node, name: &str) -> f64 {
+    node.attribute(name).and_then(|v| v.parse().ok()).unwrap_or(0.0)
+}
+
+/// Every arrow that passes through the inside of a stage box drawn in the
+/// same group (the main flow or one cluster's flow), with that box.
+fn arrows_through_boxes(document: &roxmltree::Document) -> Vec<String> {
+    let mut found = Vec::new();
+    for group in document.descendants().filter(|node| node.has_tag_name("g")) {
+        if group.attribute("id") == Some("legend") {
+            continue;
+        }
+        let boxes: Vec<[f64; 4]> = group
+            .children()
+            .filter(|node| node.has_tag_name("rect") && node.attribute("rx") == Some("6"))
+            .map(|rect| {
+                let (x, y) = (number(rect, "x"), number(rect, "y"));
+                [x, y, x + number(rect, "width"), y + number(rect, "height")]
+            })
+            .collect();
+        let arrows = group
+            .children()
+            .filter(|node| node.attribute("marker-end").is_some())
+            .filter_map(|path| path.attribute("d"));
+        for d in arrows {
+            let points: Vec<(f64, f64)> = d
+                .split(' ')
+                .filter_map(|step| step[1..].split_once(','))
+                .map(|(x, y)| (x.parse().expect("x"), y.parse().expect("y")))
+                .collect();
+            for pair in points.windows(2) {
+                let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
+                for step in 0..=50 {
+                    let t = f64::from(step) / 50.0;
+                    let (x, y) = (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t);
+                    if let Some(b) = boxes
+                        .iter()
+                        .find(|b| x > b[0] + 0.5 && x < b[2] - 0.5 && y > b[1] + 0.5 && y < b[3] - 0.5)
+                    {
+                        found.push(format!("the arrow {d} passes through the box at {b:?}"));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    found
 }
 
 #[test]
