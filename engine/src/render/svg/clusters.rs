@@ -2,7 +2,9 @@
 //!
 //! A sub-pipeline may be run by several stages (search's drill-down runs as
 //! itself and as fallback stage 1) and at any depth; each gets one cluster,
-//! named after it and listing the stages that run it.
+//! named after it and listing the stages that run it. The clusters, with the
+//! main flow and the legend, are packed into columns no taller than the
+//! tallest of them, which keeps the picture about as wide as it is tall.
 
 use std::fmt::Write;
 
