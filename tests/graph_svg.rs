@@ -88,16 +88,16 @@ fn arrows_through_boxes(document: &roxmltree::Document) -> Vec<String> {
                 .collect();
             for pair in points.windows(2) {
                 let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
-                for step in 0..=50 {
-                    let t = f64::from(step) / 50.0;
-                    let (x, y) = (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t);
-                    if let Some(b) = boxes
-                        .iter()
-                        .find(|b| x > b[0] + 0.5 && x < b[2] - 0.5 && y > b[1] + 0.5 && y < b[3] - 0.5)
-                    {
-                        found.push(format!("the arrow {d} passes through the box at {b:?}"));
-                        break;
-                    }
+                if x0 != x1 && y0 != y1 {
+                    found.push(format!("the arrow {d} bends diagonally"));
+                }
+                // An orthogonal run enters a box's inside when it overlaps it on both axes.
+                let (left, right, top, bottom) = (x0.min(x1), x0.max(x1), y0.min(y1), y0.max(y1));
+                if let Some(b) = boxes
+                    .iter()
+                    .find(|b| left < b[2] - 0.5 && right > b[0] + 0.5 && top < b[3] - 0.5 && bottom > b[1] + 0.5)
+                {
+                    found.push(format!("the arrow {d} passes through the box at {b:?}"));
                 }
             }
         }
@@ -153,6 +153,8 @@ fn embedded_pipelines_render_to_a_screen_sized_picture_with_each_sub_pipeline_on
         {
             problems.push(format!("{name}: no legend"));
         }
+        let through = arrows_through_boxes(&document);
+        problems.extend(through.into_iter().map(|problem| format!("{name}: {problem}")));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
