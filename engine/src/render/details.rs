@@ -56,15 +56,25 @@ pub(super) fn action(kind: &str) -> &str {
     }
 }
 
-/// A soft fill per family of actions, so a picture reads at a glance.
+/// The families of actions, each with a soft fill, so a picture reads at a
+/// glance; the SVG legend lists them by their label.
+pub(super) const FAMILIES: [(&str, &[&str], &str); 6] = [
+    ("llm", &["llm"], "#ede7f6"),
+    ("fn", &["fn"], "#e3f2fd"),
+    ("run (sub-pipeline)", &["run"], "#e8f5e9"),
+    ("read, write, append", &["read", "write", "append"], "#fff8e1"),
+    ("emit, exit, ask", &["emit", "exit", "ask"], "#fce4ec"),
+    ("http, exec, mcp", &["http", "exec", "mcp"], "#e0f7fa"),
+];
+
+/// The fill of any other action.
+pub(super) const OTHER_FILL: &str = "#f5f5f5";
+
+/// A stage's fill, by the family of its action.
 pub(super) fn fill(kind: &str) -> &'static str {
-    match action(kind) {
-        "llm" => "#ede7f6",
-        "fn" => "#e3f2fd",
-        "run" => "#e8f5e9",
-        "read" | "write" | "append" => "#fff8e1",
-        "emit" | "exit" | "ask" => "#fce4ec",
-        "http" | "exec" | "mcp" => "#e0f7fa",
-        _ => "#f5f5f5",
-    }
+    let action = action(kind);
+    FAMILIES
+        .iter()
+        .find(|(_, actions, _)| actions.contains(&action))
+        .map_or(OTHER_FILL, |&(_, _, fill)| fill)
 }

@@ -1,17 +1,22 @@
 //! An SVG picture drawn in-process, with no external program.
 //!
-//! Stages sit in longest-path layers, top to bottom; each is a box with its
-//! name in bold, its kind and target, and its facts. An edge that skips layers
-//! runs through a narrow lane reserved in every row it crosses, so arrows never
-//! cut through boxes. A `run` stage's sub-pipeline is laid out the same way
-//! and drawn inside its box (recursively), so one picture shows the whole flow.
-//! Text is monospace, so its width is known without a font engine.
+//! The pipeline's own stages form the main flow on the left. Each sub-pipeline
+//! is laid out once, as a labelled cluster in the columns beside it, and every
+//! stage that runs one shows a link to its cluster instead of a second copy:
+//! nested copies made the picture of `search` 6890 px tall. A legend explains
+//! the fills and shapes. Text is monospace, so its width is known without a
+//! font engine.
+
+mod clusters;
+mod layout;
+mod legend;
 
 use std::fmt::Write;
 
 use unicode_width::UnicodeWidthStr;
 
-use super::{details, layers, Graph, Node};
+use self::layout::{Flow, Point, Rect};
+use super::{details, Graph, Node};
 
 /// Monospace first; CJK fallbacks keep Korean summaries legible.
 const FONT_FAMILY: &str = "DejaVu Sans Mono, Menlo, Consolas, D2Coding, Noto Sans Mono CJK KR, monospace";
@@ -28,23 +33,39 @@ const TITLE_WRAP_COLUMNS: usize = 64;
 const CONTINUATION_INDENT: usize = 2;
 const LINE_HEIGHT: f64 = 16.0;
 const NAME_HEIGHT: f64 = 19.0;
-/// Inside a stage box, around its text and its sub-pipeline.
+/// Inside a stage box, around its text.
 const PADDING: f64 = 10.0;
-/// Around a whole graph.
+/// Around the whole picture.
 const MARGIN: f64 = 14.0;
-const COLUMN_GAP: f64 = 28.0;
-const ROW_GAP: f64 = 42.0;
-/// The room a layer-skipping edge takes in each row it passes through.
-const LANE_WIDTH: f64 = 12.0;
-/// The horizontal distance between arrows leaving or entering one box.
-const PORT_SPACING: f64 = 18.0;
+/// How far the card behind a looping stage peeks out.
+const STACK: f64 = 4.0;
+/// The room the gate diamond takes beside a stage's name.
+const GATE_ROOM: f64 = 16.0;
 const INK: &str = "#263238";
 const MUTED: &str = "#607d8b";
 const STROKE: &str = "#5c6b7a";
+const LINK: &str = "#2e7d32";
+const GATE: &str = "#00796b";
+/// A conditional stage's border: it may not run (guards, fallbacks).
+const CONDITIONAL_DASH: &str = "5 3";
 
 pub(super) fn render(graph: &Graph) -> String {
-    let layout = lay_out(graph, false);
-    let (width, height) = (number(layout.width), number(layout.height));
+    let title = wrap(&details::title(graph), TITLE_WRAP_COLUMNS);
+    let main = Diagram::new(graph, title, TITLE_SIZE);
+    let clusters = clusters::collect(graph);
+    // The main flow leads the first column; the legend goes below it when it
+    // fits, and the clusters fill the columns after it.
+    let sizes: Vec<(f64, f64)> = [(main.width, main.height), legend::size()]
+        .into_iter()
+        .chain(clusters.iter().map(|cluster| cluster.size()))
+        .collect();
+    let limit = sizes.iter().map(|size| size.1).fold(0.0, f64::max);
+    let (places, content_width, content_height) = clusters::pack(&sizes, limit);
+    let width = content_width + 2.0 * MARGIN;
+    let height = content_height + 2.0 * MARGIN;
+    let at = |(x, y): Point| (MARGIN + x, MARGIN + y);
+
+    let (width, height) = (number(width), number(height));
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -55,7 +76,18 @@ pub(super) fn render(graph: &Graph) -> String {
         r#"<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="{STROKE}"/></marker></defs>"#
     );
     let _ = writeln!(out, r##"<rect width="100%" height="100%" fill="#ffffff"/>"##);
-    draw(&layout, &mut out);
+    let _ = writeln!(
+        out,
+        r#"<g id="main" transform="translate({},{})">"#,
+        number(at(places[0]).0),
+        number(at(places[0]).1)
+    );
+    main.draw(&mut out);
+    out.push_str("</g>\n");
+    legend::draw(at(places[1]), &mut out);
+    for (cluster, &place) in clusters.iter().zip(&places[2..]) {
+        cluster.draw(at(place), &mut out);
+    }
     out.push_str("</svg>\n");
     out
 }
@@ -78,37 +110,106 @@ pub(super) fn escape_xml(text: &str) -> String {
     escaped
 }
 
-type Point = (f64, f64);
-
-/// A graph laid out with its top-left corner at the origin.
-struct Layout {
+/// A titled flow of stage boxes: the main pipeline or one cluster's.
+struct Diagram {
     width: f64,
     height: f64,
     title: Vec<String>,
-    /// Nested graphs have a smaller, plain title.
-    nested: bool,
-    /// One per node, in node order.
-    boxes: Vec<StageBox>,
-    /// One polyline per edge, from a box's bottom to a box's top.
-    arrows: Vec<Vec<Point>>,
+    title_size: f64,
+    stages: Vec<Stage>,
+    flow: Flow,
 }
 
-struct StageBox {
-    x: f64,
-    y: f64,
+impl Diagram {
+    fn new(graph: &Graph, title: Vec<String>, title_size: f64) -> Self {
+        let stages: Vec<Stage> = graph.nodes.iter().map(Stage::new).collect();
+        let sizes: Vec<(f64, f64)> = stages.iter().map(|stage| (stage.width, stage.height)).collect();
+        let flow = layout::lay_out(graph, &sizes);
+        let title_width = title.iter().map(|line| line.width()).max().unwrap_or(0) as f64 * title_size * COLUMN;
+        Diagram {
+            width: title_width.max(flow.width),
+            height: title_height(&title, title_size) + flow.height,
+            title,
+            title_size,
+            stages,
+            flow,
+        }
+    }
+
+    /// Draws the title, then the flow below it.
+    fn draw(&self, out: &mut String) {
+        self.draw_title(out);
+        self.draw_flow(out);
+    }
+
+    fn draw_title(&self, out: &mut String) {
+        for (index, line) in self.title.iter().enumerate() {
+            let baseline = self.title_size + index as f64 * (self.title_size + 5.0);
+            let _ = writeln!(
+                out,
+                r#"<text x="0" y="{}" font-size="{}" font-weight="bold" fill="{INK}">{}</text>"#,
+                number(baseline),
+                number(self.title_size),
+                escape_xml(line)
+            );
+        }
+    }
+
+    /// Draws the flow below the title's room, centred under it.
+    fn draw_flow(&self, out: &mut String) {
+        let offset = (
+            (self.width - self.flow.width) / 2.0,
+            title_height(&self.title, self.title_size),
+        );
+        for (stage, rect) in self.stages.iter().zip(&self.flow.boxes) {
+            let rect = Rect {
+                x: rect.x + offset.0,
+                y: rect.y + offset.1,
+                ..*rect
+            };
+            stage.draw(rect, out);
+        }
+        for arrow in &self.flow.arrows {
+            let points: Vec<Point> = arrow.iter().map(|p| (p.0 + offset.0, p.1 + offset.1)).collect();
+            let _ = writeln!(
+                out,
+                r#"<path d="{}" fill="none" stroke="{STROKE}" stroke-width="1.3" marker-end="url(#arrow)"/>"#,
+                path(&points)
+            );
+        }
+    }
+}
+
+/// The room a title takes above what it names.
+fn title_height(title: &[String], size: f64) -> f64 {
+    title.len() as f64 * (size + 5.0) + 10.0
+}
+
+/// One stage's box: its text, and the marks the legend explains.
+struct Stage {
     width: f64,
     height: f64,
     name: String,
     lines: Vec<Line>,
     fill: &'static str,
-    child: Option<Layout>,
+    /// Has a `when:`: drawn dashed.
+    conditional: bool,
+    /// Loops or fans out: drawn as a stack of cards.
+    looped: bool,
+    /// Has a schema gate: marked with a diamond.
+    gated: bool,
 }
 
 /// One line of text under a stage's name.
 enum Line {
     Headline(String),
-    Fact { label: &'static str, value: String },
+    Fact {
+        label: &'static str,
+        value: String,
+    },
     Continued(String),
+    /// A link to the cluster of the sub-pipeline this stage runs.
+    Reference(String),
 }
 
 impl Line {
@@ -117,319 +218,168 @@ impl Line {
             Line::Headline(text) => text.width(),
             Line::Fact { label, value } => label.width() + 2 + value.width(),
             Line::Continued(text) => CONTINUATION_INDENT + text.width(),
+            Line::Reference(pipeline) => reference(pipeline).width(),
         }
     }
 }
 
-/// A place in a row: a stage, or the lane of an edge passing through.
-#[derive(Clone, Copy, PartialEq)]
-enum Slot {
-    Stage(usize),
-    Lane(usize),
+/// The text of a link to a sub-pipeline's cluster.
+fn reference(pipeline: &str) -> String {
+    format!("→ sub-pipeline {pipeline}")
 }
 
-/// Lays out `graph`; a `nested` one is a sub-pipeline inside a stage box.
-fn lay_out(graph: &Graph, nested: bool) -> Layout {
-    let title = wrap(&details::title(graph), TITLE_WRAP_COLUMNS);
-    let title_size = if nested { TEXT_SIZE } else { TITLE_SIZE };
-    let title_width = title.iter().map(|line| line.width()).max().unwrap_or(0) as f64 * title_size * COLUMN;
-    let title_height = title.len() as f64 * (title_size + 5.0) + 6.0;
-
-    let mut boxes: Vec<StageBox> = graph.nodes.iter().map(size_box).collect();
-    let edges: Vec<(usize, usize)> = layers::drawable_edges(graph).collect();
-    let rows = order_rows(graph, &edges);
-    let slot_width = |slot: &Slot, boxes: &[StageBox]| match *slot {
-        Slot::Stage(node) => boxes[node].width,
-        Slot::Lane(_) => LANE_WIDTH,
-    };
-    let row_widths: Vec<f64> = rows
-        .iter()
-        .map(|row| {
-            row.iter().map(|slot| slot_width(slot, &boxes)).sum::<f64>()
-                + COLUMN_GAP * row.len().saturating_sub(1) as f64
-        })
-        .collect();
-    let content_width = row_widths.iter().copied().fold(title_width, f64::max);
-
-    let mut lanes: Vec<Vec<Point>> = vec![Vec::new(); edges.len()];
-    let mut y = MARGIN + title_height;
-    for (row, row_width) in rows.iter().zip(&row_widths) {
-        let row_height = row
+impl Stage {
+    /// Sizes a stage's box around its wrapped text.
+    fn new(node: &Node) -> Self {
+        let mut lines = Vec::new();
+        let mut headline = wrap(&details::headline(node), WRAP_COLUMNS).into_iter();
+        lines.extend(headline.next().map(Line::Headline));
+        lines.extend(headline.map(Line::Continued));
+        for (label, value) in details::facts(node) {
+            // Wrapped with its label, so the first line's width counts it.
+            let mut wrapped = wrap(&format!("{label}: {value}"), WRAP_COLUMNS).into_iter();
+            let first = wrapped.next().unwrap_or_default();
+            lines.push(Line::Fact {
+                label,
+                value: first.split_once(' ').map_or("", |(_, value)| value).to_string(),
+            });
+            lines.extend(wrapped.map(Line::Continued));
+        }
+        if let Some(child) = &node.children {
+            lines.push(Line::Reference(child.pipeline.clone()));
+        }
+        let (looped, gated) = (node.iteration.is_some(), node.gate.is_some());
+        let name_width = node.name.width() as f64 * NAME_SIZE * COLUMN + if gated { GATE_ROOM } else { 0.0 };
+        let text_width = lines
             .iter()
-            .filter_map(|slot| match *slot {
-                Slot::Stage(node) => Some(boxes[node].height),
-                Slot::Lane(_) => None,
-            })
-            .fold(LINE_HEIGHT, f64::max);
-        let mut x = MARGIN + (content_width - row_width) / 2.0;
-        for slot in row {
-            match *slot {
-                Slot::Stage(node) => {
-                    boxes[node].x = x;
-                    boxes[node].y = y;
-                }
-                Slot::Lane(edge) => {
-                    let middle = x + LANE_WIDTH / 2.0;
-                    lanes[edge].extend([(middle, y), (middle, y + row_height)]);
-                }
-            }
-            x += slot_width(slot, &boxes) + COLUMN_GAP;
-        }
-        y += row_height + ROW_GAP;
-    }
-    let height = if rows.is_empty() { y } else { y - ROW_GAP } + MARGIN;
-    let arrows = route(&boxes, &edges, lanes);
-    Layout {
-        width: content_width + 2.0 * MARGIN,
-        height,
-        title,
-        nested,
-        boxes,
-        arrows,
-    }
-}
-
-/// Sizes a stage's box around its wrapped text and its laid-out sub-pipeline.
-fn size_box(node: &Node) -> StageBox {
-    let mut lines = Vec::new();
-    let mut headline = wrap(&details::headline(node), WRAP_COLUMNS).into_iter();
-    lines.extend(headline.next().map(Line::Headline));
-    lines.extend(headline.map(Line::Continued));
-    for (label, value) in details::facts(node) {
-        // Wrapped with its label, so the first line's width counts it.
-        let mut wrapped = wrap(&format!("{label}: {value}"), WRAP_COLUMNS).into_iter();
-        let first = wrapped.next().unwrap_or_default();
-        lines.push(Line::Fact {
-            label,
-            value: first.split_once(' ').map_or("", |(_, value)| value).to_string(),
-        });
-        lines.extend(wrapped.map(Line::Continued));
-    }
-    let child = node.children.as_ref().map(|graph| lay_out(graph, true));
-    let text_width = lines
-        .iter()
-        .map(|line| line.columns() as f64 * TEXT_SIZE * COLUMN)
-        .fold(node.name.width() as f64 * NAME_SIZE * COLUMN, f64::max);
-    let child_width = child.as_ref().map_or(0.0, |child| child.width);
-    let child_height = child.as_ref().map_or(0.0, |child| child.height + PADDING);
-    StageBox {
-        x: 0.0,
-        y: 0.0,
-        width: text_width.max(child_width) + 2.0 * PADDING,
-        height: 2.0 * PADDING + NAME_HEIGHT + lines.len() as f64 * LINE_HEIGHT + child_height,
-        name: node.name.clone(),
-        lines,
-        fill: details::fill(&node.kind),
-        child,
-    }
-}
-
-/// The rows of slots, top first: each layer's stages plus a lane for every
-/// edge that passes through it. Each row after the first is ordered by the
-/// mean position of what feeds it in the row above, which untangles most
-/// crossings; ties keep node order, so the result is deterministic.
-fn order_rows(graph: &Graph, edges: &[(usize, usize)]) -> Vec<Vec<Slot>> {
-    let layers = layers::layers(graph);
-    let mut layer_of = vec![0; graph.nodes.len()];
-    for (layer, nodes) in layers.iter().enumerate() {
-        for &node in nodes {
-            layer_of[node] = layer;
+            .map(|line| line.columns() as f64 * TEXT_SIZE * COLUMN)
+            .fold(name_width, f64::max);
+        let stack = if looped { STACK } else { 0.0 };
+        Stage {
+            width: text_width + 2.0 * PADDING + stack,
+            height: 2.0 * PADDING + NAME_HEIGHT + lines.len() as f64 * LINE_HEIGHT + stack,
+            name: node.name.clone(),
+            lines,
+            fill: details::fill(&node.kind),
+            conditional: node.condition.is_some(),
+            looped,
+            gated,
         }
     }
-    let mut rows: Vec<Vec<Slot>> = layers
-        .iter()
-        .map(|nodes| nodes.iter().map(|&node| Slot::Stage(node)).collect())
-        .collect();
-    for (edge, &(from, to)) in edges.iter().enumerate() {
-        let crossed = rows.iter_mut().take(layer_of[to]).skip(layer_of[from] + 1);
-        for row in crossed {
-            row.push(Slot::Lane(edge));
-        }
-    }
-    // What occupies the row above for `edge`, when it reaches `row` from higher up.
-    let feeder = |edge: usize, row: usize| {
-        let from = edges[edge].0;
-        match layer_of[from] + 1 {
-            above if above == row => Some(Slot::Stage(from)),
-            above if above < row => Some(Slot::Lane(edge)),
-            _ => None,
-        }
-    };
-    for row in 1..rows.len() {
-        let previous = rows[row - 1].clone();
-        let mut keyed: Vec<(f64, Slot)> = rows[row]
-            .iter()
-            .enumerate()
-            .map(|(own_position, &slot)| {
-                let feeders: Vec<Slot> = match slot {
-                    Slot::Lane(edge) => feeder(edge, row).into_iter().collect(),
-                    Slot::Stage(node) => (0..edges.len())
-                        .filter(|&edge| edges[edge].1 == node)
-                        .filter_map(|edge| feeder(edge, row))
-                        .collect(),
-                };
-                let positions: Vec<f64> = feeders
-                    .iter()
-                    .filter_map(|feeder| previous.iter().position(|slot| slot == feeder))
-                    .map(|position| position as f64)
-                    .collect();
-                let key = if positions.is_empty() {
-                    own_position as f64
-                } else {
-                    positions.iter().sum::<f64>() / positions.len() as f64
-                };
-                (key, slot)
-            })
-            .collect();
-        keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
-        rows[row] = keyed.into_iter().map(|(_, slot)| slot).collect();
-    }
-    rows
-}
 
-/// Each edge's polyline: out of its source's bottom, through its lanes, into
-/// its target's top. Several arrows on one side of a box are spread apart,
-/// ordered by where they head, so they neither overlap nor cross at the box.
-fn route(boxes: &[StageBox], edges: &[(usize, usize)], lanes: Vec<Vec<Point>>) -> Vec<Vec<Point>> {
-    let centre = |node: usize| boxes[node].x + boxes[node].width / 2.0;
-    let mut starts = vec![0.0; edges.len()];
-    let mut ends = vec![0.0; edges.len()];
-    for (node, stage) in boxes.iter().enumerate() {
-        let mut leaving: Vec<(f64, usize)> = (0..edges.len())
-            .filter(|&edge| edges[edge].0 == node)
-            .map(|edge| (lanes[edge].first().map_or(centre(edges[edge].1), |p| p.0), edge))
-            .collect();
-        let mut entering: Vec<(f64, usize)> = (0..edges.len())
-            .filter(|&edge| edges[edge].1 == node)
-            .map(|edge| (lanes[edge].last().map_or(centre(edges[edge].0), |p| p.0), edge))
-            .collect();
-        for (ports, positions) in [(&mut leaving, &mut starts), (&mut entering, &mut ends)] {
-            ports.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let count = ports.len() as f64;
-            let spacing = PORT_SPACING.min((stage.width - 2.0 * PADDING) / count.max(1.0));
-            for (rank, &(_, edge)) in ports.iter().enumerate() {
-                positions[edge] = centre(node) + (rank as f64 - (count - 1.0) / 2.0) * spacing;
-            }
-        }
-    }
-    edges
-        .iter()
-        .zip(lanes)
-        .enumerate()
-        .map(|(edge, (&(from, to), lane))| {
-            let source = &boxes[from];
-            let start = (starts[edge], source.y + source.height);
-            let end = (ends[edge], boxes[to].y);
-            std::iter::once(start).chain(lane).chain([end]).collect()
-        })
-        .collect()
-}
-
-/// Draws a laid-out graph at the origin of the current coordinate system.
-fn draw(layout: &Layout, out: &mut String) {
-    let (size, weight, colour) = if layout.nested {
-        (TEXT_SIZE, "normal", MUTED)
-    } else {
-        (TITLE_SIZE, "bold", INK)
-    };
-    for (index, line) in layout.title.iter().enumerate() {
-        let baseline = MARGIN + size + index as f64 * (size + 5.0);
-        let _ = writeln!(
-            out,
-            r#"<text x="{}" y="{}" font-size="{size}" font-weight="{weight}" fill="{colour}">{}</text>"#,
-            number(MARGIN),
-            number(baseline),
-            escape_xml(line)
-        );
-    }
-    for arrow in &layout.arrows {
-        let _ = writeln!(
-            out,
-            r#"<path d="{}" fill="none" stroke="{STROKE}" stroke-width="1.3" marker-end="url(#arrow)"/>"#,
-            path(arrow)
-        );
-    }
-    for stage in &layout.boxes {
-        draw_box(stage, out);
-    }
-}
-
-fn draw_box(stage: &StageBox, out: &mut String) {
-    let _ = writeln!(
-        out,
-        r#"<rect x="{}" y="{}" width="{}" height="{}" rx="6" fill="{}" stroke="{STROKE}" stroke-width="1.2"/>"#,
-        number(stage.x),
-        number(stage.y),
-        number(stage.width),
-        number(stage.height),
-        stage.fill
-    );
-    let left = stage.x + PADDING;
-    let _ = writeln!(
-        out,
-        r#"<text x="{}" y="{}" font-size="{NAME_SIZE}" font-weight="bold" fill="{INK}">{}</text>"#,
-        number(left),
-        number(stage.y + PADDING + NAME_SIZE),
-        escape_xml(&stage.name)
-    );
-    for (index, line) in stage.lines.iter().enumerate() {
-        let baseline = stage.y + PADDING + NAME_HEIGHT + index as f64 * LINE_HEIGHT + TEXT_SIZE;
-        let (x, content) = match line {
-            Line::Headline(text) => (left, format!(r#"<tspan fill="{MUTED}">{}</tspan>"#, escape_xml(text))),
-            Line::Fact { label, value } => (
-                left,
-                format!(r#"<tspan fill="{MUTED}">{label}:</tspan> {}"#, escape_xml(value)),
-            ),
-            Line::Continued(text) => (left + CONTINUATION_INDENT as f64 * TEXT_SIZE * COLUMN, escape_xml(text)),
+    /// Draws the box in `rect`; a looping stage's card peeks out of its
+    /// bottom-right, inside `rect`, so arrows still meet its border.
+    fn draw(&self, rect: Rect, out: &mut String) {
+        let stack = if self.looped { STACK } else { 0.0 };
+        let face = Rect {
+            width: rect.width - stack,
+            height: rect.height - stack,
+            ..rect
         };
+        let dash = if self.conditional {
+            format!(r#" stroke-dasharray="{CONDITIONAL_DASH}""#)
+        } else {
+            String::new()
+        };
+        if self.looped {
+            card(
+                Rect {
+                    x: rect.x + STACK,
+                    y: rect.y + STACK,
+                    ..face
+                },
+                self.fill,
+                &dash,
+                out,
+            );
+        }
+        card(face, self.fill, &dash, out);
+        if self.gated {
+            gate_mark((face.right() - PADDING - 4.0, face.y + PADDING + 7.0), out);
+        }
+        let left = face.x + PADDING;
         let _ = writeln!(
             out,
-            r#"<text x="{}" y="{}" fill="{INK}" xml:space="preserve">{content}</text>"#,
-            number(x),
-            number(baseline)
+            r#"<text x="{}" y="{}" font-size="{NAME_SIZE}" font-weight="bold" fill="{INK}">{}</text>"#,
+            number(left),
+            number(face.y + PADDING + NAME_SIZE),
+            escape_xml(&self.name)
         );
-    }
-    if let Some(child) = &stage.child {
-        let x = stage.x + (stage.width - child.width) / 2.0;
-        let y = stage.y + stage.height - PADDING - child.height;
-        let _ = writeln!(
-            out,
-            r##"<g transform="translate({},{})"><rect width="{}" height="{}" rx="6" fill="#ffffff" fill-opacity="0.85" stroke="{STROKE}" stroke-dasharray="4 3"/>"##,
-            number(x),
-            number(y),
-            number(child.width),
-            number(child.height)
-        );
-        draw(child, out);
-        out.push_str("</g>\n");
+        for (index, line) in self.lines.iter().enumerate() {
+            let baseline = number(face.y + PADDING + NAME_HEIGHT + index as f64 * LINE_HEIGHT + TEXT_SIZE);
+            let _ = match line {
+                Line::Headline(text) => writeln!(
+                    out,
+                    r#"<text x="{}" y="{baseline}" fill="{MUTED}" xml:space="preserve">{}</text>"#,
+                    number(left),
+                    escape_xml(text)
+                ),
+                Line::Fact { label, value } => writeln!(
+                    out,
+                    r#"<text x="{}" y="{baseline}" fill="{INK}" xml:space="preserve"><tspan fill="{MUTED}">{label}:</tspan> {}</text>"#,
+                    number(left),
+                    escape_xml(value)
+                ),
+                Line::Continued(text) => writeln!(
+                    out,
+                    r#"<text x="{}" y="{baseline}" fill="{INK}" xml:space="preserve">{}</text>"#,
+                    number(left + CONTINUATION_INDENT as f64 * TEXT_SIZE * COLUMN),
+                    escape_xml(text)
+                ),
+                Line::Reference(pipeline) => writeln!(
+                    out,
+                    r##"<a href="#{}"><text x="{}" y="{baseline}" fill="{LINK}" font-weight="bold">{}</text></a>"##,
+                    clusters::id(pipeline),
+                    number(left),
+                    escape_xml(&reference(pipeline))
+                ),
+            };
+        }
     }
 }
 
-/// An SVG path through `points`: straight where vertical, an S-curve
-/// otherwise, so every arrow leaves and arrives vertically.
+/// A rounded stage card; `dash` is empty or a dasharray attribute.
+fn card(rect: Rect, fill: &str, dash: &str, out: &mut String) {
+    let _ = writeln!(
+        out,
+        r#"<rect x="{}" y="{}" width="{}" height="{}" rx="6" fill="{fill}" stroke="{STROKE}" stroke-width="1.2"{dash}/>"#,
+        number(rect.x),
+        number(rect.y),
+        number(rect.width),
+        number(rect.height)
+    );
+}
+
+/// The diamond that marks a schema-gated stage, centred on `centre`.
+fn gate_mark((x, y): Point, out: &mut String) {
+    let _ = writeln!(
+        out,
+        r#"<path d="M{},{} L{},{} L{},{} L{},{} z" fill="{GATE}"/>"#,
+        number(x),
+        number(y - 6.0),
+        number(x + 5.0),
+        number(y),
+        number(x),
+        number(y + 6.0),
+        number(x - 5.0),
+        number(y)
+    );
+}
+
+/// An SVG path through `points`, which are joined by straight runs.
 fn path(points: &[Point]) -> String {
     let mut path = String::new();
     for (index, &(x, y)) in points.iter().enumerate() {
-        if index == 0 {
-            let _ = write!(path, "M{},{}", number(x), number(y));
-            continue;
-        }
-        let (px, py) = points[index - 1];
-        if (px - x).abs() < 0.05 {
-            let _ = write!(path, " L{},{}", number(x), number(y));
-        } else {
-            let middle = number((py + y) / 2.0);
-            let _ = write!(
-                path,
-                " C{},{middle} {},{middle} {},{}",
-                number(px),
-                number(x),
-                number(x),
-                number(y)
-            );
-        }
+        let command = if index == 0 { 'M' } else { 'L' };
+        let separator = if index == 0 { "" } else { " " };
+        let _ = write!(path, "{separator}{command}{},{}", number(x), number(y));
     }
     path
+}
+
+/// The width of `text` in pixels at font `size`.
+fn text_width(text: &str, size: f64) -> f64 {
+    text.width() as f64 * size * COLUMN
 }
 
 /// Splits `text` into lines of at most `columns` display columns, at spaces
@@ -483,38 +433,17 @@ mod tests {
     use super::*;
     use crate::render::sample;
 
-    /// Every box of `layout`, with its absolute rectangle, depth first.
-    fn rectangles(layout: &Layout, (dx, dy): Point, out: &mut Vec<(String, [f64; 4])>) {
-        for stage in &layout.boxes {
-            let (x, y) = (stage.x + dx, stage.y + dy);
-            out.push((stage.name.clone(), [x, y, x + stage.width, y + stage.height]));
-            if let Some(child) = &stage.child {
-                let origin = (
-                    x + (stage.width - child.width) / 2.0,
-                    y + stage.height - PADDING - child.height,
-                );
-                rectangles(child, origin, out);
-            }
-        }
-    }
-
-    fn inside(inner: [f64; 4], outer: [f64; 4]) -> bool {
-        inner[0] >= outer[0] && inner[1] >= outer[1] && inner[2] <= outer[2] && inner[3] <= outer[3]
-    }
-
     #[test]
     fn is_well_formed_xml_with_escaped_text() {
         let text = render(&sample::graph());
         let document = roxmltree::Document::parse(&text).expect("well-formed SVG");
         let root = document.root_element();
         assert_eq!(root.tag_name().name(), "svg");
-        let texts: Vec<String> = root
+        let all: String = root
             .descendants()
             .filter(|node| node.is_text())
             .filter_map(|node| node.text())
-            .map(str::to_string)
             .collect();
-        let all = texts.concat();
         assert!(
             all.contains(r#"emit "<none> & done""#),
             "the parser reads back the raw text"
@@ -524,65 +453,64 @@ mod tests {
     }
 
     #[test]
-    fn draws_an_arrow_per_edge_and_the_sub_pipeline_inside_its_stage() {
-        let text = render(&sample::graph());
+    fn draws_the_sub_pipeline_once_as_a_cluster_the_running_stage_links_to() {
+        let mut graph = sample::graph();
+        // A second stage running the same sub-pipeline adds a link, not a copy.
+        let mut again = graph.nodes[2].clone();
+        again.name = "retrieve-again".into();
+        graph.nodes.push(again);
+        graph.edges.push((2, 4));
+        let text = render(&graph);
         let document = roxmltree::Document::parse(&text).expect("well-formed SVG");
+        let clusters: Vec<_> = document
+            .descendants()
+            .filter(|node| node.attribute("id") == Some("cluster-search-retrieve"))
+            .collect();
+        assert_eq!(clusters.len(), 1);
+        assert_eq!(clusters[0].attribute("data-pipeline"), Some("search/retrieve"));
+        let names: Vec<&str> = clusters[0].descendants().filter_map(|node| node.text()).collect();
+        assert!(names.contains(&"packages") && names.contains(&"rank"));
+        assert!(!names.contains(&"validate"));
+        let links = document
+            .descendants()
+            .filter(|node| node.attribute("href") == Some("#cluster-search-retrieve"))
+            .count();
+        assert_eq!(links, 2, "retrieve and retrieve-again link to it");
         let arrows = document
             .descendants()
             .filter(|node| node.attribute("marker-end") == Some("url(#arrow)"))
             .count();
-        assert_eq!(arrows, 4 + 1, "four edges outside, one inside the sub-pipeline");
-        let group = document
+        assert_eq!(
+            arrows,
+            5 + 1 + 1,
+            "five edges in the main flow, one in the cluster, the legend's"
+        );
+        assert_eq!(text.matches(">packages<").count(), 1, "drawn once");
+    }
+
+    #[test]
+    fn has_a_legend_beside_the_flow() {
+        let text = render(&sample::graph());
+        let document = roxmltree::Document::parse(&text).expect("well-formed SVG");
+        let legend = document
             .descendants()
-            .find(|node| node.has_tag_name("g"))
-            .expect("the sub-pipeline is a group");
-        let names: Vec<&str> = group.descendants().filter_map(|node| node.text()).collect();
-        assert!(names.contains(&"packages") && names.contains(&"rank"));
-        assert!(!names.contains(&"validate"));
+            .find(|node| node.attribute("id") == Some("legend"))
+            .expect("a legend");
+        let words: String = legend.descendants().filter_map(|node| node.text()).collect();
+        for (label, _, _) in details::FAMILIES {
+            assert!(words.contains(label), "{label} is explained");
+        }
+        assert!(words.contains("schema gate") && words.contains("drawn once"));
     }
 
     #[test]
-    fn nested_boxes_sit_inside_their_parent_and_siblings_never_overlap() {
-        let layout = lay_out(&sample::graph(), false);
-        let mut boxes = Vec::new();
-        rectangles(&layout, (0.0, 0.0), &mut boxes);
-        let find = |name: &str| boxes.iter().find(|(n, _)| n == name).map(|(_, r)| *r).expect(name);
-        assert!(inside(find("packages"), find("retrieve")));
-        assert!(inside(find("rank"), find("retrieve")));
-        for (name, rectangle) in &boxes {
-            assert!(
-                inside(*rectangle, [0.0, 0.0, layout.width, layout.height]),
-                "{name} is cut off"
-            );
+    fn the_main_flow_is_well_drawn() {
+        let graph = sample::graph();
+        let diagram = Diagram::new(&graph, vec!["search".into()], TITLE_SIZE);
+        layout::tests::assert_well_drawn(&graph, &diagram.flow);
+        for (stage, rect) in diagram.stages.iter().zip(&diagram.flow.boxes) {
+            assert_eq!((stage.width, stage.height), (rect.width, rect.height));
         }
-        let top: Vec<[f64; 4]> = layout
-            .boxes
-            .iter()
-            .map(|b| [b.x, b.y, b.x + b.width, b.y + b.height])
-            .collect();
-        for (i, a) in top.iter().enumerate() {
-            for b in &top[i + 1..] {
-                let apart = a[2] <= b[0] || b[2] <= a[0] || a[3] <= b[1] || b[3] <= a[1];
-                assert!(apart, "{a:?} overlaps {b:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn a_layer_skipping_edge_runs_through_a_lane_beside_the_boxes_it_passes() {
-        let layout = lay_out(&sample::graph(), false);
-        // Edge 3 is validate → answer, passing the rows of route and retrieve.
-        let arrow = &layout.arrows[3];
-        assert_eq!(arrow.len(), 2 + 4, "start, two points per crossed row, end");
-        for &(x, y) in &arrow[1..arrow.len() - 1] {
-            for stage in &layout.boxes {
-                let through = x > stage.x && x < stage.x + stage.width && y > stage.y && y < stage.y + stage.height;
-                assert!(!through, "the lane at ({x}, {y}) cuts through {}", stage.name);
-            }
-        }
-        let (validate, answer) = (&layout.boxes[0], &layout.boxes[3]);
-        assert_eq!(arrow[0].1, validate.y + validate.height);
-        assert_eq!(arrow[arrow.len() - 1].1, answer.y);
     }
 
     #[test]
