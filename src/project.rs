@@ -38,21 +38,20 @@ impl Project {
     pub fn open(root: &Path, provider: Option<ProviderKind>, model: Option<&str>) -> Result<Self, Diagnostics> {
         if !root.is_dir() {
             let message = format!("{} is not a folder", root.display());
-            let d = Diagnostic::new(root.display().to_string(), (1, 1), message)
+            let d = Diagnostic::about(root.display().to_string(), message)
                 .help("pass the Unity project's folder (the one holding Assets/) with --project DIR");
             return Err(Diagnostics(vec![d]));
         }
         let overrides = engine::io::confine(root, OVERRIDES).map_err(|e| {
-            Diagnostics(vec![Diagnostic::new(OVERRIDES, (1, 1), e.to_string())
+            Diagnostics(vec![Diagnostic::about(OVERRIDES, e.to_string())
                 .help("the override folder must be a real folder of the project")])
         })?;
         // The index folder is written by index, search, pick and build: a
         // symlinked `.claude/` must not carry those writes elsewhere.
         engine::io::confine_for_write(root, crate::index::INDEX_DIR).map_err(|e| {
-            Diagnostics(vec![Diagnostic::new(crate::index::INDEX_DIR, (1, 1), e.to_string())
-                .help(
-                    "replace the link with a real folder (or delete it; `unity-assets index` recreates it)",
-                )])
+            Diagnostics(vec![Diagnostic::about(crate::index::INDEX_DIR, e.to_string()).help(
+                "replace the link with a real folder (or delete it; `unity-assets index` recreates it)",
+            )])
         })?;
         check_index_files(root)?;
         let resources = resources(Some(overrides));
@@ -135,7 +134,7 @@ impl Project {
         for s in sets {
             match ParamLayers::parse_set(s) {
                 Ok(kv) => parsed.push(kv),
-                Err(e) => errors.push(engine::diagnostic::Diagnostic::new("--set", (1, 1), e)),
+                Err(e) => errors.push(Diagnostic::about(format!("--set {s}"), e)),
             }
         }
         if errors.is_empty() {
@@ -200,7 +199,7 @@ fn check_index_files(root: &Path) -> Result<(), Diagnostics> {
         };
         if let Some(why) = bad {
             errors.push(
-                Diagnostic::new(path.display().to_string(), (1, 1), format!("index file is {why}"))
+                Diagnostic::about(path.display().to_string(), format!("index file is {why}"))
                     .help("delete it; `unity-assets index` and `search` recreate the index files"),
             );
         }
@@ -221,7 +220,7 @@ fn check_overrides(resources: &Resources) -> Result<(), Diagnostics> {
         for rel in resources.list(folder) {
             if let Err(e) = resources.get(&rel) {
                 errors.push(
-                    Diagnostic::new(e.origin.clone(), (1, 1), format!("cannot use this override: {}", e.why))
+                    Diagnostic::about(e.origin.clone(), format!("cannot use this override: {}", e.why))
                         .help("fix or delete it; the embedded copy is used only when no override exists"),
                 );
             }
@@ -253,10 +252,10 @@ fn unity_guard(resources: &Resources) -> Result<crate::build::scope::UnityScopeG
     const POLICY: &str = "data/scope-policy.yml";
     let res = resources
         .get(POLICY)
-        .map_err(|e| Diagnostics(vec![Diagnostic::new(e.origin.clone(), (1, 1), e.to_string())]))?
-        .ok_or_else(|| Diagnostics(vec![Diagnostic::new(POLICY, (1, 1), "the scope policy is missing")]))?;
+        .map_err(|e| Diagnostics(vec![Diagnostic::about(e.origin.clone(), e.to_string())]))?
+        .ok_or_else(|| Diagnostics(vec![Diagnostic::about(POLICY, "the scope policy is missing")]))?;
     let policy = serde_yaml::from_str(&res.text).map_err(|e| {
-        let at = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
+        let at = e.location().map(|l| (l.line(), l.column()));
         Diagnostics(vec![Diagnostic::new(
             res.origin.clone(),
             at,
