@@ -132,11 +132,7 @@ async fn dispatch(cli: Cli) -> Outcome {
         Command::Reindex { run, .. } => {
             commands::run_pipeline(&project, "index", inputs(json!({"force": true})), &run).await
         }
-        Command::Doctor { offline, run, .. } => {
-            let (trusted, check) = gate.doctor_inputs(&project.root);
-            let fields = json!({"offline": offline, "trusted": trusted, "trust": check});
-            commands::run_pipeline(&project, "doctor", inputs(fields), &run).await
-        }
+        Command::Doctor { offline, run, .. } => commands::doctor(&project, &gate, offline, &run).await,
         Command::Eval { golden, json, .. } => commands::eval::command(&project, &golden, json).await,
         Command::Run {
             name,

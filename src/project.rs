@@ -240,7 +240,7 @@ fn registry(llm: &LlmConfig, resources: &Resources) -> Result<Registry, Diagnost
     crate::search::register(&mut registry);
     crate::websearch::register(&mut registry);
     crate::build::register(&mut registry);
-    crate::commands::providers::register(&mut registry, llm.clone());
+    crate::doctor::register(&mut registry, llm.clone());
     registry.guard("unity", Arc::new(unity_guard(resources)?));
     Ok(registry)
 }

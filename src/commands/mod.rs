@@ -217,6 +217,13 @@ pub fn graph(project: &Project, name: &str, format: &str) -> Outcome {
     }
 }
 
+/// `doctor`, with the inputs only the caller knows (trust, `--offline`).
+pub async fn doctor(project: &Project, gate: &crate::trust::Gate, offline: bool, opts: &RunOptions) -> Outcome {
+    let mut inputs = crate::doctor::inputs(gate, &project.root);
+    inputs.insert("offline".into(), Value::Bool(offline));
+    run_pipeline(project, "doctor", inputs, opts).await
+}
+
 /// `key=value` flags into an inputs map (values stay strings; the engine
 /// coerces them to each input's declared type).
 pub fn inputs_from_flags(flags: &[String]) -> Result<Map<String, Value>, Outcome> {
