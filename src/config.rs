@@ -25,6 +25,14 @@ pub struct Config {
 }
 
 impl Config {
+    /// What a project without a config file runs with.
+    pub fn defaults() -> Self {
+        Self {
+            parallel_subagents: 10,
+            ..Self::default()
+        }
+    }
+
     /// Read the project's config; a missing file means all defaults.
     pub fn load(project: &Path, resources: &Resources) -> Result<Self, Diagnostics> {
         let path = project.join(CONFIG_FILE);
@@ -32,12 +40,7 @@ impl Config {
         let limit = engine::io::Limits::default().file_bytes;
         let text = match engine::io::read_text_if_present(&path, limit, engine::io::FILE_KEY) {
             Ok(Some(t)) => t,
-            Ok(None) => {
-                return Ok(Self {
-                    parallel_subagents: 10,
-                    ..Self::default()
-                })
-            }
+            Ok(None) => return Ok(Self::defaults()),
             Err(e) => {
                 return Err(Diagnostics(vec![Diagnostic::about(
                     path.display().to_string(),

@@ -54,7 +54,12 @@ async fn dispatch(cli: Cli) -> Outcome {
         }
         _ => {}
     }
-    let mut project = match Project::open(&cli.project, provider, model.model.as_deref()) {
+    // Doctor runs on a missing folder or a broken config, to report them.
+    let open = match &cli.command {
+        Command::Doctor { .. } => Project::open_for_doctor,
+        _ => Project::open,
+    };
+    let mut project = match open(&cli.project, provider, model.model.as_deref()) {
         Ok(p) => p,
         Err(d) => return Outcome::invalid(d),
     };

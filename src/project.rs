@@ -42,6 +42,29 @@ impl Project {
                 .help("pass the Unity project's folder (the one holding Assets/) with --project DIR");
             return Err(Diagnostics(vec![d]));
         }
+        Self::open_with(root, provider, model, Config::load)
+    }
+
+    /// Open a project for `doctor`, which reports a missing folder and a
+    /// broken config as checks: both open with the default config instead
+    /// of failing. What makes the project unsafe to read (a linked index
+    /// file, an unusable override) still fails.
+    pub fn open_for_doctor(
+        root: &Path,
+        provider: Option<ProviderKind>,
+        model: Option<&str>,
+    ) -> Result<Self, Diagnostics> {
+        Self::open_with(root, provider, model, |root, resources| {
+            Ok(Config::load(root, resources).unwrap_or_else(|_| Config::defaults()))
+        })
+    }
+
+    fn open_with(
+        root: &Path,
+        provider: Option<ProviderKind>,
+        model: Option<&str>,
+        load: impl FnOnce(&Path, &Resources) -> Result<Config, Diagnostics>,
+    ) -> Result<Self, Diagnostics> {
         let overrides = engine::io::confine(root, OVERRIDES).map_err(|e| {
             Diagnostics(vec![Diagnostic::about(OVERRIDES, e.to_string())
                 .help("the override folder must be a real folder of the project")])
@@ -56,7 +79,7 @@ impl Project {
         check_index_files(root)?;
         let resources = resources(Some(overrides));
         check_overrides(&resources)?;
-        let mut config = Config::load(root, &resources)?;
+        let mut config = load(root, &resources)?;
         if let Some(p) = provider {
             config.llm.provider = p;
         }

@@ -24,7 +24,13 @@ const INDEX_FILES: [&str; 7] = [
 /// `Assets/` is where the doctor runs.
 pub fn project(project: &Path) -> Check {
     const NAME: &str = "project root";
-    if project.join("Assets").is_dir() {
+    if !project.is_dir() {
+        Check::fail(
+            NAME,
+            format!("{} is not a folder", project.display()),
+            "pass the Unity project's folder (the one holding Assets/) with --project DIR",
+        )
+    } else if project.join("Assets").is_dir() {
         Check::pass(NAME, format!("Assets/ found in {}", project.display()))
     } else {
         Check::fail(
@@ -140,6 +146,8 @@ mod tests {
     #[test]
     fn project_root_check() {
         let dir = tempfile::tempdir().unwrap();
+        let check = project(&dir.path().join("missing"));
+        assert!(!check.ok() && check.detail.ends_with("is not a folder"), "{check:?}");
         assert!(!project(dir.path()).ok());
         std::fs::create_dir(dir.path().join("Assets")).unwrap();
         assert!(project(dir.path()).ok());

@@ -140,12 +140,14 @@ pub fn report(checks: &[Check]) -> Report {
 }
 
 /// The doctor pipeline's inputs the caller (CLI or MCP server) fills:
-/// whether the project's items may be used, and the trust check.
-pub fn inputs(gate: &crate::trust::Gate, root: &std::path::Path) -> Map<String, Value> {
+/// whether the project's items may be used, the trust check, and the
+/// `--set` values the run had to leave out (reported by the config check).
+pub fn inputs(gate: &crate::trust::Gate, root: &std::path::Path, set_errors: Vec<String>) -> Map<String, Value> {
     let (trusted, check) = trust::check(root, gate);
     let mut map = Map::new();
     map.insert("trusted".into(), Value::Bool(trusted));
     map.insert("trust".into(), serde_json::to_value(check).unwrap_or_default());
+    map.insert("set_errors".into(), set_errors.into());
     map
 }
 
@@ -156,6 +158,12 @@ struct NoArgs {}
 struct RowsArgs {
     #[serde(default)]
     rows: Option<files::ReadRows>,
+}
+
+#[derive(Deserialize)]
+struct ConfigArgs {
+    #[serde(default)]
+    set_errors: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -186,8 +194,8 @@ pub fn register(registry: &mut Registry, llm: LlmConfig) {
         })
         .function(
             "doctor.config",
-            "the project config and curated labels are valid",
-            |_: NoArgs, ctx| Ok(config::check(&ctx.workdir, &ctx.resources)),
+            "the project config, curated labels and --set values are valid",
+            |a: ConfigArgs, ctx| Ok(config::check(&ctx.workdir, &ctx.resources, &a.set_errors)),
         )
         .function(
             "doctor.index",

@@ -70,7 +70,7 @@ impl PipelineServer {
         // The project's trust rules apply to the server exactly as to the CLI.
         let gate = crate::trust::Gate::check(&project.root, &project.resources, self.options.trust);
         if tool.pipeline.name == "doctor" {
-            args.extend(crate::doctor::inputs(&gate, &project.root));
+            args.extend(crate::doctor::inputs(&gate, &project.root, vec![]));
         } else if let Some(refusal) = gate.refusal(&project.root) {
             return Ok(CallToolResult::error(vec![Content::text(refusal)]));
         }
