@@ -44,28 +44,29 @@ fn index_once(project: &Path, data: &IndexData, depth: Depth, force: bool) -> (F
         index_depth: depth,
         ignore_paths: vec!["Assets/Plugins/Editor".into()],
     };
-    let check = run::unchanged(project, data, &options, force).expect("unchanged");
+    let limits = engine::io::Limits::default();
+    let check = run::unchanged(project, &limits, data, &options, force).expect("unchanged");
     lap("unchanged");
     if check.same {
-        let finalized = run::touch(project, &check.started_at).expect("touch");
+        let finalized = run::touch(project, &limits, &check.started_at).expect("touch");
         lap("touch");
         return (finalized, laps.join(", "));
     }
     let scan = scan::scan(project, data, &options).expect("scan");
     lap(&format!("{} files walked; scan", scan.files));
-    let diff = run::diff(project, &scan, force).expect("diff");
+    let diff = run::diff(project, &limits, &scan, force).expect("diff");
     lap("diff");
-    let plan = run::plan_batches(project, &scan, &diff, BATCH_SIZE).expect("plan");
+    let plan = run::plan_batches(project, &limits, &scan, &diff, BATCH_SIZE).expect("plan");
     lap("plan");
     for batch in &plan.batches {
         let tags = tagger::tag_batch(&TagRequest {
             assets: batch.assets.clone(),
             index_depth: depth,
         });
-        run::checkpoint(project, batch, &[&tags], TaggedBy::Builtin, depth).expect("checkpoint");
+        run::checkpoint(project, &limits, batch, &[&tags], TaggedBy::Builtin, depth).expect("checkpoint");
     }
     lap("tag+checkpoint");
-    let finalized = run::finalize(project, &scan, &diff).expect("finalize");
+    let finalized = run::finalize(project, &limits, &scan, &diff).expect("finalize");
     lap("finalize");
     (finalized, laps.join(", "))
 }
