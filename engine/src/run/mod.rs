@@ -18,7 +18,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use serde_json::{Map, Value};
 use tracing::Instrument;
 
-use crate::compile::{Pipeline, Stage};
+use crate::compile::{Pipeline, Stage, StageAction};
 use crate::llm::Provider;
 use crate::output::Output;
 use crate::resources::Resources;
@@ -392,6 +392,14 @@ async fn run_stage<'a>(p: &'a Arc<Pipeline>, i: usize, scope: Scope, rt: &'a Run
                 return Ok(None);
             }
         }
+        // Fan-outs report their own progress; `ask` waits for a person.
+        let _step = match (&st.modifier, &st.action) {
+            (None, StageAction::Fn { .. } | StageAction::Llm(_)) => rt
+                .progress
+                .as_ref()
+                .and_then(|pr| pr.step(&format!("{}: {}", p.name, st.name))),
+            _ => None,
+        };
         let cx = crate::stages::StageCx {
             pipeline: p,
             stage: st,
