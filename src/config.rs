@@ -11,6 +11,8 @@ use engine::spec::SourceMap;
 use serde_json::Value;
 
 pub const CONFIG_FILE: &str = ".claude/unity-assets.yml";
+/// Where a team's edited copies of the embedded files live.
+pub const OVERRIDES: &str = ".claude/unity-assets";
 const SCHEMA: &str = "schemas/config.schema.json";
 
 /// The parsed config: the parts the product reads itself, and the whole

@@ -17,7 +17,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     let cli = Cli::parse();
-    color::init(cli.color);
+    color::init(cli.color.forced());
     init_tracing(cli.verbose, cli.quiet);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,

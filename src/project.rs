@@ -14,15 +14,12 @@ use engine::run::Runtime;
 use engine::{Output, Registry};
 use include_dir::{include_dir, Dir};
 
-use crate::config::Config;
+use crate::config::{Config, OVERRIDES};
 
 static PIPELINES: Dir = include_dir!("$CARGO_MANIFEST_DIR/pipelines");
 static PROMPTS: Dir = include_dir!("$CARGO_MANIFEST_DIR/prompts");
 static SCHEMAS: Dir = include_dir!("$CARGO_MANIFEST_DIR/schemas");
 static DATA: Dir = include_dir!("$CARGO_MANIFEST_DIR/data");
-
-/// Where a team's edited copies of the embedded files live.
-pub const OVERRIDES: &str = ".claude/unity-assets";
 
 pub struct Project {
     pub root: PathBuf,

@@ -19,8 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::config::CONFIG_FILE;
-use crate::project::OVERRIDES;
+use crate::config::{CONFIG_FILE, OVERRIDES};
 use crate::websearch::config::{TrustItem, WebSearchConfig};
 
 /// `UNITY_ASSETS_TRUST=1` trusts the project for one run (CI), like `--trust`.
