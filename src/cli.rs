@@ -61,6 +61,17 @@ pub enum ColorChoice {
     Never,
 }
 
+impl ColorChoice {
+    /// `always`/`never` force colour on or off; `auto` leaves it to the terminal.
+    pub fn forced(self) -> Option<bool> {
+        match self {
+            ColorChoice::Always => Some(true),
+            ColorChoice::Never => Some(false),
+            ColorChoice::Auto => None,
+        }
+    }
+}
+
 /// The model flags, on the commands that call a model.
 #[derive(Debug, Args, Default, Clone)]
 pub struct ModelOptions {

@@ -4,21 +4,18 @@
 use std::io::IsTerminal;
 use std::sync::OnceLock;
 
-use crate::cli::ColorChoice;
-
 static ENABLED: OnceLock<bool> = OnceLock::new();
 
-/// Decide once, at start-up.
-pub fn init(choice: ColorChoice) {
-    let on = match choice {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal(),
-    };
-    let _ = ENABLED.set(on);
+/// Decide once, at start-up: `forced` by `--color always|never`, else `auto`.
+pub fn init(forced: Option<bool>) {
+    let _ = ENABLED.set(forced.unwrap_or_else(auto));
 }
 
 /// Colour on? (`auto` when [`init`] was never called.)
 pub fn enabled() -> bool {
-    *ENABLED.get_or_init(|| std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal())
+    *ENABLED.get_or_init(auto)
+}
+
+fn auto() -> bool {
+    std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal()
 }

@@ -11,6 +11,8 @@ use engine::spec::SourceMap;
 use serde_json::Value;
 
 pub const CONFIG_FILE: &str = ".claude/unity-assets.yml";
+/// Where a team's edited copies of the embedded files live.
+pub const OVERRIDES: &str = ".claude/unity-assets";
 const SCHEMA: &str = "schemas/config.schema.json";
 
 /// The parsed config: the parts the product reads itself, and the whole
@@ -25,6 +27,14 @@ pub struct Config {
 }
 
 impl Config {
+    /// What a project without a config file runs with.
+    pub fn defaults() -> Self {
+        Self {
+            parallel_subagents: 10,
+            ..Self::default()
+        }
+    }
+
     /// Read the project's config; a missing file means all defaults.
     pub fn load(project: &Path, resources: &Resources) -> Result<Self, Diagnostics> {
         let path = project.join(CONFIG_FILE);
@@ -32,16 +42,10 @@ impl Config {
         let limit = engine::io::Limits::default().file_bytes;
         let text = match engine::io::read_text_if_present(&path, limit, engine::io::FILE_KEY) {
             Ok(Some(t)) => t,
-            Ok(None) => {
-                return Ok(Self {
-                    parallel_subagents: 10,
-                    ..Self::default()
-                })
-            }
+            Ok(None) => return Ok(Self::defaults()),
             Err(e) => {
-                return Err(Diagnostics(vec![Diagnostic::new(
+                return Err(Diagnostics(vec![Diagnostic::about(
                     path.display().to_string(),
-                    (1, 1),
                     format!("cannot read the config: {e}"),
                 )]))
             }
@@ -52,7 +56,7 @@ impl Config {
     pub fn parse(file: &str, text: &str, resources: &Resources) -> Result<Self, Diagnostics> {
         let source = SourceMap::parse(text);
         let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| {
-            let at = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
+            let at = e.location().map(|l| (l.line(), l.column()));
             Diagnostics(vec![Diagnostic::new(file, at, format!("invalid YAML: {e}"))])
         })?;
         let values: Value = if doc.is_null() {
@@ -60,7 +64,7 @@ impl Config {
         } else {
             serde_json::to_value(&doc).unwrap_or(Value::Null)
         };
-        check_schema(file, &values, &source, resources)?;
+        check_schema(file, &values, Some(&source), resources)?;
         let llm = match values.get("llm") {
             Some(v) => serde_json::from_value(v.clone())
                 .map_err(|e| Diagnostics(vec![Diagnostic::new(file, source.value("llm"), format!("`llm`: {e}"))]))?,
@@ -99,7 +103,7 @@ pub fn check_sets(sets: &[(String, Value)], resources: &Resources) -> Result<(),
         let doc = key
             .rsplit('.')
             .fold(value.clone(), |inner, segment| serde_json::json!({ segment: inner }));
-        if let Err(e) = check_schema(&format!("--set {key}"), &doc, &SourceMap::default(), resources) {
+        if let Err(e) = check_schema(&format!("--set {key}"), &doc, None, resources) {
             errors.extend(e);
         }
     }
@@ -113,27 +117,27 @@ pub fn check_sets(sets: &[(String, Value)], resources: &Resources) -> Result<(),
 fn schema(resources: &Resources) -> Result<Value, Diagnostics> {
     resources
         .get(SCHEMA)
-        .map_err(|e| Diagnostics(vec![Diagnostic::new(e.origin.clone(), (1, 1), e.to_string())]))?
+        .map_err(|e| Diagnostics(vec![Diagnostic::about(e.origin.clone(), e.to_string())]))?
         .and_then(|r| serde_json::from_str(&r.text).ok())
         .ok_or_else(|| {
-            Diagnostics(vec![Diagnostic::new(
+            Diagnostics(vec![Diagnostic::about(
                 SCHEMA,
-                (1, 1),
                 "the config schema is missing or not JSON",
             )])
         })
 }
 
-/// Unknown keys and wrong types are reported, not ignored.
-fn check_schema(file: &str, values: &Value, source: &SourceMap, resources: &Resources) -> Result<(), Diagnostics> {
+/// Unknown keys and wrong types are reported, not ignored. `source`: where
+/// each key sits in `file`; `None` when the values come from a flag.
+fn check_schema(
+    file: &str,
+    values: &Value,
+    source: Option<&SourceMap>,
+    resources: &Resources,
+) -> Result<(), Diagnostics> {
     let schema = schema(resources)?;
-    let validator = jsonschema::validator_for(&schema).map_err(|e| {
-        Diagnostics(vec![Diagnostic::new(
-            SCHEMA,
-            (1, 1),
-            format!("invalid config schema: {e}"),
-        )])
-    })?;
+    let validator = jsonschema::validator_for(&schema)
+        .map_err(|e| Diagnostics(vec![Diagnostic::about(SCHEMA, format!("invalid config schema: {e}"))]))?;
     let known: Vec<String> = schema
         .get("properties")
         .and_then(Value::as_object)
@@ -163,10 +167,10 @@ fn check_schema(file: &str, values: &Value, source: &SourceMap, resources: &Reso
                 } else {
                     format!("{dotted}.{key}")
                 };
-                Diagnostic::new(file, source.key(&at), format!("unknown key `{at}`"))
+                Diagnostic::new(file, source.map(|s| s.key(&at)), format!("unknown key `{at}`"))
                     .suggest(&key, known.iter().map(String::as_str))
             }
-            None => Diagnostic::new(file, source.value(&dotted), format!("`{dotted}`: {message}")),
+            None => Diagnostic::new(file, source.map(|s| s.value(&dotted)), format!("`{dotted}`: {message}")),
         };
         errors.push(d.help_or("see the Configuration section of the README for every key"));
     }

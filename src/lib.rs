@@ -9,6 +9,7 @@ pub mod cli;
 pub mod color;
 pub mod commands;
 pub mod config;
+pub mod doctor;
 pub mod eval;
 pub mod exit;
 pub mod index;

@@ -17,7 +17,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     let cli = Cli::parse();
-    color::init(cli.color);
+    color::init(cli.color.forced());
     init_tracing(cli.verbose, cli.quiet);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -54,7 +54,12 @@ async fn dispatch(cli: Cli) -> Outcome {
         }
         _ => {}
     }
-    let mut project = match Project::open(&cli.project, provider, model.model.as_deref()) {
+    // Doctor runs on a missing folder or a broken config, to report them.
+    let open = match &cli.command {
+        Command::Doctor { .. } => Project::open_for_doctor,
+        _ => Project::open,
+    };
+    let mut project = match open(&cli.project, provider, model.model.as_deref()) {
         Ok(p) => p,
         Err(d) => return Outcome::invalid(d),
     };
@@ -132,11 +137,7 @@ async fn dispatch(cli: Cli) -> Outcome {
         Command::Reindex { run, .. } => {
             commands::run_pipeline(&project, "index", inputs(json!({"force": true})), &run).await
         }
-        Command::Doctor { offline, run, .. } => {
-            let (trusted, check) = gate.doctor_inputs(&project.root);
-            let fields = json!({"offline": offline, "trusted": trusted, "trust": check});
-            commands::run_pipeline(&project, "doctor", inputs(fields), &run).await
-        }
+        Command::Doctor { offline, run, .. } => commands::doctor(&project, &gate, offline, &run).await,
         Command::Eval { golden, json, .. } => commands::eval::command(&project, &golden, json).await,
         Command::Run {
             name,

@@ -14,15 +14,12 @@ use engine::Runtime;
 use engine::{Output, Registry};
 use include_dir::{include_dir, Dir};
 
-use crate::config::Config;
+use crate::config::{Config, OVERRIDES};
 
 static PIPELINES: Dir = include_dir!("$CARGO_MANIFEST_DIR/pipelines");
 static PROMPTS: Dir = include_dir!("$CARGO_MANIFEST_DIR/prompts");
 static SCHEMAS: Dir = include_dir!("$CARGO_MANIFEST_DIR/schemas");
 static DATA: Dir = include_dir!("$CARGO_MANIFEST_DIR/data");
-
-/// Where a team's edited copies of the embedded files live.
-pub const OVERRIDES: &str = ".claude/unity-assets";
 
 pub struct Project {
     pub root: PathBuf,
@@ -38,26 +35,48 @@ impl Project {
     pub fn open(root: &Path, provider: Option<ProviderKind>, model: Option<&str>) -> Result<Self, Diagnostics> {
         if !root.is_dir() {
             let message = format!("{} is not a folder", root.display());
-            let d = Diagnostic::new(root.display().to_string(), (1, 1), message)
+            let d = Diagnostic::about(root.display().to_string(), message)
                 .help("pass the Unity project's folder (the one holding Assets/) with --project DIR");
             return Err(Diagnostics(vec![d]));
         }
+        Self::open_with(root, provider, model, Config::load)
+    }
+
+    /// Open a project for `doctor`, which reports a missing folder and a
+    /// broken config as checks: both open with the default config instead
+    /// of failing. What makes the project unsafe to read (a linked index
+    /// file, an unusable override) still fails.
+    pub fn open_for_doctor(
+        root: &Path,
+        provider: Option<ProviderKind>,
+        model: Option<&str>,
+    ) -> Result<Self, Diagnostics> {
+        Self::open_with(root, provider, model, |root, resources| {
+            Ok(Config::load(root, resources).unwrap_or_else(|_| Config::defaults()))
+        })
+    }
+
+    fn open_with(
+        root: &Path,
+        provider: Option<ProviderKind>,
+        model: Option<&str>,
+        load: impl FnOnce(&Path, &Resources) -> Result<Config, Diagnostics>,
+    ) -> Result<Self, Diagnostics> {
         let overrides = engine::io::confine(root, OVERRIDES).map_err(|e| {
-            Diagnostics(vec![Diagnostic::new(OVERRIDES, (1, 1), e.to_string())
+            Diagnostics(vec![Diagnostic::about(OVERRIDES, e.to_string())
                 .help("the override folder must be a real folder of the project")])
         })?;
         // The index folder is written by index, search, pick and build: a
         // symlinked `.claude/` must not carry those writes elsewhere.
         engine::io::confine_for_write(root, crate::index::INDEX_DIR).map_err(|e| {
-            Diagnostics(vec![Diagnostic::new(crate::index::INDEX_DIR, (1, 1), e.to_string())
-                .help(
-                    "replace the link with a real folder (or delete it; `unity-assets index` recreates it)",
-                )])
+            Diagnostics(vec![Diagnostic::about(crate::index::INDEX_DIR, e.to_string()).help(
+                "replace the link with a real folder (or delete it; `unity-assets index` recreates it)",
+            )])
         })?;
         check_index_files(root)?;
         let resources = resources(Some(overrides));
         check_overrides(&resources)?;
-        let mut config = Config::load(root, &resources)?;
+        let mut config = load(root, &resources)?;
         if let Some(p) = provider {
             config.llm.provider = p;
         }
@@ -135,7 +154,7 @@ impl Project {
         for s in sets {
             match ParamLayers::parse_set(s) {
                 Ok(kv) => parsed.push(kv),
-                Err(e) => errors.push(engine::diagnostic::Diagnostic::new("--set", (1, 1), e)),
+                Err(e) => errors.push(Diagnostic::about(format!("--set {s}"), e)),
             }
         }
         if errors.is_empty() {
@@ -200,7 +219,7 @@ fn check_index_files(root: &Path) -> Result<(), Diagnostics> {
         };
         if let Some(why) = bad {
             errors.push(
-                Diagnostic::new(path.display().to_string(), (1, 1), format!("index file is {why}"))
+                Diagnostic::about(path.display().to_string(), format!("index file is {why}"))
                     .help("delete it; `unity-assets index` and `search` recreate the index files"),
             );
         }
@@ -221,7 +240,7 @@ fn check_overrides(resources: &Resources) -> Result<(), Diagnostics> {
         for rel in resources.list(folder) {
             if let Err(e) = resources.get(&rel) {
                 errors.push(
-                    Diagnostic::new(e.origin.clone(), (1, 1), format!("cannot use this override: {}", e.why))
+                    Diagnostic::about(e.origin.clone(), format!("cannot use this override: {}", e.why))
                         .help("fix or delete it; the embedded copy is used only when no override exists"),
                 );
             }
@@ -241,7 +260,7 @@ fn registry(llm: &LlmConfig, resources: &Resources) -> Result<Registry, Diagnost
     crate::search::register(&mut registry);
     crate::websearch::register(&mut registry);
     crate::build::register(&mut registry);
-    crate::commands::providers::register(&mut registry, llm.clone());
+    crate::doctor::register(&mut registry, llm.clone());
     registry.guard("unity", Arc::new(unity_guard(resources)?));
     Ok(registry)
 }
@@ -253,10 +272,10 @@ fn unity_guard(resources: &Resources) -> Result<crate::build::scope::UnityScopeG
     const POLICY: &str = "data/scope-policy.yml";
     let res = resources
         .get(POLICY)
-        .map_err(|e| Diagnostics(vec![Diagnostic::new(e.origin.clone(), (1, 1), e.to_string())]))?
-        .ok_or_else(|| Diagnostics(vec![Diagnostic::new(POLICY, (1, 1), "the scope policy is missing")]))?;
+        .map_err(|e| Diagnostics(vec![Diagnostic::about(e.origin.clone(), e.to_string())]))?
+        .ok_or_else(|| Diagnostics(vec![Diagnostic::about(POLICY, "the scope policy is missing")]))?;
     let policy = serde_yaml::from_str(&res.text).map_err(|e| {
-        let at = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
+        let at = e.location().map(|l| (l.line(), l.column()));
         Diagnostics(vec![Diagnostic::new(
             res.origin.clone(),
             at,

@@ -19,8 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::config::CONFIG_FILE;
-use crate::project::OVERRIDES;
+use crate::config::{CONFIG_FILE, OVERRIDES};
 use crate::websearch::config::{TrustItem, WebSearchConfig};
 
 /// `UNITY_ASSETS_TRUST=1` trusts the project for one run (CI), like `--trust`.
@@ -93,12 +92,6 @@ impl Gate {
             Status::Untrusted { previous } => Some(refusal(root, &self.review, previous.as_deref())),
             _ => None,
         }
-    }
-
-    /// Doctor's `trusted` and `trust` inputs: it always runs, reporting the
-    /// items and leaving them unused when untrusted.
-    pub fn doctor_inputs(&self, root: &Path) -> (bool, Value) {
-        (self.status.allows(), doctor_check(root, &self.review, &self.status))
     }
 }
 
@@ -478,38 +471,6 @@ pub fn command(root: &Path, resources: &Resources, show: bool, revoke: bool) -> 
         path.display()
     ));
     Ok(out)
-}
-
-/// The doctor's trust line: what is trusted and what is not.
-pub fn doctor_check(root: &Path, review: &Review, status: &Status) -> Value {
-    let listed = || review.items.iter().map(|i| format!("\n    {i}")).collect::<String>();
-    let (ok, detail) = match status {
-        Status::NotNeeded => (true, "nothing in the project needs trust".to_owned()),
-        Status::Trusted => (true, format!("{} item(s) trusted:{}", review.items.len(), listed())),
-        Status::TrustedForRun => (
-            true,
-            format!(
-                "{} item(s) trusted for this run (--trust):{}",
-                review.items.len(),
-                listed()
-            ),
-        ),
-        Status::Untrusted { .. } => (
-            false,
-            format!(
-                "{} item(s) not trusted, so not used (no MCP server or provider program was started):{}",
-                review.items.len(),
-                listed()
-            ),
-        ),
-    };
-    serde_json::json!({
-        "name": "trust",
-        "ok": ok,
-        "required": false,
-        "detail": detail,
-        "fix": format!("review the lines above, then `unity-assets --project {} trust`", root.display()),
-    })
 }
 
 #[cfg(test)]

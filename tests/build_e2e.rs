@@ -617,10 +617,8 @@ fn doctor_checks_the_server_named_in_mcp_json() {
     std::fs::write(fx.project.join(".mcp.json"), mcp_json.to_string()).expect(".mcp.json");
     let run = fx.run(&["doctor"], &[]);
     assert!(
-        run.stdout
-            .lines()
-            .any(|l| l.starts_with("✓ MCP for Unity reachable (")
-                && l.ends_with("Unity editor attached, active scene Main")),
+        run.stdout.lines().any(|l| l.starts_with("✓ MCP for Unity: reachable (")
+            && l.ends_with("Unity editor attached, active scene Main")),
         "{}",
         run.output()
     );

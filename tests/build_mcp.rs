@@ -231,20 +231,17 @@ async fn doctor_initializes_and_lists_the_tools() {
         return;
     };
     let s = setup(&command);
-    let check = execute::doctor(
+    let check = unity_assets::doctor::mcp::check(
         &s.project,
         Some(s.server.clone()),
         engine::io::Limits::default().http_bytes,
     )
     .await;
-    assert!(check.ok, "{}", check.line);
-    assert!(check.line.starts_with("✓ MCP for Unity reachable"), "{}", check.line);
-    assert!(
-        check.line.ends_with("Unity editor attached, active scene Main"),
-        "{}",
-        check.line
-    );
-    eprintln!("doctor: {}", check.line);
+    let line = check.line();
+    assert!(check.ok(), "{line}");
+    assert!(line.starts_with("✓ MCP for Unity: reachable"), "{line}");
+    assert!(line.ends_with("Unity editor attached, active scene Main"), "{line}");
+    eprintln!("doctor: {line}");
     let sent: Vec<(String, Option<String>)> = s
         .editor
         .tool_commands()
@@ -269,15 +266,16 @@ async fn doctor_tells_a_server_without_an_editor() {
     let home = root.path().join("home");
     let status_dir = home.join(".unity-mcp");
     std::fs::create_dir_all(&status_dir).unwrap();
-    let check = execute::doctor(
+    let check = unity_assets::doctor::mcp::check(
         root.path(),
         Some(stdio_server(&command, &home, &status_dir)),
         engine::io::Limits::default().http_bytes,
     )
     .await;
-    eprintln!("doctor: {}", check.line);
-    assert!(!check.ok, "{}", check.line);
-    assert!(check.line.contains("but no Unity editor does"), "{}", check.line);
+    let line = check.line();
+    eprintln!("doctor: {line}");
+    assert!(!check.ok(), "{line}");
+    assert!(line.contains("but no Unity editor does"), "{line}");
     assert!(
         check.fix.contains("Open this project in the Unity Editor"),
         "{}",

@@ -256,7 +256,7 @@ fn trust_mcp_json_server_never_starts_under_doctor_offline() {
     );
     assert!(!marker.exists());
     let run = h.run(&["doctor"]);
-    assert!(run.stdout.contains("MCP for Unity not checked"), "{run:?}");
+    assert!(run.stdout.contains("MCP for Unity: not checked"), "{run:?}");
     assert!(!marker.exists());
     assert_eq!(h.run(&["build", "a zombie", "--yes"]).code, 3);
     assert!(!marker.exists());

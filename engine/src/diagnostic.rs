@@ -2,26 +2,37 @@
 
 use std::fmt;
 
-/// One problem found in a pipeline, template, schema or config file.
+/// 1-based line and column.
+pub type Pos = (usize, usize);
+
+/// One problem found in a pipeline, template, schema or config file, or in
+/// something that is not a file (a `--set` flag, a pipeline name).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Diagnostic {
+    /// The file, or what the problem is about when it is not a file.
     pub file: String,
-    pub line: usize,
-    pub col: usize,
+    /// Where in `file`; `None` when no real position exists (a flag, a name,
+    /// a whole file), so none is made up.
+    pub at: Option<Pos>,
     pub message: String,
     /// How to fix it; a "did you mean" for misspelt names.
     pub help: Option<String>,
 }
 
 impl Diagnostic {
-    pub fn new(file: impl Into<String>, (line, col): (usize, usize), message: impl Into<String>) -> Self {
+    /// `at`: a position, or `None` (see [`Diagnostic::at`]).
+    pub fn new(file: impl Into<String>, at: impl Into<Option<Pos>>, message: impl Into<String>) -> Self {
         Self {
             file: file.into(),
-            line,
-            col,
+            at: at.into(),
             message: message.into(),
             help: None,
         }
+    }
+
+    /// A problem about `what` as a whole: a flag (`--set key`), a name, a file.
+    pub fn about(what: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(what, None, message)
     }
 
     pub fn help(mut self, help: impl Into<String>) -> Self {
@@ -48,7 +59,10 @@ impl Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: error: {}", self.file, self.line, self.col, self.message)?;
+        match self.at {
+            Some((line, col)) => write!(f, "{}:{line}:{col}: error: {}", self.file, self.message)?,
+            None => write!(f, "{}: error: {}", self.file, self.message)?,
+        }
         if let Some(help) = &self.help {
             write!(f, "\n  help: {help}")?;
         }
@@ -74,8 +88,7 @@ impl Diagnostics {
         self.0.extend(other.0);
     }
     pub fn sort(&mut self) {
-        self.0
-            .sort_by(|a, b| (&a.file, a.line, a.col).cmp(&(&b.file, b.line, b.col)));
+        self.0.sort_by(|a, b| (&a.file, a.at).cmp(&(&b.file, b.at)));
         self.0.dedup();
     }
 }
@@ -110,5 +123,17 @@ mod tests {
     fn suggests_close_names_only() {
         assert_eq!(did_you_mean("promt", ["prompt", "builtin"]), Some("prompt"));
         assert_eq!(did_you_mean("zzz", ["prompt", "builtin"]), None);
+    }
+
+    #[test]
+    fn a_position_is_shown_only_when_there_is_one() {
+        assert_eq!(
+            Diagnostic::new("a.yaml", (3, 7), "bad").to_string(),
+            "a.yaml:3:7: error: bad"
+        );
+        assert_eq!(
+            Diagnostic::about("--set search.asset_top_k", "not an integer").to_string(),
+            "--set search.asset_top_k: error: not an integer"
+        );
     }
 }

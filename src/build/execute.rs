@@ -284,7 +284,7 @@ pub async fn execute(
 }
 
 /// MCP for Unity reports tool failures as `success: false` with a message.
-fn tool_failure(result: &Value) -> Option<String> {
+pub fn tool_failure(result: &Value) -> Option<String> {
     if result.get("success").and_then(Value::as_bool) != Some(false) {
         return None;
     }
@@ -292,83 +292,6 @@ fn tool_failure(result: &Value) -> Option<String> {
         .iter()
         .find_map(|k| result.get(*k).and_then(Value::as_str));
     Some(message.unwrap_or("the tool reported success: false").to_owned())
-}
-
-/// The doctor's MCP check: initialize, tools/list, then a read-only call
-/// only an attached Unity editor can answer.
-#[derive(Debug, Clone, Serialize)]
-pub struct DoctorCheck {
-    pub ok: bool,
-    pub line: String,
-    /// What to do about a failure; empty when ok (doctor.report's contract).
-    pub fix: String,
-}
-
-impl DoctorCheck {
-    /// The check without starting anything: `--offline` promises no program
-    /// runs, and an untrusted project's server settings are not used.
-    pub fn not_started(why: &str) -> Self {
-        match why {
-            "offline" => Self {
-                ok: true,
-                line: "– MCP for Unity not checked (--offline: no server is started)".into(),
-                fix: String::new(),
-            },
-            _ => Self {
-                ok: false,
-                line: "✗ MCP for Unity not checked: this project's settings are not trusted".into(),
-                fix: "review them and run `unity-assets trust` (see the trust line)".into(),
-            },
-        }
-    }
-}
-
-/// Asks the editor for its active scene: a fixed read-only query (never
-/// model-planned), so it needs no scope guard and writes no audit row.
-const EDITOR_PROBE: (&str, &str) = ("manage_scene", "get_active");
-
-pub async fn doctor(project: &Path, server: Option<ServerConfig>, max_answer_bytes: u64) -> DoctorCheck {
-    let outcome = async {
-        let config = resolve_server(project, server)?;
-        let client = McpClient::connect(&config, max_answer_bytes).await?;
-        let checked = async {
-            let tools = client.list_tools().await?.len();
-            let (tool, action) = EDITOR_PROBE;
-            let editor = match client.call_tool(tool, serde_json::json!({"action": action})).await {
-                Ok(result) => tool_failure(&result).map_or(Ok(result), Err),
-                Err(e) => Err(e.to_string()),
-            };
-            Ok::<_, McpError>((tools, editor))
-        }
-        .await;
-        let name = client.server_name();
-        client.close().await;
-        checked.map(|(tools, editor)| (name, tools, editor))
-    };
-    match outcome.await {
-        Ok((name, tools, Ok(scene))) => {
-            let scene = scene["data"]["name"]
-                .as_str()
-                .map_or(String::new(), |n| format!(", active scene {n}"));
-            DoctorCheck {
-                ok: true,
-                line: format!("✓ MCP for Unity reachable ({name}, {tools} tools); Unity editor attached{scene}"),
-                fix: String::new(),
-            }
-        }
-        Ok((name, tools, Err(why))) => DoctorCheck {
-            ok: false,
-            line: format!("✗ MCP for Unity server answers ({name}, {tools} tools) but no Unity editor does: {why}"),
-            fix: "Open this project in the Unity Editor with the MCP for Unity package installed and its bridge \
-                  running (Window > MCP for Unity), then run `unity-assets doctor` again."
-                .to_owned(),
-        },
-        Err(e) => DoctorCheck {
-            ok: false,
-            line: format!("✗ MCP for Unity unreachable: {e}"),
-            fix: INSTALL_GUIDANCE.trim().to_owned(),
-        },
-    }
 }
 
 #[cfg(test)]

@@ -79,21 +79,12 @@ struct SummaryArgs {
 }
 
 #[derive(Deserialize)]
-struct DoctorArgs {
-    #[serde(default)]
-    mcp: Option<ServerConfig>,
-    /// `offline` or `untrusted`: the server is not started.
-    #[serde(default)]
-    skip: String,
-}
-
-#[derive(Deserialize)]
 struct PreflightArgs {
     /// The build request: a search result for another query is not fresh.
     request: String,
 }
 
-/// Register the build functions and the doctor's MCP check.
+/// Register the build functions.
 pub fn register(registry: &mut Registry) {
     registry
         .function(
@@ -201,16 +192,6 @@ pub fn register(registry: &mut Registry) {
                     .map(|(t, p)| (t.group, p.note.clone()))
                     .collect();
                 Ok(summary::summarize(&a.decisions, a.execution.as_ref(), &empty))
-            },
-        )
-        .async_function(
-            "doctor.mcp",
-            "MCP for Unity reachable and a Unity editor attached: initialize, tools/list, active scene",
-            |a: DoctorArgs, ctx| async move {
-                Ok(match a.skip.as_str() {
-                    "" => execute::doctor(&ctx.workdir, a.mcp, ctx.limits.http_bytes).await,
-                    why => execute::DoctorCheck::not_started(why),
-                })
             },
         );
 }

@@ -2,7 +2,8 @@
 //! project so a team can edit them; never overwrite an edited file silently.
 
 use crate::commands::Outcome;
-use crate::project::{Project, OVERRIDES};
+use crate::config::OVERRIDES;
+use crate::project::Project;
 
 pub fn eject(project: &Project, force: bool) -> Outcome {
     let root = project.root.join(OVERRIDES);

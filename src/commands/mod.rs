@@ -216,6 +216,19 @@ pub fn graph(project: &Project, name: &str, format: &str) -> Outcome {
     }
 }
 
+/// `doctor`: it runs also when `--set` values are bad, without them, and
+/// its config check says why they were left out.
+pub async fn doctor(project: &Project, gate: &crate::trust::Gate, offline: bool, opts: &RunOptions) -> Outcome {
+    let (sets, set_errors) = match project.compile("doctor", &opts.sets) {
+        Err(bad) if project.compile("doctor", &[]).is_ok() => (vec![], bad.0.iter().map(ToString::to_string).collect()),
+        _ => (opts.sets.clone(), vec![]),
+    };
+    let mut inputs = crate::doctor::inputs(gate, &project.root, set_errors);
+    inputs.insert("offline".into(), Value::Bool(offline));
+    let opts = RunOptions { sets, ..opts.clone() };
+    run_pipeline(project, "doctor", inputs, &opts).await
+}
+
 /// `key=value` flags into an inputs map (values stay strings; the engine
 /// coerces them to each input's declared type).
 pub fn inputs_from_flags(flags: &[String]) -> Result<Map<String, Value>, Outcome> {

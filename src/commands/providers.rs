@@ -1,119 +1,20 @@
-//! `providers check`, and the `doctor.provider` check that doctor runs.
-
-use std::time::Duration;
-
-use engine::llm::{LlmConfig, ProviderKind};
-use engine::Registry;
-use serde::{Deserialize, Serialize};
+//! `providers check`: the provider, its model and latency, and whether it
+//! accepts every schema the project's `llm` stages gate their answers with.
 
 use crate::commands::Outcome;
 use crate::project::Project;
 
-/// One doctor line: a check, whether it passed, what was seen, how to fix it.
-#[derive(Debug, Serialize)]
-pub struct ProviderCheck {
-    pub name: &'static str,
-    pub ok: bool,
-    pub detail: String,
-    /// What to do when it failed (empty when ok).
-    pub fix: String,
-}
-
-#[derive(Deserialize)]
-struct Args {
-    #[serde(default)]
-    offline: bool,
-}
-
-/// Register `doctor.provider`: configured, and (unless offline) reachable.
-pub fn register(registry: &mut Registry, llm: LlmConfig) {
-    registry.async_function(
-        "doctor.provider",
-        "is the LLM provider configured and reachable?",
-        move |a: Args, ctx| {
-            let llm = llm.clone();
-            async move { Ok(check(&llm, &ctx.limits, a.offline).await) }
-        },
-    );
-}
-
-async fn check(llm: &LlmConfig, limits: &engine::io::Limits, offline: bool) -> ProviderCheck {
-    let name = "provider";
-    if llm.provider == ProviderKind::Builtin {
-        return ProviderCheck {
-            name,
-            ok: true,
-            detail: "builtin (offline, no key needed)".into(),
-            fix: String::new(),
-        };
-    }
-    let provider = match engine::llm::connect(llm, 1, limits) {
-        Ok(Some(p)) => p,
-        Ok(None) => {
-            return ProviderCheck {
-                name,
-                ok: true,
-                detail: "builtin".into(),
-                fix: String::new(),
-            }
-        }
-        Err(e) => {
-            return ProviderCheck {
-                name,
-                ok: false,
-                detail: e.to_string(),
-                fix: "set the key variable or llm.provider in .claude/unity-assets.yml".into(),
-            }
-        }
-    };
-    if offline {
-        return ProviderCheck {
-            name,
-            ok: true,
-            detail: format!(
-                "{} configured (reachability not checked: --offline)",
-                llm.provider.name()
-            ),
-            fix: String::new(),
-        };
-    }
-    let report = tokio::time::timeout(
-        Duration::from_secs(llm.timeout_s + 5),
-        engine::llm::check(provider.as_ref(), &[]),
-    )
-    .await;
-    match report {
-        Ok(r) if r.error.is_none() => ProviderCheck {
-            name,
-            ok: true,
-            detail: format!("{} {} answered in {} ms", r.provider, r.model, r.latency_ms),
-            fix: String::new(),
-        },
-        Ok(r) => ProviderCheck {
-            name,
-            ok: false,
-            detail: format!("{} {}: {}", r.provider, r.model, r.error.unwrap_or_default()),
-            fix: "run `unity-assets providers check` for details".into(),
-        },
-        Err(_) => ProviderCheck {
-            name,
-            ok: false,
-            detail: "no answer in time".into(),
-            fix: "check llm.base_url and the network".into(),
-        },
-    }
-}
-
 /// `providers check`: one tiny call, with the provider, model and latency,
 /// then one call per schema an `llm` stage gates its answer with.
 pub async fn providers_check(project: &Project) -> Outcome {
-    let provider = match project.provider() {
+    let config = &project.config;
+    let provider = match crate::doctor::provider::connect(&config.llm, config.parallel_subagents, &config.limits) {
         Ok(Some(p)) => p,
         Ok(None) => {
             println!("provider: builtin (offline; no model is called)");
             return Outcome::ok();
         }
-        Err(e) => return Outcome::failed(e),
+        Err(failed) => return Outcome::failed(failed.line()),
     };
     let schemas = match stage_schemas(project) {
         Ok(s) => s,

@@ -1,5 +1,5 @@
-//! The Unity asset indexer and the doctor: the native functions behind
-//! `pipelines/index.yaml` (and `index/batch.yaml`) and `pipelines/doctor.yaml`.
+//! The Unity asset indexer: the native functions behind
+//! `pipelines/index.yaml` (and `index/batch.yaml`).
 //!
 //! The index pipeline's stages, one narrow function each:
 //! `index.scan` (walk, parse metas, classify, package, label) →
@@ -11,8 +11,7 @@
 
 mod classify;
 pub mod data;
-mod doctor;
-mod labels;
+pub mod labels;
 mod meta;
 mod packages;
 pub mod record;
@@ -98,21 +97,7 @@ struct FinalizeArgs {
     diff: Diff,
 }
 
-#[derive(Deserialize)]
-struct NoArgs {}
-
-#[derive(Deserialize)]
-struct RowsArgs {
-    #[serde(default)]
-    rows: Option<doctor::ReadRows>,
-}
-
-#[derive(Deserialize)]
-struct ReportArgs {
-    checks: Vec<doctor::Check>,
-}
-
-/// Register `index.*` and `doctor.*` functions and the `index.tag` builtin.
+/// Register `index.*` functions and the `index.tag` builtin.
 pub fn register(registry: &mut Registry, data: DataSource) {
     registry
         .function(
@@ -199,31 +184,5 @@ pub fn register(registry: &mut Registry, data: DataSource) {
             "index.tag",
             "tags and a summary from path, name, type, subtype, signals, labels and package",
             |request: TagRequest, _| Ok(tagger::tag_batch(&request)),
-        )
-        .function("doctor.project", "the project root holds Assets/", |_: NoArgs, ctx| {
-            Ok(doctor::project(&ctx.workdir))
-        })
-        .function(
-            "doctor.config",
-            "the project config and curated labels are valid",
-            |_: NoArgs, ctx| Ok(doctor::config(&ctx.workdir)),
-        )
-        .function(
-            "doctor.index",
-            "the index is present, fresh and schema-valid",
-            |a: RowsArgs, ctx| Ok(doctor::index(&ctx.workdir, &ctx.limits, &a.rows.unwrap_or_default())),
-        )
-        .function("doctor.feedback", "feedback rows are valid", |a: RowsArgs, _| {
-            Ok(doctor::feedback(&a.rows.unwrap_or_default()))
-        })
-        .function(
-            "doctor.temp_files",
-            "no stray temp, lock or partial files in the index folder",
-            |_: NoArgs, ctx| Ok(doctor::temp_files(&ctx.workdir, &ctx.limits)),
-        )
-        .function(
-            "doctor.report",
-            "one ✓/✗ line per check and the overall verdict",
-            |a: ReportArgs, _| Ok(doctor::report(&a.checks)),
         );
 }

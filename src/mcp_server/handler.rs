@@ -70,9 +70,7 @@ impl PipelineServer {
         // The project's trust rules apply to the server exactly as to the CLI.
         let gate = crate::trust::Gate::check(&project.root, &project.resources, self.options.trust);
         if tool.pipeline.name == "doctor" {
-            let (trusted, check) = gate.doctor_inputs(&project.root);
-            args.insert("trusted".into(), Value::Bool(trusted));
-            args.insert("trust".into(), check);
+            args.extend(crate::doctor::inputs(&gate, &project.root, vec![]));
         } else if let Some(refusal) = gate.refusal(&project.root) {
             return Ok(CallToolResult::error(vec![Content::text(refusal)]));
         }

@@ -4,6 +4,7 @@
 // Each test binary uses its own subset of these helpers.
 #![allow(dead_code)]
 
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
@@ -81,23 +82,7 @@ impl Project {
 
     /// [`Self::run`] with extra environment variables (a test key).
     pub fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let output = Command::new(env!("CARGO_BIN_EXE_unity-assets"))
-            .arg("--project")
-            .arg(self.dir.path())
-            .args(args)
-            // These projects name their own model servers: trusted for the test.
-            .env("UNITY_ASSETS_TRUST", "1")
-            .envs(env.iter().copied())
-            .env("NO_COLOR", "1")
-            .env_remove("UNITY_ASSETS_PROVIDER")
-            .env_remove("RUST_LOG")
-            .output()
-            .expect("the binary runs");
-        Run {
-            code: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        }
+        run_in(self.dir.path(), args, env)
     }
 
     pub fn result_guids(&self) -> Vec<Vec<String>> {
@@ -116,5 +101,26 @@ impl Project {
                     .collect()
             })
             .collect()
+    }
+}
+
+/// The binary with `--project dir`, which need not exist (doctor reports that).
+pub fn run_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_unity-assets"))
+        .arg("--project")
+        .arg(dir)
+        .args(args)
+        // These projects name their own model servers: trusted for the test.
+        .env("UNITY_ASSETS_TRUST", "1")
+        .envs(env.iter().copied())
+        .env("NO_COLOR", "1")
+        .env_remove("UNITY_ASSETS_PROVIDER")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the binary runs");
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
 }

@@ -105,13 +105,12 @@ impl<'a> Compiler<'a> {
         if matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
             let limit = crate::io::Limits::default().file_bytes;
             let text = crate::io::read_text_limited(path, limit, crate::io::FILE_KEY).map_err(|e| {
-                one(Diagnostic::new(
+                one(Diagnostic::about(
                     name_or_path,
-                    (1, 1),
                     format!("cannot read pipeline file: {e}"),
                 ))
             })?;
-            return self.compile_text(name_or_path, &text, path.parent().map(Path::to_path_buf));
+            return self.compile_text(name_or_path, &text, path.parent().map(Path::to_path_buf), None);
         }
         self.compile_named(name_or_path, None, None)
     }
@@ -130,14 +129,13 @@ impl<'a> Compiler<'a> {
             let limit = crate::io::Limits::default().file_bytes;
             let read = crate::io::read_text_if_present(&file, limit, crate::io::FILE_KEY);
             let text = read.map_err(|e| {
-                one(Diagnostic::new(
+                one(Diagnostic::about(
                     file.display().to_string(),
-                    (1, 1),
                     format!("cannot read pipeline file: {e}"),
                 ))
             })?;
             if let Some(text) = text {
-                let p = self.compile_text(&file.display().to_string(), &text, Some(dir.to_path_buf()))?;
+                let p = self.compile_text(&file.display().to_string(), &text, Some(dir.to_path_buf()), at.as_ref())?;
                 self.pipelines.insert(name.to_owned(), Arc::clone(&p));
                 return Ok(p);
             }
@@ -145,37 +143,40 @@ impl<'a> Compiler<'a> {
         let rel = format!("pipelines/{name}.yaml");
         let Some(res) = self.resources.get(&rel).map_err(|e| one(resource_error(e)))? else {
             let names = self.pipeline_names();
-            let d = at.unwrap_or_else(|| Diagnostic::new(name, (1, 1), String::new()));
+            let d = at.unwrap_or_else(|| Diagnostic::about(name, String::new()));
             let d = Diagnostic {
                 message: format!("no pipeline named `{name}` (looked for {rel})"),
                 ..d
             };
             return Err(one(d.suggest(name, names.iter().map(String::as_str))));
         };
-        let p = self.compile_text(&res.origin, &res.text, None)?;
+        let p = self.compile_text(&res.origin, &res.text, None, at.as_ref())?;
         self.pipelines.insert(name.to_owned(), Arc::clone(&p));
         Ok(p)
     }
 
+    /// `from`: the `run:` reference that led here, where a recursion is reported.
     fn compile_text(
         &mut self,
         file: &str,
         text: &str,
         sibling_dir: Option<PathBuf>,
+        from: Option<&Diagnostic>,
     ) -> Result<Arc<Pipeline>, Diagnostics> {
         let (spec, parse_errors) = spec::parse(file, text);
         let Some(spec) = spec else { return Err(parse_errors) };
         if self.active.contains(&spec.name) {
-            return Err(one(Diagnostic::new(
-                file,
-                (1, 1),
-                format!(
-                    "pipeline `{}` runs itself through `run:` ({} → {}); sub-pipelines must not recurse",
-                    spec.name,
-                    self.active.join(" → "),
-                    spec.name
-                ),
-            )));
+            let message = format!(
+                "pipeline `{}` runs itself through `run:` ({} → {}); sub-pipelines must not recurse",
+                spec.name,
+                self.active.join(" → "),
+                spec.name
+            );
+            let d = match from {
+                Some(at) => Diagnostic { message, ..at.clone() },
+                None => Diagnostic::about(file, message),
+            };
+            return Err(one(d));
         }
         self.active.push(spec.name.clone());
         let result = self.build(spec, sibling_dir);
@@ -669,7 +670,7 @@ impl<'a> Compiler<'a> {
                 Ok(schema) => match jsonschema::validator_for(&schema) {
                     Err(e) => {
                         errors.push(
-                            Diagnostic::new(&res.origin, (1, 1), format!("not a valid JSON Schema: {e}"))
+                            Diagnostic::about(&res.origin, format!("not a valid JSON Schema: {e}"))
                                 .help(format!("at {}", e.instance_path())),
                         );
                         None
@@ -780,7 +781,7 @@ impl Diagnostic {
 
 /// An override that exists but cannot be used, at its file.
 fn resource_error(e: crate::resources::ResourceError) -> Diagnostic {
-    Diagnostic::new(e.origin.clone(), (1, 1), format!("cannot use this override: {}", e.why))
+    Diagnostic::about(e.origin.clone(), format!("cannot use this override: {}", e.why))
         .help("fix or delete it; the embedded copy is used only when no override exists")
 }
 

@@ -35,9 +35,7 @@ pub struct ResolvedParam {
 impl ParamLayers {
     /// Parse `key=value` (the value as a YAML scalar: numbers, booleans, strings).
     pub fn parse_set(arg: &str) -> Result<(String, Value), String> {
-        let (k, v) = arg
-            .split_once('=')
-            .ok_or_else(|| format!("`--set {arg}`: expected key=value"))?;
+        let (k, v) = arg.split_once('=').ok_or_else(|| "expected key=value".to_owned())?;
         let value: serde_yaml::Value = serde_yaml::from_str(v).unwrap_or(serde_yaml::Value::String(v.to_owned()));
         Ok((k.trim().to_owned(), crate::spec::json(&value)))
     }
@@ -78,9 +76,8 @@ impl ParamLayers {
             if !known.iter().any(|l| l == key || l.starts_with(&format!("{key}."))) {
                 let names: Vec<&str> = known.iter().map(String::as_str).collect();
                 errors.push(
-                    Diagnostic::new(
-                        "--set",
-                        (1, 1),
+                    Diagnostic::about(
+                        format!("--set {key}"),
                         format!("`{key}` is not a param of `{pipeline}` or its sub-pipelines"),
                     )
                     .suggest(key, names.iter().copied())

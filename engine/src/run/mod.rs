@@ -14,7 +14,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::compile::{Pipeline, Stage};
+use crate::compile::{Pipeline, Stage, StageAction};
 use crate::report::{RunReport, RunStatus, StageReport, StageStats, StageStatus};
 use crate::runtime::Runtime;
 use crate::stages::{Flow, StageCx};
@@ -273,6 +273,14 @@ async fn run_stage<'a>(p: &'a Arc<Pipeline>, i: usize, scope: Scope, rt: &'a Run
                 return Ok(None);
             }
         }
+        // Fan-outs report their own progress; `ask` waits for a person.
+        let _step = match (&st.modifier, &st.action) {
+            (None, StageAction::Fn(_) | StageAction::Llm(_)) => rt
+                .progress
+                .as_ref()
+                .and_then(|pr| pr.step(&format!("{}: {}", p.name, st.name))),
+            _ => None,
+        };
         let cx = StageCx {
             pipeline: p,
             stage: st,

@@ -374,7 +374,7 @@ fn parse_into(file: &str, text: &str, errors: &mut Diagnostics) -> Option<Pipeli
     let doc: serde_yaml::Value = match serde_yaml::from_str(text) {
         Ok(doc) => doc,
         Err(e) => {
-            let at = e.location().map(|l| (l.line(), l.column())).unwrap_or((1, 1));
+            let at = e.location().map(|l| (l.line(), l.column()));
             errors.push(Diagnostic::new(
                 file,
                 at,
@@ -384,9 +384,8 @@ fn parse_into(file: &str, text: &str, errors: &mut Diagnostics) -> Option<Pipeli
         }
     };
     let Some(top) = doc.as_mapping() else {
-        errors.push(Diagnostic::new(
+        errors.push(Diagnostic::about(
             file,
-            (1, 1),
             "a pipeline file must be a mapping with `pipeline:` and `stages:`",
         ));
         return None;

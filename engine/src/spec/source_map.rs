@@ -9,8 +9,7 @@ use std::collections::HashMap;
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::Marker;
 
-/// 1-based line and column.
-pub type Pos = (usize, usize);
+pub use crate::diagnostic::Pos;
 
 #[derive(Debug, Default, Clone)]
 pub struct SourceMap {
