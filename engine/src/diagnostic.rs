@@ -40,6 +40,15 @@ impl Diagnostic {
         self
     }
 
+    /// `help` unless the diagnostic already says how to fix it.
+    pub fn help_if_none(self, help: impl Into<String>) -> Self {
+        if self.help.is_some() {
+            self
+        } else {
+            self.help(help)
+        }
+    }
+
     /// Adds "did you mean `x`?" when a candidate is close to `name`.
     pub fn suggest<'a>(self, name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Self {
         match did_you_mean(name, candidates) {

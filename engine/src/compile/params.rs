@@ -93,16 +93,6 @@ impl ParamLayers {
     }
 }
 
-impl Diagnostic {
-    fn help_if_none(self, help: String) -> Self {
-        if self.help.is_some() {
-            self
-        } else {
-            self.help(help)
-        }
-    }
-}
-
 /// Dotted paths of every non-map value (lists are leaves).
 pub fn flatten(v: &Value, prefix: &str, out: &mut Vec<String>) {
     match v {
