@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::params::ResolvedParam;
 use crate::registry::Native;
-use crate::spec::{self, InputSpec};
+use crate::spec::{self, ActionKind, InputSpec, ModifierKind};
 use crate::template::Tmpl;
 
 /// A checked pipeline, ready to run any number of times.
@@ -77,20 +77,20 @@ pub enum StageAction {
 }
 
 impl StageAction {
-    pub fn key(&self) -> &'static str {
+    pub fn kind(&self) -> ActionKind {
         match self {
-            StageAction::Fn(_) => "fn",
-            StageAction::Llm(_) => "llm",
-            StageAction::Run(_) => "run",
-            StageAction::Read(_) => "read",
-            StageAction::Write(_) => "write",
-            StageAction::Append(_) => "append",
-            StageAction::Emit(_) => "emit",
-            StageAction::Exit(_) => "exit",
-            StageAction::Ask(_) => "ask",
-            StageAction::Http(_) => "http",
-            StageAction::Exec(_) => "exec",
-            StageAction::Mcp(_) => "mcp",
+            StageAction::Fn(_) => ActionKind::Fn,
+            StageAction::Llm(_) => ActionKind::Llm,
+            StageAction::Run(_) => ActionKind::Run,
+            StageAction::Read(_) => ActionKind::Read,
+            StageAction::Write(_) => ActionKind::Write,
+            StageAction::Append(_) => ActionKind::Append,
+            StageAction::Emit(_) => ActionKind::Emit,
+            StageAction::Exit(_) => ActionKind::Exit,
+            StageAction::Ask(_) => ActionKind::Ask,
+            StageAction::Http(_) => ActionKind::Http,
+            StageAction::Exec(_) => ActionKind::Exec,
+            StageAction::Mcp(_) => ActionKind::Mcp,
         }
     }
 }
@@ -196,11 +196,11 @@ pub enum StageModifier {
 }
 
 impl StageModifier {
-    pub fn key(&self) -> &'static str {
+    pub fn kind(&self) -> ModifierKind {
         match self {
-            StageModifier::ForEach { .. } => "for_each",
-            StageModifier::MapReduce { .. } => "map_reduce",
-            StageModifier::Repeat { .. } => "repeat",
+            StageModifier::ForEach { .. } => ModifierKind::ForEach,
+            StageModifier::MapReduce { .. } => ModifierKind::MapReduce,
+            StageModifier::Repeat { .. } => ModifierKind::Repeat,
         }
     }
 }
@@ -236,8 +236,8 @@ impl Stage {
     /// `llm`, `for_each(run)`, ...: the kind reports and graphs show.
     pub fn kind(&self) -> String {
         match &self.modifier {
-            Some(m) => format!("{}({})", m.key(), self.action.key()),
-            None => self.action.key().to_owned(),
+            Some(m) => format!("{}({})", m.kind().key(), self.action.kind().key()),
+            None => self.action.kind().key().to_owned(),
         }
     }
 }

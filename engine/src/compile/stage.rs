@@ -39,7 +39,7 @@ impl Compiler<'_> {
         let locals: Vec<String> = s.modifier.as_ref().map(Modifier::locals).unwrap_or_default();
         for local in &locals {
             if all.contains(local) || local == "inputs" || local == "params" {
-                let key = s.modifier.as_ref().map(Modifier::key).unwrap_or_default();
+                let key = s.modifier.as_ref().map(|m| m.kind().key()).unwrap_or_default();
                 errors.push(
                     Diagnostic::new(
                         ctx.file,

@@ -4,6 +4,7 @@
 //! find (unknown keys, wrong shapes, missing action) instead of stopping at
 //! the first, each with `file:line:col` from the [`SourceMap`].
 
+mod kind;
 mod source_map;
 
 use std::collections::BTreeMap;
@@ -11,16 +12,11 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
+pub use kind::{ActionKind, ModifierKind};
 pub use source_map::{Pos, SourceMap};
 
 use crate::diagnostic::{Diagnostic, Diagnostics};
 
-/// The action keys: exactly one per stage.
-pub const ACTIONS: &[&str] = &[
-    "fn", "llm", "run", "read", "write", "append", "emit", "exit", "ask", "http", "exec", "mcp",
-];
-/// The iteration modifiers: at most one per stage.
-pub const MODIFIERS: &[&str] = &["for_each", "map_reduce", "repeat"];
 /// Keys every stage may carry.
 pub const COMMON: &[&str] = &["needs", "when", "with", "output", "on_invalid", "on_locked", "summary"];
 const TOP_LEVEL: &[&str] = &["pipeline", "summary", "expose", "inputs", "params", "output", "stages"];
@@ -114,21 +110,26 @@ pub enum Action {
 }
 
 impl Action {
-    pub fn key(&self) -> &'static str {
+    pub fn kind(&self) -> ActionKind {
         match self {
-            Action::Fn(_) => "fn",
-            Action::Llm(_) => "llm",
-            Action::Run(_) => "run",
-            Action::Read(_) => "read",
-            Action::Write(_) => "write",
-            Action::Append(_) => "append",
-            Action::Emit(_) => "emit",
-            Action::Exit(_) => "exit",
-            Action::Ask(_) => "ask",
-            Action::Http(_) => "http",
-            Action::Exec(_) => "exec",
-            Action::Mcp(_) => "mcp",
+            Action::Fn(_) => ActionKind::Fn,
+            Action::Llm(_) => ActionKind::Llm,
+            Action::Run(_) => ActionKind::Run,
+            Action::Read(_) => ActionKind::Read,
+            Action::Write(_) => ActionKind::Write,
+            Action::Append(_) => ActionKind::Append,
+            Action::Emit(_) => ActionKind::Emit,
+            Action::Exit(_) => ActionKind::Exit,
+            Action::Ask(_) => ActionKind::Ask,
+            Action::Http(_) => ActionKind::Http,
+            Action::Exec(_) => ActionKind::Exec,
+            Action::Mcp(_) => ActionKind::Mcp,
         }
+    }
+
+    /// The key it is written under.
+    pub fn key(&self) -> &'static str {
+        self.kind().key()
     }
 }
 
@@ -263,11 +264,11 @@ pub enum Modifier {
 }
 
 impl Modifier {
-    pub fn key(&self) -> &'static str {
+    pub fn kind(&self) -> ModifierKind {
         match self {
-            Modifier::ForEach(_) => "for_each",
-            Modifier::MapReduce(_) => "map_reduce",
-            Modifier::Repeat(_) => "repeat",
+            Modifier::ForEach(_) => ModifierKind::ForEach,
+            Modifier::MapReduce(_) => ModifierKind::MapReduce,
+            Modifier::Repeat(_) => ModifierKind::Repeat,
         }
     }
 
@@ -580,7 +581,7 @@ impl Parser<'_> {
                     &path,
                     format!(
                         "stage `{name}` must be a mapping with one action key ({})",
-                        ACTIONS.join(", ")
+                        kind::keys(ActionKind::ALL, ActionKind::key)
                     ),
                 );
                 return None;
@@ -592,7 +593,10 @@ impl Parser<'_> {
                 format!("stage name `{name}` must start with a letter and use only a-z, 0-9, `_` and `-`"),
             );
         }
-        let known: Vec<&str> = ACTIONS.iter().chain(MODIFIERS).chain(COMMON).copied().collect();
+        let known: Vec<&str> = (ActionKind::ALL.iter().map(|k| k.key()))
+            .chain(ModifierKind::ALL.iter().map(|k| k.key()))
+            .chain(COMMON.iter().copied())
+            .collect();
         for k in map.keys() {
             let key = k.as_str().unwrap_or("?");
             if !known.contains(&key) {
@@ -605,15 +609,23 @@ impl Parser<'_> {
                 self.errors.push(d);
             }
         }
-        let actions: Vec<&str> = ACTIONS.iter().copied().filter(|a| get(map, a).is_some()).collect();
-        let modifiers: Vec<&str> = MODIFIERS.iter().copied().filter(|m| get(map, m).is_some()).collect();
+        let actions: Vec<ActionKind> = ActionKind::ALL
+            .iter()
+            .copied()
+            .filter(|a| get(map, a.key()).is_some())
+            .collect();
+        let modifiers: Vec<ModifierKind> = ModifierKind::ALL
+            .iter()
+            .copied()
+            .filter(|m| get(map, m.key()).is_some())
+            .collect();
         if actions.len() > 1 {
             self.error(
                 &path,
                 format!(
                     "stage `{name}` has {} actions ({}); give it exactly one",
                     actions.len(),
-                    actions.join(", ")
+                    kind::keys(&actions, ActionKind::key)
                 ),
             );
         }
@@ -623,44 +635,46 @@ impl Parser<'_> {
                 format!(
                     "stage `{name}` has {} modifiers ({}); use at most one",
                     modifiers.len(),
-                    modifiers.join(", ")
+                    kind::keys(&modifiers, ModifierKind::key)
                 ),
             );
         }
-        let Some(&action_key) = actions.first() else {
+        let Some(&action_kind) = actions.first() else {
             if !map.keys().any(|k| !known.contains(&k.as_str().unwrap_or("?"))) {
                 self.error(
                     &path,
-                    format!("stage `{name}` has no action; add one of: {}", ACTIONS.join(", ")),
+                    format!(
+                        "stage `{name}` has no action; add one of: {}",
+                        kind::keys(ActionKind::ALL, ActionKind::key)
+                    ),
                 );
             }
             return None;
         };
-        let av = get(map, action_key).expect("present");
-        let ap = join(&path, action_key);
-        let action = match action_key {
-            "fn" => self.typed::<String>(&ap, av).map(Action::Fn),
-            "llm" => self.typed(&ap, av).map(Action::Llm),
-            "run" => self.typed::<String>(&ap, av).map(Action::Run),
-            "read" => self.typed(&ap, av).map(Action::Read),
-            "write" => self.typed(&ap, av).map(Action::Write),
-            "append" => self.typed(&ap, av).map(Action::Append),
-            "emit" => Some(Action::Emit(json(av))),
-            "exit" => self.typed(&ap, av).map(Action::Exit),
-            "ask" => self.typed(&ap, av).map(Action::Ask),
-            "http" => self.typed(&ap, av).map(Action::Http),
-            "exec" => self.typed(&ap, av).map(Action::Exec),
-            "mcp" => self.typed(&ap, av).map(Action::Mcp),
-            _ => unreachable!("ACTIONS is exhaustive"),
+        let av = get(map, action_kind.key()).expect("present");
+        let ap = join(&path, action_kind.key());
+        let action = match action_kind {
+            ActionKind::Fn => self.typed::<String>(&ap, av).map(Action::Fn),
+            ActionKind::Llm => self.typed(&ap, av).map(Action::Llm),
+            ActionKind::Run => self.typed::<String>(&ap, av).map(Action::Run),
+            ActionKind::Read => self.typed(&ap, av).map(Action::Read),
+            ActionKind::Write => self.typed(&ap, av).map(Action::Write),
+            ActionKind::Append => self.typed(&ap, av).map(Action::Append),
+            ActionKind::Emit => Some(Action::Emit(json(av))),
+            ActionKind::Exit => self.typed(&ap, av).map(Action::Exit),
+            ActionKind::Ask => self.typed(&ap, av).map(Action::Ask),
+            ActionKind::Http => self.typed(&ap, av).map(Action::Http),
+            ActionKind::Exec => self.typed(&ap, av).map(Action::Exec),
+            ActionKind::Mcp => self.typed(&ap, av).map(Action::Mcp),
         };
         let modifier = match modifiers.first() {
             Some(&m) => {
-                let mv = get(map, m).expect("present");
-                let mp = join(&path, m);
+                let mv = get(map, m.key()).expect("present");
+                let mp = join(&path, m.key());
                 match m {
-                    "for_each" => self.typed(&mp, mv).map(Modifier::ForEach),
-                    "map_reduce" => self.typed(&mp, mv).map(Modifier::MapReduce),
-                    "repeat" => {
+                    ModifierKind::ForEach => self.typed(&mp, mv).map(Modifier::ForEach),
+                    ModifierKind::MapReduce => self.typed(&mp, mv).map(Modifier::MapReduce),
+                    ModifierKind::Repeat => {
                         let r: Option<RepeatSpec> = self.typed(&mp, mv);
                         if let Some(r) = &r {
                             if r.over.is_some() == r.times.is_some() {
@@ -672,7 +686,6 @@ impl Parser<'_> {
                         }
                         r.map(Modifier::Repeat)
                     }
-                    _ => unreachable!("MODIFIERS is exhaustive"),
                 }
             }
             None => None,
