@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    Implementation, ReadResourceRequestParams,
+    Implementation, ProtocolVersion, ReadResourceRequestParams,
 };
-use rmcp::service::{RequestContext, RunningService};
-use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RequestContext, RunningService};
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt as _};
 use serde_json::{json, Map, Value};
 use unity_assets::mcp_server::{PipelineServer, ServerOptions};
 
@@ -68,11 +68,17 @@ fn copy_tree(from: &Path, to: &Path) {
 /// Our rmcp client on an in-process server for the project (`trust`: as
 /// `--trust`; the slow pipeline's exec stage is a trust item).
 async fn connect(root: &Path, trust: bool) -> RunningService<RoleClient, ()> {
-    connect_as(root, trust, ()).await
+    connect_as(root, trust, (), ClientLifecycleMode::Initialize).await
 }
 
-/// As [`connect`], with a client that declares and handles what `client` does.
-async fn connect_as<C: ClientHandler>(root: &Path, trust: bool, client: C) -> RunningService<RoleClient, C> {
+/// As [`connect`], with a client that declares and handles what `client`
+/// does, starting the session as `lifecycle` says.
+async fn connect_as<C: ClientHandler>(
+    root: &Path,
+    trust: bool,
+    client: C,
+    lifecycle: ClientLifecycleMode,
+) -> RunningService<RoleClient, C> {
     let server = PipelineServer::new(ServerOptions {
         root: root.to_path_buf(),
         provider: None,
@@ -85,7 +91,10 @@ async fn connect_as<C: ClientHandler>(root: &Path, trust: bool, client: C) -> Ru
             let _ = running.waiting().await;
         }
     });
-    client.serve(client_io).await.expect("initialize")
+    client
+        .serve_with_lifecycle(client_io, lifecycle)
+        .await
+        .expect("initialize")
 }
 
 fn args(v: Value) -> Map<String, Value> {
@@ -305,7 +314,7 @@ async fn build_over_mcp_asks_a_client_that_can_elicit() {
     let project = unreachable_unity_project();
     // The player group takes its first candidate; the others are declined.
     let user = Eliciting::new(|message, choices| message.contains("플레이어").then(|| choices[0].clone()));
-    let client = connect_as(project.path(), true, user.clone()).await;
+    let client = connect_as(project.path(), true, user.clone(), ClientLifecycleMode::Initialize).await;
     let built = build(&client, json!({"request": REQUEST})).await;
     let lines = text(&built);
 
@@ -333,7 +342,7 @@ async fn build_over_mcp_asks_a_client_that_can_elicit() {
 async fn a_declined_elicitation_skips_the_group_and_answers_in_the_call_are_not_asked_again() {
     let project = unreachable_unity_project();
     let user = Eliciting::new(|_, _| None);
-    let client = connect_as(project.path(), true, user.clone()).await;
+    let client = connect_as(project.path(), true, user.clone(), ClientLifecycleMode::Initialize).await;
     let built = build(&client, json!({"request": REQUEST})).await;
     assert_eq!(user.asked().len(), 3);
     let lines = text(&built);
@@ -488,5 +497,22 @@ async fn an_untrusted_project_is_refused_over_mcp_as_on_the_cli() {
         assert!(text(&refused).contains("is not trusted"), "{tool}: {}", text(&refused));
     }
     assert!(!marker.exists(), "the untrusted exec stage ran");
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn a_session_on_protocol_2026_07_28_gets_the_choices_back() {
+    // That protocol forbids requests from the server: elicitation would
+    // fail the call, so the groups come back unconfirmed.
+    let project = unreachable_unity_project();
+    let user = Eliciting::new(|_, choices| Some(choices[0].clone()));
+    let modern = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let client = connect_as(project.path(), true, user.clone(), modern).await;
+    let built = build(&client, json!({"request": REQUEST})).await;
+    assert!(user.asked().is_empty(), "{:?}", user.asked());
+    let doc = built.structured_content.expect("the build summary");
+    assert_eq!(doc["unconfirmed"].as_array().map(Vec::len), Some(3), "{doc}");
     client.cancel().await.ok();
 }
