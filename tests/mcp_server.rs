@@ -6,8 +6,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
-use rmcp::ServiceExt;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    Implementation, ProtocolVersion, ReadResourceRequestParams,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RequestContext, RunningService};
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt as _};
 use serde_json::{json, Map, Value};
 use unity_assets::mcp_server::{PipelineServer, ServerOptions};
 
@@ -61,7 +67,18 @@ fn copy_tree(from: &Path, to: &Path) {
 
 /// Our rmcp client on an in-process server for the project (`trust`: as
 /// `--trust`; the slow pipeline's exec stage is a trust item).
-async fn connect(root: &Path, trust: bool) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+async fn connect(root: &Path, trust: bool) -> RunningService<RoleClient, ()> {
+    connect_as(root, trust, (), ClientLifecycleMode::Initialize).await
+}
+
+/// As [`connect`], with a client that declares and handles what `client`
+/// does, starting the session as `lifecycle` says.
+async fn connect_as<C: ClientHandler>(
+    root: &Path,
+    trust: bool,
+    client: C,
+    lifecycle: ClientLifecycleMode,
+) -> RunningService<RoleClient, C> {
     let server = PipelineServer::new(ServerOptions {
         root: root.to_path_buf(),
         provider: None,
@@ -74,7 +91,10 @@ async fn connect(root: &Path, trust: bool) -> rmcp::service::RunningService<rmcp
             let _ = running.waiting().await;
         }
     });
-    ().serve(client_io).await.expect("initialize")
+    client
+        .serve_with_lifecycle(client_io, lifecycle)
+        .await
+        .expect("initialize")
 }
 
 fn args(v: Value) -> Map<String, Value> {
@@ -182,28 +202,167 @@ async fn our_client_lists_and_calls_the_pipelines_in_process() {
     client.cancel().await.ok();
 }
 
-#[tokio::test]
-async fn build_over_mcp_never_waits_for_a_terminal() {
+/// The example project with no MCP for Unity server to reach: a build
+/// with nothing chosen still ends in a summary, one with a chosen asset
+/// ends in `mcp_unavailable`.
+fn unreachable_unity_project() -> tempfile::TempDir {
     let project = example_project();
-    let client = connect(project.path(), true).await;
-    // No MCP for Unity server is configured to reach: the run must still end
-    // (mcp_unavailable or a summary), never block on a confirm dialog.
     let config = project.path().join(".claude/unity-assets.yml");
     std::fs::write(&config, "mcp: {command: /nonexistent/mcp-for-unity}\n").unwrap();
-    let call = client.call_tool(
-        CallToolRequestParams::new("build")
-            .with_arguments(args(json!({"request": "좀비 서바이벌 프로토타입 만들어줘"}))),
-    );
-    let built = tokio::time::timeout(std::time::Duration::from_secs(60), call)
+    project
+}
+
+/// Its request: three groups need a confirmation (1, 2 and 3; the best of
+/// group 2 is Assets/Prefabs/Player.prefab), the fourth is rejected.
+const REQUEST: &str = "좀비 서바이벌 프로토타입 만들어줘";
+
+async fn build<C: ClientHandler>(client: &RunningService<RoleClient, C>, call: Value) -> rmcp::model::CallToolResult {
+    let call = client.call_tool(CallToolRequestParams::new("build").with_arguments(args(call)));
+    tokio::time::timeout(std::time::Duration::from_secs(60), call)
         .await
         .expect("build answered without a terminal")
-        .expect("tools/call build");
+        .expect("tools/call build")
+}
+
+#[tokio::test]
+async fn build_over_mcp_never_waits_for_a_terminal() {
+    let project = unreachable_unity_project();
+    let client = connect(project.path(), true).await;
+    // A client without elicitation gets the open groups back as choices.
+    let built = build(&client, json!({"request": REQUEST})).await;
     let lines = text(&built);
     assert!(!lines.contains("> "), "a prompt was printed: {lines}");
-    assert!(
-        lines.contains("[unity-assets:build]") || lines.contains("mcp_unavailable"),
-        "{lines}"
+    let doc = built.structured_content.expect("the build summary");
+    let groups: Vec<&Value> = doc["unconfirmed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| &u["group"])
+        .collect();
+    assert_eq!(groups, [1, 2, 3], "{doc}");
+    assert_eq!(
+        doc["unconfirmed"][1]["choices"][0]["path"],
+        "Assets/Prefabs/Player.prefab"
     );
+    client.cancel().await.ok();
+}
+
+/// A form the client was shown: its message and the choices offered.
+type Asked = (String, Vec<String>);
+
+/// A client whose user answers elicitation forms: `answer` picks one of the
+/// offered choices (by its text) or declines with `None`. It keeps what it
+/// was asked: each message and its choices.
+#[derive(Clone)]
+struct Eliciting {
+    answer: fn(&str, &[String]) -> Option<String>,
+    asked: Arc<Mutex<Vec<Asked>>>,
+}
+
+impl Eliciting {
+    fn new(answer: fn(&str, &[String]) -> Option<String>) -> Self {
+        Self {
+            answer,
+            asked: Arc::default(),
+        }
+    }
+
+    fn asked(&self) -> Vec<Asked> {
+        self.asked.lock().unwrap().clone()
+    }
+}
+
+impl ClientHandler for Eliciting {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::builder().enable_elicitation().build(),
+            Implementation::new("eliciting-test-client", "0"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = request
+        else {
+            panic!("a form was expected: {request:?}");
+        };
+        let schema = serde_json::to_value(&requested_schema).unwrap();
+        let choices: Vec<String> = schema["properties"]["choice"]["enum"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no enum of choices: {schema}"))
+            .iter()
+            .map(|c| c.as_str().unwrap().to_owned())
+            .collect();
+        let answer = (self.answer)(&message, &choices);
+        self.asked.lock().unwrap().push((message, choices));
+        Ok(match answer {
+            Some(choice) => ElicitResult::new(ElicitationAction::Accept).with_content(json!({ "choice": choice })),
+            None => ElicitResult::new(ElicitationAction::Decline),
+        })
+    }
+}
+
+#[tokio::test]
+async fn build_over_mcp_asks_a_client_that_can_elicit() {
+    let project = unreachable_unity_project();
+    // The player group takes its first candidate; the others are declined.
+    let user = Eliciting::new(|message, choices| message.contains("플레이어").then(|| choices[0].clone()));
+    let client = connect_as(project.path(), true, user.clone(), ClientLifecycleMode::Initialize).await;
+    let built = build(&client, json!({"request": REQUEST})).await;
+    let lines = text(&built);
+
+    let asked = user.asked();
+    assert_eq!(
+        asked.len(),
+        3,
+        "one request per group needing a confirmation: {asked:?}"
+    );
+    let (message, choices) = &asked[1];
+    assert!(message.contains("2. \"좀비 서바이벌 플레이어 캐릭터\""), "{message}");
+    assert!(
+        choices[0].starts_with("1. Assets/Prefabs/Player.prefab (0.56)"),
+        "{choices:?}"
+    );
+    assert_eq!(choices.last().map(String::as_str), Some("abort"));
+    // With Player.prefab chosen there is a call to send: the build went on
+    // to MCP for Unity (unreachable here) instead of listing the group.
+    assert!(lines.contains("mcp_unavailable"), "{lines}");
+    assert!(!lines.contains("unconfirmed"), "{lines}");
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn a_declined_elicitation_skips_the_group_and_answers_in_the_call_are_not_asked_again() {
+    let project = unreachable_unity_project();
+    let user = Eliciting::new(|_, _| None);
+    let client = connect_as(project.path(), true, user.clone(), ClientLifecycleMode::Initialize).await;
+    let built = build(&client, json!({"request": REQUEST})).await;
+    assert_eq!(user.asked().len(), 3);
+    let lines = text(&built);
+    let doc = built.structured_content.expect("the build summary");
+    assert_eq!(doc["unconfirmed"], json!([]), "{doc}");
+    assert_eq!(doc["verdicts"], json!(["rejected", "rejected", "rejected", "rejected"]));
+    for group in 1..=3 {
+        let line = format!("[unity-assets:build] {group}. ");
+        assert!(
+            lines
+                .lines()
+                .any(|l| l.starts_with(&line) && l.ends_with("rejected: aborted by the user")),
+            "{lines}"
+        );
+    }
+
+    // `yes` in the call answers every group: nothing is asked.
+    let built = build(&client, json!({"request": REQUEST, "yes": true})).await;
+    assert_eq!(user.asked().len(), 3, "asked although the call answered");
+    assert!(text(&built).contains("mcp_unavailable"), "{}", text(&built));
     client.cancel().await.ok();
 }
 
@@ -338,5 +497,22 @@ async fn an_untrusted_project_is_refused_over_mcp_as_on_the_cli() {
         assert!(text(&refused).contains("is not trusted"), "{tool}: {}", text(&refused));
     }
     assert!(!marker.exists(), "the untrusted exec stage ran");
+    client.cancel().await.ok();
+}
+
+#[tokio::test]
+async fn a_session_on_protocol_2026_07_28_gets_the_choices_back() {
+    // That protocol forbids requests from the server: elicitation would
+    // fail the call, so the groups come back unconfirmed.
+    let project = unreachable_unity_project();
+    let user = Eliciting::new(|_, choices| Some(choices[0].clone()));
+    let modern = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let client = connect_as(project.path(), true, user.clone(), modern).await;
+    let built = build(&client, json!({"request": REQUEST})).await;
+    assert!(user.asked().is_empty(), "{:?}", user.asked());
+    let doc = built.structured_content.expect("the build summary");
+    assert_eq!(doc["unconfirmed"].as_array().map(Vec::len), Some(3), "{doc}");
     client.cancel().await.ok();
 }

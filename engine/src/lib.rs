@@ -11,7 +11,7 @@
 //!
 //! Modules depend only on modules above them in this list:
 //!
-//! 1. `diagnostic`, `io`, `output`, `progress` — leaves.
+//! 1. `asker`, `diagnostic`, `io`, `output`, `progress` — leaves.
 //! 2. `template`, `resources`, `render` (the graph drawn), `llm`, `mcp`.
 //! 3. `registry` (native functions), `spec` (the YAML as written).
 //! 4. `compile` (spec → checked pipeline), `report`, `runtime`.
@@ -21,6 +21,7 @@
 //! One edge points back up, and it is the nesting of pipelines itself:
 //! `stages::sub_pipeline` (a `run:` stage) calls [`run()`].
 
+mod asker;
 pub mod compile;
 pub mod diagnostic;
 pub mod io;
@@ -38,6 +39,7 @@ pub mod spec;
 mod stages;
 pub mod template;
 
+pub use asker::Asker;
 pub use output::Output;
 pub use progress::{Progress, Tick};
 pub use registry::{CallContext, Registry};

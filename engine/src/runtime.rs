@@ -18,6 +18,8 @@ pub struct Runtime {
     pub workdir: PathBuf,
     /// True when stdin is a terminal, so `ask` may prompt.
     pub interactive: bool,
+    /// Who answers `ask` when it is not a terminal (none: the default is taken).
+    pub asker: Option<Arc<dyn crate::asker::Asker>>,
     /// MCP connections, opened on first use and shared by the run's stages.
     pub mcp: Arc<crate::mcp::Connections>,
     /// Data files native functions read (`data/...`), with overrides.
@@ -37,6 +39,7 @@ impl Runtime {
             output,
             workdir,
             interactive: false,
+            asker: None,
             mcp: Arc::default(),
             resources,
             progress: None,

@@ -472,21 +472,6 @@ async fn exit_ends_the_run_with_its_code() {
     assert_eq!(output.captured(), "before\n");
 }
 
-#[tokio::test]
-async fn ask_takes_the_given_answer_else_the_default() {
-    let p = Project::new();
-    p.pipeline("pick", "pipeline: pick\ninputs:\n  answer: {type: any}\noutput: \"{{ pick }}\"\nstages:\n  pick:\n    ask: {prompt: \"Which one?\", choices: [red, green, blue], answer: \"{{ inputs.answer }}\", default: green}\n");
-    let (by_name, _) = p.run("pick", &registry(), json!({"answer": "blue"}), None).await;
-    assert_eq!(value_of(&by_name), json!("blue"));
-    let (by_index, _) = p.run("pick", &registry(), json!({"answer": 0}), None).await;
-    assert_eq!(value_of(&by_index), json!("red"));
-    let (defaulted, output) = p.run("pick", &registry(), json!({"answer": null}), None).await;
-    assert_eq!(value_of(&defaulted), json!("green"));
-    assert_eq!(output.captured(), "", "non-interactive runs ask nothing");
-    let (bad, _) = p.run("pick", &registry(), json!({"answer": "purple"}), None).await;
-    assert!(failure(&bad).contains("not one of the choices"), "{}", failure(&bad));
-}
-
 /// Answers `connections` HTTP requests with a JSON echo of each one.
 fn echo_server(connections: usize) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

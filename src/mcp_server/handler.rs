@@ -16,6 +16,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{json, Map, Value};
 
 use super::catalog::{self, GRAPH, LIST_PIPELINES};
+use super::elicit::Elicitor;
 use super::progress::Notifier;
 use super::ServerOptions;
 use crate::commands::{execute, Finished};
@@ -74,9 +75,11 @@ impl PipelineServer {
         } else if let Some(refusal) = gate.refusal(&project.root) {
             return Ok(CallToolResult::error(vec![Content::text(refusal)]));
         }
-        // Nobody can answer a terminal prompt here: a pipeline that can ask
+        // Nobody can answer a terminal prompt here: the client's user is asked
+        // through elicitation when it can be, else a pipeline that can ask
         // leaves its question open and returns the choices instead.
-        if tool.pipeline.inputs.contains_key("non_interactive") {
+        let asker = Elicitor::for_call(context, &args);
+        if asker.is_none() && tool.pipeline.inputs.contains_key("non_interactive") {
             args.entry("non_interactive").or_insert(Value::Bool(true));
         }
         let lines = Output::buffer();
@@ -85,6 +88,7 @@ impl PipelineServer {
             Err(e) => return Ok(CallToolResult::error(vec![Content::text(e.to_string())])),
         };
         rt.interactive = false;
+        rt.asker = asker;
         rt.progress = context
             .meta
             .get_progress_token()

@@ -10,6 +10,7 @@
 //! as structured content plus the lines as text.
 
 mod catalog;
+mod elicit;
 mod handler;
 mod progress;
 

@@ -1,5 +1,6 @@
-//! `ask:` — a choice. An answer given by flags wins; on a terminal the
-//! person is asked; otherwise the safe `default` is taken (null if none).
+//! `ask:` — a choice. An answer given by flags wins; then the runtime's
+//! asker (an MCP client's user) or, on a terminal, the person is asked;
+//! otherwise the safe `default` is taken (null if none).
 
 use std::io::{BufRead, IsTerminal, Write};
 
@@ -30,13 +31,22 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, ask: &AskStage) -> Result<Flow
         Some(d) => cx.eval(d, scope)?,
         None => Value::Null,
     };
+    let prompt = || -> Result<String, String> {
+        Ok(match cx.eval(prompt, scope)? {
+            Value::String(s) => s,
+            other => other.to_string(),
+        })
+    };
+    if let Some(asker) = &cx.rt.asker {
+        return match asker.ask(&prompt()?, &list).await? {
+            Some(answer) => pick(&list, &answer).map(Flow::Value),
+            None => Ok(Flow::Value(default)),
+        };
+    }
     if !(cx.rt.interactive && std::io::stdin().is_terminal()) {
         return Ok(Flow::Value(default));
     }
-    let prompt = match cx.eval(prompt, scope)? {
-        Value::String(s) => s,
-        other => other.to_string(),
-    };
+    let prompt = prompt()?;
     for l in prompt.trim_end().split('\n') {
         cx.rt.output.line(l);
     }
