@@ -1,5 +1,6 @@
 //! The file guarantees under real failure: a writer killed with SIGKILL
-//! mid-write leaves the previous file intact, and concurrent appenders —
+//! mid-write leaves the previous file intact, a reader racing the writer
+//! only ever sees a whole file, and concurrent appenders —
 //! threads and whole processes — never tear or lose a line.
 //!
 //! The child processes are this test binary itself, re-run on one helper
@@ -177,4 +178,45 @@ fn concurrent_appends_from_threads_and_processes_stay_whole() {
     assert_eq!(lines, ok, "every successful append is one line; no other line exists");
     assert!(!dir.path().join("audit.jsonl.lock").exists(), "the lock is released");
     eprintln!("appends: {ok} ok, {locked} locked");
+}
+
+/// Why the rename matters: a reader opening the destination while it is being
+/// replaced must get one whole file. Copy-then-delete (or writing in place)
+/// would let it read a truncated or half-written file.
+#[test]
+fn a_concurrent_reader_sees_only_whole_files() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    const SIZE: usize = 4 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("index.json");
+    // Distinct in every byte, so any mix of the two is recognisable.
+    let old: Arc<Vec<u8>> = Arc::new((0..SIZE).map(|i| (i % 251) as u8).collect());
+    let new: Arc<Vec<u8>> = Arc::new((0..SIZE).map(|i| (i % 241) as u8 ^ 0x80).collect());
+    write_atomic(&dest, &old).unwrap();
+
+    let done = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (dest, old, new, done) = (dest.clone(), old.clone(), new.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut reads = 0usize;
+            while !done.load(Ordering::Acquire) {
+                let seen = std::fs::read(&dest).expect("the destination always exists");
+                assert!(
+                    seen == *old || seen == *new,
+                    "a reader saw {} bytes, neither file whole",
+                    seen.len()
+                );
+                reads += 1;
+            }
+            reads
+        })
+    };
+    for round in 0..40 {
+        write_atomic(&dest, if round % 2 == 0 { &new } else { &old }).unwrap();
+    }
+    done.store(true, Ordering::Release);
+    let reads = reader.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+    assert!(reads > 0, "the reader never ran while the writer did");
 }
