@@ -17,7 +17,8 @@ use engine::io::{append_line_locked, write_atomic, AppendError, AtomicFile};
 const SLOW_WRITER_ENV: &str = "ENGINE_IO_TEST_SLOW_WRITER";
 const APPENDER_ENV: &str = "ENGINE_IO_TEST_APPENDER";
 const APPENDS_PER_WRITER: usize = 150;
-/// Three tries 50 ms apart: a `Locked` error has waited at least two pauses.
+/// Four tries 50 ms apart: a `Locked` error has waited three pauses (150 ms);
+/// the budget leaves slack for coarse timers.
 const LOCK_BUDGET: Duration = Duration::from_millis(100);
 
 /// Re-run this test binary on one helper test with `env` set.
