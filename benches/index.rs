@@ -1,19 +1,22 @@
 //! Index throughput with the builtin tagger (`cargo bench --bench index`):
 //! the stages called directly, as the pipeline runs them, on
+//! - the real corpora in `../shared/corpora/*.tar.gz`, when present (skipped
+//!   otherwise), and
 //! - a synthetic project of 100,000 assets in 40 vendor folders
-//!   (`INDEX_BENCH_ASSETS` changes the count), and
-//! - the real corpora in `../shared/corpora/*.tar.gz`, when present.
+//!   (`INDEX_BENCH_ASSETS` changes the count).
 //!
 //! For each: a full index (first run), a forced reindex and a no-op
-//! incremental run, at `index_depth: minimal` and `rich`. Peak memory comes
-//! from outside: `/usr/bin/time -v target/release/deps/index-*`.
+//! incremental run, at `index_depth: minimal` and `rich`. Peak memory comes from outside: `/usr/bin/time -v
+//! target/release/deps/index-*`.
 
+use std::cell::OnceCell;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, SamplingMode};
 use engine::io::Limits;
-
+use tempfile::TempDir;
 use unity_assets::index::data::IndexData;
 use unity_assets::index::record::Depth;
 use unity_assets::index::run::{self, Finalized};
@@ -33,61 +36,75 @@ fn data() -> IndexData {
 }
 
 /// One index run through the stages of `pipelines/index.yaml` (the no-op
-/// fast path, or scan to finalize), tagging with the builtin; returns the
-/// result and the milliseconds each stage took.
-fn index_once(project: &Path, data: &IndexData, depth: Depth, force: bool) -> (Finalized, String) {
-    let mut clock = Instant::now();
-    let mut laps = Vec::new();
-    let mut lap = |stage: &str| {
-        laps.push(format!("{stage} {:.0}", clock.elapsed().as_secs_f64() * 1000.0));
-        clock = Instant::now();
-    };
+/// fast path, or scan to finalize), tagging with the builtin.
+fn index_once(project: &Path, data: &IndexData, depth: Depth, force: bool) -> Finalized {
+    // The product's default limits (limits.file_mb and line_kb unset).
+    let limits = Limits::default();
     let options = ScanOptions {
         index_depth: depth,
         ignore_paths: vec!["Assets/Plugins/Editor".into()],
     };
-    let check = run::unchanged(project, &Limits::default(), data, &options, force).expect("unchanged");
-    lap("unchanged");
+    let check = run::unchanged(project, &limits, data, &options, force).expect("unchanged");
     if check.same {
-        let finalized = run::touch(project, &Limits::default(), &check.started_at).expect("touch");
-        lap("touch");
-        return (finalized, laps.join(", "));
+        return run::touch(project, &limits, &check.started_at).expect("touch");
     }
     let scan = scan::scan(project, data, &options).expect("scan");
-    lap(&format!("{} files walked; scan", scan.files));
-    let diff = run::diff(project, &Limits::default(), &scan, force).expect("diff");
-    lap("diff");
-    let plan = run::plan_batches(project, &Limits::default(), &scan, &diff, BATCH_SIZE).expect("plan");
-    lap("plan");
+    let diff = run::diff(project, &limits, &scan, force).expect("diff");
+    let plan = run::plan_batches(project, &limits, &scan, &diff, BATCH_SIZE).expect("plan");
     for batch in &plan.batches {
         let tags = tagger::tag_batch(&TagRequest {
             assets: batch.assets.clone(),
             index_depth: depth,
         });
-        run::checkpoint(project, &Limits::default(), batch, &[&tags], TaggedBy::Builtin, depth).expect("checkpoint");
+        run::checkpoint(project, &limits, batch, &[&tags], TaggedBy::Builtin, depth).expect("checkpoint");
     }
-    lap("tag+checkpoint");
-    let finalized = run::finalize(project, &Limits::default(), &scan, &diff).expect("finalize");
-    lap("finalize");
-    (finalized, laps.join(", "))
+    run::finalize(project, &limits, &scan, &diff).expect("finalize")
 }
 
-fn measure(label: &str, project: &Path, data: &IndexData) {
-    let index_dir = project.join(".claude/unity-asset-index");
+/// A project folder, unpacked or generated on first use: criterion calls a
+/// bench only when its id passes the filter, so a filtered run
+/// (`cargo bench --bench index -- danmokou`) prepares only what it measures.
+type Prepared = OnceCell<(TempDir, PathBuf)>;
+
+/// `index/<label>/<depth>/{full,reindex,no-op}`; the reindex bench prints its
+/// run's summary once (files walked, assets, warnings) as a check of what was indexed.
+fn measure(c: &mut Criterion, label: &str, prepare: impl Fn() -> (TempDir, PathBuf), data: &IndexData) {
+    let prepared = Prepared::new();
+    let project = || prepared.get_or_init(&prepare).1.as_path();
+    let mut group = c.benchmark_group(format!("index/{label}"));
+    // Up to seconds per run: a fixed count per sample, not a ramp.
+    group.sampling_mode(SamplingMode::Flat).sample_size(10);
     for depth in [Depth::Minimal, Depth::Rich] {
-        let _ = fs::remove_dir_all(&index_dir);
-        for (run, force) in [("full", false), ("reindex", true), ("no-op", false)] {
-            let started = Instant::now();
-            let (result, laps) = index_once(project, data, depth, force);
-            println!(
-                "{label:>10} {:<7} {run:<8} {:>9.1} ms  ({laps} ms)\n{:>29}{}",
-                depth.as_str(),
-                started.elapsed().as_secs_f64() * 1000.0,
-                "",
-                result.summary
-            );
-        }
+        group.bench_function(format!("{}/full", depth.as_str()), |b| {
+            let project = project();
+            b.iter_batched(
+                || {
+                    let _ = fs::remove_dir_all(project.join(".claude/unity-asset-index"));
+                },
+                |()| index_once(project, data, depth, false),
+                BatchSize::PerIteration,
+            )
+        });
+        let mut said = false;
+        group.bench_function(format!("{}/reindex", depth.as_str()), |b| {
+            let project = project();
+            if !std::mem::replace(&mut said, true) {
+                eprintln!(
+                    "{label} {}: {}",
+                    depth.as_str(),
+                    index_once(project, data, depth, true).summary
+                );
+            }
+            b.iter(|| index_once(project, data, depth, true))
+        });
+        group.bench_function(format!("{}/no-op", depth.as_str()), |b| {
+            let project = project();
+            // Outside the timing: an index at this depth exists, whatever ran before.
+            index_once(project, data, depth, false);
+            b.iter(|| index_once(project, data, depth, false))
+        });
     }
+    group.finish();
 }
 
 const VENDORS: &[&str] = &[
@@ -173,37 +190,45 @@ fn unpack(archive: &Path, into: &Path) -> Option<PathBuf> {
         .find(|p| p.join("Assets").is_dir())
 }
 
-fn main() {
-    // `cargo bench` passes `--bench`; a filter argument selects one target.
-    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with("--"));
-    let wanted = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+fn index(c: &mut Criterion) {
     let data = data();
-
     let corpora = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora");
     for name in ["fpssample", "danmokou", "bossroom"] {
         let archive = corpora.join(format!("{name}.tar.gz"));
-        if !wanted(name) || !archive.is_file() {
+        if !archive.is_file() {
+            eprintln!("index/{name}: skipped, no {}", archive.display());
             continue;
         }
-        let dir = tempfile::tempdir().expect("temp dir");
-        match unpack(&archive, dir.path()) {
-            Some(project) => measure(name, &project, &data),
-            None => eprintln!("{name}: could not unpack {}", archive.display()),
-        }
+        let prepare = || {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let project = unpack(&archive, dir.path())
+                .unwrap_or_else(|| panic!("{name}: could not unpack {}", archive.display()));
+            (dir, project)
+        };
+        measure(c, name, prepare, &data);
     }
 
-    if wanted("synthetic") {
-        let count = std::env::var("INDEX_BENCH_ASSETS")
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(100_000);
+    let count = std::env::var("INDEX_BENCH_ASSETS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(100_000);
+    let prepare = || {
         let dir = tempfile::tempdir().expect("temp dir");
         let started = Instant::now();
         synthetic_project(dir.path(), count);
-        println!(
+        eprintln!(
             "synthetic: generated {count} assets in {:.1} s",
             started.elapsed().as_secs_f64()
         );
-        measure("synthetic", dir.path(), &data);
-    }
+        let project = dir.path().to_path_buf();
+        (dir, project)
+    };
+    measure(c, "synthetic", prepare, &data);
 }
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().warm_up_time(Duration::from_secs(1));
+    targets = index
+}
+criterion_main!(benches);

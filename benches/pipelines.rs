@@ -4,27 +4,25 @@
 //! `cargo bench --bench pipelines`
 
 use std::path::Path;
-use std::time::Instant;
 
+use criterion::{criterion_group, criterion_main, Criterion};
 use unity_assets::project::Project;
 
-fn main() {
+fn pipelines(c: &mut Criterion) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/zombie-survival");
     let project = Project::open(&root, None, None).expect("the example project opens");
     let (count, errors) = project.validate(&[]);
+    // Timing a failing validation would time the error path.
     assert!(errors.is_empty(), "{errors}");
-    let runs = 200;
-    let mut times: Vec<f64> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            let _ = project.validate(&[]);
-            t.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    println!(
-        "compile all {count} embedded pipelines: median {:.2} ms, p90 {:.2} ms ({runs} runs)",
-        times[runs / 2],
-        times[runs * 9 / 10]
-    );
+    c.bench_function(&format!("compile all {count} embedded pipelines"), |b| {
+        b.iter(|| project.validate(&[]))
+    });
 }
+
+criterion_group! {
+    name = benches;
+    // Milliseconds per run: 30 samples keep the ramp within seconds.
+    config = Criterion::default().sample_size(30);
+    targets = pipelines
+}
+criterion_main!(benches);

@@ -1,11 +1,13 @@
 //! Builtin search latency over synthetic indexes of 5,000 and 100,000 asset
-//! rows (`cargo bench --bench search`). Prints the median of several runs:
+//! rows (`cargo bench --bench search`):
 //! - `rank`: `search.rank-assets` on decoded rows (route + tokenise + score);
-//! - `decode+rank`: the same from JSONL text, as a cold search reads it.
-//!
+//! - `decode+rank`: the same from JSONL text, as a cold search reads it;
+//! - `loanword`: a query word no vocabulary knows, so the project's words
+//!   are indexed by phonetic key first (the slowest query shape).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode};
 use unity_assets::search::query::Query;
 use unity_assets::search::rank::{rank_assets, RankOptions};
 use unity_assets::search::records::AssetRow;
@@ -117,73 +119,48 @@ fn capitalise(w: &str) -> String {
         .unwrap_or_default()
 }
 
-fn median(mut runs: Vec<Duration>) -> Duration {
-    runs.sort();
-    runs[runs.len() / 2]
-}
-
-fn main() {
+fn search(c: &mut Criterion) {
     let vocab = Vocabulary::embedded();
-    let query_text = "탑다운 좀비 적 캐릭터 프리팹";
+    let options = RankOptions {
+        subtype_hint: Some("Prefab/character"),
+        top_k: 10,
+        ..Default::default()
+    };
+    let loanword_options = RankOptions {
+        top_k: 10,
+        ..Default::default()
+    };
+    let rank = |rows: &[AssetRow]| rank_assets(rows, &Query::analyze("탑다운 좀비 적 캐릭터 프리팹", &vocab), &options);
+    let mut group = c.benchmark_group("search");
     for n in [5_000, 100_000] {
         let rows = synthetic(n);
         let jsonl: String = rows.iter().map(|r| serde_json::to_string(r).unwrap() + "\n").collect();
-        let rank = |rows: &[AssetRow]| {
-            let query = Query::analyze(query_text, &vocab);
-            let options = RankOptions {
-                subtype_hint: Some("Prefab/character"),
-                top_k: 10,
-                ..Default::default()
-            };
-            rank_assets(rows, &query, &options)
-        };
-        let runs = if n > 10_000 { 7 } else { 25 };
-        let ranked = median(
-            (0..runs)
-                .map(|_| {
-                    let t = Instant::now();
-                    std::hint::black_box(rank(&rows));
-                    t.elapsed()
-                })
-                .collect(),
-        );
-        let cold = median(
-            (0..runs)
-                .map(|_| {
-                    let t = Instant::now();
-                    let decoded: Vec<AssetRow> = jsonl.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-                    std::hint::black_box(rank(&decoded));
-                    t.elapsed()
-                })
-                .collect(),
-        );
-        // A word no vocabulary knows is read as a loanword: the project's
-        // words are indexed by phonetic key first (the slowest query shape).
-        let loanword = median(
-            (0..runs)
-                .map(|_| {
-                    let t = Instant::now();
-                    let query = Query::analyze("스노우모빌 좀비", &vocab);
-                    std::hint::black_box(rank_assets(
-                        &rows,
-                        &query,
-                        &RankOptions {
-                            top_k: 10,
-                            ..Default::default()
-                        },
-                    ));
-                    t.elapsed()
-                })
-                .collect(),
-        );
-        let best = rank(&rows);
-        println!(
-            "search/{n:>6} assets: rank {:>7.1} ms   decode+rank {:>7.1} ms   rank with a loanword {:>7.1} ms   (top: {} @ {:.2})",
-            ranked.as_secs_f64() * 1e3,
-            cold.as_secs_f64() * 1e3,
-            loanword.as_secs_f64() * 1e3,
-            best.first().map_or("-", |c| c.path.as_str()),
-            best.first().map_or(0.0, |c| c.confidence)
-        );
+        // A bench of a search that finds nothing would measure the wrong thing.
+        assert!(!rank(&rows).is_empty(), "the query finds the synthetic zombies");
+        if n > 10_000 {
+            // Tenths of a second per run: a fixed count per sample, not a ramp.
+            group.sampling_mode(SamplingMode::Flat).sample_size(10);
+        } else {
+            // Milliseconds per run: 20 samples keep the ramp within seconds.
+            group.sample_size(20);
+        }
+        group.bench_function(BenchmarkId::new("rank", n), |b| b.iter(|| rank(&rows)));
+        group.bench_function(BenchmarkId::new("decode+rank", n), |b| {
+            b.iter(|| {
+                let decoded: Vec<AssetRow> = jsonl.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+                rank(&decoded)
+            })
+        });
+        group.bench_function(BenchmarkId::new("loanword", n), |b| {
+            b.iter(|| rank_assets(&rows, &Query::analyze("스노우모빌 좀비", &vocab), &loanword_options))
+        });
     }
+    group.finish();
 }
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().warm_up_time(Duration::from_secs(1));
+    targets = search
+}
+criterion_main!(benches);

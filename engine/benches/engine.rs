@@ -1,18 +1,20 @@
-//! Engine throughput and overhead, printed as a table (`cargo bench -p
-//! engine --bench engine`):
-//! - compile time of a synthetic 30-stage pipeline (and `unity-assets
-//!   validate` over the product's pipelines, when a release binary exists);
+//! Engine throughput and overhead (`cargo bench -p engine --bench engine`):
+//! - compile time of a synthetic 30-stage pipeline and of a 1,000-stage
+//!   chain (and `unity-assets validate` over the product's pipelines, when a
+//!   release binary exists);
 //! - a 1,000-chunk `map_reduce` through an async builtin that sleeps 20 ms,
-//!   at concurrency 16, against the ideal ⌈1000/16⌉ × 20 ms;
-//! - per-stage scheduling overhead along a chain of 1,000 trivial `fn` stages;
-//! - start-up time of the release binary (`--version`, median of 50).
+//!   at concurrency 16, against the ideal ⌈1000/16⌉ × 20 ms (in its name);
+//! - per-stage scheduling overhead along a chain of 1,000 trivial `fn` stages
+//!   (divide the time by 1,000);
+//! - start-up time of the release binary (`--version`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use criterion::{criterion_group, criterion_main, Criterion, SamplingMode};
 use engine::compile::{Compiler, ParamLayers, Pipeline};
 use engine::resources::Resources;
 use engine::{CallContext, Output, Registry};
@@ -23,116 +25,82 @@ const CHUNKS: usize = 1_000;
 const CONCURRENCY: usize = 16;
 const TASK_SLEEP: Duration = Duration::from_millis(20);
 const CHAIN: usize = 1_000;
-const STARTS: usize = 50;
 
-fn main() {
+fn engine(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temp dir");
     write_fixtures(dir.path());
     let resources = Resources::from_dir(dir.path().to_path_buf());
     let registry = registry();
     let tokio = tokio::runtime::Runtime::new().expect("tokio runtime");
 
-    let mut rows: Vec<(String, String)> = Vec::new();
-    rows.push((
-        "compile: synthetic 30-stage pipeline".into(),
-        per_iteration(200, || {
-            compile(&resources, &registry, "wide");
-        }),
-    ));
-    rows.push((
-        "compile: chain of 1,000 fn stages".into(),
-        per_iteration(3, || {
-            compile(&resources, &registry, "chain");
-        }),
-    ));
-    rows.push((
-        "unity-assets validate (release binary)".into(),
-        match release_binary() {
-            Some(bin) => per_iteration(10, || {
+    let mut group = c.benchmark_group("compile");
+    group.bench_function("synthetic 30-stage pipeline", |b| {
+        b.iter(|| compile(&resources, &registry, "wide"))
+    });
+    // Much slower per run: a fixed count per sample, not a ramp.
+    group.sampling_mode(SamplingMode::Flat).sample_size(10);
+    group.bench_function("chain of 1,000 fn stages", |b| {
+        b.iter(|| compile(&resources, &registry, "chain"))
+    });
+    group.finish();
+
+    match release_binary() {
+        Some(bin) => {
+            let mut group = c.benchmark_group("process");
+            // Milliseconds per run: 20 samples keep the ramp within seconds.
+            group.sample_size(20);
+            group.bench_function("unity-assets validate", |b| {
                 // Timed whatever it finds: a validation failure is the product's news, not the bench's.
-                let _ = Command::new(&bin)
-                    .arg("validate")
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status()
-                    .expect("run validate");
-            }),
-            None => "skipped: no target/release/unity-assets".into(),
-        },
-    ));
+                b.iter(|| run_binary(&bin, "validate"))
+            });
+            group.bench_function("unity-assets --version", |b| {
+                b.iter(|| assert!(run_binary(&bin, "--version"), "--version succeeds"))
+            });
+            group.finish();
+        }
+        None => eprintln!("process benches skipped: no target/release/unity-assets (cargo build --release)"),
+    }
 
     let map_reduce = compile(&resources, &registry, "fan");
-    let (elapsed, out) = timed_run(&tokio, &map_reduce, &resources);
-    assert_eq!(out["chunks"], json!(CHUNKS), "every chunk ran");
+    // A bench of a run that fails would time the failure.
+    assert_eq!(
+        run_to_value(&tokio, &map_reduce, &resources)["chunks"],
+        json!(CHUNKS),
+        "every chunk ran"
+    );
     let ideal = TASK_SLEEP * CHUNKS.div_ceil(CONCURRENCY) as u32;
-    rows.push((
+    let mut group = c.benchmark_group("run");
+    // About a second per run: a fixed count per sample, not a ramp.
+    group.sampling_mode(SamplingMode::Flat).sample_size(10);
+    group.bench_function(
         format!(
-            "map_reduce: {CHUNKS} chunks × {} ms, concurrency {CONCURRENCY}",
-            TASK_SLEEP.as_millis()
+            "map_reduce {CHUNKS} chunks x {} ms, concurrency {CONCURRENCY} (ideal {} ms)",
+            TASK_SLEEP.as_millis(),
+            ideal.as_millis()
         ),
-        format!(
-            "{:.0} ms (ideal {} ms, +{:.1}%)",
-            ms(elapsed),
-            ideal.as_millis(),
-            (elapsed.as_secs_f64() / ideal.as_secs_f64() - 1.0) * 100.0
-        ),
-    ));
-
+        |b| b.iter(|| run_to_value(&tokio, &map_reduce, &resources)),
+    );
     for (name, label) in [("chain", "async fn"), ("chain-blocking", "blocking fn")] {
         let chain = compile(&resources, &registry, name);
-        let (elapsed, _) = timed_run(&tokio, &chain, &resources);
-        rows.push((
-            format!("scheduling: chain of {CHAIN} {label} stages"),
-            format!(
-                "{:.0} ms total, {:.1} µs/stage",
-                ms(elapsed),
-                elapsed.as_secs_f64() * 1e6 / CHAIN as f64
-            ),
-        ));
+        group.bench_function(format!("chain of {CHAIN} {label} stages"), |b| {
+            b.iter(|| run_to_value(&tokio, &chain, &resources))
+        });
     }
-
-    rows.push((
-        format!("start-up: unity-assets --version (median of {STARTS})"),
-        match release_binary() {
-            Some(bin) => {
-                let mut times: Vec<Duration> = (0..STARTS)
-                    .map(|_| {
-                        let started = Instant::now();
-                        let status = Command::new(&bin)
-                            .arg("--version")
-                            .stdout(Stdio::null())
-                            .status()
-                            .expect("run --version");
-                        assert!(status.success());
-                        started.elapsed()
-                    })
-                    .collect();
-                times.sort();
-                format!("{:.2} ms", ms(times[STARTS / 2]))
-            }
-            None => "skipped: no target/release/unity-assets".into(),
-        },
-    ));
-
-    let width = rows.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
-    let mut table = String::new();
-    for (k, v) in &rows {
-        let _ = writeln!(table, "{k:<width$}  {v}");
-    }
-    print!("{table}");
+    group.finish();
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
+criterion_group!(benches, engine);
+criterion_main!(benches);
 
-/// Mean time of `n` runs of `f`, formatted.
-fn per_iteration(n: u32, mut f: impl FnMut()) -> String {
-    let started = Instant::now();
-    for _ in 0..n {
-        f();
-    }
-    format!("{:.2} ms each (n={n})", ms(started.elapsed() / n))
+/// Runs the binary with one argument, output discarded; true on success.
+fn run_binary(bin: &Path, arg: &str) -> bool {
+    Command::new(bin)
+        .arg(arg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run the release binary")
+        .success()
 }
 
 fn compile(resources: &Resources, registry: &Registry, name: &str) -> Arc<Pipeline> {
@@ -141,13 +109,10 @@ fn compile(resources: &Resources, registry: &Registry, name: &str) -> Arc<Pipeli
         .unwrap_or_else(|d| panic!("{name}:\n{d}"))
 }
 
-fn timed_run(tokio: &tokio::runtime::Runtime, pipeline: &Arc<Pipeline>, resources: &Resources) -> (Duration, Value) {
+fn run_to_value(tokio: &tokio::runtime::Runtime, pipeline: &Arc<Pipeline>, resources: &Resources) -> Value {
     let rt = Runtime::new(std::env::temp_dir(), Output::buffer(), resources.clone());
-    let started = Instant::now();
-    let outcome = tokio.block_on(engine::run(pipeline, json!({}), &rt));
-    let elapsed = started.elapsed();
-    match outcome.result {
-        Ok(Ending::Finished(v)) => (elapsed, v),
+    match tokio.block_on(engine::run(pipeline, json!({}), &rt)).result {
+        Ok(Ending::Finished(v)) => v,
         other => panic!("{} did not finish: {other:?}", pipeline.name),
     }
 }

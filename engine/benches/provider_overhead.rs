@@ -4,7 +4,8 @@
 //! bookkeeping and the concurrency limit. The server runs in the same process
 //! (and on the same cores), so the figures are a lower bound.
 //!
-//! Run: `cargo bench -p engine --bench provider_overhead`
+//! Run: `cargo bench -p engine --bench provider_overhead`; one iteration is
+//! one call per worker, so criterion's throughput line is calls per second.
 
 #[path = "../tests/support/llm_server.rs"]
 mod llm_server;
@@ -12,13 +13,10 @@ mod llm_server;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use engine::io::Limits;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use engine::llm::{connect_with_env, LlmConfig, LlmRequest, Provider, Tier};
 use llm_server::{LlmServer, Reply};
 use serde_json::json;
-
-/// Calls measured per configuration (after a warm-up of a tenth as many).
-const CALLS: usize = 4000;
 
 fn request() -> LlmRequest {
     LlmRequest {
@@ -52,20 +50,22 @@ async fn provider(kind: &str, concurrency: usize) -> (LlmServer, Arc<dyn Provide
     let server = LlmServer::start(vec![answer]).await;
     let config: LlmConfig =
         serde_yaml::from_str(&format!("provider: {kind}\nbase_url: {}", server.url())).expect("bench config");
-    let provider = connect_with_env(&config, concurrency, &Limits::default(), |_| Some("bench-key".into()))
-        .expect("connects")
-        .expect("not builtin");
+    let provider = connect_with_env(&config, concurrency, &engine::io::Limits::default(), |_| {
+        Some("bench-key".into())
+    })
+    .expect("connects")
+    .expect("not builtin");
     (server, provider)
 }
 
-/// Runs `calls` calls from `concurrency` workers; returns the wall time.
-async fn run(provider: &Arc<dyn Provider>, concurrency: usize, calls: usize) -> Duration {
+/// `calls_each` calls from each of `concurrency` workers; returns the wall time.
+async fn run(provider: &Arc<dyn Provider>, concurrency: usize, calls_each: u64) -> Duration {
     let started = Instant::now();
     let workers = (0..concurrency).map(|_| {
         let provider = provider.clone();
         tokio::spawn(async move {
             let request = request();
-            for _ in 0..calls / concurrency {
+            for _ in 0..calls_each {
                 provider.complete(&request).await.expect("the local server answers");
             }
         })
@@ -76,19 +76,20 @@ async fn run(provider: &Arc<dyn Provider>, concurrency: usize, calls: usize) -> 
     started.elapsed()
 }
 
-fn main() {
+fn provider_overhead(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
-    println!("provider   concurrency   calls/s   µs/call (wall / calls)");
+    let mut group = c.benchmark_group("provider");
     for kind in ["anthropic", "openai"] {
         for concurrency in [1, 16] {
-            runtime.block_on(async {
-                let (_server, provider) = provider(kind, concurrency).await;
-                run(&provider, concurrency, CALLS / 10).await;
-                let elapsed = run(&provider, concurrency, CALLS).await;
-                let per_second = CALLS as f64 / elapsed.as_secs_f64();
-                let micros = elapsed.as_secs_f64() * 1e6 / CALLS as f64;
-                println!("{kind:<10} {concurrency:>11} {per_second:>9.0} {micros:>9.1}");
+            let (_server, provider) = runtime.block_on(provider(kind, concurrency));
+            group.throughput(Throughput::Elements(concurrency as u64));
+            group.bench_function(BenchmarkId::new(kind, format!("concurrency {concurrency}")), |b| {
+                b.iter_custom(|iters| runtime.block_on(run(&provider, concurrency, iters)))
             });
         }
     }
+    group.finish();
 }
+
+criterion_group!(benches, provider_overhead);
+criterion_main!(benches);

@@ -1,10 +1,13 @@
 //! The file guarantees under real failure: a writer killed with SIGKILL
-//! mid-write leaves the previous file intact, and concurrent appenders —
+//! mid-write leaves the previous file intact, a reader racing the writer
+//! only ever sees a whole file, and concurrent appenders —
 //! threads and whole processes — never tear or lose a line.
 //!
 //! The child processes are this test binary itself, re-run on one helper
-//! test with an environment variable saying what to do; without that
-//! variable the helpers return at once.
+//! test with an environment variable saying what to do. The helpers are
+//! `#[ignore]`d so a plain run does not count them as passing tests, and they
+//! fail without their variable; so `cargo test -- --ignored` fails on them by
+//! design (they are only meant to be run by their parent test).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -16,23 +19,23 @@ use engine::io::{append_line_locked, write_atomic, AppendError, AtomicFile};
 const SLOW_WRITER_ENV: &str = "ENGINE_IO_TEST_SLOW_WRITER";
 const APPENDER_ENV: &str = "ENGINE_IO_TEST_APPENDER";
 const APPENDS_PER_WRITER: usize = 150;
-/// Three tries 50 ms apart: a `Locked` error has waited at least two pauses.
+/// Four tries 50 ms apart: a `Locked` error has waited three pauses (150 ms);
+/// the budget leaves slack for coarse timers.
 const LOCK_BUDGET: Duration = Duration::from_millis(100);
 
-/// Re-run this test binary on one helper test with `env` set.
+/// Re-run this test binary on one (ignored) helper test with `env` set.
 fn helper(test: &str, env: (&str, &str)) -> Command {
     let mut cmd = Command::new(std::env::current_exe().expect("test binary path"));
-    cmd.args(["--exact", test, "--nocapture", "--test-threads=1"])
+    cmd.args(["--ignored", "--exact", test, "--nocapture", "--test-threads=1"])
         .env(env.0, env.1);
     cmd
 }
 
 /// Child side of the crash test: write a large file slowly, never committing.
 #[test]
+#[ignore = "a child of sigkill_mid_write_leaves_the_previous_file_intact; fails when run alone"]
 fn helper_slow_atomic_writer() {
-    let Ok(target) = std::env::var(SLOW_WRITER_ENV) else {
-        return;
-    };
+    let target = std::env::var(SLOW_WRITER_ENV).expect("run by its parent test, with ENGINE_IO_TEST_SLOW_WRITER set");
     let mut file = AtomicFile::create(Path::new(&target)).expect("temp file");
     // Bounded, so an orphaned child ends by itself (~10 s).
     for _ in 0..2_000 {
@@ -109,8 +112,9 @@ fn append_many(path: &Path, writer: &str) -> (usize, usize) {
 
 /// Child side of the lock test: append, then report the counts on stdout.
 #[test]
+#[ignore = "a child of concurrent_appends_from_threads_and_processes_stay_whole; fails when run alone"]
 fn helper_appender() {
-    let Ok(spec) = std::env::var(APPENDER_ENV) else { return };
+    let spec = std::env::var(APPENDER_ENV).expect("run by its parent test, with ENGINE_IO_TEST_APPENDER set");
     let (path, writer) = spec.split_once('|').expect("path|writer");
     let (ok, locked) = append_many(Path::new(path), writer);
     println!("appended ok={ok} locked={locked}");
@@ -177,4 +181,45 @@ fn concurrent_appends_from_threads_and_processes_stay_whole() {
     assert_eq!(lines, ok, "every successful append is one line; no other line exists");
     assert!(!dir.path().join("audit.jsonl.lock").exists(), "the lock is released");
     eprintln!("appends: {ok} ok, {locked} locked");
+}
+
+/// Why the rename matters: a reader opening the destination while it is being
+/// replaced must get one whole file. Copy-then-delete (or writing in place)
+/// would let it read a truncated or half-written file.
+#[test]
+fn a_concurrent_reader_sees_only_whole_files() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    const SIZE: usize = 4 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("index.json");
+    // Distinct in every byte, so any mix of the two is recognisable.
+    let old: Arc<Vec<u8>> = Arc::new((0..SIZE).map(|i| (i % 251) as u8).collect());
+    let new: Arc<Vec<u8>> = Arc::new((0..SIZE).map(|i| (i % 241) as u8 ^ 0x80).collect());
+    write_atomic(&dest, &old).unwrap();
+
+    let done = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (dest, old, new, done) = (dest.clone(), old.clone(), new.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut reads = 0usize;
+            while !done.load(Ordering::Acquire) {
+                let seen = std::fs::read(&dest).expect("the destination always exists");
+                assert!(
+                    seen == *old || seen == *new,
+                    "a reader saw {} bytes, neither file whole",
+                    seen.len()
+                );
+                reads += 1;
+            }
+            reads
+        })
+    };
+    for round in 0..40 {
+        write_atomic(&dest, if round % 2 == 0 { &new } else { &old }).unwrap();
+    }
+    done.store(true, Ordering::Release);
+    let reads = reader.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+    assert!(reads > 0, "the reader never ran while the writer did");
 }

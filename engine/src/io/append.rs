@@ -39,7 +39,7 @@ pub fn append_line_locked(path: &Path, line: &str) -> Result<(), AppendError> {
     bytes.extend_from_slice(line.as_bytes());
     bytes.push(b'\n');
     let lock = lock_path(path);
-    let _guard = acquire(&lock).map_err(|e| match e {
+    let _guard = acquire(&lock, std::thread::sleep).map_err(|e| match e {
         Some(source) => io_err(source),
         None => AppendError::Locked {
             path: path.to_path_buf(),
@@ -111,8 +111,9 @@ fn remove_if_stale(lock: &Path) -> bool {
     removed
 }
 
-/// `Err(None)` means still locked after every try.
-fn acquire(lock: &Path) -> Result<LockGuard, Option<io::Error>> {
+/// `Err(None)` means still locked after every try. `pause` waits between
+/// tries; it is a parameter so tests can count the tries without sleeping.
+fn acquire(lock: &Path, mut pause: impl FnMut(Duration)) -> Result<LockGuard, Option<io::Error>> {
     for attempt in 0..TRIES {
         match OpenOptions::new().write(true).create_new(true).open(lock) {
             Ok(mut f) => {
@@ -124,7 +125,7 @@ fn acquire(lock: &Path) -> Result<LockGuard, Option<io::Error>> {
                     continue;
                 }
                 if attempt + 1 < TRIES {
-                    std::thread::sleep(PAUSE);
+                    pause(PAUSE);
                 }
             }
             Err(e) => return Err(Some(e)),
@@ -147,6 +148,21 @@ mod tests {
         assert!(matches!(err, AppendError::Locked { .. }), "{err}");
         assert!(started.elapsed() >= PAUSE * 3);
         assert!(!p.exists());
+    }
+
+    /// The contract is the first try and exactly 3 retries, 50 ms apart: the
+    /// wall-clock test above cannot tell 4 tries from 8.
+    #[test]
+    fn a_held_lock_is_tried_four_times_with_three_pauses() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join("f.jsonl.lock");
+        // Our own pid: a live writer, never removed as stale.
+        fs::write(&lock, std::process::id().to_string()).unwrap();
+        let mut pauses = Vec::new();
+        let result = acquire(&lock, |d| pauses.push(d));
+        assert!(matches!(result, Err(None)), "still locked after every try");
+        assert_eq!(pauses, [Duration::from_millis(50); 3], "pauses between the 4 tries");
+        assert!(lock.exists(), "another writer's lock is left alone");
     }
 
     #[test]
