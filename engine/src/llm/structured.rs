@@ -57,7 +57,9 @@ pub enum Dialect {
 
 /// A schema as sent on the wire, with what is needed to read the answer back.
 pub struct WireSchema {
+    /// The schema's name (tool or `response_format` name).
     pub name: String,
+    /// The schema sent, rewritten for the provider's dialect.
     pub schema: Value,
     /// The stage's schema (without our file keywords), for [`Self::unwrap`].
     original: Value,
