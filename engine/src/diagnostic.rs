@@ -14,6 +14,7 @@ pub struct Diagnostic {
     /// Where in `file`; `None` when no real position exists (a flag, a name,
     /// a whole file), so none is made up.
     pub at: Option<Pos>,
+    /// What is wrong.
     pub message: String,
     /// How to fix it; a "did you mean" for misspelt names.
     pub help: Option<String>,
@@ -35,6 +36,7 @@ impl Diagnostic {
         Self::new(what, None, message)
     }
 
+    /// Add how to fix it.
     pub fn help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
@@ -84,18 +86,23 @@ impl fmt::Display for Diagnostic {
 pub struct Diagnostics(pub Vec<Diagnostic>);
 
 impl Diagnostics {
+    /// Add one problem.
     pub fn push(&mut self, d: Diagnostic) {
         self.0.push(d);
     }
+    /// True when no problem was found.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+    /// How many problems were found.
     pub fn len(&self) -> usize {
         self.0.len()
     }
+    /// Add every problem of `other`.
     pub fn extend(&mut self, other: Diagnostics) {
         self.0.extend(other.0);
     }
+    /// Put problems in file and position order, dropping exact repeats.
     pub fn sort(&mut self) {
         self.0.sort_by(|a, b| (&a.file, a.at).cmp(&(&b.file, b.at)));
         self.0.dedup();

@@ -7,6 +7,7 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+/// A shared handle to where user-facing lines go; clones write to the same place.
 #[derive(Clone)]
 pub struct Output {
     sink: Arc<Mutex<Sink>>,
@@ -19,6 +20,7 @@ enum Sink {
 }
 
 impl Output {
+    /// Lines to stdout.
     pub fn stdout() -> Self {
         Self {
             sink: Arc::new(Mutex::new(Sink::Stdout)),

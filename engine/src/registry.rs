@@ -45,6 +45,7 @@ impl CallContext {
     }
 }
 
+/// What a native function returns: its JSON result, later.
 pub type NativeFuture = Pin<Box<dyn Future<Output = anyhow::Result<Value>> + Send>>;
 
 /// A registered native function: JSON arguments in, JSON result out.
@@ -53,7 +54,9 @@ pub type NativeFn = Arc<dyn Fn(Value, CallContext) -> NativeFuture + Send + Sync
 /// One registered entry with the one-line summary `graph` and `validate` show.
 #[derive(Clone)]
 pub struct Native {
+    /// One line saying what it does.
     pub summary: &'static str,
+    /// The function itself.
     pub call: NativeFn,
 }
 
@@ -66,6 +69,7 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// An empty registry.
     pub fn new() -> Self {
         Self::default()
     }
@@ -129,26 +133,32 @@ impl Registry {
         self
     }
 
+    /// The guard registered as `name`.
     pub fn get_guard(&self, name: &str) -> Option<&Arc<dyn CallGuard>> {
         self.guards.get(name)
     }
 
+    /// Names of the registered guards, sorted.
     pub fn guard_names(&self) -> impl Iterator<Item = &str> {
         self.guards.keys().map(String::as_str)
     }
 
+    /// The `fn:` function registered as `name`.
     pub fn get_function(&self, name: &str) -> Option<&Native> {
         self.functions.get(name)
     }
 
+    /// The `builtin:` registered as `name`.
     pub fn get_builtin(&self, name: &str) -> Option<&Native> {
         self.builtins.get(name)
     }
 
+    /// Names of the registered `fn:` functions, sorted.
     pub fn function_names(&self) -> impl Iterator<Item = &str> {
         self.functions.keys().map(String::as_str)
     }
 
+    /// Names of the registered builtins, sorted.
     pub fn builtin_names(&self) -> impl Iterator<Item = &str> {
         self.builtins.keys().map(String::as_str)
     }

@@ -11,9 +11,11 @@ use crate::llm::Usage;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
+    /// Every stage that ran ended well.
     Ok,
     /// An `exit` stage ended it.
     Exited,
+    /// A stage failed.
     Failed,
 }
 
@@ -21,10 +23,13 @@ pub enum RunStatus {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StageStatus {
+    /// It ran and succeeded.
     Ok,
     /// Its `when:` was false, or nothing upstream of it ran.
     Skipped,
+    /// It failed; `error` says why.
     Failed,
+    /// It ended the run (an `exit` stage).
     Exited,
     /// The run ended (an exit or a failure elsewhere) before it started.
     NotRun,
@@ -32,25 +37,41 @@ pub enum StageStatus {
     Cancelled,
 }
 
+/// What a whole run did: its end and each stage's report.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
+    /// The pipeline's name.
     pub pipeline: String,
+    /// The pipeline file, as given.
     pub file: String,
+    /// How the run ended.
     pub status: RunStatus,
+    /// The process exit code the run asks for.
     pub exit_code: i32,
+    /// Wall-clock time of the run, in milliseconds.
     pub wall_ms: f64,
+    /// One report per stage of the pipeline.
     pub stages: Vec<StageReport>,
 }
 
+/// What one stage did: how it ended, how long it took, what it cost.
 #[derive(Debug, Clone, Serialize)]
 pub struct StageReport {
+    /// The stage's name.
     pub name: String,
+    /// The stage's kind (`llm`, `read`, `for_each`, ...).
     pub kind: String,
+    /// How it ended.
     pub status: StageStatus,
+    /// Wall-clock time, in milliseconds.
     pub wall_ms: f64,
+    /// Model requests sent, failed ones too.
     pub calls: u64,
+    /// Transport retries over all its calls.
     pub retries: u64,
+    /// Repair turns: answers sent back to be fixed (no JSON, or failing the output schema).
     pub repairs: u64,
+    /// Tokens over all its calls.
     pub tokens: Usage,
     /// Answers taken from this run's earlier identical requests (not sent).
     #[serde(skip_serializing_if = "is_zero")]
@@ -58,6 +79,7 @@ pub struct StageReport {
     /// Requests sent and tokens, per `provider/model`.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub models: BTreeMap<String, ModelUsage>,
+    /// Why it failed, when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Reports of the sub-pipeline runs of a `run` stage.
@@ -68,7 +90,9 @@ pub struct StageReport {
 /// What one model was asked: requests sent (failed ones too) and tokens.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct ModelUsage {
+    /// Requests sent to the model.
     pub calls: u64,
+    /// Tokens those requests spent.
     pub tokens: Usage,
 }
 

@@ -9,6 +9,7 @@ use include_dir::Dir;
 /// One resource and where it came from.
 #[derive(Debug, Clone)]
 pub struct Resource {
+    /// The file's contents.
     pub text: Cow<'static, str>,
     /// What messages call it: the override's path, or the embedded path.
     pub origin: String,
@@ -23,6 +24,7 @@ const RESOURCE_LIMIT: u64 = 16 * 1024 * 1024;
 pub struct ResourceError {
     /// The override's path (or the relative path it was asked by).
     pub origin: String,
+    /// What is wrong with it.
     pub why: String,
 }
 
@@ -35,6 +37,7 @@ pub struct Resources {
 }
 
 impl Resources {
+    /// The `embedded` folders, each under its name, with `overrides` (a folder) on top.
     pub fn new(embedded: &[(&'static str, &'static Dir<'static>)], overrides: Option<PathBuf>) -> Self {
         Self {
             embedded: embedded.to_vec(),

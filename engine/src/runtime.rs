@@ -14,7 +14,9 @@ use crate::resources::Resources;
 pub struct Runtime {
     /// `None` runs every `llm` stage through its `builtin:` task.
     pub provider: Option<Arc<dyn Provider>>,
+    /// Where user-facing lines go.
     pub output: Output,
+    /// The folder the run works in; paths a pipeline names are confined to it.
     pub workdir: PathBuf,
     /// True when stdin is a terminal, so `ask` may prompt.
     pub interactive: bool,
@@ -33,6 +35,7 @@ pub struct Runtime {
 }
 
 impl Runtime {
+    /// A runtime with no provider, asker or progress, and default limits.
     pub fn new(workdir: PathBuf, output: Output, resources: Resources) -> Self {
         Self {
             provider: None,

@@ -16,15 +16,20 @@ use serde_json::Value;
 /// A compiled templated value.
 #[derive(Debug, Clone)]
 pub enum Tmpl {
+    /// A value with no template in it, kept as is.
     Literal(Value),
     /// A whole-string `{{ expr }}`; `path` is set when it is a plain dotted lookup.
     Expr {
+        /// The expression, without its braces.
         source: String,
+        /// The dotted path, when the expression is a plain lookup.
         path: Option<Vec<String>>,
     },
     /// A string template rendered to text.
     Text(String),
+    /// A list whose items may be templated.
     List(Vec<Tmpl>),
+    /// A map whose values may be templated, in written order.
     Map(Vec<(String, Tmpl)>),
 }
 
@@ -33,6 +38,7 @@ pub enum Tmpl {
 pub struct TemplateError {
     /// Dotted path below the compiled value (`with.query`).
     pub path: String,
+    /// What the template engine reported.
     pub message: String,
 }
 
@@ -55,9 +61,11 @@ pub fn environment() -> Environment<'static> {
 /// A prompt template rendered into the parts providers send apart.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prompt {
+    /// Instructions (the template's `system` block).
     pub system: Option<String>,
     /// The large block shared by calls of one stage, sent first for caching.
     pub cached: Option<String>,
+    /// The per-call message (the `user` block, or the whole render).
     pub user: String,
 }
 
@@ -218,6 +226,7 @@ impl Tmpl {
     }
 }
 
+/// JSON truthiness: null, false, 0, "", [] and {} are false.
 pub fn truthy(v: &Value) -> bool {
     match v {
         Value::Null => false,
@@ -342,10 +351,12 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// An empty scope.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Set the variable `name`, replacing any of that name.
     pub fn set(&mut self, name: impl Into<String>, value: Arc<Value>) {
         self.roots.insert(name.into(), value);
     }
@@ -357,6 +368,7 @@ impl Scope {
         s
     }
 
+    /// The variable `name`, if set.
     pub fn get(&self, name: &str) -> Option<&Arc<Value>> {
         self.roots.get(name)
     }

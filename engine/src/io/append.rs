@@ -16,12 +16,25 @@ use std::time::Duration;
 const TRIES: u32 = 4;
 const PAUSE: Duration = Duration::from_millis(50);
 
+/// Why a locked append failed.
 #[derive(Debug, thiserror::Error)]
 pub enum AppendError {
+    /// Another writer held the lock through every retry.
     #[error("{} is locked by another writer (lock file {})", .path.display(), .lock.display())]
-    Locked { path: PathBuf, lock: PathBuf },
+    Locked {
+        /// The file appended to.
+        path: PathBuf,
+        /// The lock file that was held.
+        lock: PathBuf,
+    },
+    /// Creating the folder, the lock or the file, or writing, failed.
     #[error("cannot append to {}: {source}", .path.display())]
-    Io { path: PathBuf, source: io::Error },
+    Io {
+        /// The file appended to.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
 }
 
 /// Append `line` (a newline is added) to `path` while holding `path.lock`.

@@ -24,6 +24,7 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
+    /// Start writing a temporary file in `dest`'s folder (created if missing).
     pub fn create(dest: &Path) -> io::Result<Self> {
         let dir = match dest.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),

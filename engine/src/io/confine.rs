@@ -12,29 +12,57 @@ use std::fs;
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 
+/// Why a path a project names was refused or could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfineError {
+    /// The path was an empty string.
     #[error("expected a file path, got an empty string")]
     Empty,
+    /// An absolute path (the path, the root).
     #[error("`{0}` is absolute; paths must be relative to {1}")]
     Absolute(String, String),
+    /// A path with a `..` component (the path, the root).
     #[error("`{0}` climbs out with `..`; paths must stay inside {1}")]
     Parent(String, String),
+    /// A symlink whose canonical target lies outside the root.
     #[error("`{path}` leads outside {root} (it resolves to {target})")]
-    Escapes { path: String, root: String, target: String },
+    Escapes {
+        /// The path as the project named it.
+        path: String,
+        /// The root it must stay in.
+        root: String,
+        /// Where it resolves.
+        target: String,
+    },
+    /// A symlink where a write goes only through real folders and files.
     #[error("`{0}` is a symbolic link; this file is written only through real folders and files")]
     Symlink(String),
+    /// A FIFO, device or folder where a regular file was expected (the path, what it is).
     #[error("`{0}` is {1}, not a regular file")]
     NotRegular(String, &'static str),
+    /// A file over the size limit.
     #[error("{path} is larger than {limit} bytes (the limit `{key}`; raise it in .claude/unity-assets.yml if the file is genuine)")]
-    TooLarge { path: String, limit: u64, key: String },
-    #[error("{path}:{line}: the line is longer than {limit} bytes (the limit `{key}`; raise it in .claude/unity-assets.yml if the file is genuine)")]
-    LineTooLong {
+    TooLarge {
+        /// The file.
         path: String,
-        line: usize,
+        /// The limit, in bytes.
         limit: u64,
+        /// The config key that sets the limit.
         key: String,
     },
+    /// A line of a line-per-record file over the line limit.
+    #[error("{path}:{line}: the line is longer than {limit} bytes (the limit `{key}`; raise it in .claude/unity-assets.yml if the file is genuine)")]
+    LineTooLong {
+        /// The file.
+        path: String,
+        /// The 1-based number of the long line.
+        line: usize,
+        /// The limit, in bytes.
+        limit: u64,
+        /// The config key that sets the limit.
+        key: String,
+    },
+    /// An I/O error on the path.
     #[error("{0}: {1}")]
     Io(String, io::Error),
 }

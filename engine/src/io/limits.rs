@@ -15,8 +15,11 @@ pub struct Limits {
     pub line_bytes: u64,
 }
 
+/// The config key of [`Limits::file_bytes`], named in its errors.
 pub const FILE_KEY: &str = "limits.file_mb";
+/// The config key of [`Limits::http_bytes`], named in its errors.
 pub const HTTP_KEY: &str = "limits.http_mb";
+/// The config key of [`Limits::line_bytes`], named in its errors.
 pub const LINE_KEY: &str = "limits.line_kb";
 
 const KIB: u64 = 1024;

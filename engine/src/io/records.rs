@@ -4,11 +4,15 @@ use std::path::Path;
 
 use serde_json::Value;
 
+/// How a records file is written: one document, or one JSON value a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
+    /// One JSON document.
     Json,
+    /// One JSON value a line (JSON Lines).
     Jsonl,
+    /// One YAML document.
     Yaml,
 }
 
@@ -27,14 +31,18 @@ impl Format {
 /// A JSONL row that was skipped, with its 1-based line number and why.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct BadRow {
+    /// The 1-based line number.
     pub line: usize,
+    /// Why the row was skipped.
     pub reason: String,
 }
 
 /// What [`read_records`] found: the value (an array for JSONL) and skipped rows.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Records {
+    /// The parsed document; for JSONL, an array of the good rows.
     pub value: Value,
+    /// Rows skipped instead of failing the read (JSONL only).
     pub bad_rows: Vec<BadRow>,
 }
 

@@ -19,11 +19,13 @@ pub struct ReplyCache {
 }
 
 impl ReplyCache {
+    /// The answer (or final failure) an identical request to `provider` already got.
     pub fn get(&self, provider: &str, request: &LlmRequest) -> Option<Result<Value, String>> {
         let answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
         answers.get(&key(provider, request)).cloned()
     }
 
+    /// Keep `answer` for later identical requests to `provider`.
     pub fn put(&self, provider: &str, request: &LlmRequest, answer: Result<&Value, &str>) {
         let mut answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
         let answer = answer.cloned().map_err(str::to_owned);

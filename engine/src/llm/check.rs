@@ -14,9 +14,13 @@ use super::{LlmRequest, Provider, Tier};
 /// already scrubbed), or why the answer did not match the tiny schema.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CheckReport {
+    /// The provider's name.
     pub provider: String,
+    /// The model that answered, or the one asked when none did.
     pub model: String,
+    /// How long the check call took, in milliseconds.
     pub latency_ms: u64,
+    /// Why the check failed; `None` when it passed.
     pub error: Option<String>,
     /// Per stage schema checked: its name and the failure, if any.
     pub schemas: Vec<(String, Option<String>)>,

@@ -21,14 +21,17 @@ use serde::{Deserialize, Serialize};
 
 use super::Tier;
 
+/// The `llm:` section: which provider, where, with which models and limits.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmConfig {
+    /// Which provider answers `llm` stages.
     pub provider: ProviderKind,
     /// The API root; each provider has its vendor's as default.
     pub base_url: Option<String>,
     /// The environment variable holding the key (default per provider).
     pub api_key_env: Option<String>,
+    /// The model each tier maps to.
     pub models: Models,
     /// The answer limit for stages that set none.
     pub max_tokens: u32,
@@ -41,6 +44,7 @@ pub struct LlmConfig {
     pub retry_after_max_s: u64,
     /// The Claude Code command (`claude` by default).
     pub command: Option<CommandLine>,
+    /// How the openai provider asks for JSON.
     pub json_mode: JsonMode,
 }
 
@@ -61,14 +65,18 @@ impl Default for LlmConfig {
     }
 }
 
+/// The providers the `provider:` key can name.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProviderKind {
     /// The native implementations the `llm` stages name; offline.
     #[default]
     Builtin,
+    /// The Anthropic Messages API.
     Anthropic,
+    /// The OpenAI Chat Completions API, or a server that speaks it.
     Openai,
+    /// The `claude` command line (Claude Code), run once per call.
     ClaudeCode,
 }
 
@@ -101,7 +109,9 @@ impl ProviderKind {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Models {
+    /// The model for `tier: fast`.
     pub fast: Option<String>,
+    /// The model for the default tier.
     pub default: Option<String>,
 }
 
@@ -122,11 +132,14 @@ pub enum JsonMode {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum CommandLine {
+    /// One string, split on whitespace.
     Line(String),
+    /// The program and its arguments, one item each.
     Argv(Vec<String>),
 }
 
 impl CommandLine {
+    /// The program and its arguments.
     pub fn argv(&self) -> Vec<String> {
         match self {
             CommandLine::Line(line) => line.split_whitespace().map(str::to_owned).collect(),

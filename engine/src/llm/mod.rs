@@ -60,7 +60,9 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tier {
+    /// The cheaper, quicker model (`models.fast`).
     Fast,
+    /// The stronger model used unless a stage asks for `fast` (`models.default`).
     #[default]
     Default,
 }
@@ -81,6 +83,7 @@ pub struct LlmRequest {
     pub schema: Option<Value>,
     /// A short identifier for the schema (tool / response_format name).
     pub schema_name: String,
+    /// Which model class to ask.
     pub tier: Tier,
     /// The stage's own answer limit; `None` takes the provider's
     /// (`llm.max_tokens`), so the config is not overridden by a default.
@@ -98,9 +101,13 @@ impl LlmRequest {
 /// Token accounting of one or more calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Usage {
+    /// Tokens sent, cached ones excluded.
     pub input_tokens: u64,
+    /// Tokens of the answer.
     pub output_tokens: u64,
+    /// Tokens read from the provider's prompt cache.
     pub cache_read_tokens: u64,
+    /// Tokens written to the provider's prompt cache.
     pub cache_write_tokens: u64,
 }
 
@@ -116,37 +123,71 @@ impl std::ops::AddAssign for Usage {
 /// A provider's answer: the JSON value it produced (not yet schema-checked).
 #[derive(Debug, Clone)]
 pub struct LlmReply {
+    /// The JSON value the answer held.
     pub value: Value,
+    /// Tokens the call spent.
     pub usage: Usage,
     /// Transport-level retries spent on this call (429, 5xx, timeouts).
     pub retries: u32,
+    /// The model that answered, as the provider names it.
     pub model: String,
 }
 
+/// Why a provider call failed; each variant names the provider.
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
+    /// One attempt took longer than `llm.timeout_s`.
     #[error("{provider}: request timed out after {}s", .after.as_secs())]
-    Timeout { provider: String, after: Duration },
+    Timeout {
+        /// The provider's name.
+        provider: String,
+        /// The limit that ran out.
+        after: Duration,
+    },
+    /// The exchange itself failed (no connection, an oversized or unreadable answer body).
     #[error("{provider}: {message}")]
-    Transport { provider: String, message: String },
+    Transport {
+        /// The provider's name.
+        provider: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The server answered with an error status.
     #[error("{provider}: HTTP {status}: {message}")]
     Http {
+        /// The provider's name.
         provider: String,
+        /// The HTTP status code.
         status: u16,
+        /// The server's error message, with a hint where one helps.
         message: String,
     },
     /// An answer arrived (and was paid for: `usage`) but held no usable JSON.
     #[error("{provider}: the answer held no JSON value: {message}")]
     NoJson {
+        /// The provider's name.
         provider: String,
+        /// What was wrong with the answer.
         message: String,
+        /// Tokens the answer spent.
         usage: Usage,
     },
+    /// The provider could not be set up (a missing key, a bad command or URL).
     #[error("{provider}: {message}")]
-    Setup { provider: String, message: String },
+    Setup {
+        /// The provider's name.
+        provider: String,
+        /// What is missing or wrong.
+        message: String,
+    },
     /// The last failure of a call whose transport retries all failed too.
     #[error("{last} (gave up after {retries} {})", if *.retries == 1 { "retry" } else { "retries" })]
-    GaveUp { retries: u32, last: Box<LlmError> },
+    GaveUp {
+        /// Retries spent.
+        retries: u32,
+        /// The last attempt's failure.
+        last: Box<LlmError>,
+    },
 }
 
 impl LlmError {

@@ -57,7 +57,9 @@ pub enum Dialect {
 
 /// A schema as sent on the wire, with what is needed to read the answer back.
 pub struct WireSchema {
+    /// The tool or `response_format` name, in the characters the wire allows.
     pub name: String,
+    /// The schema as sent: wrapped in an object when it is not one, made strict for [`Dialect::Strict`].
     pub schema: Value,
     /// The stage's schema (without our file keywords), for [`Self::unwrap`].
     original: Value,

@@ -18,7 +18,9 @@ use crate::io::{append_line_locked, AppendError};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AuditVerdict {
+    /// The call was sent.
     Allowed,
+    /// The guard refused it; nothing was sent.
     Denied,
 }
 
@@ -27,10 +29,15 @@ pub enum AuditVerdict {
 pub struct AuditRow {
     /// UTC, RFC 3339 to the second (`2026-05-23T10:11:12Z`).
     pub ts: String,
+    /// What the call is for, as the stage's `sub_intent:` says (empty when unset).
     pub sub_intent: String,
+    /// The MCP tool called.
     pub tool: String,
+    /// The action the guard names for the call (most tools' `action` argument).
     pub action: Option<String>,
+    /// `sha256:` + hex of the arguments' canonical JSON (see [`args_digest`]).
     pub args_digest: String,
+    /// Whether the call went out.
     pub verdict: AuditVerdict,
 }
 

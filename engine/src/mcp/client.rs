@@ -32,13 +32,16 @@ const STDERR_TAIL_LINES: usize = 12;
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerConfig {
+    /// The program to start for a stdio server.
     #[serde(default)]
     pub command: Option<String>,
+    /// Its arguments.
     #[serde(default)]
     pub args: Vec<String>,
     /// Extra environment for the spawned command (added to the inherited one).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// The endpoint of a streamable HTTP server.
     #[serde(default)]
     pub url: Option<String>,
     /// Bound on start-up + initialisation, and on each request.
@@ -86,20 +89,38 @@ pub enum McpError {
     /// The server could not be started, did not answer, or failed to
     /// initialise: nothing can be sent to it.
     #[error("MCP server `{server}` is unavailable: {detail}")]
-    Unavailable { server: String, detail: String },
+    Unavailable {
+        /// The server, as its config describes it.
+        server: String,
+        /// What went wrong.
+        detail: String,
+    },
     /// A configuration file that names servers could not be used.
     #[error("{path}: {detail}")]
-    Config { path: String, detail: String },
+    Config {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        detail: String,
+    },
     /// The server answered a request with a protocol error or not in time.
     #[error("MCP request `{request}` to `{server}` failed: {detail}")]
     Request {
+        /// The server, as its config describes it.
         server: String,
+        /// The request: its MCP method, and the tool for calls (`tools/call find`).
         request: String,
+        /// What went wrong.
         detail: String,
     },
     /// The tool ran and reported an error (`isError: true`).
     #[error("MCP tool `{tool}` reported an error: {detail}")]
-    ToolFailed { tool: String, detail: String },
+    ToolFailed {
+        /// The tool called.
+        tool: String,
+        /// The error the tool reported.
+        detail: String,
+    },
     /// The audit line for a call could not be written, so the call was not sent.
     #[error("cannot audit the MCP call, so it was not sent: {0}")]
     Audit(#[from] crate::io::AppendError),
@@ -108,7 +129,9 @@ pub enum McpError {
 /// A tool the server offers.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ToolInfo {
+    /// The tool's name, as calls give it.
     pub name: String,
+    /// What the server says the tool does.
     pub description: String,
 }
 

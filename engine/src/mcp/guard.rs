@@ -9,12 +9,14 @@ use serde_json::Value;
 /// What a guard decided for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
+    /// The call may be sent.
     Allowed,
     /// The call must not be sent; the reason is for the user.
     Denied(String),
 }
 
 impl Verdict {
+    /// True when the call may be sent.
     pub fn is_allowed(&self) -> bool {
         matches!(self, Verdict::Allowed)
     }

@@ -25,7 +25,10 @@ pub enum CallOutcome {
     /// The call was sent; this is the tool's result.
     Sent(Value),
     /// The guard refused it; nothing was sent.
-    Denied { reason: String },
+    Denied {
+        /// Why, for the user.
+        reason: String,
+    },
 }
 
 /// Check `tool(args)` with `guard`, append the decision to `audit_path`,

@@ -32,8 +32,11 @@ pub fn render(graph: &Graph, format: Format) -> String {
 /// A pipeline as drawn: its stages, their edges, and nested sub-pipelines.
 #[derive(Debug, Clone, Serialize)]
 pub struct Graph {
+    /// The pipeline's name.
     pub pipeline: String,
+    /// What the pipeline does, in one line.
     pub summary: String,
+    /// Its stages.
     pub nodes: Vec<Node>,
     /// `(from, to)` indexes into `nodes`: `to` needs `from`.
     pub edges: Vec<(usize, usize)>,
@@ -42,6 +45,7 @@ pub struct Graph {
 /// One stage.
 #[derive(Debug, Clone, Serialize)]
 pub struct Node {
+    /// The stage's name.
     pub name: String,
     /// The action, wrapped by its modifier: `llm`, `fn`, `for_each(run)`, ...
     pub kind: String,
@@ -62,10 +66,15 @@ pub struct Node {
 /// An output format of `graph --format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// Boxes and arrows in plain text, for terminals.
     Ascii,
+    /// A Mermaid flowchart.
     Mermaid,
+    /// Graphviz DOT.
     Dot,
+    /// The [`Graph`] itself, as JSON.
     Json,
+    /// A standalone SVG image.
     Svg,
 }
 
@@ -94,6 +103,7 @@ impl fmt::Display for Format {
 /// A `--format` value that names no format.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownFormat {
+    /// The value as given.
     pub given: String,
     /// The closest format name, when the value looks like a typo of one.
     pub suggestion: Option<Format>,

@@ -29,8 +29,11 @@ pub enum Ending {
     /// evaluated over the stages that ran (`None` when it cannot be), so a
     /// caller printing the output has a document on every ending.
     Exited {
+        /// The exit code it asked for.
         code: i32,
+        /// Its `status:` message, if any.
         status: Option<String>,
+        /// The pipeline's output, when it can be evaluated.
         output: Option<Value>,
     },
 }
@@ -39,16 +42,22 @@ pub enum Ending {
 #[derive(Debug, thiserror::Error)]
 #[error("stage `{stage}` of pipeline `{pipeline}` ({file}) failed: {message}")]
 pub struct StageError {
+    /// The pipeline's name.
     pub pipeline: String,
+    /// The pipeline's file.
     pub file: String,
+    /// The stage that failed.
     pub stage: String,
+    /// Why it failed.
     pub message: String,
 }
 
 /// The end of a run: how it ended, and the report either way.
 #[derive(Debug)]
 pub struct RunOutcome {
+    /// How it ended, or the stage failure that ended it.
     pub result: Result<Ending, StageError>,
+    /// What each stage did, whichever way it ended.
     pub report: RunReport,
     /// Each stage's output by name (skipped ones as null), shared, not copied.
     pub outputs: HashMap<String, Arc<Value>>,
