@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
-use engine::compile::ConfigLayer;
 use engine::diagnostic::{Diagnostic, Diagnostics};
 use engine::llm::config::LlmConfig;
 use engine::resources::Resources;
 use engine::spec::SourceMap;
+use engine::ConfigLayer;
 use serde_json::Value;
 
 pub const CONFIG_FILE: &str = ".claude/unity-assets.yml";

@@ -6,11 +6,11 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use engine::compile::{Compiler, ParamLayers, Pipeline};
 use engine::diagnostic::{Diagnostic, Diagnostics};
 use engine::llm::{LlmConfig, Provider, ProviderKind};
 use engine::resources::Resources;
 use engine::Runtime;
+use engine::{Compiler, ParamLayers, Pipeline};
 use engine::{Output, Registry};
 use include_dir::{include_dir, Dir};
 

@@ -348,8 +348,8 @@ stages:
     let resources = engine::resources::Resources::from_dir(files.path().to_path_buf());
     let mut registry = engine::Registry::new();
     registry.guard("unity", std::sync::Arc::new(guard()));
-    let layers = engine::compile::ParamLayers::default();
-    let compiled = engine::compile::Compiler::new(&resources, &registry, &layers, true)
+    let layers = engine::ParamLayers::default();
+    let compiled = engine::Compiler::new(&resources, &registry, &layers, true)
         .compile("probe")
         .expect("compiles");
     let rt = engine::Runtime::new(s.project.clone(), engine::Output::buffer(), resources.clone());

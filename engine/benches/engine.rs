@@ -15,9 +15,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode};
-use engine::compile::{Compiler, ParamLayers, Pipeline};
 use engine::resources::Resources;
 use engine::{CallContext, Output, Registry};
+use engine::{Compiler, ParamLayers, Pipeline};
 use engine::{Ending, Runtime};
 use serde_json::{json, Value};
 
@@ -113,7 +113,7 @@ fn run_to_value(tokio: &tokio::runtime::Runtime, pipeline: &Arc<Pipeline>, resou
     let rt = Runtime::new(std::env::temp_dir(), Output::buffer(), resources.clone());
     match tokio.block_on(engine::run(pipeline, json!({}), &rt)).result {
         Ok(Ending::Finished(v)) => v,
-        other => panic!("{} did not finish: {other:?}", pipeline.name),
+        other => panic!("{} did not finish: {other:?}", pipeline.name()),
     }
 }
 

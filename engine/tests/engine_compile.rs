@@ -3,8 +3,8 @@
 
 mod engine_util;
 
-use engine::compile::ParamLayers;
 use engine::diagnostic::Diagnostic;
+use engine::ParamLayers;
 use engine::{CallContext, Registry};
 use engine_util::Project;
 use serde_json::Value;
@@ -321,7 +321,7 @@ fn set_of_an_unknown_param_suggests_the_right_one() {
     let pipeline = p
         .compile_with("x", &registry(), &layers, true)
         .unwrap_or_else(|d| panic!("{d}"));
-    assert_eq!(pipeline.params["top_k"], 9);
+    assert_eq!(pipeline.params()["top_k"], 9);
 }
 
 #[test]

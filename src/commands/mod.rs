@@ -89,7 +89,7 @@ pub async fn execute(
         Ok(Ending::Exited { code, status, output }) => {
             let message = status
                 .filter(|s| !s.is_empty() && code != exit::OK)
-                .map(|s| format!("{}: {s}", pipeline.name));
+                .map(|s| format!("{}: {s}", pipeline.name()));
             (code, output.filter(|o| !o.is_null()), message)
         }
         Err(e) => (exit::FAILED, None, Some(e.to_string())),
@@ -184,7 +184,7 @@ pub fn dry_run(project: &Project, name: &str, inputs: Map<String, Value>, opts: 
         println!("  {k} = {v}");
     }
     println!("params:");
-    for p in &pipeline.resolved_params {
+    for p in pipeline.resolved_params() {
         println!("  {} = {}   ({})", p.key, p.value, p.source);
     }
     Outcome::ok()

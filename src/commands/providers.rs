@@ -52,20 +52,16 @@ pub async fn providers_check(project: &Project) -> Outcome {
 /// the project (overrides included), each once.
 fn stage_schemas(project: &Project) -> Result<Vec<(String, serde_json::Value)>, engine::diagnostic::Diagnostics> {
     let layers = project.layers(&[])?;
-    let mut compiler =
-        engine::compile::Compiler::new(&project.resources, &project.registry, &layers, project.is_offline());
+    let mut compiler = engine::Compiler::new(&project.resources, &project.registry, &layers, project.is_offline());
     let mut out: Vec<(String, serde_json::Value)> = Vec::new();
     for name in compiler.pipeline_names() {
         let pipeline = compiler.compile(&name)?;
-        for stage in &pipeline.stages {
-            let (engine::compile::StageAction::Llm(_), Some(gate)) = (&stage.action, &stage.gate) else {
-                continue;
-            };
+        for (gate_file, schema) in pipeline.llm_gates() {
             // Named as the stage names it on the wire (`search-routing`).
-            let file = gate.file.rsplit('/').next().unwrap_or(&gate.file);
+            let file = gate_file.rsplit('/').next().unwrap_or(gate_file);
             let stem = file.trim_end_matches(".json").trim_end_matches(".schema").to_owned();
             if !out.iter().any(|(n, _)| *n == stem) {
-                out.push((stem, (*gate.schema).clone()));
+                out.push((stem, schema.clone()));
             }
         }
     }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use engine::compile::Pipeline;
+use engine::Pipeline;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
 
@@ -28,8 +28,8 @@ pub fn exposed(project: &Project) -> (Vec<PipelineTool>, Vec<String>) {
     let mut problems = vec![];
     for name in project.pipeline_names() {
         match project.compile(&name, &[]) {
-            Ok(p) if p.expose.iter().any(|s| s == "mcp") => tools.push(PipelineTool {
-                tool: tool_name(&p.name),
+            Ok(p) if p.expose().iter().any(|s| s == "mcp") => tools.push(PipelineTool {
+                tool: tool_name(p.name()),
                 pipeline: p,
             }),
             Ok(_) => {}
@@ -45,7 +45,7 @@ pub fn exposed(project: &Project) -> (Vec<PipelineTool>, Vec<String>) {
 pub fn find(project: &Project, tool: &str) -> Option<PipelineTool> {
     let name = project.pipeline_names().into_iter().find(|n| tool_name(n) == tool)?;
     let pipeline = project.compile(&name, &[]).ok()?;
-    pipeline.expose.iter().any(|s| s == "mcp").then(|| PipelineTool {
+    pipeline.expose().iter().any(|s| s == "mcp").then(|| PipelineTool {
         tool: tool.to_owned(),
         pipeline,
     })
@@ -58,12 +58,12 @@ pub fn tool_name(pipeline: &str) -> String {
 /// The tool a pipeline is offered as.
 pub fn describe(t: &PipelineTool) -> Tool {
     let p = &t.pipeline;
-    let description = if p.summary.is_empty() {
-        format!("Run the `{}` pipeline.", p.name)
+    let description = if p.summary().is_empty() {
+        format!("Run the `{}` pipeline.", p.name())
     } else {
-        p.summary.clone()
+        p.summary().to_owned()
     };
-    Tool::new(t.tool.clone(), description, Arc::new(input_schema(p))).with_title(format!("unity-assets {}", p.name))
+    Tool::new(t.tool.clone(), description, Arc::new(input_schema(p))).with_title(format!("unity-assets {}", p.name()))
 }
 
 /// A JSON Schema object for a pipeline's `inputs:`: declared types and
@@ -71,7 +71,7 @@ pub fn describe(t: &PipelineTool) -> Tool {
 pub fn input_schema(p: &Pipeline) -> JsonObject {
     let mut properties = Map::new();
     let mut required = vec![];
-    for (name, input) in &p.inputs {
+    for (name, input) in p.inputs() {
         let mut prop = Map::new();
         if let Some(t) = json_type(&input.kind) {
             prop.insert("type".into(), json!(t));
@@ -141,13 +141,13 @@ pub fn listing(project: &Project) -> Value {
     for name in project.pipeline_names() {
         let row = match project.compile(&name, &[]) {
             Ok(p) => {
-                let exposed = p.expose.iter().any(|s| s == "mcp");
+                let exposed = p.expose().iter().any(|s| s == "mcp");
                 json!({
-                    "name": p.name,
-                    "summary": p.summary,
-                    "file": p.file,
+                    "name": p.name(),
+                    "summary": p.summary(),
+                    "file": p.file(),
                     "inputs": Value::Object(input_schema(&p)),
-                    "tool": exposed.then(|| tool_name(&p.name)),
+                    "tool": exposed.then(|| tool_name(p.name())),
                 })
             }
             Err(d) => json!({"name": name, "error": d.to_string()}),

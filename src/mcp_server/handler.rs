@@ -70,7 +70,7 @@ impl PipelineServer {
         };
         // The project's trust rules apply to the server exactly as to the CLI.
         let gate = crate::trust::Gate::check(&project.root, &project.resources, self.options.trust);
-        if tool.pipeline.name == "doctor" {
+        if tool.pipeline.name() == "doctor" {
             args.extend(crate::doctor::inputs(&gate, &project.root, vec![]));
         } else if let Some(refusal) = gate.refusal(&project.root) {
             return Ok(CallToolResult::error(vec![Content::text(refusal)]));
@@ -79,7 +79,7 @@ impl PipelineServer {
         // through elicitation when it can be, else a pipeline that can ask
         // leaves its question open and returns the choices instead.
         let asker = Elicitor::for_call(context, &args);
-        if asker.is_none() && tool.pipeline.inputs.contains_key("non_interactive") {
+        if asker.is_none() && tool.pipeline.inputs().contains_key("non_interactive") {
             args.entry("non_interactive").or_insert(Value::Bool(true));
         }
         let lines = Output::buffer();
@@ -94,7 +94,7 @@ impl PipelineServer {
             .get_progress_token()
             .map(|token| Notifier::shared(context.peer.clone(), token));
         let finished = tokio::select! {
-            finished = execute(&project, &tool.pipeline.name, args, &[], &rt) => finished,
+            finished = execute(&project, tool.pipeline.name(), args, &[], &rt) => finished,
             // Dropping the run cancels its stages; atomic writes leave no half-written file.
             _ = context.ct.cancelled() => {
                 return Err(McpError::internal_error(format!("{name}: cancelled by the client"), None));
@@ -197,10 +197,10 @@ impl ServerHandler for PipelineServer {
         for t in &exposed {
             resources.push(
                 Resource::new(
-                    format!("{GRAPH_URI}{}", t.pipeline.name),
-                    format!("{} graph", t.pipeline.name),
+                    format!("{GRAPH_URI}{}", t.pipeline.name()),
+                    format!("{} graph", t.pipeline.name()),
                 )
-                .with_description(format!("The `{}` pipeline's stage graph (mermaid)", t.pipeline.name))
+                .with_description(format!("The `{}` pipeline's stage graph (mermaid)", t.pipeline.name()))
                 .with_mime_type("text/plain"),
             );
         }

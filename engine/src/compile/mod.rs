@@ -50,6 +50,8 @@ pub struct Compiler<'a> {
 }
 
 impl<'a> Compiler<'a> {
+    /// A compiler over the product's files and natives; `builtin_provider`
+    /// requires every `llm` stage to name its offline `builtin:` task.
     pub fn new(
         resources: &'a Resources,
         registry: &'a Registry,

@@ -10,14 +10,18 @@ use crate::spec::SourceMap;
 /// The config file's values (a nested map) and where they sit.
 #[derive(Debug, Clone, Default)]
 pub struct ConfigLayer {
+    /// The config file's path, for positions in messages.
     pub file: String,
+    /// The values, nested as written.
     pub values: Value,
+    /// Where each key sits in the file.
     pub source: SourceMap,
 }
 
 /// Everything above the pipeline's own defaults.
 #[derive(Debug, Clone, Default)]
 pub struct ParamLayers {
+    /// The project's config file, when there is one.
     pub config: Option<ConfigLayer>,
     /// `--set` pairs in command-line order (later wins), values parsed as YAML scalars.
     pub sets: Vec<(String, Value)>,
@@ -26,7 +30,9 @@ pub struct ParamLayers {
 /// One resolved leaf param, for `--dry-run`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ResolvedParam {
+    /// Its dotted path (`search.asset_top_k`).
     pub key: String,
+    /// Its value after layering.
     pub value: Value,
     /// `default`, `config (<file>:<line>:<col>)` or `--set`.
     pub source: String,

@@ -13,40 +13,39 @@ use crate::template::Tmpl;
 
 /// A checked pipeline, ready to run any number of times.
 pub struct Pipeline {
-    pub name: String,
-    pub summary: String,
+    pub(crate) name: String,
+    pub(crate) summary: String,
     /// Where else it is offered besides `run` (`mcp`).
-    pub expose: Vec<String>,
+    pub(crate) expose: Vec<String>,
     /// Where it was read from (an override path or the embedded path).
-    pub file: String,
-    pub inputs: BTreeMap<String, InputSpec>,
+    pub(crate) file: String,
+    pub(crate) inputs: BTreeMap<String, InputSpec>,
     /// Params after layering.
-    pub params: Arc<Value>,
-    pub resolved_params: Vec<ResolvedParam>,
-    pub output: Option<Tmpl>,
+    pub(crate) params: Arc<Value>,
+    pub(crate) resolved_params: Vec<ResolvedParam>,
+    pub(crate) output: Option<Tmpl>,
     /// In a topological order (file order among independent stages).
-    pub stages: Vec<Stage>,
-    pub env: Arc<Environment<'static>>,
+    pub(crate) stages: Vec<Stage>,
+    pub(crate) env: Arc<Environment<'static>>,
 }
 
 pub struct Stage {
-    pub name: String,
+    pub(crate) name: String,
     /// The name templates use (`-` → `_`).
-    pub ident: String,
-    pub summary: Option<String>,
+    pub(crate) ident: String,
     /// Indexes into `Pipeline::stages`.
-    pub needs: Vec<usize>,
+    pub(crate) needs: Vec<usize>,
     /// Every stage this one may read (transitive needs), by ident.
-    pub upstream: BTreeSet<String>,
-    pub when: Option<(String, Tmpl)>,
-    pub with: Option<Tmpl>,
-    pub gate: Option<Gate>,
-    pub on_invalid: Option<Recovery>,
-    pub on_locked: Option<Recovery>,
-    pub action: StageAction,
-    pub modifier: Option<StageModifier>,
+    pub(crate) upstream: BTreeSet<String>,
+    pub(crate) when: Option<(String, Tmpl)>,
+    pub(crate) with: Option<Tmpl>,
+    pub(crate) gate: Option<Gate>,
+    pub(crate) on_invalid: Option<Recovery>,
+    pub(crate) on_locked: Option<Recovery>,
+    pub(crate) action: StageAction,
+    pub(crate) modifier: Option<StageModifier>,
     /// Params the stage's templates read, for graphs and dry runs.
-    pub params_read: Vec<String>,
+    pub(crate) params_read: Vec<String>,
 }
 
 /// Where a `read` stage reads from.
@@ -246,11 +245,56 @@ impl Stage {
 #[derive(Debug, thiserror::Error)]
 #[error("pipeline `{pipeline}`: {message}")]
 pub struct InputError {
+    /// The pipeline called.
     pub pipeline: String,
+    /// What is wrong and how to pass it.
     pub message: String,
 }
 
 impl Pipeline {
+    /// Its name (`search`, `search/drill-down`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The one-line `summary:` it gives of itself.
+    pub fn summary(&self) -> &str {
+        &self.summary
+    }
+
+    /// Where it was read from: an override path or the embedded path.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// Where else it is offered besides `run` (`mcp`).
+    pub fn expose(&self) -> &[String] {
+        &self.expose
+    }
+
+    /// Its declared inputs, by name.
+    pub fn inputs(&self) -> &BTreeMap<String, InputSpec> {
+        &self.inputs
+    }
+
+    /// Its params after layering (defaults, config, `--set`).
+    pub fn params(&self) -> &Value {
+        &self.params
+    }
+
+    /// Each param after layering, with the layer that set it.
+    pub fn resolved_params(&self) -> &[ResolvedParam] {
+        &self.resolved_params
+    }
+
+    /// The schemas its `llm` stages gate answers with (file, schema).
+    pub fn llm_gates(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.stages.iter().filter_map(|s| match (&s.action, &s.gate) {
+            (StageAction::Llm(_), Some(gate)) => Some((gate.file.as_str(), gate.schema.as_ref())),
+            _ => None,
+        })
+    }
+
     /// Check and coerce caller inputs against the pipeline's declarations.
     /// Strings from the command line become the declared type.
     pub fn bind_inputs(&self, mut given: Map<String, Value>) -> Result<Value, InputError> {

@@ -292,7 +292,6 @@ impl Compiler<'_> {
         Some(Stage {
             name: s.name.clone(),
             ident: spec::ident(&s.name),
-            summary: s.summary.clone(),
             needs,
             upstream: ctx.upstream.clone(),
             when,

@@ -6,10 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use engine::compile::{Compiler, ParamLayers, Pipeline};
 use engine::diagnostic::Diagnostics;
 use engine::llm::Provider;
 use engine::resources::Resources;
+use engine::{Compiler, ParamLayers, Pipeline};
 use engine::{Output, Registry};
 use engine::{RunOutcome, Runtime};
 use serde_json::Value;
