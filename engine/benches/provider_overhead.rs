@@ -6,16 +6,13 @@
 //!
 //! Run: `cargo bench -p engine --bench provider_overhead`
 
-#[path = "../tests/support/llm_server.rs"]
-mod llm_server;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use engine::io::Limits;
 use engine::llm::{connect_with_env, LlmConfig, LlmRequest, Provider, Tier};
-use llm_server::{LlmServer, Reply};
 use serde_json::json;
+use test_support::llm_server::{LlmServer, Reply};
 
 /// Calls measured per configuration (after a warm-up of a tenth as many).
 const CALLS: usize = 4000;

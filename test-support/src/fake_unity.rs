@@ -16,8 +16,6 @@
 //! It records every command it receives and keeps a small scene model, so a
 //! test can assert exactly what reached "Unity".
 
-#![allow(dead_code)] // each test binary uses a different part of this helper
-
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -391,7 +389,8 @@ pub fn mcp_server_command() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("UNITY_ASSETS_MCP_SERVER") {
         return Some(PathBuf::from(path));
     }
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/venv-mcp/bin/mcp-for-unity");
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
+    let venv = workspace.join("target/venv-mcp/bin/mcp-for-unity");
     if venv.is_file() {
         return Some(venv);
     }
