@@ -60,7 +60,7 @@ impl Project {
         self.dir.path()
     }
 
-    pub fn add_asset(&self, rel: &str, n: usize) {
+    fn add_asset(&self, rel: &str, n: usize) {
         let file = self.dir.path().join(rel);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, "").unwrap();
