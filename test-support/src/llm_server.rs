@@ -8,7 +8,8 @@
 //! mid-body. Hand-rolled on tokio so tests control the raw bytes.
 //!
 //! ```ignore
-//! let server = LlmServer::start(vec![Reply::status(500), Reply::anthropic_tool("out", json!({"ok": true}))]).await;
+//! let ok = Reply::anthropic_tool("out", json!({"ok": true}), json!({"input_tokens": 3, "output_tokens": 1}));
+//! let server = LlmServer::start(vec![Reply::error(500, "overloaded"), ok]).await;
 //! // point a provider at server.url(), call it, then inspect server.requests()
 //! ```
 
