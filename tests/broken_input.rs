@@ -4,10 +4,17 @@
 //! are not about a place in a file (a `--set` flag, a pipeline name, a
 //! missing folder) carry no fake `:1:1:`.
 
-#[path = "support/generated_project.rs"]
-mod generated_project;
+use std::path::Path;
 
-use generated_project::{run_in, Project, Run};
+use test_support::cli::{self, Run};
+use test_support::project::Project;
+
+const BIN: &str = env!("CARGO_BIN_EXE_unity-assets");
+
+/// The binary with `--project dir`, which need not exist (doctor reports that).
+fn run_in(dir: &Path, args: &[&str]) -> Run {
+    Run::of(cli::command(Path::new(BIN), dir).args(args))
+}
 
 /// The exit code of a doctor run with a failed required check (README "Exit codes").
 const DOCTOR_FAILED: i32 = 1;
@@ -22,7 +29,7 @@ fn assert_ran_every_check(run: &Run) {
 fn doctor_reports_a_missing_project_folder() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("no-such-project");
-    let run = run_in(&missing, &["doctor", "--offline"], &[]);
+    let run = run_in(&missing, &["doctor", "--offline"]);
     assert_eq!(run.code, DOCTOR_FAILED, "{run:?}");
     assert!(
         run.stdout.contains("✗ project root:") && run.stdout.contains("no-such-project"),
@@ -34,7 +41,7 @@ fn doctor_reports_a_missing_project_folder() {
 
 #[test]
 fn doctor_reports_a_malformed_config_at_its_line() {
-    let project = Project::generated(3);
+    let project = Project::generated(BIN, 3);
     project.configure("index_depth: minimal\nbatch_size: [unclosed\n");
     let run = project.run(&["doctor", "--offline"]);
     assert_eq!(run.code, DOCTOR_FAILED, "{run:?}");
@@ -58,7 +65,7 @@ fn doctor_reports_a_malformed_config_at_its_line() {
 
 #[test]
 fn doctor_reports_a_bad_set_value() {
-    let project = Project::generated(3);
+    let project = Project::generated(BIN, 3);
     let run = project.run(&["doctor", "--offline", "--set", "batch_size=abc"]);
     assert_eq!(run.code, DOCTOR_FAILED, "{run:?}");
     assert!(
@@ -70,7 +77,7 @@ fn doctor_reports_a_bad_set_value() {
 
 #[test]
 fn errors_about_no_file_carry_no_position() {
-    let project = Project::generated(3);
+    let project = Project::generated(BIN, 3);
     let cases: [&[&str]; 4] = [
         &["search", "zombie", "--set", "search.asset_top_k=abc"],
         &["search", "zombie", "--set", "no_such_param=1"],
@@ -90,7 +97,7 @@ fn errors_about_no_file_carry_no_position() {
         "{run:?}"
     );
     let missing = project.dir.path().join("nonexistent");
-    let run = run_in(&missing, &["search", "zombie"], &[]);
+    let run = run_in(&missing, &["search", "zombie"]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(
         run.stderr.contains("nonexistent: error:") && !run.stderr.contains(":1:1:"),

@@ -1,25 +1,19 @@
 //! `unity-assets build` end to end: the real binary on a generated Unity
 //! project, the real MCP for Unity server (`mcp-for-unity --transport
 //! stdio`) configured in the project's `.claude/unity-assets.yml`, and a
-//! fake Unity editor (tests/support/fake_unity.rs) behind it that records
+//! fake Unity editor (test_support::fake_unity) behind it that records
 //! what it receives.
 //!
 //! The tests that need the server skip, printing SKIPPED, when it is not
 //! installed (`.ci/install-mcp-server.sh`).
 
-#[path = "support/fake_unity.rs"]
-mod fake_unity;
-#[path = "../engine/tests/support/llm_server.rs"]
-mod llm_server;
-
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
 
 use engine::mcp::args_digest;
-use fake_unity::FakeUnity;
-use llm_server::{LlmServer, Reply};
 use serde_json::{json, Value};
+use test_support::cli::{self, Run};
+use test_support::fake_unity::{self, FakeUnity};
+use test_support::llm_server::{LlmServer, Reply};
 use unity_assets::build::plan::{plan, PlanAsset, PlanRequest};
 use unity_assets::eval::{load_seed_templates, seed_guid};
 
@@ -104,26 +98,16 @@ impl Fixture {
 
     /// Run the binary on this project.
     fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let started = Instant::now();
-        let output = Command::new(BIN)
-            .arg("--project")
-            .arg(&self.project)
-            .args(args)
-            .env_remove("ANTHROPIC_API_KEY")
-            .env_remove("OPENAI_API_KEY")
-            // These projects name their own MCP server: the user trusts them
-            // (the refusal itself is tests/hostile_project.rs).
-            .env("UNITY_ASSETS_TRUST", "1")
-            .envs(env.iter().copied())
-            .output()
-            .expect("the binary runs");
-        let wall = started.elapsed();
-        Run {
-            code: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-            wall,
-        }
+        Run::of(
+            cli::command(Path::new(BIN), &self.project)
+                .args(args)
+                .env_remove("ANTHROPIC_API_KEY")
+                .env_remove("OPENAI_API_KEY")
+                // These projects name their own MCP server: the user trusts them
+                // (the refusal itself is tests/hostile_project.rs).
+                .env("UNITY_ASSETS_TRUST", "1")
+                .envs(env.iter().copied()),
+        )
     }
 
     /// Each group's best candidate in the last search result.
@@ -157,24 +141,6 @@ impl Fixture {
             .lines()
             .map(|l| serde_json::from_str(l).expect("audit rows are JSON"))
             .collect()
-    }
-}
-
-/// One finished run of the binary.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    wall: Duration,
-}
-
-impl Run {
-    fn output(&self) -> String {
-        format!("--- stdout\n{}--- stderr\n{}", self.stdout, self.stderr)
-    }
-
-    fn has_line(&self, line: &str) -> bool {
-        self.stdout.lines().any(|l| l == line)
     }
 }
 

@@ -4,15 +4,12 @@
 //! The server is found by [`fake_unity::mcp_server_command`]; the tests that
 //! need it are skipped, saying so, when it is absent.
 
-#[path = "support/fake_unity.rs"]
-mod fake_unity;
-
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use engine::mcp::{args_digest, AuditRow, AuditVerdict, ServerConfig};
-use fake_unity::FakeUnity;
 use serde_json::json;
+use test_support::fake_unity::{self, FakeUnity};
 use unity_assets::build::execute::{self, GroupPlan};
 use unity_assets::build::plan::{plan, PlanAsset, PlanRequest, PlannedCall};
 use unity_assets::build::scope::{ScopePolicy, UnityScopeGuard};

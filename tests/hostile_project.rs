@@ -8,30 +8,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "../engine/tests/support/llm_server.rs"]
-mod llm_server;
-use llm_server::{LlmServer, Reply};
+use test_support::cli::{self, Run};
+use test_support::llm_server::{LlmServer, Reply};
+
+const BIN: &str = env!("CARGO_BIN_EXE_unity-assets");
 
 /// A project in a temp folder, with its own user config folder (the trust
 /// store) and an "outside" folder standing for the rest of the machine.
 struct Hostile {
     root: tempfile::TempDir,
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {}\n--- stdout\n{}--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
 }
 
 impl Hostile {
@@ -69,41 +54,19 @@ impl Hostile {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_unity-assets"));
-        c.arg("--project")
-            .arg(self.project())
-            .args(args)
+        let mut c = cli::command(Path::new(BIN), &self.project());
+        c.args(args)
             .env("XDG_CONFIG_HOME", self.root.path().join("config"))
-            .env("NO_COLOR", "1")
             .env("UA_TEST_SECRET", "sk-test-SECRET-0123456789")
             .env_remove("UNITY_ASSETS_TRUST")
-            .env_remove("RUST_LOG")
             .stdin(Stdio::null());
         c
     }
 
     /// Run with a bound: a hang (a FIFO read) fails the test instead of blocking it.
     fn run(&self, args: &[&str]) -> Run {
-        let mut child = self
-            .command(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let started = Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if started.elapsed() > Duration::from_secs(60) {
-                child.kill().unwrap();
-                panic!("`{}` hung", args.join(" "));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let out = child.wait_with_output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Run::within(&mut self.command(args), Duration::from_secs(60))
+            .unwrap_or_else(|| panic!("`{}` hung", args.join(" ")))
     }
 
     fn trust(&self) {

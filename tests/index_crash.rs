@@ -6,97 +6,31 @@
 //! The tagger is an OpenAI-compatible server on 127.0.0.1 that answers each
 //! batch after a delay with one row per guid the prompt names.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use test_support::cli::{self, Run};
+use test_support::llm_server::{LlmServer, Recorded, Reply};
 
 const BIN: &str = env!("CARGO_BIN_EXE_unity-assets");
 const ASSETS: usize = 24;
 const BATCH: usize = 3;
 
-/// A slow tagger: counts requests, answers each after `delay`.
-struct SlowTagger {
-    port: u16,
-    requests: Arc<AtomicUsize>,
-}
-
-impl SlowTagger {
-    fn start(delay: Duration) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
-        let port = listener.local_addr().expect("address").port();
-        let requests = Arc::new(AtomicUsize::new(0));
-        let counter = Arc::clone(&requests);
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let counter = Arc::clone(&counter);
-                std::thread::spawn(move || serve(stream, &counter, delay));
-            }
-        });
-        Self { port, requests }
-    }
-
-    fn count(&self) -> usize {
-        self.requests.load(Ordering::SeqCst)
-    }
-}
-
-/// Answer keep-alive requests on one connection until the client closes it.
-fn serve(stream: TcpStream, counter: &AtomicUsize, delay: Duration) {
-    let mut reader = BufReader::new(stream.try_clone().expect("clone stream"));
-    let mut writer = stream;
-    loop {
-        let mut length = 0;
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        loop {
-            line.clear();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                return;
-            }
-            let header = line.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':') {
-                if name.eq_ignore_ascii_case("content-length") {
-                    length = value.trim().parse().unwrap_or(0);
-                }
-            }
-        }
-        let mut body = vec![0; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
-        counter.fetch_add(1, Ordering::SeqCst);
-        std::thread::sleep(delay);
-        let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+/// A slow tagger: answers each batch after `delay` with a row per guid.
+async fn slow_tagger(delay: Duration) -> LlmServer {
+    LlmServer::respond_with(Arc::new(move |request: &Recorded| {
         let answer = json!({
             "id": "chatcmpl-1", "object": "chat.completion", "model": "slow-tagger",
             "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": tags_for(&request).to_string()}}],
+                         "message": {"role": "assistant", "content": tags_for(&request.body).to_string()}}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5},
-        })
-        .to_string();
-        let head = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-            answer.len()
-        );
-        if writer
-            .write_all(head.as_bytes())
-            .and_then(|()| writer.write_all(answer.as_bytes()))
-            .is_err()
-        {
-            return;
-        }
-    }
+        });
+        Reply::json(200, answer).after(delay)
+    }))
+    .await
 }
 
 /// One row per distinct guid named in the request's messages.
@@ -120,7 +54,7 @@ fn tags_for(request: &Value) -> Value {
 
 /// A project of `ASSETS` prefabs under two vendor folders, with a config
 /// pointing the model provider at the tagger.
-fn project(dir: &Path, port: u16) {
+fn project(dir: &Path, tagger: &LlmServer) {
     for i in 0..ASSETS {
         let vendor = if i % 2 == 0 { "ZombieKit" } else { "NatureForest" };
         let folder = dir.join(format!("Assets/{vendor}/Prefabs"));
@@ -135,7 +69,8 @@ fn project(dir: &Path, port: u16) {
         .expect("write meta");
     }
     let config = format!(
-        "batch_size: {BATCH}\nparallel_subagents: 1\nllm:\n  provider: openai\n  base_url: http://127.0.0.1:{port}/v1\n  retries: 0\n  timeout_s: 20\n"
+        "batch_size: {BATCH}\nparallel_subagents: 1\nllm:\n  provider: openai\n  base_url: {}/v1\n  retries: 0\n  timeout_s: 20\n",
+        tagger.url()
     );
     std::fs::create_dir_all(dir.join(".claude")).expect("create .claude");
     std::fs::write(dir.join(".claude/unity-assets.yml"), config).expect("write config");
@@ -145,14 +80,14 @@ fn index_dir(dir: &Path) -> PathBuf {
     dir.join(".claude/unity-asset-index")
 }
 
-fn reindex(dir: &Path) -> std::process::Output {
-    Command::new(BIN)
-        .args(["--project", dir.to_str().expect("utf-8 path"), "reindex"])
-        .env_remove("OPENAI_API_KEY")
-        // The project names its (local) model server: its user trusts it.
-        .env("UNITY_ASSETS_TRUST", "1")
-        .output()
-        .expect("run unity-assets")
+fn reindex(dir: &Path) -> Run {
+    Run::of(
+        cli::command(Path::new(BIN), dir)
+            .arg("reindex")
+            .env_remove("OPENAI_API_KEY")
+            // The project names its (local) model server: its user trusts it.
+            .env("UNITY_ASSETS_TRUST", "1"),
+    )
 }
 
 fn partial_lines(dir: &Path) -> usize {
@@ -161,17 +96,26 @@ fn partial_lines(dir: &Path) -> usize {
         .unwrap_or(0)
 }
 
-#[test]
-fn killed_run_resumes_to_the_same_files() {
-    let tagger = SlowTagger::start(Duration::from_millis(250));
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_run_resumes_to_the_same_files() {
+    let tagger = slow_tagger(Duration::from_millis(250)).await;
+    // The runs below block; the server answers on the runtime's other worker.
+    tokio::task::block_in_place(|| killed_run_resumes(&tagger));
+}
+
+fn killed_run_resumes(tagger: &LlmServer) {
     let batches = ASSETS.div_ceil(BATCH);
 
     // An uninterrupted run, for reference.
     let whole = tempfile::tempdir().expect("temp dir");
-    project(whole.path(), tagger.port);
+    project(whole.path(), tagger);
     let out = reindex(whole.path());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(tagger.count(), batches, "one call per batch when every row is good");
+    assert!(out.code == 0, "{}", out.stderr);
+    assert_eq!(
+        tagger.requests().len(),
+        batches,
+        "one call per batch when every row is good"
+    );
     let expected = std::fs::read(index_dir(whole.path()).join("assets.jsonl")).expect("assets.jsonl");
     assert!(
         String::from_utf8_lossy(&expected).contains("slow-tagger"),
@@ -180,10 +124,10 @@ fn killed_run_resumes_to_the_same_files() {
 
     // The same project, killed once a few batches are checkpointed.
     let crashed = tempfile::tempdir().expect("temp dir");
-    project(crashed.path(), tagger.port);
-    let before = tagger.count();
-    let mut child = Command::new(BIN)
-        .args(["--project", crashed.path().to_str().expect("utf-8 path"), "reindex"])
+    project(crashed.path(), tagger);
+    let before = tagger.requests().len();
+    let mut child = cli::command(Path::new(BIN), crashed.path())
+        .arg("reindex")
         .env("UNITY_ASSETS_TRUST", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -203,10 +147,10 @@ fn killed_run_resumes_to_the_same_files() {
         "no final file from a killed run"
     );
 
-    let asked_before_resume = tagger.count();
+    let asked_before_resume = tagger.requests().len();
     let out = reindex(crashed.path());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let asked_on_resume = tagger.count() - asked_before_resume;
+    assert!(out.code == 0, "{}", out.stderr);
+    let asked_on_resume = tagger.requests().len() - asked_before_resume;
     assert!(asked_on_resume <= batches - done_at_kill, "finished batches were asked again: {asked_on_resume} calls on resume, {done_at_kill} of {batches} batches were done");
     assert!(asked_before_resume > before, "the killed run had asked the tagger");
 

@@ -8,12 +8,10 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-#[path = "support/generated_project.rs"]
-mod generated_project;
-#[path = "../engine/tests/support/llm_server.rs"]
-mod llm_server;
-use generated_project::Project;
-use llm_server::{LlmServer, Recorded, Reply};
+use test_support::llm_server::{LlmServer, Recorded, Reply};
+use test_support::project::Project;
+
+const BIN: &str = env!("CARGO_BIN_EXE_unity-assets");
 
 fn openai_at(server: &LlmServer) -> String {
     format!("llm: {{provider: openai, base_url: \"{}/v1\"}}\n", server.url())
@@ -28,7 +26,7 @@ fn assert_no_duplicates(requests: &[Recorded]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retry_after_over_the_cap_fails_at_once_saying_so_and_the_builtin_answers() {
-    let project = Project::generated(60);
+    let project = Project::generated(BIN, 60);
     assert_eq!(project.run(&["reindex"]).code, 0);
     let server = LlmServer::start(vec![
         Reply::error(429, "Rate limit reached").with_header("retry-after", "120")
@@ -60,7 +58,7 @@ async fn a_retry_after_over_the_cap_fails_at_once_saying_so_and_the_builtin_answ
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_always_invalid_model_in_exhaustive_mode_is_named_and_never_asked_the_same_twice() {
-    let project = Project::generated(60);
+    let project = Project::generated(BIN, 60);
     assert_eq!(project.run(&["reindex"]).code, 0);
     let server = LlmServer::start(vec![Reply::openai_content(
         "{\"nope\": 1}",
@@ -99,7 +97,7 @@ async fn an_always_invalid_model_in_exhaustive_mode_is_named_and_never_asked_the
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tagging_model_answering_prose_leaves_the_index_tagged_by_the_builtin() {
-    let project = Project::generated(45);
+    let project = Project::generated(BIN, 45);
     let server = LlmServer::respond_with(Arc::new(|_: &Recorded| {
         Reply::openai_content(
             "Sure! Here are some tags for your assets.",
@@ -118,7 +116,7 @@ async fn a_tagging_model_answering_prose_leaves_the_index_tagged_by_the_builtin(
 /// names it: an endpoint rejecting one fails the check, naming it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn providers_check_fails_where_a_stage_would() {
-    let project = Project::generated(1);
+    let project = Project::generated(BIN, 1);
     let server = LlmServer::respond_with(Arc::new(|r: &Recorded| {
         match r.body["response_format"]["json_schema"]["name"].as_str() {
             Some("build-plan") => Reply::error(400, "Invalid schema for response_format 'build-plan'"),
@@ -156,7 +154,7 @@ async fn providers_check_fails_where_a_stage_would() {
 /// it fails the check, naming the key, instead of being read into memory.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_answer_over_limits_http_mb_is_refused_naming_the_key() {
-    let project = Project::generated(1);
+    let project = Project::generated(BIN, 1);
     let padded = json!({"ok": true, "note": "z".repeat(1536 * 1024)}).to_string();
     let server = LlmServer::start(vec![Reply::openai_content(&padded, json!({}))]).await;
     project.configure(&format!("{}limits: {{http_mb: 1}}\n", openai_at(&server)));

@@ -5,53 +5,20 @@
 //! (`docs/contracts.md#exact-lines`) is checked here in a real run.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
+use std::time::Instant;
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-#[path = "../engine/tests/support/llm_server.rs"]
-mod llm_server;
-use llm_server::{LlmServer, Reply};
+use test_support::cli::{self, Run};
+use test_support::llm_server::{LlmServer, Reply};
 
 const INDEX_DIR: &str = ".claude/unity-asset-index";
 
 /// A generated Unity project.
 struct Project {
     dir: tempfile::TempDir,
-}
-
-/// What one run of the binary did.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn lines(&self) -> Vec<&str> {
-        self.stdout.lines().collect()
-    }
-
-    /// How many stdout lines are exactly `line`.
-    fn count(&self, line: &str) -> usize {
-        self.stdout.lines().filter(|l| *l == line).count()
-    }
-
-    /// Stdout as the one JSON document `--json` prints.
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not one JSON document: {e}\n{self:?}"))
-    }
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {}\n--- stdout\n{}--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
 }
 
 /// The guid the seed fixture builder gives `rel`: the first 16 bytes of its
@@ -105,18 +72,13 @@ impl Project {
     }
 
     fn run(&self, args: &[&str]) -> Run {
-        finish(self.command(args).output().expect("the binary runs"))
+        Run::of(&mut self.command(args))
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_unity-assets"));
+        let mut command = cli::command(Path::new(env!("CARGO_BIN_EXE_unity-assets")), self.path());
         command
-            .arg("--project")
-            .arg(self.path())
             .args(args)
-            .env("NO_COLOR", "1")
-            .env_remove("UNITY_ASSETS_PROVIDER")
-            .env_remove("RUST_LOG")
             // Projects that configure a model server are trusted by their
             // user here (the refusal itself is tests/hostile_project.rs).
             .env("UNITY_ASSETS_TRUST", "1");
@@ -138,14 +100,6 @@ impl Project {
         let result = self.json("search-result.json");
         assert_valid("search-result.schema.json", &result);
         result
-    }
-}
-
-fn finish(output: Output) -> Run {
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
 }
 
@@ -529,6 +483,7 @@ fn fifty_concurrent_picks_leave_fifty_intact_rows() {
     project.reindex();
     assert_eq!(project.run(&["search", "zombie enemy"]).code, 0);
     let picks: Vec<String> = (0..50).map(|i| (i % 2).to_string()).collect();
+    let started = Instant::now();
     let children: Vec<_> = picks
         .iter()
         .map(|n| {
@@ -546,7 +501,7 @@ fn fifty_concurrent_picks_leave_fifty_intact_rows() {
     // again, so a refused pick is retried here; every row must land whole.
     let mut refused = 0;
     for (child, n) in children.into_iter().zip(&picks) {
-        let mut run = finish(child.wait_with_output().unwrap());
+        let mut run = Run::finished(child.wait_with_output().unwrap(), started.elapsed());
         while run.code == 1 && run.lines() == [PICK_LOCKED] {
             refused += 1;
             assert!(refused < 50, "the lock never frees: {run:?}");

@@ -10,12 +10,10 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-#[path = "support/generated_project.rs"]
-mod generated_project;
-#[path = "../engine/tests/support/llm_server.rs"]
-mod llm_server;
-use generated_project::{Project, INDEX_DIR};
-use llm_server::{LlmServer, Recorded, Reply};
+use test_support::llm_server::{self, LlmServer, Recorded, Reply};
+use test_support::project::{Project, INDEX_DIR};
+
+const BIN: &str = env!("CARGO_BIN_EXE_unity-assets");
 
 /// The wire name of the schema a request asks for (`reranked-assets`, …).
 fn schema_of(request: &Recorded) -> String {
@@ -88,7 +86,7 @@ fn zombie() -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rerank_costs_under_a_tenth_of_exhaustive_and_never_sends_a_request_twice() {
-    let project = Project::generated(4000);
+    let project = Project::generated(BIN, 4000);
     let run = tokio::task::block_in_place(|| project.run(&["reindex"]));
     assert_eq!(run.code, 0, "{run:?}");
 
@@ -155,7 +153,7 @@ async fn rerank_costs_under_a_tenth_of_exhaustive_and_never_sends_a_request_twic
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_query_retrieval_finds_nothing_for_falls_back_to_the_exhaustive_map_reduce() {
-    let project = Project::generated(60);
+    let project = Project::generated(BIN, 60);
     assert_eq!(project.run(&["reindex"]).code, 0);
     let nothing = json!([{"intent": "quantum hologram", "category_hint": null, "subtype_hint": null}]);
     let server = LlmServer::respond_with(model(nothing, None)).await;
@@ -184,7 +182,7 @@ async fn a_query_retrieval_finds_nothing_for_falls_back_to_the_exhaustive_map_re
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_answering_prose_gets_one_repair_turn_then_the_builtin_ranking_stands() {
-    let project = Project::generated(60);
+    let project = Project::generated(BIN, 60);
     assert_eq!(project.run(&["reindex"]).code, 0);
     let prose = Reply::openai_content(
         "The best row is probably the third one.",
@@ -245,7 +243,7 @@ async fn a_model_answering_prose_gets_one_repair_turn_then_the_builtin_ranking_s
 /// the search ends in no_match after the routing call alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_the_exhaustive_fallback_an_empty_retrieval_is_no_match_at_once() {
-    let project = Project::generated(60);
+    let project = Project::generated(BIN, 60);
     assert_eq!(project.run(&["reindex"]).code, 0);
     let nothing = json!([{"intent": "quantum hologram", "category_hint": null, "subtype_hint": null}]);
     let server = LlmServer::respond_with(model(nothing, None)).await;
@@ -269,7 +267,7 @@ async fn without_the_exhaustive_fallback_an_empty_retrieval_is_no_match_at_once(
 /// map back to the builtin retriever's guids.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rerank_over_the_anthropic_wire_maps_tool_answers_back_to_guids() {
-    let project = Project::generated(400);
+    let project = Project::generated(BIN, 400);
     assert_eq!(project.run(&["reindex"]).code, 0);
     project.configure("search: {mode: rerank}\n");
     assert_eq!(project.run(&["search", "dark zombie"]).code, 0);
@@ -327,7 +325,7 @@ async fn rerank_over_the_anthropic_wire_maps_tool_answers_back_to_guids() {
 /// package list travels once per drill-down, not once per sub-intent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_drill_down_sends_the_package_list_once_for_all_sub_intents() {
-    let project = Project::generated(60);
+    let project = Project::generated(BIN, 60);
     assert_eq!(project.run(&["reindex"]).code, 0);
     let two = json!([
         {"intent": "dark zombie", "category_hint": "character", "subtype_hint": null},

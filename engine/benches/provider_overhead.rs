@@ -7,16 +7,13 @@
 //! Run: `cargo bench -p engine --bench provider_overhead`; one iteration is
 //! one call per worker, so criterion's throughput line is calls per second.
 
-#[path = "../tests/support/llm_server.rs"]
-mod llm_server;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use engine::llm::{connect_with_env, LlmConfig, LlmRequest, Provider, Tier};
-use llm_server::{LlmServer, Reply};
 use serde_json::json;
+use test_support::llm_server::{LlmServer, Reply};
 
 fn request() -> LlmRequest {
     LlmRequest {

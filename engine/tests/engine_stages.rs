@@ -3,8 +3,6 @@
 
 mod engine_util;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -15,6 +13,7 @@ use engine::{Ending, RunStatus, StageStatus};
 use engine_util::{stage, Project};
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
+use test_support::llm_server::{LlmServer, Recorded, Reply};
 
 const LABEL_SCHEMA: &str =
     r#"{"type": "object", "properties": {"label": {"type": "string", "enum": ["cat", "dog"]}}, "required": ["label"]}"#;
@@ -472,47 +471,25 @@ async fn exit_ends_the_run_with_its_code() {
     assert_eq!(output.captured(), "before\n");
 }
 
-/// Answers `connections` HTTP requests with a JSON echo of each one.
-fn echo_server(connections: usize) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().take(connections) {
-            let mut stream = stream.unwrap();
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut request_line = String::new();
-            reader.read_line(&mut request_line).unwrap();
-            let mut length = 0;
-            loop {
-                let mut header = String::new();
-                reader.read_line(&mut header).unwrap();
-                if header.trim().is_empty() {
-                    break;
-                }
-                if let Some((k, v)) = header.split_once(':') {
-                    if k.eq_ignore_ascii_case("content-length") {
-                        length = v.trim().parse().unwrap();
-                    }
-                }
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            let mut parts = request_line.split_whitespace();
-            let reply = json!({
-                "method": parts.next(),
-                "target": parts.next(),
-                "body": serde_json::from_slice::<Value>(&body).unwrap_or(Value::Null),
-            })
-            .to_string();
-            write!(stream, "HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}", reply.len()).unwrap();
-        }
-    });
-    format!("http://{addr}")
+/// A server answering every HTTP request with a JSON echo of it.
+async fn echo_server() -> LlmServer {
+    LlmServer::respond_with(Arc::new(|request: &Recorded| {
+        let body = match &request.body {
+            Value::String(_) => Value::Null, // empty or not JSON
+            json => json.clone(),
+        };
+        Reply::json(
+            201,
+            json!({"method": request.method, "target": request.path, "body": body}),
+        )
+    }))
+    .await
 }
 
 #[tokio::test]
 async fn http_gets_and_posts_json() {
-    let base = echo_server(2);
+    let server = echo_server().await;
+    let base = server.url();
     let p = Project::new();
     p.pipeline(
         "web",

@@ -4,7 +4,6 @@
 //! run's `limits.http_mb` must bound the answer.
 
 mod engine_util;
-mod support;
 
 use engine::io::Limits;
 use engine::llm::{connect_with_env, LlmConfig};
@@ -12,7 +11,7 @@ use engine::Registry;
 use engine::{Ending, RunOutcome};
 use engine_util::Project;
 use serde_json::{json, Value};
-use support::llm_server::{LlmServer, Reply};
+use test_support::llm_server::{LlmServer, Reply};
 
 /// A one-stage pipeline asking for `{"label": …}`; `max_tokens` is the
 /// stage's own setting, if any.

@@ -2,15 +2,13 @@
 //! the exact requests each vendor documents, and what each provider makes of
 //! good answers, misbehaving servers and a server echoing the key back.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use engine::io::Limits;
 use engine::llm::{check, connect_with_env, LlmConfig, LlmError, LlmRequest, Provider, Tier, Usage};
 use serde_json::{json, Value};
-use support::llm_server::{LlmServer, Reply};
+use test_support::llm_server::{LlmServer, Recorded, Reply};
 
 const KEY: &str = "sk-test-SECRET-4f9c2a71";
 
@@ -326,7 +324,7 @@ mod openai {
     /// an endpoint rejecting one fails the check, naming it.
     #[tokio::test]
     async fn check_sends_each_stage_schema_and_names_the_one_rejected() {
-        let server = LlmServer::respond_with(Arc::new(|r: &support::llm_server::Recorded| {
+        let server = LlmServer::respond_with(Arc::new(|r: &Recorded| {
             match r.body["response_format"]["json_schema"]["name"].as_str() {
                 Some("build-plan") => Reply::error(400, "Invalid schema for response_format 'build-plan'"),
                 Some("check") => Reply::openai_content("{\"ok\": true}", usage()),

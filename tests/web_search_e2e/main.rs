@@ -9,18 +9,21 @@ use std::path::Path;
 
 use serde_json::json;
 
-#[path = "../engine/tests/support/llm_server.rs"]
-mod llm_server;
-use llm_server::{LlmServer, Reply};
+use test_support::llm_server::{LlmServer, Reply};
+use test_support::project::Project;
 
-#[path = "support/web_search.rs"]
 mod fixtures;
 use fixtures::*;
+
+const BIN: &str = env!("CARGO_BIN_EXE_unity-assets");
 
 #[test]
 fn every_validation_message_exits_2_before_any_request() {
     // A backend that would fail loudly if it were ever asked.
-    let p = Project::new("web_search:\n  backends: [command]\n  command: {argv: [/nonexistent/program]}\n");
+    let p = Project::configured(
+        BIN,
+        "web_search:\n  backends: [command]\n  command: {argv: [/nonexistent/program]}\n",
+    );
     let cases: [(&[&str], &str); 5] = [
         (&["web-search", "ab"], "검색어는 최소 3자 이상이어야 합니다."),
         (&["web-search", "리액"], "검색어는 최소 3자 이상이어야 합니다."),
@@ -65,7 +68,7 @@ async fn searxng_wire_format_tiers_dedupe_threshold_and_summary_golden() {
             .map(|rows| searx_answer("react hooks state", rows))
     };
     let searx = LlmServer::start((0..2).flat_map(answers).collect()).await;
-    let p = Project::new(&searx_config(&searx.url()));
+    let p = Project::configured(BIN, &searx_config(&searx.url()));
     let run = p.run(&["web-search", "react hooks state"]);
     assert_eq!(run.code, 0, "{run:?}");
     golden("summary.txt", &stable(&run.stdout, &[&searx]));
@@ -133,7 +136,7 @@ async fn searxng_wire_format_tiers_dedupe_threshold_and_summary_golden() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progressive_golden_and_official_rewrite() {
     let searx = LlmServer::start(vec![searx_answer("react hooks state", tiered_rows())]).await;
-    let p = Project::new(&searx_config(&searx.url()));
+    let p = Project::configured(BIN, &searx_config(&searx.url()));
     let run = p.run(&["web-search", "react hooks state", "--format", "progressive"]);
     assert_eq!(run.code, 0, "{run:?}");
     golden("progressive.txt", &stable(&run.stdout, &[&searx]));
@@ -164,7 +167,7 @@ async fn a_failing_layer_query_keeps_the_others() {
         searx_answer("react hooks state", vec![]),
     ])
     .await;
-    let p = Project::new(&searx_config(&searx.url()));
+    let p = Project::configured(BIN, &searx_config(&searx.url()));
     let run = p.run(&["web-search", "react hooks state", "--json"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
@@ -178,7 +181,7 @@ async fn a_failing_layer_query_keeps_the_others() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zero_results_block() {
     let searx = LlmServer::start(vec![searx_answer("zzqx", vec![])]).await;
-    let p = Project::new(&searx_config(&searx.url()));
+    let p = Project::configured(BIN, &searx_config(&searx.url()));
     let run = p.run(&["web-search", "zzqx nothing", "--type", "best-practice"]);
     assert_eq!(run.code, 0, "{run:?}");
     let block = "검색 결과를 찾을 수 없습니다.\n\n**제안**:\n1. 검색어를 더 구체적으로 변경\n2. 다른 검색 타입 시도 (official → comprehensive)\n3. 영어 키워드로 재검색\n\n원래 검색어: \"zzqx nothing\"\n검색 타입: best-practice\n";
@@ -189,7 +192,7 @@ async fn zero_results_block() {
         vec![searx_row("https://someones-notes.example/x", "notes", "n", None)],
     )])
     .await;
-    let p = Project::new(&searx_config(&low.url()));
+    let p = Project::configured(BIN, &searx_config(&low.url()));
     let run = p.run(&["web-search", "zzqx nothing", "--json"]);
     assert_eq!(run.code, 0, "{run:?}");
     let doc = run.json();
@@ -209,7 +212,7 @@ async fn fallback_order_with_one_line_per_skipped_backend() {
         json!({"detail": {"error": "This request exceeds your plan's set usage limit."}}),
     )])
     .await;
-    let p = Project::new("");
+    let p = Project::configured(BIN, "");
     let log = p.path().join("prompt.txt");
     let script = p.script(
         "search.sh",
@@ -227,7 +230,7 @@ async fn fallback_order_with_one_line_per_skipped_backend() {
         ),
     )
     .unwrap();
-    let run = p.run_env(
+    let run = p.run_with(
         &["web-search", "unity addressables"],
         &[("TEST_TAVILY_KEY", "tvly-test-1")],
     );
@@ -263,7 +266,7 @@ async fn backend_answers_over_the_limit_are_refused_naming_the_key() {
     let big = format!("{{\"results\": [], \"pad\": \"{}\"}}", "x".repeat(2 * 1024 * 1024));
     let searx = LlmServer::start(vec![Reply::text(200, "application/json", &big)]).await;
     // `yes` prints without end: it is cut off at the limit, not buffered.
-    let p = Project::new(&format!(
+    let p = Project::configured(BIN, &format!(
         "limits: {{http_mb: 1}}\nweb_search:\n  backends: [searxng, command]\n  searxng: {{url: \"{}\"}}\n  command: {{argv: [yes]}}\n  timeout_s: 30\n",
         searx.url()
     ));
@@ -285,7 +288,7 @@ async fn backend_answers_over_the_limit_are_refused_naming_the_key() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn all_backends_failed_block_exit_1() {
     let searx = LlmServer::start(vec![Reply::text(502, "text/html", "<h1>502 Bad Gateway</h1>")]).await;
-    let p = Project::new(&format!(
+    let p = Project::configured(BIN, &format!(
         "web_search:\n  backends: [searxng, command]\n  searxng: {{url: \"{}\"}}\n  command: {{argv: [no-such-search-program-x, \"{{prompt}}\"]}}\n",
         searx.url()
     ));
@@ -311,10 +314,13 @@ async fn all_backends_failed_block_exit_1() {
     assert!(run.stderr.contains("all_backends_failed"), "{run:?}");
     // A backend that does not answer in time fails the same way.
     let silent = LlmServer::start(vec![Reply::Silence]).await;
-    let p = Project::new(&format!(
-        "web_search:\n  backends: [searxng]\n  searxng: {{url: \"{}\"}}\n  timeout_s: 1\n",
-        silent.url()
-    ));
+    let p = Project::configured(
+        BIN,
+        &format!(
+            "web_search:\n  backends: [searxng]\n  searxng: {{url: \"{}\"}}\n  timeout_s: 1\n",
+            silent.url()
+        ),
+    );
     let run = p.run(&["web-search", "react hooks", "--json"]);
     assert_eq!(run.code, 1, "{run:?}");
     let doc = run.json();
@@ -348,7 +354,7 @@ async fn brave_and_tavily_wire_formats_and_key_redaction() {
                "response_time": 1.05}),
     )])
     .await;
-    let p = Project::new(&format!(
+    let p = Project::configured(BIN, &format!(
         "web_search:\n  backends: [brave, tavily]\n  brave: {{url: \"{}/res/v1/web/search\", api_key_env: TEST_BRAVE_KEY}}\n  tavily: {{url: \"{}/search\", api_key_env: TEST_TAVILY_KEY}}\n",
         brave.url(),
         tavily.url()
@@ -359,7 +365,7 @@ async fn brave_and_tavily_wire_formats_and_key_redaction() {
         &["web-search", "react hooks", "--json"],
         &["web-search", "react hooks", "--format", "progressive", "-vv"],
     ] {
-        let run = p.run_env(args, &env);
+        let run = p.run_with(args, &env);
         assert_eq!(run.code, 0, "{run:?}");
         for key in [BRAVE_KEY, TAVILY_KEY] {
             assert!(
@@ -409,11 +415,14 @@ async fn brave_results_are_read() {
                     "age": "May 1, 2024"}]}}),
     )])
     .await;
-    let p = Project::new(&format!(
+    let p = Project::configured(
+        BIN,
+        &format!(
         "web_search:\n  backends: [brave]\n  brave: {{url: \"{}/res/v1/web/search\", api_key_env: TEST_BRAVE_KEY}}\n",
         brave.url()
-    ));
-    let run = p.run_env(
+    ),
+    );
+    let run = p.run_with(
         &["web-search", "unity shader graph", "--type", "official", "--json"],
         &[("TEST_BRAVE_KEY", "k")],
     );
@@ -497,7 +506,7 @@ async fn detailed_reads_pages_within_limits_and_golden() {
         ],
     )])
     .await;
-    let p = Project::new(&format!(
+    let p = Project::configured(BIN, &format!(
         "web_search:\n  backends: [searxng]\n  searxng: {{url: \"{}\"}}\n  fetch: {{pages: 6, max_bytes: 10000, timeout_s: 2, concurrency: 3}}\n",
         searx.url()
     ));
@@ -546,7 +555,7 @@ async fn detailed_reads_pages_within_limits_and_golden() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_strategy_file_that_cannot_be_loaded() {
     let searx = LlmServer::start(vec![searx_answer("q", vec![])]).await;
-    let p = Project::new(&searx_config(&searx.url()));
+    let p = Project::configured(BIN, &searx_config(&searx.url()));
     p.override_file("prompts/web-search/official.j2", "{{ query ");
     let run = p.run(&["web-search", "react hooks", "--type", "official"]);
     assert_eq!(run.code, 2, "{run:?}");
@@ -575,7 +584,7 @@ async fn a_strategy_file_that_cannot_be_loaded() {
 
 #[test]
 fn graph_shows_every_step_and_config_keys_are_checked() {
-    let p = Project::new("");
+    let p = Project::configured(BIN, "");
     let run = p.run(&["graph", "web-search"]);
     assert_eq!(run.code, 0, "{run:?}");
     for stage in [
@@ -592,11 +601,11 @@ fn graph_shows_every_step_and_config_keys_are_checked() {
     ] {
         assert!(run.stdout.contains(stage), "{stage}\n{run:?}");
     }
-    let p = Project::new(
+    let p = Project::configured(BIN,
         "web_search:\n  backends: [searxng, brave, tavily, command]\n  searxng: {url: http://127.0.0.1:8888}\n  brave: {api_key_env: BRAVE_API_KEY}\n  tavily: {api_key_env: TAVILY_API_KEY}\n  command: {argv: [gemini, -p, \"{prompt}\"]}\n  timeout_s: 15\n",
     );
     assert_eq!(p.run(&["validate", "web-search"]).code, 0);
-    let p = Project::new("web_search:\n  backends: [google]\n  timeout: 3\n");
+    let p = Project::configured(BIN, "web_search:\n  backends: [google]\n  timeout: 3\n");
     let run = p.run(&["web-search", "react hooks"]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("unknown key `web_search.timeout`"), "{run:?}");
@@ -613,12 +622,15 @@ async fn a_configured_model_summarises() {
     )])
     .await;
     let searx = LlmServer::start(vec![searx_answer("react hooks", tiered_rows())]).await;
-    let p = Project::new(&format!(
-        "llm: {{provider: openai, base_url: \"{}/v1\"}}\n{}",
-        llm.url(),
-        searx_config(&searx.url())
-    ));
-    let run = p.run_env(
+    let p = Project::configured(
+        BIN,
+        &format!(
+            "llm: {{provider: openai, base_url: \"{}/v1\"}}\n{}",
+            llm.url(),
+            searx_config(&searx.url())
+        ),
+    );
+    let run = p.run_with(
         &["web-search", "react hooks", "--type", "official"],
         &[("OPENAI_API_KEY", "sk-test")],
     );

@@ -1,40 +1,36 @@
-//! A generated Unity project for end-to-end runs of the binary: asset files
-//! and `.meta` files only, named from a small vocabulary.
+//! A Unity project in a temporary folder for end-to-end runs of the binary:
+//! asset files and `.meta` files only, named from a small vocabulary, and
+//! its `.claude/` configuration.
 
-// Each test binary uses its own subset of these helpers.
-#![allow(dead_code)]
-
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::cli::{self, Run};
+
 pub const INDEX_DIR: &str = ".claude/unity-asset-index";
 
+/// A project folder (removed when dropped) and the binary that runs on it.
 pub struct Project {
     pub dir: tempfile::TempDir,
-}
-
-pub struct Run {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {}\n--- stdout\n{}--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
+    bin: PathBuf,
 }
 
 impl Project {
+    /// A project holding only `.claude/unity-assets.yml` = `config`, run by
+    /// `bin` (`env!("CARGO_BIN_EXE_unity-assets")`).
+    pub fn configured(bin: &str, config: &str) -> Self {
+        let project = Self {
+            dir: tempfile::tempdir().expect("a temporary folder"),
+            bin: bin.into(),
+        };
+        project.configure(config);
+        project
+    }
+
     /// `n` assets over 40 vendor packages, named from a small vocabulary so
     /// that a query matches some tens of them, as in a real project.
-    pub fn generated(n: usize) -> Self {
+    pub fn generated(bin: &str, n: usize) -> Self {
         const THINGS: &[(&str, &str)] = &[
             ("Zombie", "prefab"),
             ("Soldier", "prefab"),
@@ -50,7 +46,7 @@ impl Project {
         const STYLES: &[&str] = &["Basic", "Fast", "Dark", "Old", "Heavy", "Small", "Red", "Mossy"];
         let dir = tempfile::tempdir().expect("a temporary folder");
         std::fs::create_dir_all(dir.path().join("ProjectSettings")).unwrap();
-        let project = Self { dir };
+        let project = Self { dir, bin: bin.into() };
         for i in 0..n {
             let (thing, ext) = THINGS[i % THINGS.len()];
             let style = STYLES[(i / THINGS.len()) % STYLES.len()];
@@ -60,7 +56,11 @@ impl Project {
         project
     }
 
-    pub fn add_asset(&self, rel: &str, n: usize) {
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn add_asset(&self, rel: &str, n: usize) {
         let file = self.dir.path().join(rel);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, "").unwrap();
@@ -76,13 +76,41 @@ impl Project {
         std::fs::write(self.dir.path().join(".claude/unity-assets.yml"), yaml).unwrap();
     }
 
+    /// Write a file under the project's override folder (.claude/unity-assets/).
+    pub fn override_file(&self, rel: &str, text: &str) {
+        let file = self.path().join(".claude/unity-assets").join(rel);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+
+    /// An executable shell script in the project folder (a `command` backend).
+    pub fn script(&self, name: &str, body: &str) -> PathBuf {
+        let file = self.path().join(name);
+        std::fs::write(&file, format!("#!/bin/sh\n{body}")).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        file
+    }
+
     pub fn run(&self, args: &[&str]) -> Run {
         self.run_with(args, &[])
     }
 
     /// [`Self::run`] with extra environment variables (a test key).
     pub fn run_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        run_in(self.dir.path(), args, env)
+        Run::of(
+            cli::command(&self.bin, self.path())
+                .args(args)
+                // These projects name their own model servers and search
+                // backends: trusted for the test.
+                .env("UNITY_ASSETS_TRUST", "1")
+                .env_remove("BRAVE_API_KEY")
+                .env_remove("TAVILY_API_KEY")
+                .envs(env.iter().copied()),
+        )
     }
 
     pub fn result_guids(&self) -> Vec<Vec<String>> {
@@ -101,26 +129,5 @@ impl Project {
                     .collect()
             })
             .collect()
-    }
-}
-
-/// The binary with `--project dir`, which need not exist (doctor reports that).
-pub fn run_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_unity-assets"))
-        .arg("--project")
-        .arg(dir)
-        .args(args)
-        // These projects name their own model servers: trusted for the test.
-        .env("UNITY_ASSETS_TRUST", "1")
-        .envs(env.iter().copied())
-        .env("NO_COLOR", "1")
-        .env_remove("UNITY_ASSETS_PROVIDER")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("the binary runs");
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
 }

@@ -16,8 +16,6 @@
 //! It records every command it receives and keeps a small scene model, so a
 //! test can assert exactly what reached "Unity".
 
-#![allow(dead_code)] // each test binary uses a different part of this helper
-
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -66,10 +64,6 @@ impl Command {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SceneObject {
     pub name: String,
-    pub prefab_path: Option<String>,
-    pub primitive: Option<String>,
-    pub components: Vec<String>,
-    pub properties: Value,
 }
 
 #[derive(Debug, Default)]
@@ -88,10 +82,6 @@ struct State {
 
 /// A running fake editor; it stops listening when dropped.
 pub struct FakeUnity {
-    pub port: u16,
-    pub status_file: PathBuf,
-    project: PathBuf,
-    assets: BTreeSet<String>,
     state: Arc<Mutex<State>>,
     stop: Arc<AtomicBool>,
 }
@@ -119,16 +109,12 @@ impl FakeUnity {
         std::fs::write(&status_file, status.to_string()).expect("write the status file");
 
         let fake = Self {
-            port,
-            status_file,
-            project: project.to_path_buf(),
-            assets: assets.iter().map(|a| a.to_string()).collect(),
             state: Arc::default(),
             stop: Arc::default(),
         };
         let editor = Editor {
-            project: fake.project.clone(),
-            assets: fake.assets.clone(),
+            project: project.to_path_buf(),
+            assets: assets.iter().map(|a| a.to_string()).collect(),
             state: Arc::clone(&fake.state),
         };
         let stop = Arc::clone(&fake.stop);
@@ -265,7 +251,6 @@ impl Editor {
             ("manage_gameobject", "create") => self.create(scene, &params),
             ("manage_components", "add") => with_target(scene, &params, |object| {
                 let component = params.get("componentType").and_then(Value::as_str).unwrap_or_default();
-                object.components.push(component.to_owned());
                 json!({"success": true, "message": format!("Added {component} to '{}'.", object.name)})
             }),
             ("manage_asset", "get_info") => {
@@ -300,28 +285,17 @@ impl Editor {
         let Some(name) = name else {
             return failure("'name' parameter is required for 'create' action when not instantiating a prefab or creating a primitive.");
         };
-        let mut components = Vec::new();
         let mut properties = Map::new();
-        for entry in params
+        for spec in params
             .get("componentsToAdd")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
+            .filter_map(Value::as_object)
         {
-            match entry {
-                Value::String(type_name) => components.push(type_name.clone()),
-                Value::Object(spec) => {
-                    let type_name = spec
-                        .get("typeName")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned();
-                    if let Some(props) = spec.get("properties") {
-                        properties.insert(type_name.clone(), props.clone());
-                    }
-                    components.push(type_name);
-                }
-                _ => {}
+            if let Some(props) = spec.get("properties") {
+                let type_name = spec.get("typeName").and_then(Value::as_str).unwrap_or_default();
+                properties.insert(type_name.to_owned(), props.clone());
             }
         }
         if let Some(Value::Object(extra)) = params.get("componentProperties") {
@@ -339,13 +313,7 @@ impl Editor {
             }
         }
         let instance_id = -(scene.objects.len() as i64 + 1000);
-        scene.objects.push(SceneObject {
-            name: name.clone(),
-            prefab_path,
-            primitive,
-            components,
-            properties: Value::Object(properties),
-        });
+        scene.objects.push(SceneObject { name: name.clone() });
         scene.dirty = true;
         json!({"success": true, "message": format!("GameObject '{name}' created successfully in scene."),
                "data": {"name": name, "instanceID": instance_id}})
@@ -391,7 +359,8 @@ pub fn mcp_server_command() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("UNITY_ASSETS_MCP_SERVER") {
         return Some(PathBuf::from(path));
     }
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/venv-mcp/bin/mcp-for-unity");
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
+    let venv = workspace.join("target/venv-mcp/bin/mcp-for-unity");
     if venv.is_file() {
         return Some(venv);
     }

@@ -3,17 +3,15 @@
 //!
 //! It records every request (method, path, headers, JSON body) and answers
 //! them from a script, in order; the last reply answers every request after
-//! the script runs out. Replies can also misbehave the way real servers and
-//! proxies do: never answer, or break off mid-body. Hand-rolled on tokio so
-//! tests control the raw bytes.
+//! the script runs out. Replies can come late ([`Reply::after`]) and
+//! misbehave the way real servers and proxies do: never answer, or break off
+//! mid-body. Hand-rolled on tokio so tests control the raw bytes.
 //!
 //! ```ignore
-//! let server = LlmServer::start(vec![Reply::status(500), Reply::anthropic_tool("out", json!({"ok": true}))]).await;
+//! let ok = Reply::anthropic_tool("out", json!({"ok": true}), json!({"input_tokens": 3, "output_tokens": 1}));
+//! let server = LlmServer::start(vec![Reply::error(500, "overloaded"), ok]).await;
 //! // point a provider at server.url(), call it, then inspect server.requests()
 //! ```
-
-// Each test binary uses its own subset of these helpers.
-#![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -46,6 +44,8 @@ pub enum Reply {
         content_type: String,
         body: Vec<u8>,
     },
+    /// `reply`, sent once `delay` has passed (a slow model).
+    Delayed { delay: Duration, reply: Box<Reply> },
 }
 
 impl Reply {
@@ -69,6 +69,14 @@ impl Reply {
             status,
             json!({"type": "error", "error": {"type": "api_error", "message": message}}),
         )
+    }
+
+    /// This reply, sent `delay` after the request arrived.
+    pub fn after(self, delay: Duration) -> Self {
+        Reply::Delayed {
+            delay,
+            reply: Box::new(self),
+        }
     }
 
     pub fn with_header(self, name: &str, value: &str) -> Self {
@@ -233,8 +241,12 @@ impl Script {
 async fn serve(stream: TcpStream, script: Arc<Script>) {
     let mut stream = BufReader::new(stream);
     while let Some(request) = read_request(&mut stream).await {
-        let reply = script.reply_to(&request);
+        let mut reply = script.reply_to(&request);
         script.requests.lock().expect("request log").push(request);
+        while let Reply::Delayed { delay, reply: late } = reply {
+            tokio::time::sleep(delay).await;
+            reply = *late;
+        }
         let bytes = match &reply {
             Reply::Respond { status, headers, body } => response(*status, headers, body.len(), body),
             Reply::Bytes {
@@ -247,6 +259,7 @@ async fn serve(stream: TcpStream, script: Arc<Script>) {
                 bytes.extend_from_slice(body);
                 bytes
             }
+            Reply::Delayed { .. } => unreachable!("delays are waited out above"),
             Reply::Silence => {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
                 return;

@@ -1,105 +1,10 @@
-//! Fixtures of the web-search end-to-end tests: a project folder, runs of
-//! the binary, backend answers in their recorded shapes, golden files.
+//! Fixtures of the web-search end-to-end tests: backend answers in their
+//! recorded shapes, golden files.
 
-// Each test uses its own subset of these helpers.
-#![allow(dead_code)]
-
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use serde_json::{json, Value};
-
-use super::llm_server::{LlmServer, Reply};
-
-/// A project folder with a `.claude/unity-assets.yml`.
-pub struct Project {
-    pub dir: tempfile::TempDir,
-}
-
-pub struct Run {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {}\n--- stdout\n{}--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
-
-impl Run {
-    pub fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not one JSON document: {e}\n{self:?}"))
-    }
-
-    pub fn lines(&self) -> Vec<&str> {
-        self.stdout.lines().collect()
-    }
-}
-
-impl Project {
-    pub fn new(config: &str) -> Self {
-        let dir = tempfile::tempdir().expect("a temporary folder");
-        std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
-        std::fs::write(dir.path().join(".claude/unity-assets.yml"), config).unwrap();
-        Self { dir }
-    }
-
-    pub fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// Write a file under the project's override folder (.claude/unity-assets/).
-    pub fn override_file(&self, rel: &str, text: &str) {
-        let file = self.path().join(".claude/unity-assets").join(rel);
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(file, text).unwrap();
-    }
-
-    /// An executable `command` backend script in the project folder.
-    pub fn script(&self, name: &str, body: &str) -> PathBuf {
-        let file = self.path().join(name);
-        std::fs::write(&file, format!("#!/bin/sh\n{body}")).unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
-        }
-        file
-    }
-
-    pub fn run(&self, args: &[&str]) -> Run {
-        self.run_env(args, &[])
-    }
-
-    pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_unity-assets"));
-        command
-            .arg("--project")
-            .arg(self.path())
-            .args(args)
-            .env("NO_COLOR", "1")
-            // These projects name their own backends: trusted for the test.
-            .env("UNITY_ASSETS_TRUST", "1")
-            .env_remove("RUST_LOG")
-            .env_remove("BRAVE_API_KEY")
-            .env_remove("TAVILY_API_KEY");
-        for (k, v) in env {
-            command.env(k, v);
-        }
-        let out = command.output().expect("the binary runs");
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
-    }
-}
+use test_support::llm_server::{LlmServer, Reply};
 
 pub fn days_ago(n: i64) -> String {
     (time::OffsetDateTime::now_utc().date() - time::Duration::days(n)).to_string()

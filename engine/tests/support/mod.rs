@@ -1,3 +1,0 @@
-//! Helpers shared by the engine's integration tests and benches.
-
-pub mod llm_server;

@@ -1,0 +1,13 @@
+//! Helpers shared by the workspace's integration tests and benches (a
+//! dev-dependency of both crates; it depends on neither).
+//!
+//! - [`project`]: a generated Unity project (asset files and `.meta` files);
+//! - [`cli`]: runs of the `unity-assets` binary and what they printed;
+//! - [`llm_server`]: one scripted HTTP server standing in for LLM vendors,
+//!   web search APIs and web pages;
+//! - [`fake_unity`]: a fake Unity editor behind the real MCP for Unity server.
+
+pub mod cli;
+pub mod fake_unity;
+pub mod llm_server;
+pub mod project;
