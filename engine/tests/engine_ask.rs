@@ -5,26 +5,12 @@ mod engine_util;
 
 use std::sync::{Arc, Mutex};
 
-use engine::{Ending, Registry};
-use engine_util::Project;
+use engine::Registry;
+use engine_util::{failure, value_of, Project};
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
 
 const PICK: &str = "pipeline: pick\ninputs:\n  answer: {type: any}\noutput: \"{{ pick }}\"\nstages:\n  pick:\n    ask: {prompt: \"Which one?\", choices: [red, green, blue], answer: \"{{ inputs.answer }}\", default: green}\n";
-
-fn value_of(outcome: &engine::RunOutcome) -> Value {
-    match &outcome.result {
-        Ok(Ending::Finished(v)) => v.clone(),
-        other => panic!("expected a value, got {other:?}"),
-    }
-}
-
-fn failure(outcome: &engine::RunOutcome) -> String {
-    match &outcome.result {
-        Err(e) => e.to_string(),
-        other => panic!("expected a stage failure, got {other:?}"),
-    }
-}
 
 #[tokio::test]
 async fn ask_takes_the_given_answer_else_the_default() {

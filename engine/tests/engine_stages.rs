@@ -10,27 +10,13 @@ use std::time::Duration;
 use engine::llm::{LlmError, LlmReply, LlmRequest, Provider, Tier, Usage};
 use engine::{CallContext, Registry};
 use engine::{Ending, RunStatus, StageStatus};
-use engine_util::{stage, Project};
+use engine_util::{failure, stage, value_of, Project};
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
 use test_support::llm_server::{LlmServer, Recorded, Reply};
 
 const LABEL_SCHEMA: &str =
     r#"{"type": "object", "properties": {"label": {"type": "string", "enum": ["cat", "dog"]}}, "required": ["label"]}"#;
-
-fn value_of(outcome: &engine::RunOutcome) -> Value {
-    match &outcome.result {
-        Ok(Ending::Finished(v)) => v.clone(),
-        other => panic!("expected a value, got {other:?}"),
-    }
-}
-
-fn failure(outcome: &engine::RunOutcome) -> String {
-    match &outcome.result {
-        Err(e) => e.to_string(),
-        other => panic!("expected a stage failure, got {other:?}"),
-    }
-}
 
 /// `t.double`: `{n}` → `n * 2`; `t.echo`: returns its arguments; the
 /// builtin `t.classify`: `{text}` → a label by keyword.

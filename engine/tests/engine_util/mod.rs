@@ -10,8 +10,8 @@ use engine::diagnostic::Diagnostics;
 use engine::llm::Provider;
 use engine::resources::Resources;
 use engine::{Compiler, ParamLayers, Pipeline};
+use engine::{Ending, RunOutcome, Runtime};
 use engine::{Output, Registry};
-use engine::{RunOutcome, Runtime};
 use serde_json::Value;
 
 /// A temporary folder of pipeline resources; removed when dropped.
@@ -103,4 +103,20 @@ pub fn stage<'a>(outcome: &'a RunOutcome, name: &str) -> &'a engine::StageReport
         .iter()
         .find(|s| s.name == name)
         .unwrap_or_else(|| panic!("no stage `{name}` in the report"))
+}
+
+/// The output of a run that finished (panics otherwise).
+pub fn value_of(outcome: &RunOutcome) -> Value {
+    match &outcome.result {
+        Ok(Ending::Finished(v)) => v.clone(),
+        other => panic!("expected a value, got {other:?}"),
+    }
+}
+
+/// The message of a run that failed (panics otherwise).
+pub fn failure(outcome: &RunOutcome) -> String {
+    match &outcome.result {
+        Err(e) => e.to_string(),
+        other => panic!("expected a stage failure, got {other:?}"),
+    }
 }
