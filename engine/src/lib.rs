@@ -51,3 +51,4 @@ pub use registry::{CallContext, Registry};
 pub use report::{ModelUsage, RunReport, RunStatus, StageReport, StageStatus};
 pub use run::{run, Ending, RunOutcome, StageError};
 pub use runtime::Runtime;
+pub use stages::StageFailure;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use engine::llm::{LlmError, LlmReply, LlmRequest, Provider, Tier, Usage};
 use engine::{CallContext, Registry};
-use engine::{Ending, RunStatus, StageStatus};
+use engine::{Ending, RunStatus, StageFailure, StageStatus};
 use engine_util::{failure, stage, value_of, Project};
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
@@ -528,6 +528,14 @@ async fn schema_gate_on_fn_output_fails_or_falls_back() {
         "{message}"
     );
     assert_eq!(stage(&outcome, "guess").status, StageStatus::Failed);
+    // The failure is typed: a caller can tell a gate from a lock or an outage.
+    let Err(error) = &outcome.result else { unreachable!() };
+    assert!(
+        matches!(&*error.cause, StageFailure::Gate { file, errors, .. }
+            if file == "schemas/label.schema.json" && errors.iter().any(|e| e.starts_with("/label"))),
+        "{:?}",
+        error.cause
+    );
 
     p.pipeline("gate", &yaml("    on_invalid: {output: {label: cat}}\n"));
     let (outcome, _) = p.run("gate", &registry(), json!({}), None).await;

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{McpClient, ServerConfig};
+use super::{McpClient, McpError, ServerConfig};
 
 /// Clients by server, connected on first use and reused for the whole run.
 #[derive(Default)]
@@ -13,17 +13,13 @@ pub struct Connections {
 
 impl Connections {
     /// The client for `config`, connecting on first use.
-    pub async fn client(&self, config: &ServerConfig, max_answer_bytes: u64) -> Result<Arc<McpClient>, String> {
+    pub async fn client(&self, config: &ServerConfig, max_answer_bytes: u64) -> Result<Arc<McpClient>, McpError> {
         let key = config.describe();
         let mut clients = self.clients.lock().await;
         if let Some(c) = clients.get(&key) {
             return Ok(Arc::clone(c));
         }
-        let client = Arc::new(
-            McpClient::connect(config, max_answer_bytes)
-                .await
-                .map_err(|e| format!("mcp_unavailable: {e}"))?,
-        );
+        let client = Arc::new(McpClient::connect(config, max_answer_bytes).await?);
         clients.insert(key, Arc::clone(&client));
         Ok(client)
     }

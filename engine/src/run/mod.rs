@@ -17,7 +17,7 @@ use tracing::Instrument;
 use crate::compile::{Pipeline, Stage, StageAction};
 use crate::report::{RunReport, RunStatus, StageReport, StageStats, StageStatus};
 use crate::runtime::Runtime;
-use crate::stages::{Flow, StageCx};
+use crate::stages::{Flow, StageCx, StageFailure};
 use crate::template::Scope;
 
 /// How a run ended when it did not fail.
@@ -40,7 +40,7 @@ pub enum Ending {
 
 /// A stage failure, with everything a user needs to find it.
 #[derive(Debug, thiserror::Error)]
-#[error("stage `{stage}` of pipeline `{pipeline}` ({file}) failed: {message}")]
+#[error("stage `{stage}` of pipeline `{pipeline}` ({file}) failed: {cause}")]
 pub struct StageError {
     /// The pipeline's name.
     pub pipeline: String,
@@ -48,8 +48,9 @@ pub struct StageError {
     pub file: String,
     /// The stage that failed.
     pub stage: String,
-    /// Why it failed.
-    pub message: String,
+    /// Why it failed, with its source error.
+    #[source]
+    pub cause: Box<StageFailure>,
 }
 
 /// The end of a run: how it ended, and the report either way.
@@ -114,7 +115,7 @@ enum State {
     Failed,
 }
 
-type Finished = (usize, Result<Option<Flow>, String>, StageReport);
+type Finished = (usize, Result<Option<Flow>, StageFailure>, StageReport);
 
 async fn execute(
     p: &Arc<Pipeline>,
@@ -187,14 +188,14 @@ async fn execute(
                     ended = Some(Ok((code, status)));
                 }
             }
-            Err(message) => {
+            Err(cause) => {
                 state[i] = State::Failed;
                 if ended.is_none() {
                     ended = Some(Err(StageError {
                         pipeline: p.name.clone(),
                         file: p.file.clone(),
                         stage: p.stages[i].name.clone(),
-                        message,
+                        cause: Box::new(cause),
                     }));
                 }
             }
@@ -244,10 +245,10 @@ async fn execute(
         }
         match &p.output {
             Some(t) => t.eval(&p.env, &scope).map_err(|message| StageError {
+                cause: Box::new(StageFailure::Template(message)),
                 pipeline: p.name.clone(),
                 file: p.file.clone(),
                 stage: "output".into(),
-                message,
             }),
             None => Ok(Value::Object(
                 by_name.iter().map(|(k, v)| (k.clone(), Value::clone(v))).collect(),
@@ -277,7 +278,10 @@ async fn run_stage<'a>(p: &'a Arc<Pipeline>, i: usize, scope: Scope, rt: &'a Run
     let span = tracing::info_span!("stage", name = %st.name, kind = %st.kind());
     let res = async {
         if let Some((_, cond)) = &st.when {
-            if !cond.eval_bool(&p.env, &scope).map_err(|e| format!("`when:` {e}"))? {
+            if !cond
+                .eval_bool(&p.env, &scope)
+                .map_err(|e| StageFailure::Template(format!("`when:` {e}")))?
+            {
                 tracing::debug!("condition false, skipped");
                 return Ok(None);
             }
@@ -305,7 +309,7 @@ async fn run_stage<'a>(p: &'a Arc<Pipeline>, i: usize, scope: Scope, rt: &'a Run
         Ok(None) => (StageStatus::Skipped, None),
         Ok(Some(Flow::Exit { .. })) => (StageStatus::Exited, None),
         Ok(Some(Flow::Value(_))) => (StageStatus::Ok, None),
-        Err(e) => (StageStatus::Failed, Some(e.clone())),
+        Err(e) => (StageStatus::Failed, Some(e.to_string())),
     };
     tracing::debug!(stage = %st.name, ?status, wall_ms, "stage finished");
     let report = stats.report(&st.name, st.kind(), status, wall_ms, error);

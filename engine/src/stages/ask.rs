@@ -6,13 +6,13 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use serde_json::Value;
 
-use super::Flow;
+use super::{Flow, StageFailure};
 use crate::template::Scope;
 
 use super::StageCx;
 use crate::compile::AskStage;
 
-pub async fn run(cx: &StageCx<'_>, scope: &Scope, ask: &AskStage) -> Result<Flow, String> {
+pub async fn run(cx: &StageCx<'_>, scope: &Scope, ask: &AskStage) -> Result<Flow, StageFailure> {
     let AskStage {
         prompt,
         choices,
@@ -31,7 +31,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, ask: &AskStage) -> Result<Flow
         Some(d) => cx.eval(d, scope)?,
         None => Value::Null,
     };
-    let prompt = || -> Result<String, String> {
+    let prompt = || -> Result<String, StageFailure> {
         Ok(match cx.eval(prompt, scope)? {
             Value::String(s) => s,
             other => other.to_string(),
@@ -68,7 +68,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, ask: &AskStage) -> Result<Flow
 }
 
 /// An answer is a 0-based number into `choices`, or a choice itself.
-fn pick(choices: &[Value], given: &Value) -> Result<Value, String> {
+fn pick(choices: &[Value], given: &Value) -> Result<Value, StageFailure> {
     let as_index = given
         .as_u64()
         .or_else(|| given.as_str().and_then(|s| s.trim().parse().ok()));
@@ -76,10 +76,10 @@ fn pick(choices: &[Value], given: &Value) -> Result<Value, String> {
         return choices
             .get(i as usize)
             .cloned()
-            .ok_or_else(|| format!("answer {i} is out of range (0..{})", choices.len().saturating_sub(1)));
+            .ok_or_else(|| format!("answer {i} is out of range (0..{})", choices.len().saturating_sub(1)).into());
     }
     if choices.is_empty() || choices.contains(given) {
         return Ok(given.clone());
     }
-    Err(format!("answer {given} is not one of the choices"))
+    Err(format!("answer {given} is not one of the choices").into())
 }

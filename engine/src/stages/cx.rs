@@ -9,6 +9,8 @@ use crate::report::StageStats;
 use crate::runtime::Runtime;
 use crate::template::{Scope, Tmpl};
 
+use super::StageFailure;
+
 /// How a stage ended.
 #[derive(Debug, Clone)]
 pub enum Flow {
@@ -30,28 +32,30 @@ pub struct StageCx<'a> {
 
 impl StageCx<'_> {
     /// Evaluate one of this stage's templated values.
-    pub fn eval(&self, t: &Tmpl, scope: &Scope) -> Result<Value, String> {
-        t.eval(&self.pipeline.env, scope)
+    pub fn eval(&self, t: &Tmpl, scope: &Scope) -> Result<Value, StageFailure> {
+        t.eval(&self.pipeline.env, scope).map_err(StageFailure::Template)
     }
 
     /// Evaluate `with:` (an empty map when absent).
-    pub fn with(&self, scope: &Scope) -> Result<Value, String> {
+    pub fn with(&self, scope: &Scope) -> Result<Value, StageFailure> {
         match &self.stage.with {
-            Some(t) => self.eval(t, scope).map_err(|e| format!("`with:` {e}")),
+            Some(t) => self
+                .eval(t, scope)
+                .map_err(|e| StageFailure::Template(format!("`with:` {e}"))),
             None => Ok(Value::Object(Default::default())),
         }
     }
 
     /// A path to read, relative to the run's folder and confined to it.
-    pub fn path(&self, v: &Value) -> Result<std::path::PathBuf, String> {
+    pub fn path(&self, v: &Value) -> Result<std::path::PathBuf, StageFailure> {
         let rel = v.as_str().ok_or_else(|| format!("expected a file path, got {v}"))?;
-        crate::io::confine(&self.rt.workdir, rel).map_err(|e| e.to_string())
+        crate::io::confine(&self.rt.workdir, rel).map_err(|e| StageFailure::Invalid(e.to_string()))
     }
 
     /// A path to write: confined, and no symlink anywhere on the way.
-    pub fn write_path(&self, v: &Value) -> Result<std::path::PathBuf, String> {
+    pub fn write_path(&self, v: &Value) -> Result<std::path::PathBuf, StageFailure> {
         let rel = v.as_str().ok_or_else(|| format!("expected a file path, got {v}"))?;
-        crate::io::confine_for_write(&self.rt.workdir, rel).map_err(|e| e.to_string())
+        crate::io::confine_for_write(&self.rt.workdir, rel).map_err(|e| StageFailure::Invalid(e.to_string()))
     }
 
     pub fn call_context(&self) -> crate::registry::CallContext {

@@ -2,12 +2,12 @@
 
 use serde_json::Value;
 
-use super::Flow;
+use super::{Flow, StageFailure};
 use crate::template::{Scope, Tmpl};
 
 use super::StageCx;
 
-pub fn run(cx: &StageCx<'_>, scope: &Scope, text: &Tmpl) -> Result<Flow, String> {
+pub fn run(cx: &StageCx<'_>, scope: &Scope, text: &Tmpl) -> Result<Flow, StageFailure> {
     let line = match cx.eval(text, scope)? {
         Value::String(s) => s,
         other => other.to_string(),

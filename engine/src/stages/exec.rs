@@ -6,13 +6,13 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
 
-use super::Flow;
+use super::{Flow, StageFailure};
 use crate::template::Scope;
 
 use super::StageCx;
 use crate::compile::ExecStage;
 
-pub async fn run(cx: &StageCx<'_>, scope: &Scope, exec: &ExecStage) -> Result<Flow, String> {
+pub async fn run(cx: &StageCx<'_>, scope: &Scope, exec: &ExecStage) -> Result<Flow, StageFailure> {
     let ExecStage {
         command,
         stdin,
@@ -24,7 +24,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, exec: &ExecStage) -> Result<Fl
             .map(|v| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()))
             .collect(),
         Value::String(s) => s.split_whitespace().map(str::to_owned).collect(),
-        other => return Err(format!("`exec.command` must be a list of arguments, got {other}")),
+        other => return Err(format!("`exec.command` must be a list of arguments, got {other}").into()),
     };
     let (program, args) = argv.split_first().ok_or("`exec.command` is empty")?;
     let input = match stdin {

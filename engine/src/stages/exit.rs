@@ -1,12 +1,12 @@
 //! `exit:` — end the run now with a status and an exit code.
 
-use super::Flow;
+use super::{Flow, StageFailure};
 use crate::template::Scope;
 
 use super::StageCx;
 use crate::compile::ExitStage;
 
-pub fn run(cx: &StageCx<'_>, scope: &Scope, exit: &ExitStage) -> Result<Flow, String> {
+pub fn run(cx: &StageCx<'_>, scope: &Scope, exit: &ExitStage) -> Result<Flow, StageFailure> {
     let ExitStage { code, status } = exit;
     let code = cx.eval(code, scope)?;
     let code = code

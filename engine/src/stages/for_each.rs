@@ -6,13 +6,13 @@ use std::sync::Arc;
 use futures::stream::{self, StreamExt};
 use serde_json::Value;
 
-use super::Flow;
+use super::{Flow, StageFailure};
 use crate::compile::StageModifier;
 use crate::template::Scope;
 
 use super::{action, StageCx};
 
-pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
+pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, StageFailure> {
     let Some(StageModifier::ForEach {
         items,
         as_name,
@@ -67,20 +67,20 @@ pub async fn fan_out(
 }
 
 /// A modifier's `concurrency`, evaluated: a positive integer.
-pub fn limit(cx: &StageCx<'_>, t: &crate::template::Tmpl, scope: &Scope) -> Result<usize, String> {
+pub fn limit(cx: &StageCx<'_>, t: &crate::template::Tmpl, scope: &Scope) -> Result<usize, StageFailure> {
     let v = cx.eval(t, scope)?;
     v.as_u64()
         .filter(|&n| n > 0)
         .map(|n| n as usize)
-        .ok_or_else(|| format!("`concurrency` must be a positive integer, got {v}"))
+        .ok_or_else(|| format!("`concurrency` must be a positive integer, got {v}").into())
 }
 
 /// The list to iterate; `null` (a skipped upstream) is an empty list.
-pub fn list(v: Value, what: &str) -> Result<Vec<Value>, String> {
+pub fn list(v: Value, what: &str) -> Result<Vec<Value>, StageFailure> {
     match v {
         Value::Array(a) => Ok(a),
         Value::Null => Ok(vec![]),
-        other => Err(format!("`{what}` must be a list, got {}", short(&other))),
+        other => Err(format!("`{what}` must be a list, got {}", short(&other)).into()),
     }
 }
 

@@ -4,14 +4,14 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::Flow;
+use super::{Flow, StageFailure};
 use crate::io::HTTP_KEY;
 use crate::template::Scope;
 
 use super::StageCx;
 use crate::compile::HttpStage;
 
-pub async fn run(cx: &StageCx<'_>, scope: &Scope, http: &HttpStage) -> Result<Flow, String> {
+pub async fn run(cx: &StageCx<'_>, scope: &Scope, http: &HttpStage) -> Result<Flow, StageFailure> {
     let HttpStage {
         method,
         url,
@@ -29,7 +29,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, http: &HttpStage) -> Result<Fl
     let mut req = match method.as_str() {
         "GET" => client.get(url),
         "POST" => client.post(url),
-        other => return Err(format!("`http.method` {other} is not supported; use GET or POST")),
+        other => return Err(format!("`http.method` {other} is not supported; use GET or POST").into()),
     };
     if let Some(h) = headers {
         for (k, v) in cx.eval(h, scope)?.as_object().into_iter().flatten() {
@@ -66,7 +66,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, http: &HttpStage) -> Result<Fl
         if (bytes.len() + chunk.len()) as u64 > limit {
             return Err(format!(
                 "{method} {url}: the answer is larger than {limit} bytes (the limit `{HTTP_KEY}`; raise it in .claude/unity-assets.yml if the answer is genuine)"
-            ));
+            ).into());
         }
         bytes.extend_from_slice(&chunk);
     }

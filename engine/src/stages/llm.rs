@@ -14,21 +14,21 @@ use std::sync::Arc;
 use crate::template::{json_view, render_prompt, Prompt};
 use serde_json::Value;
 
-use super::Flow;
+use super::{Flow, StageFailure};
 use crate::compile::{Gate, LlmStage};
 use crate::llm::{LlmRequest, Usage};
 use crate::template::Scope;
 
 use super::{recover, StageCx};
 
-pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, String> {
+pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, StageFailure> {
     let input = cx.with(scope)?;
     let gate = cx.stage.gate.as_ref().ok_or("llm stage without a schema gate")?;
     let Some(provider) = &cx.rt.provider else {
         let (name, native) = l.builtin.as_ref().ok_or("no `builtin:` for the offline provider")?;
         let out = (native.call)(input, cx.call_context())
             .await
-            .map_err(|e| format!("builtin `{name}`: {e:#}"))?;
+            .map_err(|e| StageFailure::Native(format!("builtin `{name}`: {e:#}")))?;
         cx.stats.call(0, Usage::default());
         return match gate.check(&out) {
             Ok(()) => Ok(Flow::Value(out)),
@@ -36,7 +36,11 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
                 cx,
                 scope,
                 &cx.stage.on_invalid,
-                format!("builtin `{name}` output fails {}: {}", gate.file, errors.join("; ")),
+                StageFailure::Gate {
+                    what: format!("builtin `{name}` output"),
+                    file: gate.file.clone(),
+                    errors,
+                },
             ),
         };
     };
@@ -62,14 +66,15 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
                 cx,
                 scope,
                 &cx.stage.on_invalid,
-                format!("{why} (earlier in this run; not sent again)"),
+                format!("{why} (earlier in this run; not sent again)").into(),
             );
         }
         None => {}
     }
     let asked = request.clone();
     let cause = format!("model `{}` ({})", provider.model(l.tier), provider.name());
-    let mut why = String::new();
+    // The loop runs at least once, so a failure is always recorded here.
+    let mut last: Option<StageFailure> = None;
     for attempt in 0..=l.repair {
         let feedback = match provider.complete(&request).await {
             Ok(reply) => {
@@ -81,39 +86,53 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
                         return Ok(Flow::Value(reply.value));
                     }
                     Err(errors) => {
-                        why = format!("{cause} answered JSON that fails {}: {}", gate.file, errors.join("; "));
-                        format!(
+                        let feedback = format!(
                             "Your previous answer was:\n{}\n\nIt does not satisfy the required JSON Schema:\n- {}",
                             reply.value,
                             errors.join("\n- ")
-                        )
+                        );
+                        last = Some(StageFailure::Gate {
+                            what: format!("{cause} answered JSON that"),
+                            file: gate.file.clone(),
+                            errors,
+                        });
+                        feedback
                     }
                 }
             }
             Err(error) => {
                 cx.stats
                     .call_to(&provider.model(l.tier), provider.name(), error.retries(), error.usage());
-                why = format!("{cause} failed: {error}");
-                match error.unusable_answer() {
-                    // A prose or cut-off answer may come right when told why.
-                    Some(message) => format!("Your previous answer could not be used: {message}"),
+                // A prose or cut-off answer may come right when told why.
+                let feedback = error
+                    .unusable_answer()
+                    .map(|message| format!("Your previous answer could not be used: {message}"));
+                last = Some(StageFailure::Model {
+                    context: cause.clone(),
+                    source: Box::new(error),
+                });
+                match feedback {
+                    Some(feedback) => feedback,
                     // The transport already retried; asking again would fail the same way.
                     None => break,
                 }
             }
         };
-        tracing::info!(stage = %cx.stage.name, attempt, "{why}");
+        if let Some(failure) = &last {
+            tracing::info!(stage = %cx.stage.name, attempt, "{failure}");
+        }
         if attempt < l.repair {
             cx.stats.repair();
             request.user = format!("{user}\n\n{feedback}\n\nAnswer again with corrected JSON only.");
         }
     }
-    cx.rt.replies.put(provider.name(), &asked, Err(&why));
-    recover(cx, scope, &cx.stage.on_invalid, why)
+    let failure = last.unwrap_or_else(|| StageFailure::Invalid(format!("{cause} was not asked")));
+    cx.rt.replies.put(provider.name(), &asked, Err(&failure.to_string()));
+    recover(cx, scope, &cx.stage.on_invalid, failure)
 }
 
 /// The prompt rendered with the stage's inputs, `inputs` and `params`.
-fn render(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage, input: Value) -> Result<Prompt, String> {
+fn render(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage, input: Value) -> Result<Prompt, StageFailure> {
     let mut ctx: BTreeMap<String, minijinja::Value> = BTreeMap::new();
     for root in ["inputs", "params"] {
         if let Some(v) = scope.get(root) {
@@ -125,7 +144,7 @@ fn render(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage, input: Value) -> Result
             ctx.insert(k, json_view(Arc::new(v)));
         }
     }
-    render_prompt(&cx.pipeline.env, &l.prompt, ctx)
+    render_prompt(&cx.pipeline.env, &l.prompt, ctx).map_err(StageFailure::Template)
 }
 
 /// A tool / response_format name from the schema file: `search-routing`.

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 use serde_json::{json, Value};
 
-use super::Flow;
+use super::{Flow, StageFailure};
 use crate::compile::StageModifier;
 use crate::spec::{Flatten, Order};
 use crate::template::Scope;
@@ -13,7 +13,7 @@ use crate::template::Scope;
 use super::for_each::{fan_out, limit, list};
 use super::StageCx;
 
-pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
+pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, StageFailure> {
     let Some(StageModifier::MapReduce {
         items,
         chunk_size,

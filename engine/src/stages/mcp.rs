@@ -3,14 +3,14 @@
 
 use serde_json::{json, Value};
 
-use super::Flow;
+use super::{Flow, StageFailure};
 use crate::mcp::{guarded_call, CallOutcome, ServerConfig};
 use crate::template::Scope;
 
 use super::StageCx;
 use crate::compile::McpStage;
 
-pub async fn run(cx: &StageCx<'_>, scope: &Scope, mcp: &McpStage) -> Result<Flow, String> {
+pub async fn run(cx: &StageCx<'_>, scope: &Scope, mcp: &McpStage) -> Result<Flow, StageFailure> {
     let McpStage {
         server,
         tool,
@@ -29,10 +29,15 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, mcp: &McpStage) -> Result<Flow
         Some(t) => cx.eval(t, scope)?.as_str().unwrap_or_default().to_owned(),
         None => String::new(),
     };
-    let client = cx.rt.mcp.client(&config, cx.rt.limits.http_bytes).await?;
+    let client = cx
+        .rt
+        .mcp
+        .client(&config, cx.rt.limits.http_bytes)
+        .await
+        .map_err(|e| StageFailure::McpUnavailable(Box::new(e)))?;
     let outcome = guarded_call(&client, guard.as_ref(), &audit, &sub_intent, &tool, args)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| StageFailure::Mcp(Box::new(e)))?;
     Ok(Flow::Value(match outcome {
         CallOutcome::Sent(result) => json!({"sent": true, "tool": tool, "result": result}),
         CallOutcome::Denied { reason } => json!({"sent": false, "tool": tool, "denied": reason, "result": Value::Null}),

@@ -11,6 +11,7 @@ mod cx;
 mod emit;
 mod exec;
 mod exit;
+mod failure;
 mod for_each;
 mod http;
 mod llm;
@@ -26,9 +27,10 @@ use crate::compile::{Recovery, StageAction, StageModifier};
 use crate::template::Scope;
 
 pub use cx::{Flow, StageCx};
+pub use failure::StageFailure;
 
 /// Run one stage: modifier around action, then the schema gate.
-pub async fn execute(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
+pub async fn execute(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, StageFailure> {
     let flow = match &cx.stage.modifier {
         None => action(cx, scope).await?,
         Some(StageModifier::ForEach { .. }) => for_each::run(cx, scope).await?,
@@ -45,7 +47,11 @@ pub async fn execute(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
                     cx,
                     scope,
                     &cx.stage.on_invalid,
-                    format!("output fails {}: {}", gate.file, errors.join("; ")),
+                    StageFailure::Gate {
+                        what: "output".into(),
+                        file: gate.file.clone(),
+                        errors,
+                    },
                 ),
             }
         }
@@ -54,7 +60,12 @@ pub async fn execute(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
 }
 
 /// Apply `on_invalid` / `on_locked`: fail with `why`, or go on with a fixed output.
-pub fn recover(cx: &StageCx<'_>, scope: &Scope, recovery: &Option<Recovery>, why: String) -> Result<Flow, String> {
+pub fn recover(
+    cx: &StageCx<'_>,
+    scope: &Scope,
+    recovery: &Option<Recovery>,
+    why: StageFailure,
+) -> Result<Flow, StageFailure> {
     match recovery {
         Some(Recovery::Output(t)) => {
             tracing::warn!(stage = %cx.stage.name, "{why}; using its fallback output");
@@ -65,7 +76,7 @@ pub fn recover(cx: &StageCx<'_>, scope: &Scope, recovery: &Option<Recovery>, why
 }
 
 /// Run the stage's action once, in `scope` (which holds loop variables).
-pub async fn action(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
+pub async fn action(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, StageFailure> {
     match &cx.stage.action {
         StageAction::Fn(f) => native::run(cx, scope, &f.native).await,
         StageAction::Llm(l) => llm::run(cx, scope, l).await,

@@ -1,15 +1,15 @@
 //! `fn:` — call a registered native function with the stage's `with:`.
 
-use super::Flow;
+use super::{Flow, StageFailure};
 use crate::registry::Native;
 use crate::template::Scope;
 
 use super::StageCx;
 
-pub async fn run(cx: &StageCx<'_>, scope: &Scope, native: &Native) -> Result<Flow, String> {
+pub async fn run(cx: &StageCx<'_>, scope: &Scope, native: &Native) -> Result<Flow, StageFailure> {
     let args = cx.with(scope)?;
     let out = (native.call)(args, cx.call_context())
         .await
-        .map_err(|e| format!("{e:#}"))?;
+        .map_err(|e| StageFailure::Native(format!("{e:#}")))?;
     Ok(Flow::Value(out))
 }

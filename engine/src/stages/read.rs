@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::Flow;
+use super::{Flow, StageFailure};
 use crate::compile::ReadSource;
 use crate::io::{read_records, read_text_limited, Format, FILE_KEY};
 use crate::spec::{BadRows, Missing};
@@ -12,7 +12,7 @@ use crate::template::Scope;
 use super::StageCx;
 use crate::compile::ReadStage;
 
-pub fn run(cx: &StageCx<'_>, scope: &Scope, read: &ReadStage) -> Result<Flow, String> {
+pub fn run(cx: &StageCx<'_>, scope: &Scope, read: &ReadStage) -> Result<Flow, StageFailure> {
     let ReadStage {
         source,
         format,
@@ -37,7 +37,7 @@ pub fn run(cx: &StageCx<'_>, scope: &Scope, read: &ReadStage) -> Result<Flow, St
                 Err(e) if e.is_not_found() && *missing == Missing::Null => {
                     return Ok(Flow::Value(json!({"value": null, "bad_rows": []})));
                 }
-                Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+                Err(e) => return Err(format!("cannot read {}: {e}", path.display()).into()),
             }
         }
     };
@@ -51,10 +51,10 @@ pub fn run(cx: &StageCx<'_>, scope: &Scope, read: &ReadStage) -> Result<Flow, St
     let records = read_records(&text, format, &check).map_err(|e| format!("{}: {e}", path.display()))?;
     if *bad_rows == BadRows::Fail {
         if let Some(b) = records.bad_rows.first() {
-            return Err(format!("{}:{}: bad row: {}", path.display(), b.line, b.reason));
+            return Err(format!("{}:{}: bad row: {}", path.display(), b.line, b.reason).into());
         }
     }
     serde_json::to_value(records)
         .map(Flow::Value)
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string().into())
 }

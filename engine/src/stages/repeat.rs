@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::Flow;
+use super::{Flow, StageFailure};
 use crate::compile::StageModifier;
 use crate::template::Scope;
 
 use super::for_each::list;
 use super::{action, StageCx};
 
-pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, String> {
+pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, StageFailure> {
     let Some(StageModifier::Repeat {
         over,
         times,

@@ -7,12 +7,12 @@ use crate::compile::Pipeline;
 use crate::run::Ending;
 use crate::template::Scope;
 
-use super::{Flow, StageCx};
+use super::{Flow, StageCx, StageFailure};
 
-pub async fn run(cx: &StageCx<'_>, scope: &Scope, sub: &Arc<Pipeline>) -> Result<Flow, String> {
+pub async fn run(cx: &StageCx<'_>, scope: &Scope, sub: &Arc<Pipeline>) -> Result<Flow, StageFailure> {
     let given = match cx.with(scope)? {
         serde_json::Value::Object(m) => m,
-        other => return Err(format!("`with:` of a `run` stage must be a map of inputs, got {other}")),
+        other => return Err(format!("`with:` of a `run` stage must be a map of inputs, got {other}").into()),
     };
     let inputs = sub.bind_inputs(given).map_err(|e| e.to_string())?;
     let outcome = crate::run::run(sub, inputs, cx.rt).await;

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::Flow;
+use super::{Flow, StageFailure};
 use crate::io::write_atomic;
 use crate::spec::WriteFormat;
 use crate::template::Scope;
@@ -10,7 +10,7 @@ use crate::template::Scope;
 use super::StageCx;
 use crate::compile::WriteStage;
 
-pub fn run(cx: &StageCx<'_>, scope: &Scope, write: &WriteStage) -> Result<Flow, String> {
+pub fn run(cx: &StageCx<'_>, scope: &Scope, write: &WriteStage) -> Result<Flow, StageFailure> {
     let WriteStage { path, value, format } = write;
     let path = cx.write_path(&cx.eval(path, scope)?)?;
     let value = cx.eval(value, scope)?;
@@ -22,7 +22,7 @@ pub fn run(cx: &StageCx<'_>, scope: &Scope, write: &WriteStage) -> Result<Flow, 
 }
 
 /// The bytes of `value` in `format`; JSON is pretty with a final newline.
-pub fn encode(value: &Value, format: WriteFormat) -> Result<Vec<u8>, String> {
+pub fn encode(value: &Value, format: WriteFormat) -> Result<Vec<u8>, StageFailure> {
     let mut out = match format {
         WriteFormat::Json => serde_json::to_vec_pretty(value).map_err(|e| e.to_string())?,
         WriteFormat::Jsonl => {
