@@ -180,12 +180,11 @@ impl Project {
     /// What a run of this project's pipelines uses: its folder, resources
     /// and provider, printing to `output`.
     pub fn runtime(&self, output: Output) -> Result<Runtime, engine::llm::LlmError> {
-        let mut rt = Runtime::new(self.root.clone(), output, self.resources.clone());
-        rt.provider = self.provider()?;
-        rt.limits = self.config.limits;
-        rt.interactive = std::io::stdin().is_terminal();
-        rt.progress = crate::progress::Bars::for_terminal(!self.show_progress);
-        Ok(rt)
+        Ok(Runtime::new(self.root.clone(), output, self.resources.clone())
+            .with_provider(self.provider()?)
+            .with_limits(self.config.limits)
+            .interactive(std::io::stdin().is_terminal())
+            .with_progress(crate::progress::Bars::for_terminal(!self.show_progress)))
     }
 }
 

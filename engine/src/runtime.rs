@@ -13,25 +13,25 @@ use crate::resources::Resources;
 #[derive(Clone)]
 pub struct Runtime {
     /// `None` runs every `llm` stage through its `builtin:` task.
-    pub provider: Option<Arc<dyn Provider>>,
+    pub(crate) provider: Option<Arc<dyn Provider>>,
     /// Where user-facing lines go.
-    pub output: Output,
+    pub(crate) output: Output,
     /// The folder the run works in; paths a pipeline names are confined to it.
-    pub workdir: PathBuf,
+    pub(crate) workdir: PathBuf,
     /// True when stdin is a terminal, so `ask` may prompt.
-    pub interactive: bool,
+    pub(crate) interactive: bool,
     /// Who answers `ask` when it is not a terminal (none: the default is taken).
-    pub asker: Option<Arc<dyn crate::asker::Asker>>,
+    pub(crate) asker: Option<Arc<dyn crate::asker::Asker>>,
     /// MCP connections, opened on first use and shared by the run's stages.
-    pub mcp: Arc<crate::mcp::Connections>,
+    pub(crate) mcp: Arc<crate::mcp::Connections>,
     /// Data files native functions read (`data/...`), with overrides.
-    pub resources: Resources,
+    pub(crate) resources: Resources,
     /// Where fan-out progress goes (none: not shown).
-    pub progress: Option<Arc<dyn crate::progress::Progress>>,
+    pub(crate) progress: Option<Arc<dyn crate::progress::Progress>>,
     /// Size limits on files and HTTP answers the run reads.
-    pub limits: crate::io::Limits,
+    pub(crate) limits: crate::io::Limits,
     /// Answers received in this run, so no request is sent twice.
-    pub replies: Arc<crate::llm::ReplyCache>,
+    pub(crate) replies: Arc<crate::llm::ReplyCache>,
 }
 
 impl Runtime {
@@ -49,5 +49,40 @@ impl Runtime {
             limits: crate::io::Limits::default(),
             replies: Arc::default(),
         }
+    }
+
+    /// The model `llm` stages call (`None`: their `builtin:` tasks).
+    pub fn with_provider(mut self, provider: Option<Arc<dyn Provider>>) -> Self {
+        self.provider = provider;
+        self
+    }
+
+    /// The size limits on what the run reads.
+    pub fn with_limits(mut self, limits: crate::io::Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Whether `ask` may prompt on the terminal.
+    pub fn interactive(mut self, interactive: bool) -> Self {
+        self.interactive = interactive;
+        self
+    }
+
+    /// Who answers `ask` when no terminal can.
+    pub fn with_asker(mut self, asker: Option<Arc<dyn crate::asker::Asker>>) -> Self {
+        self.asker = asker;
+        self
+    }
+
+    /// Where fan-out and step progress goes.
+    pub fn with_progress(mut self, progress: Option<Arc<dyn crate::progress::Progress>>) -> Self {
+        self.progress = progress;
+        self
+    }
+
+    /// Where user-facing lines go.
+    pub fn output(&self) -> &Output {
+        &self.output
     }
 }

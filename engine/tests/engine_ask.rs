@@ -55,8 +55,7 @@ async fn ask_puts_an_unanswered_question_to_the_runtimes_asker() {
             answer,
             asked: Mutex::default(),
         });
-        let mut rt = p.runtime(None);
-        rt.asker = Some(person.clone());
+        let rt = p.runtime(None).with_asker(Some(person.clone()));
         let inputs = pipeline
             .bind_inputs(json!({ "answer": given }).as_object().cloned().unwrap())
             .unwrap();

@@ -83,16 +83,15 @@ impl PipelineServer {
             args.entry("non_interactive").or_insert(Value::Bool(true));
         }
         let lines = Output::buffer();
-        let mut rt = match project.runtime(lines.clone()) {
+        let rt = match project.runtime(lines.clone()) {
             Ok(rt) => rt,
             Err(e) => return Ok(CallToolResult::error(vec![Content::text(e.to_string())])),
         };
-        rt.interactive = false;
-        rt.asker = asker;
-        rt.progress = context
+        let progress = context
             .meta
             .get_progress_token()
             .map(|token| Notifier::shared(context.peer.clone(), token));
+        let rt = rt.interactive(false).with_asker(asker).with_progress(progress);
         let finished = tokio::select! {
             finished = execute(&project, tool.pipeline.name(), args, &[], &rt) => finished,
             // Dropping the run cancels its stages; atomic writes leave no half-written file.

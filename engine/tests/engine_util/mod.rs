@@ -69,9 +69,7 @@ impl Project {
 
     /// A runtime working in this folder, capturing output lines.
     pub fn runtime(&self, provider: Option<Arc<dyn Provider>>) -> Runtime {
-        let mut rt = Runtime::new(self.root().to_path_buf(), Output::buffer(), self.resources());
-        rt.provider = provider;
-        rt
+        Runtime::new(self.root().to_path_buf(), Output::buffer(), self.resources()).with_provider(provider)
     }
 
     /// Compile (panicking with the diagnostics on failure) and run `name`.
@@ -91,7 +89,7 @@ impl Project {
             other => panic!("inputs must be a map, got {other}"),
         };
         let outcome = engine::run(&pipeline, inputs, &rt).await;
-        (outcome, rt.output)
+        (outcome, rt.output().clone())
     }
 }
 
