@@ -53,25 +53,13 @@ pub(super) fn layers(graph: &Graph) -> Vec<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::Node;
+    use crate::render::sample;
 
     fn graph(names: &[&str], edges: &[(usize, usize)]) -> Graph {
         Graph {
             pipeline: "p".into(),
             summary: String::new(),
-            nodes: names
-                .iter()
-                .map(|name| Node {
-                    name: name.to_string(),
-                    kind: "fn".into(),
-                    target: None,
-                    condition: None,
-                    iteration: None,
-                    gate: None,
-                    params: Vec::new(),
-                    children: None,
-                })
-                .collect(),
+            nodes: names.iter().map(|name| sample::node(name, "fn", None)).collect(),
             edges: edges.to_vec(),
         }
     }

@@ -4,7 +4,8 @@
 
 use super::{Graph, Node};
 
-fn node(name: &str, kind: &str, target: Option<&str>) -> Node {
+/// A stage of `kind` with nothing else set (`target`: what it runs).
+pub(super) fn node(name: &str, kind: &str, target: Option<&str>) -> Node {
     Node {
         name: name.into(),
         kind: kind.into(),

@@ -331,16 +331,7 @@ pub(super) mod tests {
     use crate::render::{sample, Node};
 
     fn node(name: &str) -> Node {
-        Node {
-            name: name.into(),
-            kind: "fn".into(),
-            target: None,
-            condition: None,
-            iteration: None,
-            gate: None,
-            params: Vec::new(),
-            children: None,
-        }
+        sample::node(name, "fn", None)
     }
 
     /// A busy graph: fan-out, fan-in and edges skipping one to four layers.
