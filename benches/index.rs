@@ -48,7 +48,7 @@ fn index_once(project: &Path, data: &IndexData, depth: Depth, force: bool) -> Fi
     if check.same {
         return run::touch(project, &limits, &check.started_at).expect("touch");
     }
-    let scan = scan::scan(project, data, &options).expect("scan");
+    let scan = scan::scan(project, &limits, data, &options).expect("scan");
     let diff = run::diff(project, &limits, &scan, force).expect("diff");
     let plan = run::plan_batches(project, &limits, &scan, &diff, BATCH_SIZE).expect("plan");
     for batch in &plan.batches {

@@ -11,14 +11,14 @@ use crate::config::{Config, CONFIG_FILE};
 use crate::index::labels::CuratedLabels;
 
 /// `set_errors`: why the run's `--set` values could not be used, one message each.
-pub fn check(project: &Path, resources: &Resources, set_errors: &[String]) -> Check {
+pub fn check(project: &Path, resources: &Resources, limits: &engine::io::Limits, set_errors: &[String]) -> Check {
     const NAME: &str = "config";
     let config = Config::load(project, resources)
         .err()
         .into_iter()
         .flat_map(|d| d.0)
         .map(|d| d.to_string());
-    let labels = CuratedLabels::load(project).err().map(|e| format!("{e:#}"));
+    let labels = CuratedLabels::load(project, limits).err().map(|e| format!("{e:#}"));
     let problems: Vec<String> = config.chain(labels).chain(set_errors.iter().cloned()).collect();
     match problems.as_slice() {
         [] if project.join(CONFIG_FILE).is_file() => Check::pass(NAME, format!("{CONFIG_FILE} is valid")),
@@ -39,10 +39,10 @@ mod tests {
     fn config_problems_are_reported_at_their_lines() {
         let dir = tempfile::tempdir().unwrap();
         let resources = crate::project::resources(None);
-        assert!(check(dir.path(), &resources, &[]).ok());
+        assert!(check(dir.path(), &resources, &engine::io::Limits::default(), &[]).ok());
         std::fs::create_dir(dir.path().join(".claude")).unwrap();
         std::fs::write(dir.path().join(CONFIG_FILE), "index_depth: deep\nbatch_size: 0\n").unwrap();
-        let found = check(dir.path(), &resources, &[]);
+        let found = check(dir.path(), &resources, &engine::io::Limits::default(), &[]);
         assert!(!found.ok());
         assert!(
             found.detail.contains("unity-assets.yml:1:") && found.detail.contains("unity-assets.yml:2:"),
@@ -54,8 +54,13 @@ mod tests {
             "index_depth: rich\nignore_paths: [Assets/Plugins]\n",
         )
         .unwrap();
-        assert!(check(dir.path(), &resources, &[]).ok());
-        let flags = check(dir.path(), &resources, &["--set x: error: bad".to_owned()]);
+        assert!(check(dir.path(), &resources, &engine::io::Limits::default(), &[]).ok());
+        let flags = check(
+            dir.path(),
+            &resources,
+            &engine::io::Limits::default(),
+            &["--set x: error: bad".to_owned()],
+        );
         assert!(!flags.ok() && flags.detail == "--set x: error: bad", "{flags:?}");
     }
 }

@@ -195,7 +195,7 @@ pub fn register(registry: &mut Registry, llm: LlmConfig) {
         .function(
             "doctor.config",
             "the project config, curated labels and --set values are valid",
-            |a: ConfigArgs, ctx| Ok(config::check(&ctx.workdir, &ctx.resources, &a.set_errors)),
+            |a: ConfigArgs, ctx| Ok(config::check(&ctx.workdir, &ctx.resources, &ctx.limits, &a.set_errors)),
         )
         .function(
             "doctor.index",

@@ -33,6 +33,17 @@ struct RuleSpec {
     labels: Vec<String>,
 }
 
+/// The text of the project's labels file within `limits.file_mb`, `None`
+/// when there is none. Read once per scan: parsed and fingerprinted.
+pub fn read(project: &Path, limits: &engine::io::Limits) -> anyhow::Result<Option<String>> {
+    let path = project.join(LABELS_FILE);
+    Ok(engine::io::read_text_if_present(
+        &path,
+        limits.file_bytes,
+        engine::io::FILE_KEY,
+    )?)
+}
+
 /// The compiled, ordered rules.
 #[derive(Debug, Default)]
 pub struct CuratedLabels {
@@ -41,11 +52,14 @@ pub struct CuratedLabels {
 
 impl CuratedLabels {
     /// Load the project's rules; a missing file means no curated labels.
-    pub fn load(project: &Path) -> anyhow::Result<Self> {
-        let path = project.join(LABELS_FILE);
-        let limit = engine::io::Limits::default().file_bytes;
-        match engine::io::read_text_if_present(&path, limit, engine::io::FILE_KEY)? {
-            Some(text) => Self::parse(&text).with_context(|| format!("{}", path.display())),
+    pub fn load(project: &Path, limits: &engine::io::Limits) -> anyhow::Result<Self> {
+        Self::from_file(project, read(project, limits)?.as_deref())
+    }
+
+    /// The rules of the file's `text` (`None`: no file, no rules).
+    pub fn from_file(project: &Path, text: Option<&str>) -> anyhow::Result<Self> {
+        match text {
+            Some(text) => Self::parse(text).with_context(|| format!("{}", project.join(LABELS_FILE).display())),
             None => Ok(Self::default()),
         }
     }

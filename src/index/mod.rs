@@ -107,7 +107,7 @@ pub fn register(registry: &mut Registry, data: DataSource) {
                 let data = data.clone();
                 move |options: ScanOptions, ctx: &CallContext| {
                     let data: Arc<IndexData> = data(ctx)?;
-                    scan::scan(&ctx.workdir, &data, &options)
+                    scan::scan(&ctx.workdir, &ctx.limits, &data, &options)
                 }
             },
         )

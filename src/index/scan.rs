@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
+use engine::io::Limits;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -99,17 +100,18 @@ struct Parsed {
     yaml: Option<YamlFacts>,
 }
 
-pub fn scan(project: &Path, data: &IndexData, options: &ScanOptions) -> anyhow::Result<ScanResult> {
+pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOptions) -> anyhow::Result<ScanResult> {
     anyhow::ensure!(
         project.join("Assets").is_dir(),
         "{} has no Assets/ folder: run in a Unity project's root folder or pass --project DIR",
         project.display()
     );
     let started_at = time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339)?;
-    let curated = CuratedLabels::load(project)?;
+    let labels = super::labels::read(project, limits)?;
+    let curated = CuratedLabels::from_file(project, labels.as_deref())?;
     let (entries, mut warnings) = walk(project, &options.ignore_paths);
     let files = entries.iter().filter(|e| !e.is_dir).count();
-    let fingerprint = fingerprint(project, &entries, &warnings, data, options);
+    let fingerprint = fingerprint(labels.as_deref(), &entries, &warnings, data, options);
 
     let dirs: HashSet<&str> = entries.iter().filter(|e| e.is_dir).map(|e| e.path.as_str()).collect();
     // Asset files with the stat the walk read (reused for their signatures).
@@ -229,13 +231,20 @@ pub fn scan(project: &Path, data: &IndexData, options: &ScanOptions) -> anyhow::
 /// labels file, the scan options, the indexer's tables and the program
 /// version. An equal fingerprint means a scan would find what the last one
 /// found, so an incremental run can stop before reading any `.meta`.
-pub fn tree_fingerprint(project: &Path, data: &IndexData, options: &ScanOptions) -> String {
+pub fn tree_fingerprint(
+    project: &Path,
+    limits: &Limits,
+    data: &IndexData,
+    options: &ScanOptions,
+) -> anyhow::Result<String> {
+    let labels = super::labels::read(project, limits)?;
     let (entries, problems) = walk(project, &options.ignore_paths);
-    fingerprint(project, &entries, &problems, data, options)
+    Ok(fingerprint(labels.as_deref(), &entries, &problems, data, options))
 }
 
+/// `labels`: the labels file's text, which changes what a scan finds.
 fn fingerprint(
-    project: &Path,
+    labels: Option<&str>,
     entries: &[Entry],
     problems: &[Warning],
     data: &IndexData,
@@ -261,7 +270,7 @@ fn fingerprint(
     for problem in problems {
         let _ = writeln!(hasher, "! {}\t{}", problem.path, problem.detail);
     }
-    hasher.update(fs::read(project.join(super::labels::LABELS_FILE)).unwrap_or_default());
+    hasher.update(labels.unwrap_or_default());
     format!("{:x}", hasher.finalize())
 }
 

@@ -151,7 +151,7 @@ fn options(depth: Depth) -> ScanOptions {
 }
 
 fn scan(project: &Path, depth: Depth) -> ScanResult {
-    scan::scan(project, &embedded(), &options(depth)).unwrap()
+    scan::scan(project, &Limits::default(), &embedded(), &options(depth)).unwrap()
 }
 
 /// Tag one planned batch with the builtin and checkpoint it.

@@ -446,7 +446,7 @@ pub fn register(registry: &mut Registry) {
                     serde_json::Value::String(s) => s.clone(),
                     other => other.to_string(),
                 };
-                let out = pick::resolve(&index_dir(ctx), &index, time::OffsetDateTime::now_utc());
+                let out = pick::resolve(&index_dir(ctx), &ctx.limits, &index, time::OffsetDateTime::now_utc());
                 pick::require_indexed(&index_files(ctx), out)
             },
         )

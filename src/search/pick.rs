@@ -59,11 +59,16 @@ pub struct FeedbackRow {
 
 /// Steps 1–4: load the result, check the manifest handshake, find the
 /// candidate, build its feedback row (not yet written).
-pub fn resolve(index_dir: &Path, index: &str, now: time::OffsetDateTime) -> PickOutcome {
-    let limit = engine::io::Limits::default().file_bytes;
-    let read = |name: &str| engine::io::read_text_limited(&index_dir.join(name), limit, engine::io::FILE_KEY);
-    let Ok(text) = read(RESULT_FILE) else {
-        return PickOutcome::error("no search result; run /unity-assets:search first".into());
+pub fn resolve(index_dir: &Path, limits: &engine::io::Limits, index: &str, now: time::OffsetDateTime) -> PickOutcome {
+    let read =
+        |name: &str| engine::io::read_text_limited(&index_dir.join(name), limits.file_bytes, engine::io::FILE_KEY);
+    let text = match read(RESULT_FILE) {
+        Ok(text) => text,
+        Err(e) if e.is_not_found() => {
+            return PickOutcome::error("no search result; run /unity-assets:search first".into())
+        }
+        // Too large, a link out of the project, unreadable: say which.
+        Err(e) => return PickOutcome::error(e.to_string()),
     };
     let Ok(result) = serde_json::from_str::<SearchResult>(&text) else {
         return PickOutcome::error("no search result; run /unity-assets:search first".into());
@@ -201,37 +206,54 @@ mod tests {
     }
 
     #[test]
+    fn a_result_over_the_limit_is_named_not_called_missing() {
+        let dir = setup(Some("v1.0"), Some("v1.0"));
+        let small = engine::io::Limits {
+            file_bytes: 8,
+            ..engine::io::Limits::default()
+        };
+        let line = resolve(dir.path(), &small, "0", now()).line;
+        assert!(
+            line.contains("limits.file_mb") && !line.contains("no search result"),
+            "{line}"
+        );
+    }
+
+    #[test]
     fn the_five_lines() {
         let empty = tempfile::tempdir().unwrap();
         assert_eq!(
-            resolve(empty.path(), "0", now()).line,
+            resolve(empty.path(), &engine::io::Limits::default(), "0", now()).line,
             "[unity-assets:pick] error: no search result; run /unity-assets:search first"
         );
         let stale = setup(Some("v2.0"), Some("v1.0"));
         assert_eq!(
-            resolve(stale.path(), "0", now()).line,
+            resolve(stale.path(), &engine::io::Limits::default(), "0", now()).line,
             "[unity-assets:pick] error: stale search result; reindex required"
         );
-        assert!(resolve(stale.path(), "0", now())
+        assert!(resolve(stale.path(), &engine::io::Limits::default(), "0", now())
             .help
             .is_some_and(|h| h.contains("unity-assets search")));
         let no_manifest = setup(None, Some("v1.0"));
-        assert_eq!(resolve(no_manifest.path(), "0", now()).code, 1);
+        assert_eq!(
+            resolve(no_manifest.path(), &engine::io::Limits::default(), "0", now()).code,
+            1
+        );
         let dir = setup(Some("v1.0"), Some("v1.0"));
         for bad in ["3", "-1", "x"] {
-            let out = resolve(dir.path(), bad, now());
+            let out = resolve(dir.path(), &engine::io::Limits::default(), bad, now());
             assert_eq!(
                 out.line,
                 format!("[unity-assets:pick] error: index {bad} out of range (max 2)")
             );
             assert_eq!(out.code, 1);
         }
-        let out = resolve(dir.path(), "2", now());
+        let out = resolve(dir.path(), &engine::io::Limits::default(), "2", now());
         assert_eq!(out.line, "[unity-assets:pick] recorded: c");
         let row = out.row.unwrap();
         assert_eq!(row.sub_intent_id, "메뉴");
         assert_eq!(row.candidate_guids, ["c"]);
-        let out = resolve(dir.path(), "0", now());
+        let out = resolve(dir.path(), &engine::io::Limits::default(), "0", now());
         let row = out.row.unwrap();
         assert_eq!((row.confidence_after, row.ts.as_str()), (1.0, "2026-05-24T13:45:01Z"));
         assert_eq!(
@@ -248,7 +270,9 @@ mod tests {
     #[test]
     fn fifty_concurrent_picks_leave_fifty_intact_rows() {
         let dir = setup(Some("v1.0"), Some("v1.0"));
-        let row = resolve(dir.path(), "1", now()).row.unwrap();
+        let row = resolve(dir.path(), &engine::io::Limits::default(), "1", now())
+            .row
+            .unwrap();
         let recorded = std::sync::atomic::AtomicUsize::new(0);
         std::thread::scope(|s| {
             for _ in 0..50 {

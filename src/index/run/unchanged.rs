@@ -46,8 +46,10 @@ pub fn unchanged(
             .ok()
             .flatten()
             .is_some_and(|m| m.schema_tier == options.index_depth);
-    let same =
-        candidate && last_scan.is_some_and(|last| last.fingerprint == scan::tree_fingerprint(project, data, options));
+    let same = match last_scan {
+        Some(last) if candidate => last.fingerprint == scan::tree_fingerprint(project, limits, data, options)?,
+        _ => false,
+    };
     Ok(Unchanged { same, started_at })
 }
 
