@@ -113,19 +113,7 @@ fn assert_valid(schema: &str, value: &Value) {
 
 /// The paths of every candidate of every group.
 fn candidate_paths(result: &Value) -> Vec<Vec<String>> {
-    result["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| {
-            g["candidates"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|c| c["path"].as_str().unwrap().to_owned())
-                .collect()
-        })
-        .collect()
+    test_support::project::candidates(result, "path")
 }
 
 /// A small game project: four packages of a few assets each.

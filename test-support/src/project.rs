@@ -116,18 +116,24 @@ impl Project {
     pub fn result_guids(&self) -> Vec<Vec<String>> {
         let path = self.dir.path().join(INDEX_DIR).join("search-result.json");
         let result: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        result["groups"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|g| {
-                g["candidates"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|c| c["guid"].as_str().unwrap().to_owned())
-                    .collect()
-            })
-            .collect()
+        candidates(&result, "guid")
     }
+}
+
+/// One field (`guid`, `path`) of every candidate of every group of a
+/// `search-result.json`.
+pub fn candidates(result: &Value, field: &str) -> Vec<Vec<String>> {
+    result["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            g["candidates"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c[field].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .collect()
 }
