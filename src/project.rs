@@ -180,10 +180,14 @@ impl Project {
     /// What a run of this project's pipelines uses: its folder, resources
     /// and provider, printing to `output`.
     pub fn runtime(&self, output: Output) -> Result<Runtime, engine::llm::LlmError> {
+        // A person at the terminal answers `ask`; piped, the default is taken.
+        let person = std::io::stdin()
+            .is_terminal()
+            .then(|| Arc::new(engine::Terminal::new(output.clone())) as Arc<dyn engine::Asker>);
         Ok(Runtime::new(self.root.clone(), output, self.resources.clone())
             .with_provider(self.provider()?)
             .with_limits(self.config.limits)
-            .interactive(std::io::stdin().is_terminal())
+            .with_asker(person)
             .with_progress(crate::progress::Bars::for_terminal(!self.show_progress)))
     }
 }

@@ -43,7 +43,7 @@ pub mod spec;
 mod stages;
 pub mod template;
 
-pub use asker::Asker;
+pub use asker::{Asker, Terminal};
 pub use compile::{Compiler, ConfigLayer, InputError, ParamLayers, Pipeline, ResolvedParam};
 pub use output::Output;
 pub use progress::{Progress, Tick};

@@ -18,8 +18,6 @@ pub struct Runtime {
     pub(crate) output: Output,
     /// The folder the run works in; paths a pipeline names are confined to it.
     pub(crate) workdir: PathBuf,
-    /// True when stdin is a terminal, so `ask` may prompt.
-    pub(crate) interactive: bool,
     /// Who answers `ask` when it is not a terminal (none: the default is taken).
     pub(crate) asker: Option<Arc<dyn crate::asker::Asker>>,
     /// MCP connections, opened on first use and shared by the run's stages.
@@ -41,7 +39,6 @@ impl Runtime {
             provider: None,
             output,
             workdir,
-            interactive: false,
             asker: None,
             mcp: Arc::default(),
             resources,
@@ -60,12 +57,6 @@ impl Runtime {
     /// The size limits on what the run reads.
     pub fn with_limits(mut self, limits: crate::io::Limits) -> Self {
         self.limits = limits;
-        self
-    }
-
-    /// Whether `ask` may prompt on the terminal.
-    pub fn interactive(mut self, interactive: bool) -> Self {
-        self.interactive = interactive;
         self
     }
 

@@ -91,7 +91,8 @@ impl PipelineServer {
             .meta
             .get_progress_token()
             .map(|token| Notifier::shared(context.peer.clone(), token));
-        let rt = rt.interactive(false).with_asker(asker).with_progress(progress);
+        // The server's stdin is the protocol: only the client's user is asked.
+        let rt = rt.with_asker(asker).with_progress(progress);
         let finished = tokio::select! {
             finished = execute(&project, tool.pipeline.name(), args, &[], &rt) => finished,
             // Dropping the run cancels its stages; atomic writes leave no half-written file.

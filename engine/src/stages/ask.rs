@@ -1,8 +1,6 @@
 //! `ask:` — a choice. An answer given by flags wins; then the runtime's
-//! asker (an MCP client's user) or, on a terminal, the person is asked;
+//! asker (the person at the terminal, an MCP client's user) is asked;
 //! otherwise the safe `default` is taken (null if none).
-
-use std::io::{BufRead, IsTerminal, Write};
 
 use serde_json::Value;
 
@@ -37,34 +35,13 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, ask: &AskStage) -> Result<Flow
             other => other.to_string(),
         })
     };
-    if let Some(asker) = &cx.rt.asker {
-        return match asker.ask(&prompt()?, &list).await? {
-            Some(answer) => pick(&list, &answer).map(Flow::Value),
-            None => Ok(Flow::Value(default)),
-        };
-    }
-    if !(cx.rt.interactive && std::io::stdin().is_terminal()) {
+    let Some(asker) = &cx.rt.asker else {
         return Ok(Flow::Value(default));
+    };
+    match asker.ask(&prompt()?, &list).await? {
+        Some(answer) => pick(&list, &answer).map(Flow::Value),
+        None => Ok(Flow::Value(default)),
     }
-    let prompt = prompt()?;
-    for l in prompt.trim_end().split('\n') {
-        cx.rt.output.line(l);
-    }
-    // Reading a line blocks; keep it off the async workers.
-    let line = tokio::task::spawn_blocking(|| {
-        print!("> ");
-        let _ = std::io::stdout().flush();
-        let mut s = String::new();
-        std::io::stdin().lock().read_line(&mut s).map(|_| s)
-    })
-    .await
-    .map_err(|e| e.to_string())?
-    .map_err(|e| format!("cannot read the answer: {e}"))?;
-    let line = line.trim();
-    if line.is_empty() {
-        return Ok(Flow::Value(default));
-    }
-    pick(&list, &Value::String(line.to_owned())).map(Flow::Value)
 }
 
 /// An answer is a 0-based number into `choices`, or a choice itself.
