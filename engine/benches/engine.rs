@@ -123,10 +123,10 @@ fn registry() -> Registry {
     let mut r = Registry::new();
     r.async_builtin("b.sleep", "waits 20 ms", |a: Value, _: CallContext| async move {
         tokio::time::sleep(TASK_SLEEP).await;
-        anyhow::Ok(a["chunk"].clone())
+        Ok::<_, engine::registry::BoxError>(a["chunk"].clone())
     });
     r.async_function("b.noop", "returns its input", |a: Value, _: CallContext| async move {
-        anyhow::Ok(a)
+        Ok::<_, engine::registry::BoxError>(a)
     });
     r.function("b.noop_blocking", "returns its input", |a: Value, _: &CallContext| {
         Ok(a)

@@ -49,6 +49,6 @@ pub use output::Output;
 pub use progress::{Progress, Tick};
 pub use registry::{CallContext, Registry};
 pub use report::{ModelUsage, RunReport, RunStatus, StageReport, StageStatus};
-pub use run::{run, Ending, RunOutcome, StageError};
+pub use run::{run, Ending, RunOutcome};
 pub use runtime::Runtime;
-pub use stages::StageFailure;
+pub use stages::{StageError, StageFailure};

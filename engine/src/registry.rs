@@ -45,8 +45,61 @@ impl CallContext {
     }
 }
 
+/// The error a registered function returns: any error, boxed, so `?` takes
+/// an `io::Error`, an `anyhow::Error` or a message (`Err("…".into())`).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why a native call failed, naming the function.
+#[derive(Debug, thiserror::Error)]
+pub enum NativeError {
+    /// The stage's `with:` does not fit the function's arguments.
+    #[error("bad arguments for `{function}`: {source}")]
+    Arguments {
+        /// The function called.
+        function: Arc<str>,
+        /// Where the arguments and the function's type disagree.
+        source: serde_json::Error,
+    },
+    /// The function's result cannot be turned into JSON.
+    #[error("`{function}` returned unserialisable output: {source}")]
+    Output {
+        /// The function called.
+        function: Arc<str>,
+        /// Why the result is not JSON.
+        source: serde_json::Error,
+    },
+    /// The function panicked (a bug in it, not in the pipeline).
+    #[error("native function `{function}` panicked: {message}")]
+    Panicked {
+        /// The function called.
+        function: Arc<str>,
+        /// The panic, as tokio reports it.
+        message: String,
+    },
+    /// The function returned an error: its whole chain is the message.
+    #[error("{source:#}")]
+    Failed {
+        /// The function called.
+        function: Arc<str>,
+        /// Its error.
+        source: BoxError,
+    },
+}
+
+impl NativeError {
+    /// The function that failed.
+    pub fn function(&self) -> &str {
+        match self {
+            Self::Arguments { function, .. }
+            | Self::Output { function, .. }
+            | Self::Panicked { function, .. }
+            | Self::Failed { function, .. } => function,
+        }
+    }
+}
+
 /// What a native function returns: its JSON result, later.
-pub type NativeFuture = Pin<Box<dyn Future<Output = anyhow::Result<Value>> + Send>>;
+pub type NativeFuture = Pin<Box<dyn Future<Output = Result<Value, NativeError>> + Send>>;
 
 /// A registered native function: JSON arguments in, JSON result out.
 pub type NativeFn = Arc<dyn Fn(Value, CallContext) -> NativeFuture + Send + Sync>;
@@ -80,7 +133,7 @@ impl Registry {
     where
         A: DeserializeOwned + Send + 'static,
         R: Serialize + Send + 'static,
-        F: Fn(A, &CallContext) -> anyhow::Result<R> + Send + Sync + 'static,
+        F: Fn(A, &CallContext) -> Result<R, BoxError> + Send + Sync + 'static,
     {
         let native = blocking(name, summary, f);
         self.functions.insert(name.to_owned(), native);
@@ -93,7 +146,7 @@ impl Registry {
         A: DeserializeOwned + Send + 'static,
         R: Serialize + Send + 'static,
         F: Fn(A, CallContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = anyhow::Result<R>> + Send + 'static,
+        Fut: Future<Output = Result<R, BoxError>> + Send + 'static,
     {
         let native = asynchronous(name, summary, f);
         self.functions.insert(name.to_owned(), native);
@@ -106,7 +159,7 @@ impl Registry {
     where
         A: DeserializeOwned + Send + 'static,
         R: Serialize + Send + 'static,
-        F: Fn(A, &CallContext) -> anyhow::Result<R> + Send + Sync + 'static,
+        F: Fn(A, &CallContext) -> Result<R, BoxError> + Send + Sync + 'static,
     {
         let native = blocking(name, summary, f);
         self.builtins.insert(name.to_owned(), native);
@@ -120,7 +173,7 @@ impl Registry {
         A: DeserializeOwned + Send + 'static,
         R: Serialize + Send + 'static,
         F: Fn(A, CallContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = anyhow::Result<R>> + Send + 'static,
+        Fut: Future<Output = Result<R, BoxError>> + Send + 'static,
     {
         let native = asynchronous(name, summary, f);
         self.builtins.insert(name.to_owned(), native);
@@ -164,28 +217,24 @@ impl Registry {
     }
 }
 
-fn decode<A: DeserializeOwned>(name: &str, args: Value) -> anyhow::Result<A> {
-    serde_json::from_value(args).map_err(|e| anyhow::anyhow!("bad arguments for `{name}`: {e}"))
-}
-
-fn encode<R: Serialize>(name: &str, result: R) -> anyhow::Result<Value> {
-    serde_json::to_value(result).map_err(|e| anyhow::anyhow!("`{name}` returned unserialisable output: {e}"))
-}
-
 /// A synchronous function, run on tokio's blocking pool.
 fn blocking<A, R, F>(name: &str, summary: &'static str, f: F) -> Native
 where
     A: DeserializeOwned + Send + 'static,
     R: Serialize + Send + 'static,
-    F: Fn(A, &CallContext) -> anyhow::Result<R> + Send + Sync + 'static,
+    F: Fn(A, &CallContext) -> Result<R, BoxError> + Send + Sync + 'static,
 {
     let f = Arc::new(f);
-    asynchronous(name, summary, move |args: A, ctx: CallContext| {
+    native(name, summary, move |args: A, ctx: CallContext, function: Arc<str>| {
         let f = Arc::clone(&f);
         async move {
-            tokio::task::spawn_blocking(move || f(args, &ctx))
-                .await
-                .map_err(|e| anyhow::anyhow!("native function panicked: {e}"))?
+            match tokio::task::spawn_blocking(move || f(args, &ctx)).await {
+                Ok(result) => result.map_err(|source| NativeError::Failed { function, source }),
+                Err(e) => Err(NativeError::Panicked {
+                    function,
+                    message: e.to_string(),
+                }),
+            }
         }
     })
 }
@@ -195,16 +244,34 @@ where
     A: DeserializeOwned + Send + 'static,
     R: Serialize + Send + 'static,
     F: Fn(A, CallContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = anyhow::Result<R>> + Send + 'static,
+    Fut: Future<Output = Result<R, BoxError>> + Send + 'static,
+{
+    native(name, summary, move |args: A, ctx: CallContext, function: Arc<str>| {
+        let called = f(args, ctx);
+        async move { called.await.map_err(|source| NativeError::Failed { function, source }) }
+    })
+}
+
+/// JSON in and out around a typed function, each failure naming the function.
+fn native<A, R, F, Fut>(name: &str, summary: &'static str, f: F) -> Native
+where
+    A: DeserializeOwned + Send + 'static,
+    R: Serialize + Send + 'static,
+    F: Fn(A, CallContext, Arc<str>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, NativeError>> + Send + 'static,
 {
     let f = Arc::new(f);
     let name: Arc<str> = name.into();
     let call: NativeFn = Arc::new(move |args, ctx| {
         let f = Arc::clone(&f);
-        let name = Arc::clone(&name);
+        let function = Arc::clone(&name);
         Box::pin(async move {
-            let args = decode(&name, args)?;
-            encode(&name, f(args, ctx).await?)
+            let args = serde_json::from_value(args).map_err(|source| NativeError::Arguments {
+                function: Arc::clone(&function),
+                source,
+            })?;
+            let result = f(args, ctx, Arc::clone(&function)).await?;
+            serde_json::to_value(result).map_err(|source| NativeError::Output { function, source })
         })
     });
     Native { summary, call }

@@ -196,7 +196,7 @@ fn slow_registry(in_flight: Arc<AtomicUsize>, peak: Arc<AtomicUsize>) -> Registr
                 let i = a["i"].as_u64().unwrap_or_default();
                 tokio::time::sleep(Duration::from_millis(5 * (12 - i.min(12)))).await;
                 in_flight.fetch_sub(1, Ordering::SeqCst);
-                anyhow::Ok(json!({"i": i}))
+                Ok::<_, engine::registry::BoxError>(json!({"i": i}))
             }
         },
     );
@@ -540,6 +540,62 @@ async fn schema_gate_on_fn_output_fails_or_falls_back() {
     p.pipeline("gate", &yaml("    on_invalid: {output: {label: cat}}\n"));
     let (outcome, _) = p.run("gate", &registry(), json!({}), None).await;
     assert_eq!(*outcome.outputs["guess"], json!({"label": "cat"}));
+}
+
+/// A failure deep in the graph keeps its type all the way up: a native
+/// function's own error inside a `for_each` inside a sub-pipeline, and a path
+/// refused by a `read` there, are still told apart by the caller.
+#[tokio::test]
+async fn failures_keep_their_type_through_iterations_and_sub_pipelines() {
+    let mut registry = registry();
+    registry.function(
+        "t.open",
+        "opens a file that is not there",
+        |_: Value, _: &CallContext| std::fs::read("no-such-file").map(|_| Value::Null).map_err(Into::into),
+    );
+    let p = Project::new();
+    p.pipeline(
+        "inner",
+        "pipeline: inner\nstages:\n  each:\n    for_each: {items: [1, 2], as: n}\n    fn: t.open\n",
+    );
+    p.pipeline(
+        "outside",
+        "pipeline: outside\nstages:\n  peek:\n    read: {path: ../secret.json}\n",
+    );
+    let outer = |sub: &str| format!("pipeline: outer\nstages:\n  sub:\n    run: {sub}\n");
+
+    p.pipeline("outer", &outer("inner"));
+    let (outcome, _) = p.run("outer", &registry, json!({}), None).await;
+    let Err(error) = &outcome.result else {
+        panic!("the run did not fail")
+    };
+    let StageFailure::SubPipeline(inner) = &*error.cause else {
+        panic!("{:?}", error.cause)
+    };
+    assert_eq!((inner.pipeline.as_str(), inner.stage.as_str()), ("inner", "each"));
+    let StageFailure::Iteration { at, source } = &*inner.cause else {
+        panic!("{:?}", inner.cause)
+    };
+    assert_eq!(at, "item 0");
+    let StageFailure::Native(engine::registry::NativeError::Failed { function, source }) = &**source else {
+        panic!("{source:?}")
+    };
+    assert_eq!(&**function, "t.open");
+    let io = source
+        .downcast_ref::<std::io::Error>()
+        .expect("the function's own error");
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+
+    p.pipeline("outer", &outer("outside"));
+    let (outcome, _) = p.run("outer", &registry, json!({}), None).await;
+    let Err(error) = &outcome.result else {
+        panic!("the run did not fail")
+    };
+    let StageFailure::SubPipeline(inner) = &*error.cause else {
+        panic!("{:?}", error.cause)
+    };
+    assert!(matches!(&*inner.cause, StageFailure::Path(_)), "{:?}", inner.cause);
+    assert!(failure(&outcome).contains("../secret.json"), "{}", failure(&outcome));
 }
 
 /// The language says "an input with a default is optional"; `default: null`

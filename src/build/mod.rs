@@ -139,12 +139,10 @@ pub fn register(registry: &mut Registry) {
             "build.guard",
             "Scope-check every planned call before anything is sent; audit denials",
             |a: GuardArgs, ctx| {
-                anyhow::ensure!(
-                    a.targets.len() == a.plans.len(),
-                    "build.guard: {} targets but {} plans",
-                    a.targets.len(),
-                    a.plans.len()
-                );
+                if a.targets.len() != a.plans.len() {
+                    let (targets, plans) = (a.targets.len(), a.plans.len());
+                    return Err(format!("build.guard: {targets} targets but {plans} plans").into());
+                }
                 let plans = a
                     .targets
                     .into_iter()
@@ -177,6 +175,7 @@ pub fn register(registry: &mut Registry) {
                     a.screened,
                 )
                 .await
+                .map_err(Into::into)
             },
         )
         .function(

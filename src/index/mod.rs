@@ -107,7 +107,7 @@ pub fn register(registry: &mut Registry, data: DataSource) {
                 let data = data.clone();
                 move |options: ScanOptions, ctx: &CallContext| {
                     let data: Arc<IndexData> = data(ctx)?;
-                    scan::scan(&ctx.workdir, &ctx.limits, &data, &options)
+                    Ok(scan::scan(&ctx.workdir, &ctx.limits, &data, &options)?)
                 }
             },
         )
@@ -118,7 +118,7 @@ pub fn register(registry: &mut Registry, data: DataSource) {
                 let data = data.clone();
                 move |a: UnchangedArgs, ctx: &CallContext| {
                     let data: Arc<IndexData> = data(ctx)?;
-                    run::unchanged(&ctx.workdir, &ctx.limits, &data, &a.options, a.force)
+                    Ok(run::unchanged(&ctx.workdir, &ctx.limits, &data, &a.options, a.force)?)
                 }
             },
         )
@@ -126,19 +126,27 @@ pub fn register(registry: &mut Registry, data: DataSource) {
             "index.touch",
             "close a run that found nothing changed: move last_run, keep every file's content",
             |a: TouchArgs, ctx| {
-                run::touch(&ctx.workdir, &ctx.limits, &a.started_at)
-                    .inspect_err(|e| store::record_error(&ctx.workdir, &ctx.limits, e))
+                Ok(run::touch(&ctx.workdir, &ctx.limits, &a.started_at)
+                    .inspect_err(|e| store::record_error(&ctx.workdir, &ctx.limits, e))?)
             },
         )
         .function(
             "index.diff",
             "compare scanned signatures with the last finished run",
-            |a: DiffArgs, ctx| run::diff(&ctx.workdir, &ctx.limits, &a.scan, a.force),
+            |a: DiffArgs, ctx| Ok(run::diff(&ctx.workdir, &ctx.limits, &a.scan, a.force)?),
         )
         .function(
             "index.plan_batches",
             "start or resume a run and split changed assets into batches",
-            |a: PlanArgs, ctx| run::plan_batches(&ctx.workdir, &ctx.limits, &a.scan, &a.diff, a.batch_size),
+            |a: PlanArgs, ctx| {
+                Ok(run::plan_batches(
+                    &ctx.workdir,
+                    &ctx.limits,
+                    &a.scan,
+                    &a.diff,
+                    a.batch_size,
+                )?)
+            },
         )
         .function(
             "index.check_tags",
@@ -150,7 +158,7 @@ pub fn register(registry: &mut Registry, data: DataSource) {
             "keep good rows, tag the rest with the builtin, append the batch to the partial",
             |a: CheckpointArgs, ctx| {
                 let answers: Vec<&TagBatch> = a.tags.iter().chain(a.retry.iter()).collect();
-                run::checkpoint(
+                Ok(run::checkpoint(
                     &ctx.workdir,
                     &ctx.limits,
                     &a.batch,
@@ -158,7 +166,7 @@ pub fn register(registry: &mut Registry, data: DataSource) {
                     a.answered_by,
                     a.index_depth,
                 )
-                .inspect_err(|e| store::record_error(&ctx.workdir, &ctx.limits, e))
+                .inspect_err(|e| store::record_error(&ctx.workdir, &ctx.limits, e))?)
             },
         )
         .function(

@@ -447,13 +447,13 @@ pub fn register(registry: &mut Registry) {
                     other => other.to_string(),
                 };
                 let out = pick::resolve(&index_dir(ctx), &ctx.limits, &index, time::OffsetDateTime::now_utc());
-                pick::require_indexed(&index_files(ctx), out)
+                Ok(pick::require_indexed(&index_files(ctx), out)?)
             },
         )
         .function(
             "pick.record",
             "append the feedback row under feedback.jsonl.lock",
-            |a: RecordArgs, ctx| pick::record(&index_dir(ctx), &a.row),
+            |a: RecordArgs, ctx| Ok(pick::record(&index_dir(ctx), &a.row)?),
         )
         .builtin(
             "search.route",

@@ -106,10 +106,13 @@ pub(super) fn register(registry: &mut Registry) {
                     "auto" if a.provider == "builtin" => "drill-down",
                     "auto" => "rerank",
                     m if MODES.contains(&m) => m,
-                    other => anyhow::bail!(
-                        "search.mode `{other}` is not a mode; use one of {} (in .claude/unity-assets.yml or --set search.mode=…)",
-                        MODES.join(", ")
-                    ),
+                    other => {
+                        let modes = MODES.join(", ");
+                        return Err(format!(
+                            "search.mode `{other}` is not a mode; use one of {modes} (in .claude/unity-assets.yml or --set search.mode=…)"
+                        )
+                        .into());
+                    }
                 };
                 Ok(json!({"mode": mode}))
             },

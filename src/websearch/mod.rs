@@ -100,7 +100,7 @@ pub fn register(registry: &mut Registry) {
         .function(
             "websearch.strategy",
             "the type's strategy file renders the queries; official adds site: and latest",
-            |a: StrategyArgs, ctx| strategy::render(&a.query, &a.kind, a.max_results, &ctx.resources),
+            |a: StrategyArgs, ctx| Ok(strategy::render(&a.query, &a.kind, a.max_results, &ctx.resources)?),
         )
         .async_function(
             "websearch.backends",
@@ -209,6 +209,6 @@ pub fn register(registry: &mut Registry) {
         .function(
             "websearch.format",
             "the answer in the chosen layout (prompts/web-search/formats/) and the result document",
-            |a: format::FormatArgs, ctx| format::format(a, &ctx.resources),
+            |a: format::FormatArgs, ctx| Ok(format::format(a, &ctx.resources)?),
         );
 }

@@ -17,7 +17,7 @@ use tracing::Instrument;
 use crate::compile::{Pipeline, Stage, StageAction};
 use crate::report::{RunReport, RunStatus, StageReport, StageStats, StageStatus};
 use crate::runtime::Runtime;
-use crate::stages::{Flow, StageCx, StageFailure};
+use crate::stages::{Flow, StageCx, StageError, StageFailure};
 use crate::template::Scope;
 
 /// How a run ended when it did not fail.
@@ -36,21 +36,6 @@ pub enum Ending {
         /// The pipeline's output, when it can be evaluated.
         output: Option<Value>,
     },
-}
-
-/// A stage failure, with everything a user needs to find it.
-#[derive(Debug, thiserror::Error)]
-#[error("stage `{stage}` of pipeline `{pipeline}` ({file}) failed: {cause}")]
-pub struct StageError {
-    /// The pipeline's name.
-    pub pipeline: String,
-    /// The pipeline's file.
-    pub file: String,
-    /// The stage that failed.
-    pub stage: String,
-    /// Why it failed, with its source error.
-    #[source]
-    pub cause: Box<StageFailure>,
 }
 
 /// The end of a run: how it ended, and the report either way.

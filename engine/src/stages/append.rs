@@ -29,6 +29,8 @@ pub fn run(cx: &StageCx<'_>, scope: &Scope, append: &AppendStage) -> Result<Flow
         Err(e @ AppendError::Locked { .. }) => {
             recover(cx, scope, &cx.stage.on_locked, StageFailure::Locked(Box::new(e)))
         }
-        Err(e) => Err(e.to_string().into()),
+        Err(AppendError::Io { path, source }) => {
+            Err(StageFailure::io(format!("cannot append to {}", path.display()), source))
+        }
     }
 }

@@ -49,13 +49,13 @@ impl StageCx<'_> {
     /// A path to read, relative to the run's folder and confined to it.
     pub fn path(&self, v: &Value) -> Result<std::path::PathBuf, StageFailure> {
         let rel = v.as_str().ok_or_else(|| format!("expected a file path, got {v}"))?;
-        crate::io::confine(&self.rt.workdir, rel).map_err(|e| StageFailure::Invalid(e.to_string()))
+        crate::io::confine(&self.rt.workdir, rel).map_err(StageFailure::Path)
     }
 
     /// A path to write: confined, and no symlink anywhere on the way.
     pub fn write_path(&self, v: &Value) -> Result<std::path::PathBuf, StageFailure> {
         let rel = v.as_str().ok_or_else(|| format!("expected a file path, got {v}"))?;
-        crate::io::confine_for_write(&self.rt.workdir, rel).map_err(|e| StageFailure::Invalid(e.to_string()))
+        crate::io::confine_for_write(&self.rt.workdir, rel).map_err(StageFailure::Path)
     }
 
     pub fn call_context(&self) -> crate::registry::CallContext {

@@ -42,17 +42,20 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, exec: &ExecStage) -> Result<Fl
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+        .map_err(|e| StageFailure::io(format!("cannot start `{program}`"), e))?;
     if let (Some(text), Some(mut pipe)) = (input, child.stdin.take()) {
         pipe.write_all(text.as_bytes())
             .await
-            .map_err(|e| format!("cannot write to `{program}`: {e}"))?;
+            .map_err(|e| StageFailure::io(format!("cannot write to `{program}`"), e))?;
     }
     let limit = Duration::from_secs(timeout_s.unwrap_or(60));
     let out = tokio::time::timeout(limit, child.wait_with_output())
         .await
-        .map_err(|_| format!("`{program}` did not finish within {}s", limit.as_secs()))?
-        .map_err(|e| e.to_string())?;
+        .map_err(|_| StageFailure::TimedOut {
+            what: format!("`{program}`"),
+            seconds: limit.as_secs(),
+        })?
+        .map_err(|e| StageFailure::io(format!("`{program}`"), e))?;
     Ok(Flow::Value(json!({
         "code": out.status.code(),
         "stdout": String::from_utf8_lossy(&out.stdout),

@@ -1,9 +1,26 @@
 //! Why a stage failed, with the source error kept, so a caller (or a
 //! report) can tell a locked file from an MCP outage from a model error.
 
-use crate::io::AppendError;
+use crate::compile::InputError;
+use crate::io::{AppendError, ConfineError};
 use crate::llm::LlmError;
 use crate::mcp::McpError;
+use crate::registry::{BoxError, NativeError};
+
+/// A stage failure, with everything a user needs to find it.
+#[derive(Debug, thiserror::Error)]
+#[error("stage `{stage}` of pipeline `{pipeline}` ({file}) failed: {cause}")]
+pub struct StageError {
+    /// The pipeline's name.
+    pub pipeline: String,
+    /// The pipeline's file.
+    pub file: String,
+    /// The stage that failed.
+    pub stage: String,
+    /// Why it failed, with its source error.
+    #[source]
+    pub cause: Box<StageFailure>,
+}
 
 /// A stage's failure.
 #[derive(Debug, thiserror::Error)]
@@ -38,12 +55,59 @@ pub enum StageFailure {
     /// A template did not render or evaluate.
     #[error("{0}")]
     Template(String),
-    /// A native function (`fn:` or an `llm` stage's `builtin:`) failed.
+    /// A `fn:` stage's native function failed.
     #[error("{0}")]
-    Native(String),
-    /// Anything else: a value of the wrong shape, a path refused, an I/O error.
+    Native(#[source] NativeError),
+    /// An `llm` stage's `builtin:` failed (the offline provider's answer).
+    #[error("builtin `{function}`: {0}", function = .0.function())]
+    Builtin(#[source] NativeError),
+    /// A path was refused: outside the run's folder, through a symlink, a device.
+    #[error("{0}")]
+    Path(#[source] ConfineError),
+    /// Reading or writing a file, running a program or sending a request failed.
+    #[error("{doing}: {source}")]
+    Io {
+        /// What the stage was doing, with the file, program or URL.
+        doing: String,
+        /// The error it met.
+        source: BoxError,
+    },
+    /// A program or request ran past its `timeout_s`.
+    #[error("{what} did not finish within {seconds}s")]
+    TimedOut {
+        /// The program or request.
+        what: String,
+        /// The timeout.
+        seconds: u64,
+    },
+    /// One iteration of `for_each`, `map_reduce` or `repeat` failed.
+    #[error("{at}: {source}")]
+    Iteration {
+        /// Which one: `item 3`, `chunk 0`, `iteration 2`.
+        at: String,
+        /// Why it failed.
+        source: Box<StageFailure>,
+    },
+    /// A `run:` stage's inputs do not fit the sub-pipeline.
+    #[error("{0}")]
+    Inputs(#[source] InputError),
+    /// A `run:` stage's sub-pipeline failed.
+    #[error("{0}")]
+    SubPipeline(#[source] Box<StageError>),
+    /// A value of the wrong shape: a `with:` that is not a map, a list that is
+    /// not a list, an answer that is not among the choices.
     #[error("{0}")]
     Invalid(String),
+}
+
+impl StageFailure {
+    /// An I/O failure while `doing` something.
+    pub(crate) fn io(doing: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        Self::Io {
+            doing: doing.into(),
+            source: source.into(),
+        }
+    }
 }
 
 impl From<String> for StageFailure {

@@ -39,7 +39,7 @@ pub async fn fan_out(
     as_name: &str,
     limit: usize,
     what: &str,
-) -> Result<Result<Vec<Value>, Flow>, String> {
+) -> Result<Result<Vec<Value>, Flow>, StageFailure> {
     let tick = cx
         .rt
         .progress
@@ -55,7 +55,10 @@ pub async fn fan_out(
         .buffered(limit);
     let mut out = Vec::new();
     while let Some((i, r)) = results.next().await {
-        match r.map_err(|e| format!("{what} {i}: {e}"))? {
+        match r.map_err(|e| StageFailure::Iteration {
+            at: format!("{what} {i}"),
+            source: Box::new(e),
+        })? {
             Flow::Value(v) => out.push(v),
             exit @ Flow::Exit { .. } => return Ok(Err(exit)),
         }

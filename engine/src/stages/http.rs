@@ -25,7 +25,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, http: &HttpStage) -> Result<Fl
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(timeout_s.unwrap_or(30)))
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| StageFailure::io("cannot set up an HTTP client", e))?;
     let mut req = match method.as_str() {
         "GET" => client.get(url),
         "POST" => client.post(url),
@@ -57,16 +57,21 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, http: &HttpStage) -> Result<Fl
     let resp = req
         .send()
         .await
-        .map_err(|e| format!("{method} {url}: {}", e.without_url()))?;
+        .map_err(|e| StageFailure::io(format!("{method} {url}"), e.without_url()))?;
     let status = resp.status().as_u16();
     let limit = cx.rt.limits.http_bytes;
     let mut resp = resp;
     let mut bytes = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| StageFailure::io(format!("{method} {url}"), e.without_url()))?
+    {
         if (bytes.len() + chunk.len()) as u64 > limit {
-            return Err(format!(
-                "{method} {url}: the answer is larger than {limit} bytes (the limit `{HTTP_KEY}`; raise it in .claude/unity-assets.yml if the answer is genuine)"
-            ).into());
+            return Err(StageFailure::io(
+                format!("{method} {url}"),
+                format!("the answer is larger than {limit} bytes (the limit `{HTTP_KEY}`; raise it in .claude/unity-assets.yml if the answer is genuine)"),
+            ));
         }
         bytes.extend_from_slice(&chunk);
     }

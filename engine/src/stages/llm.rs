@@ -28,7 +28,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
         let (name, native) = l.builtin.as_ref().ok_or("no `builtin:` for the offline provider")?;
         let out = (native.call)(input, cx.call_context())
             .await
-            .map_err(|e| StageFailure::Native(format!("builtin `{name}`: {e:#}")))?;
+            .map_err(StageFailure::Builtin)?;
         cx.stats.call(0, Usage::default());
         return match gate.check(&out) {
             Ok(()) => Ok(Flow::Value(out)),

@@ -27,7 +27,7 @@ use crate::compile::{Recovery, StageAction, StageModifier};
 use crate::template::Scope;
 
 pub use cx::{Flow, StageCx};
-pub use failure::StageFailure;
+pub use failure::{StageError, StageFailure};
 
 /// Run one stage: modifier around action, then the schema gate.
 pub async fn execute(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, StageFailure> {

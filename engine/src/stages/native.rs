@@ -10,6 +10,6 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, native: &Native) -> Result<Flo
     let args = cx.with(scope)?;
     let out = (native.call)(args, cx.call_context())
         .await
-        .map_err(|e| StageFailure::Native(format!("{e:#}")))?;
+        .map_err(StageFailure::Native)?;
     Ok(Flow::Value(out))
 }

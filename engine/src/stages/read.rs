@@ -26,7 +26,7 @@ pub fn run(cx: &StageCx<'_>, scope: &Scope, read: &ReadStage) -> Result<Flow, St
                 .rt
                 .resources
                 .get(rel)
-                .map_err(|e| e.to_string())?
+                .map_err(|e| StageFailure::io(format!("cannot read resource `{rel}`"), e))?
                 .ok_or_else(|| format!("resource `{rel}` not found"))?;
             (std::path::PathBuf::from(rel), res.text.into_owned())
         }
@@ -37,7 +37,7 @@ pub fn run(cx: &StageCx<'_>, scope: &Scope, read: &ReadStage) -> Result<Flow, St
                 Err(e) if e.is_not_found() && *missing == Missing::Null => {
                     return Ok(Flow::Value(json!({"value": null, "bad_rows": []})));
                 }
-                Err(e) => return Err(format!("cannot read {}: {e}", path.display()).into()),
+                Err(e) => return Err(StageFailure::io(format!("cannot read {}", path.display()), e)),
             }
         }
     };

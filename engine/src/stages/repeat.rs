@@ -32,13 +32,18 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope) -> Result<Flow, StageFailure> 
         let s = scope
             .with(as_name, Arc::new(v))
             .with("iteration", Arc::new(Value::from(i)));
-        match action(cx, &s).await.map_err(|e| format!("iteration {i}: {e}"))? {
+        match action(cx, &s).await.map_err(|e| StageFailure::Iteration {
+            at: format!("iteration {i}"),
+            source: Box::new(e),
+        })? {
             exit @ Flow::Exit { .. } => return Ok(exit),
             Flow::Value(result) => {
                 last = result;
                 if let Some(u) = until {
                     let s = s.with("result", Arc::new(last.clone()));
-                    if u.eval_bool(&cx.pipeline.env, &s).map_err(|e| format!("`until:` {e}"))? {
+                    if u.eval_bool(&cx.pipeline.env, &s)
+                        .map_err(|e| StageFailure::Template(format!("`until:` {e}")))?
+                    {
                         break;
                     }
                 }

@@ -15,7 +15,7 @@ pub fn run(cx: &StageCx<'_>, scope: &Scope, write: &WriteStage) -> Result<Flow, 
     let path = cx.write_path(&cx.eval(path, scope)?)?;
     let value = cx.eval(value, scope)?;
     let bytes = encode(&value, *format)?;
-    write_atomic(&path, &bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    write_atomic(&path, &bytes).map_err(|e| StageFailure::io(format!("cannot write {}", path.display()), e))?;
     Ok(Flow::Value(
         json!({"path": path.display().to_string(), "bytes": bytes.len()}),
     ))
