@@ -4,7 +4,9 @@
 //! interrupted.
 //!
 //! The tagger is an OpenAI-compatible server on 127.0.0.1 that answers each
-//! batch after a delay with one row per guid the prompt names.
+//! batch after a delay with one row per guid the prompt names. The rerun asks
+//! a server of its own: the killed run's last request can reach the first
+//! server after the kill, and would count as the rerun's.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -68,6 +70,11 @@ fn project(dir: &Path, tagger: &LlmServer) {
         )
         .expect("write meta");
     }
+    use_tagger(dir, tagger);
+}
+
+/// Point the project's model provider at `tagger`.
+fn use_tagger(dir: &Path, tagger: &LlmServer) {
     let config = format!(
         "batch_size: {BATCH}\nparallel_subagents: 1\nllm:\n  provider: openai\n  base_url: {}/v1\n  retries: 0\n  timeout_s: 20\n",
         tagger.url()
@@ -99,11 +106,12 @@ fn partial_lines(dir: &Path) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_run_resumes_to_the_same_files() {
     let tagger = slow_tagger(Duration::from_millis(250)).await;
-    // The runs below block; the server answers on the runtime's other worker.
-    tokio::task::block_in_place(|| killed_run_resumes(&tagger));
+    let resume_tagger = slow_tagger(Duration::from_millis(250)).await;
+    // The runs below block; the servers answer on the runtime's other worker.
+    tokio::task::block_in_place(|| killed_run_resumes(&tagger, &resume_tagger));
 }
 
-fn killed_run_resumes(tagger: &LlmServer) {
+fn killed_run_resumes(tagger: &LlmServer, resume_tagger: &LlmServer) {
     let batches = ASSETS.div_ceil(BATCH);
 
     // An uninterrupted run, for reference.
@@ -147,12 +155,13 @@ fn killed_run_resumes(tagger: &LlmServer) {
         "no final file from a killed run"
     );
 
-    let asked_before_resume = tagger.requests().len();
+    assert!(tagger.requests().len() > before, "the killed run had asked the tagger");
+
+    use_tagger(crashed.path(), resume_tagger);
     let out = reindex(crashed.path());
     assert!(out.code == 0, "{}", out.stderr);
-    let asked_on_resume = tagger.requests().len() - asked_before_resume;
+    let asked_on_resume = resume_tagger.requests().len();
     assert!(asked_on_resume <= batches - done_at_kill, "finished batches were asked again: {asked_on_resume} calls on resume, {done_at_kill} of {batches} batches were done");
-    assert!(asked_before_resume > before, "the killed run had asked the tagger");
 
     eprintln!("killed after {done_at_kill} of {batches} batches; the rerun asked {asked_on_resume} times");
     let got = std::fs::read(index_dir(crashed.path()).join("assets.jsonl")).expect("assets.jsonl");

@@ -546,6 +546,62 @@ fn an_interrupted_run_resumes_and_ends_like_an_uninterrupted_one() {
     );
 }
 
+/// A kill between a batch's append to the partial and its record in
+/// `state.json` (which is written at most once a second): the resume trusts
+/// the appended rows, neither asking for them again nor keeping them twice.
+#[test]
+fn rows_appended_but_not_recorded_are_resumed_once() {
+    let (crashed, clean) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    fixture(crashed.path());
+    fixture(clean.path());
+    index(clean.path(), Depth::Minimal, false);
+
+    let project = crashed.path();
+    let scan1 = scan(project, Depth::Minimal);
+    let diff1 = run::diff(project, &Limits::default(), &scan1, false).unwrap();
+    let plan1 = run::plan_batches(project, &Limits::default(), &scan1, &diff1, 3).unwrap();
+    let planned = store::read_state(project, &Limits::default()).unwrap();
+    tag_and_checkpoint(project, &plan1.batches[0], Depth::Minimal);
+    tag_and_checkpoint(project, &plan1.batches[1], Depth::Minimal);
+    // The process dies before either batch is recorded.
+    store::write_state(project, &planned).unwrap();
+
+    let scan2 = scan(project, Depth::Minimal);
+    let diff2 = run::diff(project, &Limits::default(), &scan2, false).unwrap();
+    let plan2 = run::plan_batches(project, &Limits::default(), &scan2, &diff2, 3).unwrap();
+    let last: Vec<String> = plan1.batches[2].assets.iter().map(|a| a.guid.clone()).collect();
+    let resumed: Vec<String> = plan2
+        .batches
+        .iter()
+        .flat_map(|b| &b.assets)
+        .map(|a| a.guid.clone())
+        .collect();
+    assert_eq!(
+        (plan2.resumed, resumed),
+        (6, last),
+        "only the unfinished batch is tagged"
+    );
+    for batch in &plan2.batches {
+        tag_and_checkpoint(project, batch, Depth::Minimal);
+    }
+    let mut guids: Vec<String> = store::read_partial(project, &Limits::default())
+        .unwrap()
+        .into_iter()
+        .map(|row| row.tags.guid)
+        .collect();
+    guids.sort_unstable();
+    let mut scanned: Vec<String> = scan2.assets.iter().map(|a| a.guid.clone()).collect();
+    scanned.sort_unstable();
+    assert_eq!(guids, scanned, "one partial row per asset");
+
+    let result = run::finalize(project, &Limits::default(), &scan2, &diff2).unwrap();
+    assert_eq!(result.tagged_builtin, 8);
+    assert_eq!(
+        fs::read(index_file(project, store::ASSETS_FILE)).unwrap(),
+        fs::read(index_file(clean.path(), store::ASSETS_FILE)).unwrap()
+    );
+}
+
 #[test]
 fn a_partial_without_a_run_in_progress_is_discarded() {
     let dir = tempfile::tempdir().unwrap();
