@@ -106,22 +106,36 @@ fn ends_with_newline(file: &mut fs::File) -> io::Result<bool> {
 /// The lock holds its writer's pid; a lock whose writer is gone (it crashed
 /// holding it) is removed, with a line saying so.
 fn remove_if_stale(lock: &Path) -> bool {
-    let Some(pid) = fs::read_to_string(lock).ok().and_then(|t| t.trim().parse::<u32>().ok()) else {
+    let Ok(text) = fs::read_to_string(lock) else {
         return false;
     };
-    // Only where the process table is visible; elsewhere a lock is never presumed stale.
-    let procs = Path::new("/proc");
-    if pid == std::process::id() || !procs.join("self").exists() || procs.join(pid.to_string()).exists() {
-        return false;
-    }
+    let why = match text.trim().parse::<u32>() {
+        Ok(pid) if writer_is_gone(pid) => format!("its writer, pid {pid}, is no longer running"),
+        // A writer fills in its pid right after creating the lock; empty long
+        // after that, the writer died in between.
+        Err(_) if text.is_empty() && age(lock).is_some_and(|a| a > EMPTY_LOCK_STALE_AFTER) => {
+            format!("it has been empty for over {}s", EMPTY_LOCK_STALE_AFTER.as_secs())
+        }
+        _ => return false,
+    };
     let removed = fs::remove_file(lock).is_ok();
     if removed {
-        tracing::warn!(
-            "removed the stale lock {} (its writer, pid {pid}, is no longer running)",
-            lock.display()
-        );
+        tracing::warn!("removed the stale lock {} ({why})", lock.display());
     }
     removed
+}
+
+/// How long an empty lock may be a writer between creating it and writing its pid.
+const EMPTY_LOCK_STALE_AFTER: Duration = Duration::from_secs(10);
+
+/// Only where the process table is visible; elsewhere a writer is never presumed gone.
+fn writer_is_gone(pid: u32) -> bool {
+    let procs = Path::new("/proc");
+    pid != std::process::id() && procs.join("self").exists() && !procs.join(pid.to_string()).exists()
+}
+
+fn age(path: &Path) -> Option<Duration> {
+    fs::metadata(path).ok()?.modified().ok()?.elapsed().ok()
 }
 
 /// `Err(None)` means still locked after every try. `pause` waits between
@@ -176,6 +190,22 @@ mod tests {
         assert!(matches!(result, Err(None)), "still locked after every try");
         assert_eq!(pauses, [Duration::from_millis(50); 3], "pauses between the 4 tries");
         assert!(lock.exists(), "another writer's lock is left alone");
+    }
+
+    /// A writer killed between creating the lock and writing its pid leaves
+    /// it empty: once that is old, it no longer blocks every later append.
+    #[test]
+    fn an_old_empty_lock_is_stale_and_a_fresh_one_is_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.jsonl");
+        let lock = dir.path().join("f.jsonl.lock");
+        fs::write(&lock, "").unwrap();
+        assert!(!remove_if_stale(&lock), "a fresh empty lock may be a writer about to write its pid");
+        let old = std::time::SystemTime::now() - Duration::from_secs(60);
+        fs::File::options().write(true).open(&lock).unwrap().set_modified(old).unwrap();
+        append_line_locked(&p, "{}").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "{}\n");
+        assert!(!lock.exists());
     }
 
     #[test]
