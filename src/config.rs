@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
+use engine::diagnostic::SourceMap;
 use engine::diagnostic::{Diagnostic, Diagnostics};
 use engine::llm::config::LlmConfig;
 use engine::resources::Resources;
-use engine::spec::SourceMap;
 use engine::ConfigLayer;
 use serde_json::Value;
 

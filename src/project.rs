@@ -114,7 +114,13 @@ impl Project {
     /// A compiler for this project with `--set` values on top of the config.
     pub fn compile(&self, name: &str, sets: &[String]) -> Result<Arc<Pipeline>, Diagnostics> {
         let layers = self.layers(sets)?;
-        Compiler::new(&self.resources, &self.registry, &layers, self.is_offline()).compile(name)
+        self.compiler(&layers).compile(name)
+    }
+
+    /// A compiler over this project's files and natives, reading pipeline
+    /// files within its limits.
+    pub fn compiler<'a>(&'a self, layers: &'a ParamLayers) -> Compiler<'a> {
+        Compiler::new(&self.resources, &self.registry, layers, self.is_offline()).with_limits(self.config.limits)
     }
 
     /// Every pipeline the project can run (embedded or overridden), sub-pipelines included.
@@ -123,7 +129,7 @@ impl Project {
             config: self.config.layer.clone(),
             sets: vec![],
         };
-        Compiler::new(&self.resources, &self.registry, &layers, self.is_offline()).pipeline_names()
+        self.compiler(&layers).pipeline_names()
     }
 
     /// Compile every pipeline (or the named ones) and collect all problems.
@@ -132,7 +138,7 @@ impl Project {
             config: self.config.layer.clone(),
             sets: vec![],
         };
-        let mut compiler = Compiler::new(&self.resources, &self.registry, &layers, self.is_offline());
+        let mut compiler = self.compiler(&layers);
         let names = if names.is_empty() {
             compiler.pipeline_names()
         } else {

@@ -13,8 +13,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use engine::diagnostic::SourceMap;
 use engine::resources::Resources;
-use engine::spec::{Action, SourceMap};
+use engine::ActionKind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -258,34 +259,32 @@ fn mcp_json_items(text: &str) -> Vec<Item> {
 /// start an MCP server.
 fn pipeline_items(file: &str, text: &str) -> Vec<Item> {
     // The engine's own parser: what it would run is what is reviewed.
-    let (Some(spec), _) = engine::spec::parse(file, text) else {
+    let Some(outline) = engine::outline(text) else {
         return vec![];
     };
     let mut items = Vec::new();
-    for stage in &spec.stages {
-        let what = match &stage.action {
-            Action::Exec(_) => "runs a command (exec)".to_owned(),
-            Action::Http(_) => "sends an HTTP request (http)".to_owned(),
-            Action::Mcp(_) => "calls an MCP server (mcp)".to_owned(),
-            Action::Fn(name) if STARTS_PROGRAMS.contains(&name.as_str()) => {
+    for stage in outline.stages() {
+        let what = match (stage.action(), stage.function()) {
+            (ActionKind::Exec, _) => "runs a command (exec)".to_owned(),
+            (ActionKind::Http, _) => "sends an HTTP request (http)".to_owned(),
+            (ActionKind::Mcp, _) => "calls an MCP server (mcp)".to_owned(),
+            (ActionKind::Fn, Some(name)) if STARTS_PROGRAMS.contains(&name) => {
                 format!("starts the MCP server its arguments name (fn: {name})")
             }
             _ => continue,
         };
         items.push(Item {
             file: file.to_owned(),
-            line: spec
-                .source
-                .key(&format!("stages.{}.{}", stage.name, stage.action.key()))
-                .0,
-            what: format!("stage `{}` {what}", stage.name),
+            line: stage.at().0,
+            what: format!("stage `{}` {what}", stage.name()),
         });
     }
-    if !spec.params["mcp"].is_null() {
+    let mcp = &outline.params()["mcp"];
+    if !mcp.is_null() {
         items.push(Item {
             file: file.to_owned(),
-            line: spec.source.key("params.mcp").0,
-            what: format!("params.mcp names an MCP server: {}", server(&spec.params["mcp"])),
+            line: outline.param_at("mcp").0,
+            what: format!("params.mcp names an MCP server: {}", server(mcp)),
         });
     }
     items

@@ -26,15 +26,9 @@ fn guard() -> UnityScopeGuard {
 async fn guard_and_execute(project: &Path, server: ServerConfig, plans: Vec<GroupPlan>) -> execute::Execution {
     let guard = guard();
     let screened = execute::screen(project, &guard, plans).expect("screening audits to a writable folder");
-    execute::execute(
-        project,
-        Some(server),
-        engine::io::Limits::default().http_bytes,
-        &guard,
-        screened,
-    )
-    .await
-    .expect("execute")
+    execute::execute(project, Some(server), &engine::io::Limits::default(), &guard, screened)
+        .await
+        .expect("execute")
 }
 
 /// A Unity project with a few assets, a fake editor open on it, and the
@@ -228,12 +222,8 @@ async fn doctor_initializes_and_lists_the_tools() {
         return;
     };
     let s = setup(&command);
-    let check = unity_assets::doctor::mcp::check(
-        &s.project,
-        Some(s.server.clone()),
-        engine::io::Limits::default().http_bytes,
-    )
-    .await;
+    let check =
+        unity_assets::doctor::mcp::check(&s.project, Some(s.server.clone()), &engine::io::Limits::default()).await;
     let line = check.line();
     assert!(check.ok(), "{line}");
     assert!(line.starts_with("✓ MCP for Unity: reachable"), "{line}");
@@ -266,7 +256,7 @@ async fn doctor_tells_a_server_without_an_editor() {
     let check = unity_assets::doctor::mcp::check(
         root.path(),
         Some(stdio_server(&command, &home, &status_dir)),
-        engine::io::Limits::default().http_bytes,
+        &engine::io::Limits::default(),
     )
     .await;
     let line = check.line();

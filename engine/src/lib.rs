@@ -1,11 +1,12 @@
 //! A generic executor for declarative YAML pipelines.
 //!
-//! A pipeline travels **spec → compile → run**: [`spec`] is the serde model
-//! of the YAML as written, [`compile`] resolves references, params, templates
+//! A pipeline travels **spec → compile → run**: `spec` is the serde model
+//! of the YAML as written, `compile` resolves references, params, templates
 //! and schemas into a checked DAG (collecting every error at once), and
 //! [`run()`] executes that DAG on tokio. Each stage kind lives in its own module
 //! under `stages`. The engine knows nothing of any domain: products plug
-//! native code in through the [`registry`].
+//! native code in through the [`registry`]. [`outline()`] says what a
+//! pipeline file's stages do as written, for reviewing it before it runs.
 //!
 //! # Layers
 //!
@@ -14,7 +15,8 @@
 //! 1. `asker`, `diagnostic`, `io`, `output`, `progress` — leaves.
 //! 2. `template`, `resources`, `render` (the graph drawn), `llm`, `mcp`.
 //! 3. `registry` (native functions), `spec` (the YAML as written).
-//! 4. `compile` (spec → checked pipeline), `report`, `runtime`.
+//! 4. `compile` (spec → checked pipeline), `outline` (the stages as
+//!    written, for review), `report`, `runtime`.
 //! 5. `stages` (one module per stage kind).
 //! 6. `run` (the executor).
 //!
@@ -29,6 +31,7 @@ pub mod diagnostic;
 pub mod io;
 pub mod llm;
 pub mod mcp;
+mod outline;
 pub mod output;
 mod progress;
 pub mod registry;
@@ -38,17 +41,25 @@ pub mod resources;
 mod run;
 mod runtime;
 // The YAML model, field for field: docs/pipeline-language.md documents each key.
-#[allow(missing_docs)]
-pub mod spec;
+mod spec;
 mod stages;
 pub mod template;
 
 pub use asker::{Asker, Terminal};
 pub use compile::{Compiler, ConfigLayer, InputError, ParamLayers, Pipeline, ResolvedParam};
+pub use outline::{outline, Outline, StageOutline};
 pub use output::Output;
 pub use progress::{Progress, Tick};
 pub use registry::{CallContext, Registry};
 pub use report::{ModelUsage, RunReport, RunStatus, StageReport, StageStatus};
 pub use run::{run, Ending, RunOutcome};
 pub use runtime::Runtime;
+pub use spec::{ActionKind, InputSpec};
 pub use stages::{StageError, StageFailure};
+
+/// Parse a pipeline file as written and return its problems: the raw
+/// entry fuzz tests drive, below what [`outline()`] and [`Compiler`] show.
+#[cfg(feature = "fuzzing")]
+pub fn parse_spec_for_fuzzing(file: &str, text: &str) -> diagnostic::Diagnostics {
+    spec::parse(file, text).1
+}

@@ -183,7 +183,7 @@ impl StageStats {
     pub fn report(
         &self,
         name: &str,
-        kind: String,
+        kind: &str,
         status: StageStatus,
         wall_ms: f64,
         error: Option<String>,
@@ -191,7 +191,7 @@ impl StageStats {
         let c = self.inner.lock().unwrap_or_else(|e| e.into_inner()).clone();
         StageReport {
             name: name.to_owned(),
-            kind,
+            kind: kind.to_owned(),
             status,
             wall_ms,
             calls: c.calls,

@@ -4,8 +4,8 @@
 mod engine_util;
 
 use engine::diagnostic::Diagnostic;
-use engine::ParamLayers;
-use engine::{CallContext, Registry};
+use engine::io::Limits;
+use engine::{CallContext, Compiler, ParamLayers, Registry};
 use engine_util::Project;
 use serde_json::Value;
 
@@ -385,4 +385,40 @@ fn an_unknown_input_type_or_surface_is_an_error_with_a_suggestion() {
     expect_help(d, "string");
     let d = expect(&errors, "unknown surface `mpc`", PIPE, (2, 9));
     expect_help(d, "mcp");
+}
+
+/// A pipeline file given by path, and the sibling files its `run:` stages
+/// read, are read within the run's `limits.file_mb`, not the defaults.
+#[test]
+fn pipeline_files_are_read_within_the_configured_limits() {
+    let p = Project::new();
+    let main = "pipeline: main\nstages:\n  s: {run: sub}\n";
+    p.file("own/main.yaml", main);
+    p.file(
+        "own/sub.yaml",
+        &format!("pipeline: sub\nstages:\n  a: {{emit: 1}}\n#{}\n", "-".repeat(200)),
+    );
+    let path = p.path("own/main.yaml");
+    let compile = |file_bytes: u64| {
+        let limits = Limits {
+            file_bytes,
+            ..Limits::default()
+        };
+        Compiler::new(&p.resources(), &registry(), &ParamLayers::default(), true)
+            .with_limits(limits)
+            .compile(path.to_str().unwrap())
+            .map(|_| ())
+            .map_err(|d| list(&d.0))
+    };
+    compile(Limits::default().file_bytes).unwrap();
+    let sub_too_big = compile(main.len() as u64).unwrap_err();
+    assert!(
+        sub_too_big.contains("sub.yaml") && sub_too_big.contains("limits.file_mb"),
+        "{sub_too_big}"
+    );
+    let main_too_big = compile(8).unwrap_err();
+    assert!(
+        main_too_big.contains("main.yaml") && main_too_big.contains("limits.file_mb"),
+        "{main_too_big}"
+    );
 }

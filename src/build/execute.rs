@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use engine::io::Limits;
 use engine::mcp::{
     guarded_call, read_mcp_json, AuditRow, AuditVerdict, CallGuard, CallOutcome, McpClient, McpError, ServerConfig,
     Verdict,
@@ -34,7 +35,11 @@ fn default_server() -> ServerConfig {
 /// The server to use: the `mcp:` config section if set, else the project's
 /// `.mcp.json` entry named like unity (or its only entry), else
 /// `mcp-for-unity --transport stdio` from PATH.
-pub fn resolve_server(project: &Path, configured: Option<ServerConfig>) -> Result<ServerConfig, McpError> {
+pub fn resolve_server(
+    project: &Path,
+    configured: Option<ServerConfig>,
+    limits: &Limits,
+) -> Result<ServerConfig, McpError> {
     if let Some(config) = configured {
         return Ok(config);
     }
@@ -46,7 +51,7 @@ pub fn resolve_server(project: &Path, configured: Option<ServerConfig>) -> Resul
     if !mcp_json.exists() {
         return Ok(default_server());
     }
-    let servers = read_mcp_json(&mcp_json)?;
+    let servers = read_mcp_json(&mcp_json, limits)?;
     let unity = servers.iter().find(|(name, _)| name.to_lowercase().contains("unity"));
     match (unity, servers.len()) {
         (Some((_, config)), _) => Ok(config.clone()),
@@ -128,7 +133,7 @@ pub struct AssetRef {
 /// `search-result.json` cannot steer the editor).
 pub fn check_indexed(
     project: &Path,
-    limits: &engine::io::Limits,
+    limits: &Limits,
     plans: Vec<(AssetRef, GroupPlan)>,
 ) -> anyhow::Result<(Vec<GroupPlan>, Vec<Violation>)> {
     let indexed: std::collections::HashMap<String, String> = crate::index::store::read_assets(project, limits)?
@@ -208,7 +213,7 @@ pub struct Execution {
 pub async fn execute(
     project: &Path,
     server: Option<ServerConfig>,
-    max_answer_bytes: u64,
+    limits: &Limits,
     guard: &dyn CallGuard,
     screened: Screened,
 ) -> anyhow::Result<Execution> {
@@ -227,8 +232,8 @@ pub async fn execute(
     }
     let mut in_mcp = Duration::ZERO;
     let started = Instant::now();
-    let connected = match resolve_server(project, server) {
-        Ok(config) => McpClient::connect(&config, max_answer_bytes).await,
+    let connected = match resolve_server(project, server, limits) {
+        Ok(config) => McpClient::connect(&config, limits.http_bytes).await,
         Err(e) => Err(e),
     };
     in_mcp += started.elapsed();
@@ -352,7 +357,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            resolve_server(dir.path(), None).unwrap().describe(),
+            resolve_server(dir.path(), None, &Limits::default()).unwrap().describe(),
             "uvx mcp-for-unity"
         );
         let configured = ServerConfig {
@@ -360,7 +365,7 @@ mod tests {
             ..ServerConfig::default()
         };
         assert_eq!(
-            resolve_server(dir.path(), Some(configured.clone())).unwrap(),
+            resolve_server(dir.path(), Some(configured.clone()), &Limits::default()).unwrap(),
             configured
         );
     }

@@ -170,7 +170,7 @@ pub fn register(registry: &mut Registry) {
                 execute::execute(
                     &ctx.workdir,
                     a.mcp,
-                    ctx.limits.http_bytes,
+                    &ctx.limits,
                     &UnityScopeGuard::new(a.policy),
                     a.screened,
                 )

@@ -52,7 +52,7 @@ pub async fn providers_check(project: &Project) -> Outcome {
 /// the project (overrides included), each once.
 fn stage_schemas(project: &Project) -> Result<Vec<(String, serde_json::Value)>, engine::diagnostic::Diagnostics> {
     let layers = project.layers(&[])?;
-    let mut compiler = engine::Compiler::new(&project.resources, &project.registry, &layers, project.is_offline());
+    let mut compiler = project.compiler(&layers);
     let mut out: Vec<(String, serde_json::Value)> = Vec::new();
     for name in compiler.pipeline_names() {
         let pipeline = compiler.compile(&name)?;

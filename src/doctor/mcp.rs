@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use engine::io::Limits;
 use engine::mcp::{McpClient, McpError, ServerConfig};
 
 use super::Check;
@@ -34,10 +35,10 @@ pub fn not_started(why: &str) -> Check {
 
 /// Initialize, tools/list, then a read-only call only an attached Unity
 /// editor can answer. Optional: search and index work without it.
-pub async fn check(project: &Path, server: Option<ServerConfig>, max_answer_bytes: u64) -> Check {
+pub async fn check(project: &Path, server: Option<ServerConfig>, limits: &Limits) -> Check {
     let outcome = async {
-        let config = resolve_server(project, server)?;
-        let client = McpClient::connect(&config, max_answer_bytes).await?;
+        let config = resolve_server(project, server, limits)?;
+        let client = McpClient::connect(&config, limits.http_bytes).await?;
         let checked = async {
             let tools = client.list_tools().await?.len();
             let (tool, action) = EDITOR_PROBE;

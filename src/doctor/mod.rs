@@ -223,7 +223,7 @@ pub fn register(registry: &mut Registry, llm: LlmConfig) {
             "MCP for Unity reachable and a Unity editor attached: initialize, tools/list, active scene",
             |a: McpArgs, ctx| async move {
                 Ok(match a.skip.as_str() {
-                    "" => mcp::check(&ctx.workdir, a.mcp, ctx.limits.http_bytes).await,
+                    "" => mcp::check(&ctx.workdir, a.mcp, &ctx.limits).await,
                     why => mcp::not_started(why),
                 })
             },

@@ -214,9 +214,13 @@ impl ServerHandler for PipelineServer {
     ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri;
         let text = if uri == SEARCH_RESULT_URI {
+            let limits = self
+                .project()
+                .map_err(|m| McpError::internal_error(m, None))?
+                .config
+                .limits;
             let path = self.options.root.join(INDEX_DIR).join("search-result.json");
-            let limit = engine::io::Limits::default().file_bytes;
-            engine::io::read_text_limited(&path, limit, engine::io::FILE_KEY).map_err(|e| {
+            engine::io::read_text_limited(&path, limits.file_bytes, engine::io::FILE_KEY).map_err(|e| {
                 McpError::resource_not_found(
                     format!("no search result yet ({e}); call the `search` tool first"),
                     None,

@@ -79,7 +79,7 @@ fn node(p: &Pipeline, s: &Stage) -> Node {
         .collect();
     Node {
         name: s.name.clone(),
-        kind: s.kind(),
+        kind: s.kind().to_owned(),
         target,
         condition: s.when.as_ref().map(|(w, _)| w.clone()),
         iteration,

@@ -27,6 +27,7 @@ pub use pipeline::{
 };
 
 use crate::diagnostic::{Diagnostic, Diagnostics};
+use crate::io::Limits;
 use crate::registry::Registry;
 use crate::resources::Resources;
 use crate::spec::{self, PipelineSpec};
@@ -41,6 +42,8 @@ pub struct Compiler<'a> {
     layers: &'a ParamLayers,
     /// With the offline provider every `llm` stage must name a `builtin`.
     builtin_provider: bool,
+    /// The run's limits: a pipeline file read from disk is one file.
+    limits: Limits,
     pipelines: HashMap<String, Arc<Pipeline>>,
     gates: HashMap<String, Option<Gate>>,
     /// Names being compiled, to catch `run:` recursion.
@@ -63,11 +66,19 @@ impl<'a> Compiler<'a> {
             registry,
             layers,
             builtin_provider,
+            limits: Limits::default(),
             pipelines: HashMap::new(),
             gates: HashMap::new(),
             active: vec![],
             param_leaves: BTreeSet::new(),
         }
+    }
+
+    /// Read pipeline files from disk within `limits` (`limits.file_mb`)
+    /// instead of the defaults.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// Names of every pipeline the resources hold (`search`, `search/retrieve`).
@@ -94,13 +105,13 @@ impl<'a> Compiler<'a> {
     fn compile_entry(&mut self, name_or_path: &str) -> Result<Arc<Pipeline>, Diagnostics> {
         let path = Path::new(name_or_path);
         if matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
-            let limit = crate::io::Limits::default().file_bytes;
-            let text = crate::io::read_text_limited(path, limit, crate::io::FILE_KEY).map_err(|e| {
-                one(Diagnostic::about(
-                    name_or_path,
-                    format!("cannot read pipeline file: {e}"),
-                ))
-            })?;
+            let text =
+                crate::io::read_text_limited(path, self.limits.file_bytes, crate::io::FILE_KEY).map_err(|e| {
+                    one(Diagnostic::about(
+                        name_or_path,
+                        format!("cannot read pipeline file: {e}"),
+                    ))
+                })?;
             return self.compile_text(name_or_path, &text, path.parent().map(Path::to_path_buf), None);
         }
         self.compile_named(name_or_path, None, None)
@@ -117,8 +128,7 @@ impl<'a> Compiler<'a> {
         }
         if let Some(dir) = sibling_dir {
             let file = dir.join(format!("{name}.yaml"));
-            let limit = crate::io::Limits::default().file_bytes;
-            let read = crate::io::read_text_if_present(&file, limit, crate::io::FILE_KEY);
+            let read = crate::io::read_text_if_present(&file, self.limits.file_bytes, crate::io::FILE_KEY);
             let text = read.map_err(|e| {
                 one(Diagnostic::about(
                     file.display().to_string(),

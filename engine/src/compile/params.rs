@@ -4,8 +4,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::diagnostic::{Diagnostic, Diagnostics};
-use crate::spec::SourceMap;
+use crate::diagnostic::{Diagnostic, Diagnostics, SourceMap};
 
 /// The config file's values (a nested map) and where they sit.
 #[derive(Debug, Clone, Default)]

@@ -44,6 +44,8 @@ pub struct Stage {
     pub(crate) on_locked: Option<Recovery>,
     pub(crate) action: StageAction,
     pub(crate) modifier: Option<StageModifier>,
+    /// `llm`, `for_each(run)`, ...: named once here, read per run.
+    pub(crate) kind: String,
     /// Params the stage's templates read, for graphs and dry runs.
     pub(crate) params_read: Vec<String>,
 }
@@ -233,11 +235,16 @@ impl Gate {
 
 impl Stage {
     /// `llm`, `for_each(run)`, ...: the kind reports and graphs show.
-    pub fn kind(&self) -> String {
-        match &self.modifier {
-            Some(m) => format!("{}({})", m.kind().key(), self.action.kind().key()),
-            None => self.action.kind().key().to_owned(),
-        }
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+}
+
+/// A stage's kind as [`Stage::kind`] shows it, computed once when it is compiled.
+pub(super) fn kind_name(action: &StageAction, modifier: Option<&StageModifier>) -> String {
+    match modifier {
+        Some(m) => format!("{}({})", m.kind().key(), action.kind().key()),
+        None => action.kind().key().to_owned(),
     }
 }
 

@@ -299,6 +299,7 @@ impl Compiler<'_> {
             gate,
             on_invalid,
             on_locked,
+            kind: super::pipeline::kind_name(&action, modifier.as_ref()),
             action,
             modifier,
             params_read: params_read.into_iter().collect(),

@@ -32,7 +32,7 @@ pub(super) const TEMPLATE_GLOBALS: &[&str] = &[
 #[derive(Clone, Copy)]
 pub(super) struct RefCtx<'a> {
     pub(super) file: &'a str,
-    pub(super) source: &'a spec::SourceMap,
+    pub(super) source: &'a crate::diagnostic::SourceMap,
     pub(super) inputs: &'a BTreeMap<String, InputSpec>,
     pub(super) params: &'a Value,
     pub(super) upstream: &'a BTreeSet<String>,

@@ -20,7 +20,7 @@ use rmcp::{RoleClient, ServiceExt};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::io::HTTP_KEY;
+use crate::io::{Limits, HTTP_KEY};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// How many of the server's last stderr lines an error message quotes.
@@ -394,14 +394,14 @@ impl StderrTail {
 }
 
 /// The servers a Claude Code `.mcp.json` declares:
-/// `{"mcpServers": {NAME: {command, args, env} | {type: "http", url}}}`.
-pub fn read_mcp_json(path: &Path) -> Result<BTreeMap<String, ServerConfig>, McpError> {
+/// `{"mcpServers": {NAME: {command, args, env} | {type: "http", url}}}`,
+/// read within the run's `limits` (`limits.file_mb`).
+pub fn read_mcp_json(path: &Path, limits: &Limits) -> Result<BTreeMap<String, ServerConfig>, McpError> {
     let config_error = |detail: String| McpError::Config {
         path: path.display().to_string(),
         detail,
     };
-    let limit = crate::io::Limits::default().file_bytes;
-    let text = crate::io::read_text_limited(path, limit, crate::io::FILE_KEY)
+    let text = crate::io::read_text_limited(path, limits.file_bytes, crate::io::FILE_KEY)
         .map_err(|e| config_error(format!("cannot read: {e}")))?;
     let file: McpJson = serde_json::from_str(&text).map_err(|e| {
         config_error(format!(
@@ -584,7 +584,7 @@ mod tests {
             }}"#,
         )
         .unwrap();
-        let servers = read_mcp_json(&path).unwrap();
+        let servers = read_mcp_json(&path, &Limits::default()).unwrap();
         assert_eq!(servers["unityMCP"].describe(), "uvx mcp-for-unity --transport stdio");
         assert_eq!(servers["unityMCP"].env["DISABLE_TELEMETRY"], "1");
         assert_eq!(servers["remote"].url.as_deref(), Some("http://127.0.0.1:8080/mcp"));
@@ -632,7 +632,7 @@ mod tests {
             r#"{"mcpServers": {"old": {"type": "sse", "url": "http://x/sse"}}}"#,
         )
         .unwrap();
-        let err = read_mcp_json(&path).unwrap_err().to_string();
+        let err = read_mcp_json(&path, &Limits::default()).unwrap_err().to_string();
         assert!(err.contains("server `old`") && err.contains("SSE"), "{err}");
     }
 

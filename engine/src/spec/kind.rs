@@ -8,7 +8,7 @@ macro_rules! kinds {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum $name {
-            $($variant),+
+            $(#[doc = concat!("`", $key, ":`")] $variant),+
         }
 
         impl $name {

@@ -2,10 +2,9 @@
 //!
 //! Parsing is tolerant in one way only: it collects *every* problem it can
 //! find (unknown keys, wrong shapes, missing action) instead of stopping at
-//! the first, each with `file:line:col` from the [`SourceMap`].
+//! the first, each with `file:line:col` from the document's [`SourceMap`].
 
 mod kind;
-mod source_map;
 
 use std::collections::BTreeMap;
 
@@ -13,9 +12,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub use kind::{ActionKind, ModifierKind};
-pub use source_map::{Pos, SourceMap};
 
-use crate::diagnostic::{Diagnostic, Diagnostics};
+use crate::diagnostic::{Diagnostic, Diagnostics, SourceMap};
 
 /// Keys every stage may carry.
 pub const COMMON: &[&str] = &["needs", "when", "with", "output", "on_invalid", "on_locked", "summary"];
@@ -44,14 +42,17 @@ pub struct PipelineSpec {
     pub broken: Vec<String>,
 }
 
+/// One input a pipeline declares under `inputs:`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InputSpec {
+    /// Its `type:`: a JSON Schema type, or `any` (the default).
     #[serde(rename = "type", default = "any")]
     pub kind: String,
     /// Present (even as `null`) makes the input optional.
     #[serde(default, deserialize_with = "present")]
     pub default: Option<Value>,
+    /// What it is, for help texts and MCP tool schemas.
     pub description: Option<String>,
 }
 
@@ -73,7 +74,6 @@ pub struct StageSpec {
     pub output: Option<String>,
     pub on_invalid: Option<Fallback>,
     pub on_locked: Option<Fallback>,
-    pub summary: Option<String>,
     pub action: Action,
     pub modifier: Option<Modifier>,
 }
@@ -699,7 +699,8 @@ impl Parser<'_> {
         };
         let when = self.string(map, &path, "when");
         let output = self.string(map, &path, "output");
-        let summary = self.string(map, &path, "summary");
+        // A stage's `summary:` is for readers of the file: only its shape is checked.
+        self.string(map, &path, "summary");
         let with = get(map, "with").map(json);
         let on_invalid =
             get(map, "on_invalid").and_then(|v| self.typed(&join(&path, "on_invalid"), &fallback_value(v)));
@@ -712,7 +713,6 @@ impl Parser<'_> {
             output,
             on_invalid,
             on_locked,
-            summary,
             action: action?,
             modifier: match (modifiers.first(), modifier) {
                 (Some(_), None) => return None,

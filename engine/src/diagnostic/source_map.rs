@@ -9,8 +9,9 @@ use std::collections::HashMap;
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::Marker;
 
-pub use crate::diagnostic::Pos;
+use super::Pos;
 
+/// The positions of a YAML document's keys and values, by dotted path.
 #[derive(Debug, Default, Clone)]
 pub struct SourceMap {
     keys: HashMap<String, Pos>,
@@ -18,6 +19,8 @@ pub struct SourceMap {
 }
 
 impl SourceMap {
+    /// Record every position of `text`. Never fails: a document that does
+    /// not parse keeps what was recorded before the error.
     pub fn parse(text: &str) -> Self {
         let mut builder = Builder::default();
         let mut parser = Parser::new_from_str(text);

@@ -1,6 +1,11 @@
-//! Compile errors that point at `file:line:col` and suggest a fix.
+//! Compile errors that point at `file:line:col` and suggest a fix, and the
+//! [`SourceMap`] those positions are read from.
+
+mod source_map;
 
 use std::fmt;
+
+pub use source_map::SourceMap;
 
 /// 1-based line and column.
 pub type Pos = (usize, usize);
