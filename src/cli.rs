@@ -159,7 +159,7 @@ pub enum Command {
     },
     /// Choose candidate N (0-based, across groups) of the last search; records feedback.
     Pick {
-        /// The candidate's number as the search printed it: [0], [1], … across all groups.
+        /// The candidate's number as the search printed it (0, 1, …), counted across all groups.
         index: String,
         #[command(flatten)]
         run: RunOptions,

@@ -1,7 +1,7 @@
 //! Progress on stderr, only on a terminal: a bar for a fan-out, a spinner
 //! for a single `fn`/`llm` stage, each with a label a person reads
 //! ("scanning", "tagging 182/2500 batches") and shown only once its work has
-//! taken [`DELAY`], so sub-second work draws nothing.
+//! taken 200 ms (`DELAY`), so sub-second work draws nothing.
 
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};

@@ -69,7 +69,7 @@ pub struct PackageRow {
     /// The words its assets use most (names, types, folders, tags, labels,
     /// filename signals), most frequent first. A summary names only a
     /// package's top themes, so search builds this from the asset rows
-    /// ([`super::load::read_packages_with_vocabulary`]) to choose a package
+    /// ([`super::load::IndexFiles::packages_with_vocabulary`]) to choose a package
     /// by what it holds.
     #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
     pub asset_vocabulary: Vec<String>,

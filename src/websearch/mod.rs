@@ -5,7 +5,7 @@
 //! queries of the search type, [`backends`] runs the backend chain, [`tiers`]
 //! classifies and scores sources, [`rank`] normalises, de-duplicates, sorts
 //! and limits, [`fetch`] and [`summarise`] read pages for `detailed`, and
-//! [`format`] renders the answer. The pipeline owns the flow; thresholds,
+//! [`mod@format`] renders the answer. The pipeline owns the flow; thresholds,
 //! limits, domain lists, strategies and layouts live in data and prompt files.
 
 pub mod backends;
