@@ -12,8 +12,9 @@
 //!
 //! Modules depend only on modules above them in this list:
 //!
-//! 1. `asker`, `diagnostic`, `io`, `output`, `progress` — leaves.
-//! 2. `template`, `resources`, `render` (the graph drawn), `llm`, `mcp`.
+//! 1. `diagnostic`, `io`, `output`, `progress` — leaves.
+//! 2. `asker` (a person's answer), `template`, `resources`, `render` (the
+//!    graph drawn), `llm`, `mcp`.
 //! 3. `registry` (native functions), `spec` (the YAML as written).
 //! 4. `compile` (spec → checked pipeline), `outline` (the stages as
 //!    written, for review), `report`, `runtime`.
