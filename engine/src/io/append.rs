@@ -200,9 +200,17 @@ mod tests {
         let p = dir.path().join("f.jsonl");
         let lock = dir.path().join("f.jsonl.lock");
         fs::write(&lock, "").unwrap();
-        assert!(!remove_if_stale(&lock), "a fresh empty lock may be a writer about to write its pid");
+        assert!(
+            !remove_if_stale(&lock),
+            "a fresh empty lock may be a writer about to write its pid"
+        );
         let old = std::time::SystemTime::now() - Duration::from_secs(60);
-        fs::File::options().write(true).open(&lock).unwrap().set_modified(old).unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&lock)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
         append_line_locked(&p, "{}").unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap(), "{}\n");
         assert!(!lock.exists());
