@@ -505,17 +505,28 @@ fn rich_rows_hold_dependencies_components_properties_and_states() {
     assert!(row(THEME).component_types.is_none());
 }
 
-#[test]
-fn an_interrupted_run_resumes_and_ends_like_an_uninterrupted_one() {
+/// A project to interrupt and a copy of it indexed in one go, to compare with.
+fn crashed_and_clean() -> (tempfile::TempDir, tempfile::TempDir) {
     let (crashed, clean) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     fixture(crashed.path());
     fixture(clean.path());
     index(clean.path(), Depth::Minimal, false);
+    (crashed, clean)
+}
 
+/// Scan, diff and plan batches of 3, as one run of the pipeline starts.
+fn start(project: &Path) -> (ScanResult, run::Diff, run::Plan) {
+    let scan = scan(project, Depth::Minimal);
+    let diff = run::diff(project, &Limits::default(), &scan, false).unwrap();
+    let plan = run::plan_batches(project, &Limits::default(), &scan, &diff, 3).unwrap();
+    (scan, diff, plan)
+}
+
+#[test]
+fn an_interrupted_run_resumes_and_ends_like_an_uninterrupted_one() {
+    let (crashed, clean) = crashed_and_clean();
     let project = crashed.path();
-    let scan1 = scan(project, Depth::Minimal);
-    let diff1 = run::diff(project, &Limits::default(), &scan1, false).unwrap();
-    let plan1 = run::plan_batches(project, &Limits::default(), &scan1, &diff1, 3).unwrap();
+    let (_, _, plan1) = start(project);
     assert_eq!(plan1.batches.len(), 3);
     tag_and_checkpoint(project, &plan1.batches[0], Depth::Minimal);
     // The process dies here: no finalize.
@@ -523,9 +534,7 @@ fn an_interrupted_run_resumes_and_ends_like_an_uninterrupted_one() {
     assert_eq!(state.in_progress_run.as_deref(), Some(plan1.run_id.as_str()));
     assert_eq!(state.completed_batches, ["batch-00001"]);
 
-    let scan2 = scan(project, Depth::Minimal);
-    let diff2 = run::diff(project, &Limits::default(), &scan2, false).unwrap();
-    let plan2 = run::plan_batches(project, &Limits::default(), &scan2, &diff2, 3).unwrap();
+    let (scan2, diff2, plan2) = start(project);
     assert_eq!(
         (plan2.run_id.as_str(), plan2.resumed, plan2.batches.len()),
         (plan1.run_id.as_str(), 3, 2)
@@ -551,24 +560,16 @@ fn an_interrupted_run_resumes_and_ends_like_an_uninterrupted_one() {
 /// the appended rows, neither asking for them again nor keeping them twice.
 #[test]
 fn rows_appended_but_not_recorded_are_resumed_once() {
-    let (crashed, clean) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    fixture(crashed.path());
-    fixture(clean.path());
-    index(clean.path(), Depth::Minimal, false);
-
+    let (crashed, clean) = crashed_and_clean();
     let project = crashed.path();
-    let scan1 = scan(project, Depth::Minimal);
-    let diff1 = run::diff(project, &Limits::default(), &scan1, false).unwrap();
-    let plan1 = run::plan_batches(project, &Limits::default(), &scan1, &diff1, 3).unwrap();
+    let (_, _, plan1) = start(project);
     let planned = store::read_state(project, &Limits::default()).unwrap();
     tag_and_checkpoint(project, &plan1.batches[0], Depth::Minimal);
     tag_and_checkpoint(project, &plan1.batches[1], Depth::Minimal);
     // The process dies before either batch is recorded.
     store::write_state(project, &planned).unwrap();
 
-    let scan2 = scan(project, Depth::Minimal);
-    let diff2 = run::diff(project, &Limits::default(), &scan2, false).unwrap();
-    let plan2 = run::plan_batches(project, &Limits::default(), &scan2, &diff2, 3).unwrap();
+    let (scan2, diff2, plan2) = start(project);
     let last: Vec<String> = plan1.batches[2].assets.iter().map(|a| a.guid.clone()).collect();
     let resumed: Vec<String> = plan2
         .batches
