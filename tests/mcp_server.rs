@@ -516,3 +516,45 @@ async fn a_session_on_protocol_2026_07_28_gets_the_choices_back() {
     assert_eq!(doc["unconfirmed"].as_array().map(Vec::len), Some(3), "{doc}");
     client.cancel().await.ok();
 }
+
+/// As `unity-assets doctor` on the CLI: a broken config does not hide the
+/// tools, `doctor` reports it as a failed check, and every other tool says
+/// what is wrong with the config.
+#[tokio::test]
+async fn doctor_over_mcp_reports_a_broken_config() {
+    let project = example_project();
+    std::fs::write(
+        project.path().join(".claude/unity-assets.yml"),
+        "index_depth: minimal\nbatch_size: [unclosed\n",
+    )
+    .unwrap();
+    let client = connect(project.path(), true).await;
+    let tools = client.list_all_tools().await.expect("tools/list on a broken config");
+    assert!(tools.iter().any(|t| t.name == "doctor"));
+
+    let doctor = client
+        .call_tool(CallToolRequestParams::new("doctor").with_arguments(args(json!({"offline": true}))))
+        .await
+        .expect("tools/call");
+    assert_eq!(
+        doctor.is_error,
+        Some(true),
+        "a failed required check: {}",
+        text(&doctor)
+    );
+    assert!(text(&doctor).contains("✗ config:"), "{}", text(&doctor));
+    assert!(
+        text(&doctor).contains(".claude/unity-assets.yml:3:1:"),
+        "{}",
+        text(&doctor)
+    );
+    assert!(text(&doctor).contains("✓ project root:"), "{}", text(&doctor));
+
+    let search = client
+        .call_tool(CallToolRequestParams::new("search").with_arguments(args(json!({"query": "zombie"}))))
+        .await
+        .expect("tools/call");
+    assert_eq!(search.is_error, Some(true), "{}", text(&search));
+    assert!(text(&search).contains(".claude/unity-assets.yml"), "{}", text(&search));
+    client.cancel().await.ok();
+}

@@ -2,8 +2,11 @@
 //! resources. Each call opens the project as the CLI does, so config,
 //! overrides and the project's rules apply exactly as on the command line.
 
+use std::path::Path;
 use std::sync::Arc;
 
+use engine::diagnostic::Diagnostics;
+use engine::llm::ProviderKind;
 use engine::render::{render, Format};
 use engine::Output;
 use rmcp::model::{
@@ -25,6 +28,8 @@ use crate::project::Project;
 
 const SEARCH_RESULT_URI: &str = "unity-assets://search-result.json";
 const GRAPH_URI: &str = "unity-assets://graph/";
+/// The one tool that runs on a project whose config is broken, to report it.
+const DOCTOR: &str = "doctor";
 
 #[derive(Clone)]
 pub struct PipelineServer {
@@ -40,8 +45,21 @@ impl PipelineServer {
 
     /// The project as the CLI opens it, now (a config edited between calls counts).
     fn project(&self) -> Result<Project, String> {
+        self.open(Project::open)
+    }
+
+    /// The project as `doctor` opens it: a broken config opens with the
+    /// defaults, so the tools are still listed and `doctor` can report it.
+    fn project_for_doctor(&self) -> Result<Project, String> {
+        self.open(Project::open_for_doctor)
+    }
+
+    fn open(
+        &self,
+        open: fn(&Path, Option<ProviderKind>, Option<&str>) -> Result<Project, Diagnostics>,
+    ) -> Result<Project, String> {
         let o = &self.options;
-        let mut project = Project::open(&o.root, o.provider, o.model.as_deref()).map_err(|d| d.to_string())?;
+        let mut project = open(&o.root, o.provider, o.model.as_deref()).map_err(|d| d.to_string())?;
         project.show_progress = false;
         Ok(project)
     }
@@ -53,7 +71,12 @@ impl PipelineServer {
         mut args: Map<String, Value>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let project = match self.project() {
+        let opened = if name == DOCTOR {
+            self.project_for_doctor()
+        } else {
+            self.project()
+        };
+        let project = match opened {
             Ok(p) => p,
             Err(message) => return Ok(CallToolResult::error(vec![Content::text(message)])),
         };
@@ -70,7 +93,7 @@ impl PipelineServer {
         };
         // The project's trust rules apply to the server exactly as to the CLI.
         let gate = crate::trust::Gate::check(&project.root, &project.resources, self.options.trust);
-        if tool.pipeline.name() == "doctor" {
+        if tool.pipeline.name() == DOCTOR {
             args.extend(crate::doctor::inputs(&gate, &project.root, vec![]));
         } else if let Some(refusal) = gate.refusal(&project.root) {
             return Ok(CallToolResult::error(vec![Content::text(refusal)]));
@@ -145,7 +168,9 @@ impl ServerHandler for PipelineServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let project = self.project().map_err(|m| McpError::internal_error(m, None))?;
+        let project = self
+            .project_for_doctor()
+            .map_err(|m| McpError::internal_error(m, None))?;
         let (exposed, problems) = catalog::exposed(&project);
         for p in problems {
             tracing::warn!("pipeline left out of the tools: {p}");
