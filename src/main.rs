@@ -55,7 +55,7 @@ async fn dispatch(cli: Cli) -> Outcome {
         _ => {}
     }
     // Doctor runs on a missing folder or a broken config, to report them.
-    let open = match &cli.command {
+    let open: unity_assets::project::Opener = match &cli.command {
         Command::Doctor { .. } => Project::open_for_doctor,
         _ => Project::open,
     };

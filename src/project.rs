@@ -21,6 +21,9 @@ static PROMPTS: Dir = include_dir!("$CARGO_MANIFEST_DIR/prompts");
 static SCHEMAS: Dir = include_dir!("$CARGO_MANIFEST_DIR/schemas");
 static DATA: Dir = include_dir!("$CARGO_MANIFEST_DIR/data");
 
+/// [`Project::open`] or [`Project::open_for_doctor`], chosen by the caller.
+pub type Opener = fn(&Path, Option<ProviderKind>, Option<&str>) -> Result<Project, Diagnostics>;
+
 pub struct Project {
     pub root: PathBuf,
     pub config: Config,

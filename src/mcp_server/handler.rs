@@ -2,11 +2,8 @@
 //! resources. Each call opens the project as the CLI does, so config,
 //! overrides and the project's rules apply exactly as on the command line.
 
-use std::path::Path;
 use std::sync::Arc;
 
-use engine::diagnostic::Diagnostics;
-use engine::llm::ProviderKind;
 use engine::render::{render, Format};
 use engine::Output;
 use rmcp::model::{
@@ -24,7 +21,7 @@ use super::progress::Notifier;
 use super::ServerOptions;
 use crate::commands::{execute, Finished};
 use crate::index::store::INDEX_DIR;
-use crate::project::Project;
+use crate::project::{Opener, Project};
 
 const SEARCH_RESULT_URI: &str = "unity-assets://search-result.json";
 const GRAPH_URI: &str = "unity-assets://graph/";
@@ -54,10 +51,7 @@ impl PipelineServer {
         self.open(Project::open_for_doctor)
     }
 
-    fn open(
-        &self,
-        open: fn(&Path, Option<ProviderKind>, Option<&str>) -> Result<Project, Diagnostics>,
-    ) -> Result<Project, String> {
+    fn open(&self, open: Opener) -> Result<Project, String> {
         let o = &self.options;
         let mut project = open(&o.root, o.provider, o.model.as_deref()).map_err(|d| d.to_string())?;
         project.show_progress = false;
