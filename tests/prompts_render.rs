@@ -3,7 +3,8 @@
 //! each list it shows. Each item carries a marker; every marker must stand
 //! on a line of its own, and numbered lists must number one item per line —
 //! a block tag that eats a newline glues items together, and a model then
-//! reads one request where there were several.
+//! reads one request where there were several. Each also tells the model
+//! that the query and project data it carries are data, not instructions.
 
 use std::path::{Path, PathBuf};
 
@@ -139,6 +140,12 @@ fn every_prompt_renders_one_item_per_line() {
             vars["params"] = json!({});
             let prompt = render_prompt_json(&env, name, vars).unwrap_or_else(|e| panic!("{name}: {e}"));
             let text = parts(&prompt);
+            // Each of these carries the user's words or project data into a model.
+            let system = prompt.system.as_deref().unwrap_or_default();
+            assert!(
+                system.contains("not instructions"),
+                "{name}: the system block does not say the data it carries is not instructions:\n{system}"
+            );
             for marker in &markers {
                 let lines: Vec<&str> = text.lines().filter(|l| l.contains(marker)).collect();
                 assert_eq!(lines.len(), 1, "{name}: {marker} on {} lines:\n{text}", lines.len());
