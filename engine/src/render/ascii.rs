@@ -1,18 +1,19 @@
 //! A terminal tree: stages in dependency order (every `needs:` points up),
-//! each with its facts, and a `run` stage's sub-pipeline indented inside it.
+//! each with its facts, and a `run` stage's sub-pipeline indented inside it
+//! (at its first use; later uses say where it was drawn).
 
 use std::fmt::Write;
 
-use super::{details, layers, Graph};
+use super::{details, layers, Drawn, Graph};
 
 pub(super) fn render(graph: &Graph) -> String {
     let mut out = String::new();
-    draw(graph, "", &mut out);
+    draw(graph, "", &mut Drawn::default(), &mut out);
     out
 }
 
 /// Draws `graph` with every line starting with `indent`.
-fn draw(graph: &Graph, indent: &str, out: &mut String) {
+fn draw(graph: &Graph, indent: &str, drawn: &mut Drawn, out: &mut String) {
     // Writing to a String cannot fail.
     let _ = writeln!(out, "{indent}{}", details::title(graph));
     let order: Vec<usize> = layers::layers(graph).concat();
@@ -36,7 +37,12 @@ fn draw(graph: &Graph, indent: &str, out: &mut String) {
             let _ = writeln!(out, "{body}{label}: {value}");
         }
         if let Some(children) = &node.children {
-            draw(children, &body, out);
+            match drawn.earlier(children, &node.name) {
+                None => draw(children, &body, drawn, out),
+                Some(first) => {
+                    let _ = writeln!(out, "{body}{} is drawn under `{first}` above", children.pipeline);
+                }
+            }
         }
     }
 }

@@ -1,10 +1,11 @@
 //! A Graphviz digraph. A `run` stage with its sub-pipeline becomes a cluster
 //! holding the child's stages; edges to and from it end on the cluster's
-//! border (`compound=true` with `lhead`/`ltail` on an invisible anchor).
+//! border (`compound=true` with `lhead`/`ltail` on an invisible anchor). A
+//! sub-pipeline run again later is a plain stage with a dashed edge to it.
 
 use std::fmt::Write;
 
-use super::{details, layers, svg::escape_xml, Graph};
+use super::{details, layers, svg::escape_xml, Drawn, Graph};
 
 pub(super) fn render(graph: &Graph) -> String {
     let mut out = String::new();
@@ -14,31 +15,42 @@ pub(super) fn render(graph: &Graph) -> String {
         quote(&graph.pipeline),
         escape_xml(&details::title(graph)),
     );
-    draw(graph, "n", 1, &mut out);
+    draw(graph, "n", 1, &mut Drawn::default(), &mut out);
     out.push_str("}\n");
     out
 }
 
 /// Draws `graph`'s nodes and edges with ids `prefix` + index, so nested
 /// graphs get unique ids (`n2_0` is the first stage inside stage `n2`).
-fn draw(graph: &Graph, prefix: &str, depth: usize, out: &mut String) {
+fn draw(graph: &Graph, prefix: &str, depth: usize, drawn: &mut Drawn, out: &mut String) {
     let pad = "    ".repeat(depth);
+    // The stages drawn as clusters here, which edges enter and leave at the border.
+    let mut clusters = Vec::new();
     for (index, node) in graph.nodes.iter().enumerate() {
         let id = format!("{prefix}{index}");
         let fill = details::fill(&node.kind);
-        match &node.children {
-            Some(children) => {
+        let earlier = node.children.as_ref().map(|c| (c, drawn.earlier(c, &id)));
+        match earlier {
+            Some((children, None)) => {
+                clusters.push(index);
                 let _ = writeln!(
                     out,
                     "{pad}subgraph cluster_{id} {{\n{pad}    label=<{}>;\n{pad}    style=\"rounded,filled\"; fillcolor=\"{fill}\"; fontsize=11;\n{pad}    {id} [shape=point, style=invis, width=0, height=0, label=\"\"];",
                     label(node),
                 );
-                draw(children, &format!("{id}_"), depth + 1, out);
+                draw(children, &format!("{id}_"), depth + 1, drawn, out);
                 // Keeps the anchor above the child's stages, so arrows enter at the top.
                 for root in roots(children) {
                     let _ = writeln!(out, "{pad}    {id} -> {id}_{root} [style=invis];");
                 }
                 let _ = writeln!(out, "{pad}}}");
+            }
+            Some((_, Some(first))) => {
+                let _ = writeln!(
+                    out,
+                    "{pad}{id} [label=<{}>, fillcolor=\"{fill}\"];\n{pad}{id} -> {first} [lhead=cluster_{first}, style=dashed];",
+                    label(node),
+                );
             }
             None => {
                 let _ = writeln!(out, "{pad}{id} [label=<{}>, fillcolor=\"{fill}\"];", label(node));
@@ -47,10 +59,10 @@ fn draw(graph: &Graph, prefix: &str, depth: usize, out: &mut String) {
     }
     for (from, to) in layers::drawable_edges(graph) {
         let mut attributes = Vec::new();
-        if graph.nodes[from].children.is_some() {
+        if clusters.contains(&from) {
             attributes.push(format!("ltail=cluster_{prefix}{from}"));
         }
-        if graph.nodes[to].children.is_some() {
+        if clusters.contains(&to) {
             attributes.push(format!("lhead=cluster_{prefix}{to}"));
         }
         let attributes = if attributes.is_empty() {

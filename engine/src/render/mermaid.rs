@@ -1,22 +1,23 @@
 //! A Mermaid flowchart (`flowchart TD`). A `run` stage with its sub-pipeline
-//! becomes a subgraph holding the child's stages; edges may end on it.
+//! becomes a subgraph holding the child's stages; edges may end on it. A
+//! sub-pipeline run again later is a plain stage with a dotted link to it.
 
 use std::fmt::Write;
 
-use super::{details, layers, Graph};
+use super::{details, layers, Drawn, Graph};
 
 pub(super) fn render(graph: &Graph) -> String {
     let mut out = String::new();
     // Front matter gives the diagram a visible title; a JSON string is valid YAML.
     let title = serde_json::Value::from(details::title(graph));
     let _ = writeln!(out, "---\ntitle: {title}\n---\nflowchart TD");
-    draw(graph, "n", 1, &mut out);
+    draw(graph, "n", 1, &mut Drawn::default(), &mut out);
     out
 }
 
 /// Draws `graph`'s nodes and edges; ids are `prefix` + index, so nested
 /// graphs get unique ids (`n2_0` is the first stage inside stage `n2`).
-fn draw(graph: &Graph, prefix: &str, depth: usize, out: &mut String) {
+fn draw(graph: &Graph, prefix: &str, depth: usize, drawn: &mut Drawn, out: &mut String) {
     let pad = "    ".repeat(depth);
     for (index, node) in graph.nodes.iter().enumerate() {
         let id = format!("{prefix}{index}");
@@ -24,11 +25,15 @@ fn draw(graph: &Graph, prefix: &str, depth: usize, out: &mut String) {
         for line in details::lines(node) {
             let _ = write!(label, "<br/>{}", escape(&line));
         }
-        match &node.children {
-            Some(children) => {
+        let earlier = node.children.as_ref().map(|c| (c, drawn.earlier(c, &id)));
+        match earlier {
+            Some((children, None)) => {
                 let _ = writeln!(out, "{pad}subgraph {id}[\"{label}\"]\n{pad}    direction TD");
-                draw(children, &format!("{id}_"), depth + 1, out);
+                draw(children, &format!("{id}_"), depth + 1, drawn, out);
                 let _ = writeln!(out, "{pad}end");
+            }
+            Some((_, Some(first))) => {
+                let _ = writeln!(out, "{pad}{id}[\"{label}\"]\n{pad}{id} -.-> {first}");
             }
             None => {
                 let _ = writeln!(out, "{pad}{id}[\"{label}\"]");

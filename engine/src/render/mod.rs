@@ -13,6 +13,7 @@ mod mermaid;
 mod sample;
 mod svg;
 
+use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -76,6 +77,25 @@ pub enum Format {
     Json,
     /// A standalone SVG image.
     Svg,
+}
+
+/// The sub-pipelines a drawing has shown: each is drawn in full at its first
+/// use, and later uses point back to it (search runs drill-down twice).
+#[derive(Default)]
+pub(super) struct Drawn(HashMap<String, String>);
+
+impl Drawn {
+    /// `None` the first time `child` is met (the caller draws it now, as
+    /// `id`); after that, the id it was drawn as.
+    fn earlier(&mut self, child: &Graph, id: &str) -> Option<String> {
+        match self.0.get(&child.pipeline) {
+            Some(first) => Some(first.clone()),
+            None => {
+                self.0.insert(child.pipeline.clone(), id.to_owned());
+                None
+            }
+        }
+    }
 }
 
 impl Format {
@@ -170,6 +190,32 @@ mod tests {
                 let drawn = render(graph, format);
                 assert!(drawn.contains(&graph.pipeline), "{format} of {}", graph.pipeline);
             }
+        }
+    }
+
+    /// Search runs drill-down as itself and as a fallback: its stages are
+    /// drawn once, and the second use points back to the first.
+    #[test]
+    fn a_sub_pipeline_run_twice_is_drawn_once_in_every_text_format() {
+        let mut graph = sample::graph();
+        let again = Node {
+            children: graph.nodes[2].children.clone(),
+            ..sample::node("fallback", "run", Some("search/retrieve"))
+        };
+        graph.nodes.push(again);
+        graph.edges.push((3, 4));
+        for (format, back_link) in [
+            (Format::Ascii, "search/retrieve is drawn under `retrieve` above"),
+            (Format::Mermaid, "n4 -.-> n2"),
+            (Format::Dot, "n4 -> n2 [lhead=cluster_n2, style=dashed];"),
+        ] {
+            let drawn = render(&graph, format);
+            // The child's rank stage is the only one targeting its prompt.
+            assert_eq!(drawn.matches("search/rank.j2").count(), 1, "{format}:\n{drawn}");
+            assert!(
+                drawn.contains(back_link),
+                "{format}: `{back_link}` missing from:\n{drawn}"
+            );
         }
     }
 
