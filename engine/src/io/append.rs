@@ -103,17 +103,31 @@ fn ends_with_newline(file: &mut fs::File) -> io::Result<bool> {
     Ok(last[0] == b'\n')
 }
 
+/// What a writer puts in its lock: its pid and, where the process table is
+/// visible, its start time, so a later process given the same pid is not
+/// taken for the writer.
+fn lock_text() -> String {
+    let pid = std::process::id();
+    match started(pid) {
+        Some(start) => format!("{pid} {start}"),
+        None => pid.to_string(),
+    }
+}
+
 /// The lock holds its writer's pid; a lock whose writer is gone (it crashed
 /// holding it) is removed, with a line saying so.
 fn remove_if_stale(lock: &Path) -> bool {
     let Ok(text) = fs::read_to_string(lock) else {
         return false;
     };
-    let why = match text.trim().parse::<u32>() {
-        Ok(pid) if writer_is_gone(pid) => format!("its writer, pid {pid}, is no longer running"),
+    let mut fields = text.split_whitespace();
+    let pid = fields.next().and_then(|p| p.parse::<u32>().ok());
+    let start = fields.next().and_then(|s| s.parse::<u64>().ok());
+    let why = match pid {
+        Some(pid) if writer_is_gone(pid, start) => format!("its writer, pid {pid}, is no longer running"),
         // A writer fills in its pid right after creating the lock; empty long
         // after that, the writer died in between.
-        Err(_) if text.is_empty() && age(lock).is_some_and(|a| a > EMPTY_LOCK_STALE_AFTER) => {
+        None if text.is_empty() && age(lock).is_some_and(|a| a > EMPTY_LOCK_STALE_AFTER) => {
             format!("it has been empty for over {}s", EMPTY_LOCK_STALE_AFTER.as_secs())
         }
         _ => return false,
@@ -128,10 +142,27 @@ fn remove_if_stale(lock: &Path) -> bool {
 /// How long an empty lock may be a writer between creating it and writing its pid.
 const EMPTY_LOCK_STALE_AFTER: Duration = Duration::from_secs(10);
 
-/// Only where the process table is visible; elsewhere a writer is never presumed gone.
-fn writer_is_gone(pid: u32) -> bool {
-    let procs = Path::new("/proc");
-    pid != std::process::id() && procs.join("self").exists() && !procs.join(pid.to_string()).exists()
+/// Only where the process table is visible; elsewhere a writer is never
+/// presumed gone. A process with the writer's pid but another start time
+/// (this one included) took the pid over after the writer died.
+fn writer_is_gone(pid: u32, start: Option<u64>) -> bool {
+    if !Path::new("/proc/self").exists() {
+        return false;
+    }
+    match (started(pid), start) {
+        (None, _) => true,
+        (Some(now), Some(then)) => now != then,
+        (Some(_), None) => false,
+    }
+}
+
+/// When process `pid` started (field 22 of `/proc/PID/stat`, in clock ticks
+/// since boot); `None` when there is no such process or no `/proc`.
+fn started(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: count after its last `)`.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(19)?.parse().ok()
 }
 
 fn age(path: &Path) -> Option<Duration> {
@@ -144,7 +175,7 @@ fn acquire(lock: &Path, mut pause: impl FnMut(Duration)) -> Result<LockGuard, Op
     for attempt in 0..TRIES {
         match OpenOptions::new().write(true).create_new(true).open(lock) {
             Ok(mut f) => {
-                let _ = write!(f, "{}", std::process::id());
+                let _ = f.write_all(lock_text().as_bytes());
                 return Ok(LockGuard(lock.to_path_buf()));
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
@@ -213,6 +244,22 @@ mod tests {
             .unwrap();
         append_line_locked(&p, "{}").unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap(), "{}\n");
+        assert!(!lock.exists());
+    }
+
+    /// A crashed writer's pid given to a new process (here: this one, with
+    /// another start time) does not keep its lock alive.
+    #[test]
+    fn a_lock_whose_pid_was_reused_is_stale_and_a_live_writers_is_held() {
+        let Some(start) = started(std::process::id()) else {
+            return; // no process table to tell them apart
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join("f.jsonl.lock");
+        fs::write(&lock, lock_text()).unwrap();
+        assert!(!remove_if_stale(&lock), "this process holds it");
+        fs::write(&lock, format!("{} {}", std::process::id(), start + 1)).unwrap();
+        assert!(remove_if_stale(&lock), "the pid now belongs to another process");
         assert!(!lock.exists());
     }
 
