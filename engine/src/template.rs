@@ -6,7 +6,7 @@
 //! lookups (`{{ route.sub_intents }}`) skip minijinja and read the JSON
 //! directly, so passing large stage outputs around costs one clone.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use minijinja::value::Serde;
@@ -15,7 +15,7 @@ use serde_json::Value;
 
 /// A compiled templated value.
 #[derive(Debug, Clone)]
-pub enum Tmpl {
+pub(crate) enum Tmpl {
     /// A value with no template in it, kept as is.
     Literal(Value),
     /// A whole-string `{{ expr }}`; `path` is set when it is a plain dotted lookup.
@@ -35,7 +35,7 @@ pub enum Tmpl {
 
 /// A syntax error in one templated string, with its place in the YAML value.
 #[derive(Debug)]
-pub struct TemplateError {
+pub(crate) struct TemplateError {
     /// Dotted path below the compiled value (`with.query`).
     pub path: String,
     /// What the template engine reported.
@@ -72,7 +72,7 @@ pub struct Prompt {
 /// Render prompt `name` of `env` with `ctx` into its `system`, `cached` and
 /// `user` blocks (each trimmed; empty ones are absent). A template without
 /// blocks is all `user`.
-pub fn render_prompt(
+pub(crate) fn render_prompt(
     env: &Environment<'static>,
     name: &str,
     ctx: std::collections::BTreeMap<String, minijinja::Value>,
@@ -102,7 +102,7 @@ pub fn render_prompt(
     }
 }
 
-/// [`render_prompt`] with the variables as one JSON object, for callers
+/// `render_prompt` with the variables as one JSON object, for callers
 /// (tests, tools) that hold plain JSON.
 pub fn render_prompt_json(env: &Environment<'static>, name: &str, vars: Value) -> Result<Prompt, String> {
     let ctx = match vars {
@@ -116,11 +116,6 @@ impl Tmpl {
     /// Compile `value`, reporting every syntax error found below it.
     pub fn compile(env: &Environment<'static>, value: &Value, errors: &mut Vec<TemplateError>) -> Tmpl {
         compile_at(env, value, "", errors)
-    }
-
-    /// A constant value (no templates).
-    pub fn literal(value: Value) -> Tmpl {
-        Tmpl::Literal(value)
     }
 
     /// Every variable path this value reads (`inputs.query`, `route`), with
@@ -168,22 +163,6 @@ impl Tmpl {
         }
     }
 
-    /// The root names read (`inputs`, `route`, ...).
-    pub fn roots(&self, env: &Environment<'static>) -> BTreeSet<String> {
-        self.references(env)
-            .into_iter()
-            .map(|(p, _)| p.split('.').next().unwrap_or_default().to_owned())
-            .collect()
-    }
-
-    /// The literal value, when the whole thing holds no template.
-    pub fn as_literal(&self) -> Option<&Value> {
-        match self {
-            Tmpl::Literal(v) => Some(v),
-            _ => None,
-        }
-    }
-
     /// Evaluate against a scope.
     pub fn eval(&self, env: &Environment<'static>, scope: &Scope) -> Result<Value, String> {
         match self {
@@ -227,7 +206,7 @@ impl Tmpl {
 }
 
 /// JSON truthiness: null, false, 0, "", [] and {} are false.
-pub fn truthy(v: &Value) -> bool {
+pub(crate) fn truthy(v: &Value) -> bool {
     match v {
         Value::Null => false,
         Value::Bool(b) => *b,
@@ -346,7 +325,7 @@ fn dotted_path(expr: &str) -> Option<Vec<String>> {
 
 /// The variables a template can see, by root name.
 #[derive(Debug, Clone, Default)]
-pub struct Scope {
+pub(crate) struct Scope {
     roots: HashMap<String, Arc<Value>>,
 }
 
@@ -525,7 +504,11 @@ mod tests {
             &json!({"q": "{{ inputs.query }}", "n": "{% if route.ok %}{{ params.k }}{% endif %}"}),
             &mut errs,
         );
-        let roots = t.roots(&env);
-        assert!(roots.contains("inputs") && roots.contains("route") && roots.contains("params"));
+        let mut paths: Vec<(String, String)> = t.references(&env);
+        paths.sort();
+        assert_eq!(
+            paths,
+            [("inputs.query", "q"), ("params.k", "n"), ("route.ok", "n")].map(|(p, at)| (p.to_owned(), at.to_owned()))
+        );
     }
 }

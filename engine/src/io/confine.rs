@@ -130,7 +130,7 @@ pub fn confine_for_write(root: &Path, rel: &str) -> Result<PathBuf, ConfineError
 
 /// Refuse a write target that is a symlink (for files whose folder the
 /// caller already confined, such as the index folder's files).
-pub fn refuse_symlink(path: &Path) -> Result<(), ConfineError> {
+pub(crate) fn refuse_symlink(path: &Path) -> Result<(), ConfineError> {
     match path.symlink_metadata() {
         Ok(m) if m.file_type().is_symlink() => Err(ConfineError::Symlink(path.display().to_string())),
         _ => Ok(()),

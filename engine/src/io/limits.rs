@@ -20,7 +20,7 @@ pub const FILE_KEY: &str = "limits.file_mb";
 /// The config key of [`Limits::http_bytes`], named in its errors.
 pub const HTTP_KEY: &str = "limits.http_mb";
 /// The config key of [`Limits::line_bytes`], named in its errors.
-pub const LINE_KEY: &str = "limits.line_kb";
+pub(crate) const LINE_KEY: &str = "limits.line_kb";
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * 1024;

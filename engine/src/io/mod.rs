@@ -11,5 +11,6 @@ pub use atomic::{write_atomic, AtomicFile};
 pub use confine::{
     confine, confine_for_write, read_limited, read_lines_limited, read_text_if_present, read_text_limited, ConfineError,
 };
-pub use limits::{Limits, FILE_KEY, HTTP_KEY, LINE_KEY};
+pub(crate) use limits::LINE_KEY;
+pub use limits::{Limits, FILE_KEY, HTTP_KEY};
 pub use records::{read_records, BadRow, Format, Records};

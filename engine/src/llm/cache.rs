@@ -14,7 +14,7 @@ use super::LlmRequest;
 /// Schema-valid answers and final failures of one run, keyed by a digest of everything a
 /// provider sends (not the stage's name, which the wire never carries).
 #[derive(Debug, Default)]
-pub struct ReplyCache {
+pub(crate) struct ReplyCache {
     answers: Mutex<HashMap<[u8; 32], Result<Value, String>>>,
 }
 

@@ -12,7 +12,7 @@ use super::{LlmError, LlmReply, LlmRequest, Provider, Tier};
 
 /// `provider` allowing at most `max_in_flight` calls at once (at least one);
 /// further calls wait their turn in order.
-pub fn limit_concurrency(provider: Arc<dyn Provider>, max_in_flight: usize) -> Arc<dyn Provider> {
+pub(crate) fn limit_concurrency(provider: Arc<dyn Provider>, max_in_flight: usize) -> Arc<dyn Provider> {
     Arc::new(Limited {
         inner: provider,
         permits: Semaphore::new(max_in_flight.max(1)),

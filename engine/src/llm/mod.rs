@@ -43,11 +43,10 @@ mod secret;
 pub mod structured;
 mod wire;
 
-pub use cache::ReplyCache;
+pub(crate) use cache::ReplyCache;
 pub use check::{check, CheckReport};
 pub use config::{CommandLine, JsonMode, LlmConfig, Models, ProviderKind};
 pub use connect::{connect, connect_with_env};
-pub use limit::limit_concurrency;
 pub use secret::ApiKey;
 
 use std::time::Duration;

@@ -118,7 +118,7 @@ impl WireSchema {
 
 /// The schema without keywords that describe our files: `$schema`, `$id`,
 /// `title`, and descriptions that name a file (`prompts/…`, `….json`).
-pub fn for_model(schema: &Value) -> Value {
+pub(crate) fn for_model(schema: &Value) -> Value {
     match schema {
         Value::Object(map) => Value::Object(
             map.iter()
@@ -304,7 +304,7 @@ fn wire_name(name: &str) -> String {
 
 /// The instruction appended to the prompt when the provider cannot be told
 /// the schema structurally.
-pub fn json_instructions(schema: Option<&Value>) -> String {
+pub(crate) fn json_instructions(schema: Option<&Value>) -> String {
     match schema.map(for_model) {
         Some(schema) => format!(
             "Answer with one JSON value only, no prose, that satisfies this JSON Schema:\n{}",

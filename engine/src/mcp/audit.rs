@@ -73,7 +73,7 @@ pub fn args_digest(args: &Value) -> String {
 }
 
 /// JSON with object keys sorted at every depth and no whitespace.
-pub fn canonical_json(value: &Value) -> String {
+fn canonical_json(value: &Value) -> String {
     let mut out = String::new();
     write_canonical(value, &mut out);
     out

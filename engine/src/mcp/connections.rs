@@ -7,7 +7,7 @@ use super::{McpClient, McpError, ServerConfig};
 
 /// Clients by server, connected on first use and reused for the whole run.
 #[derive(Default)]
-pub struct Connections {
+pub(crate) struct Connections {
     clients: tokio::sync::Mutex<HashMap<String, Arc<McpClient>>>,
 }
 

@@ -36,7 +36,7 @@ pub trait CallGuard: Send + Sync {
 
 /// Denies everything: the stand-in while a pipeline names an unknown guard
 /// (such a pipeline never compiles, so it never runs).
-pub struct DenyAll;
+pub(crate) struct DenyAll;
 
 impl CallGuard for DenyAll {
     fn check(&self, _tool: &str, _args: &Value) -> Verdict {

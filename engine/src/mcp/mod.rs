@@ -14,10 +14,11 @@ use std::path::Path;
 
 use serde_json::Value;
 
-pub use audit::{args_digest, canonical_json, AuditRow, AuditVerdict};
+pub use audit::{args_digest, AuditRow, AuditVerdict};
 pub use client::{read_mcp_json, McpClient, McpError, ServerConfig, ToolInfo};
-pub use connections::Connections;
-pub use guard::{CallGuard, DenyAll, Verdict};
+pub(crate) use connections::Connections;
+pub(crate) use guard::DenyAll;
+pub use guard::{CallGuard, Verdict};
 
 /// What happened to one guarded call.
 #[derive(Debug, Clone, PartialEq)]
