@@ -77,7 +77,7 @@ pub enum NativeError {
         message: String,
     },
     /// The function returned an error: its whole chain is the message.
-    #[error("{source:#}")]
+    #[error("{}", Chain(source.as_ref()))]
     Failed {
         /// The function called.
         function: Arc<str>,
@@ -95,6 +95,22 @@ impl NativeError {
             | Self::Panicked { function, .. }
             | Self::Failed { function, .. } => function,
         }
+    }
+}
+
+/// An error and its sources, `outer: inner`, as anyhow's `{:#}` prints them
+/// (a boxed `anyhow::Error` shows only its outermost context by itself).
+struct Chain<'a>(&'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut next = self.0.source();
+        while let Some(cause) = next {
+            write!(f, ": {cause}")?;
+            next = cause.source();
+        }
+        Ok(())
     }
 }
 

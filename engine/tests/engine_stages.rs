@@ -598,6 +598,23 @@ async fn failures_keep_their_type_through_iterations_and_sub_pipelines() {
     assert!(failure(&outcome).contains("../secret.json"), "{}", failure(&outcome));
 }
 
+/// A product's functions may fail with `anyhow` errors carrying context:
+/// the stage's message shows the whole chain, outermost first.
+#[tokio::test]
+async fn a_native_errors_context_chain_reaches_the_message() {
+    use anyhow::Context;
+    let mut registry = registry();
+    registry.function("t.load", "fails with context", |_: Value, _: &CallContext| {
+        let inner: anyhow::Result<Value> = Err(anyhow::anyhow!("disk full"));
+        Ok(inner.context("cannot write the index")?)
+    });
+    let p = Project::new();
+    p.pipeline("load", "pipeline: load\nstages:\n  load:\n    fn: t.load\n");
+    let (outcome, _) = p.run("load", &registry, json!({}), None).await;
+    let message = failure(&outcome);
+    assert!(message.ends_with("cannot write the index: disk full"), "{message}");
+}
+
 /// The language says "an input with a default is optional"; `default: null`
 /// is a default (ENGINE BUG: serde reads it as no default).
 #[tokio::test]
