@@ -5,7 +5,8 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
+
+use test_support::cli::{self, Run};
 
 /// The old renderer drew `search` 1556×6890 px, expanding every sub-pipeline
 /// inside each stage that runs it (drill-down and map-reduce twice).
@@ -15,18 +16,10 @@ const MAX_HEIGHT: u32 = 3000;
 
 /// Runs `unity-assets graph NAME --format FORMAT` in an empty project.
 fn graph(project: &Path, name: &str, format: &str) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_unity-assets"))
-        .arg("--project")
-        .arg(project)
-        .args(["graph", name, "--format", format])
-        .output()
-        .expect("runs unity-assets");
-    assert!(
-        output.status.success(),
-        "graph {name} --format {format}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("UTF-8")
+    let bin = Path::new(env!("CARGO_BIN_EXE_unity-assets"));
+    let run = Run::of(cli::command(bin, project).args(["graph", name, "--format", format]));
+    assert_eq!(run.code, 0, "graph {name} --format {format}: {}", run.output());
+    run.stdout
 }
 
 /// Every sub-pipeline the graph runs, however deep, from `--format json`.

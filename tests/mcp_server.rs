@@ -15,6 +15,7 @@ use rmcp::model::{
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RequestContext, RunningService};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt as _};
 use serde_json::{json, Map, Value};
+use test_support::cli::{self, Run};
 use unity_assets::mcp_server::{PipelineServer, ServerOptions};
 
 const BIN: &str = env!("CARGO_BIN_EXE_unity-assets");
@@ -40,15 +41,8 @@ fn example_project() -> tempfile::TempDir {
     let pipelines = dir.path().join(".claude/unity-assets/pipelines");
     std::fs::create_dir_all(&pipelines).unwrap();
     std::fs::write(pipelines.join("slow.yaml"), SLOW).unwrap();
-    let index = Command::new(BIN)
-        .args(["--project", dir.path().to_str().unwrap(), "-q", "--trust", "index"])
-        .output()
-        .expect("run the binary");
-    assert!(
-        index.status.success(),
-        "index: {}",
-        String::from_utf8_lossy(&index.stderr)
-    );
+    let index = Run::of(cli::command(Path::new(BIN), dir.path()).args(["-q", "--trust", "index"]));
+    assert_eq!(index.code, 0, "index: {}", index.output());
     dir
 }
 

@@ -27,16 +27,7 @@ impl Compiler<'_> {
                 return None;
             }
             Ok(None) => {
-                let known: Vec<String> = self
-                    .resources
-                    .list("schemas")
-                    .into_iter()
-                    .filter_map(|p| p.strip_prefix("schemas/").map(str::to_owned))
-                    .collect();
-                errors.push(
-                    Diagnostic::new(file, at, format!("schema file `{rel}` not found"))
-                        .suggest(name, known.iter().map(String::as_str)),
-                );
+                errors.push(self.not_found("schema", "schemas", name, file, at));
                 // Not cached: every stage naming it gets its own message.
                 return None;
             }

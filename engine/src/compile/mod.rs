@@ -347,6 +347,22 @@ impl<'a> Compiler<'a> {
 }
 
 /// An override that exists but cannot be used, at its file.
+impl Compiler<'_> {
+    /// `<what> file `<folder>/<name>` not found`, with the closest file the
+    /// folder holds (embedded or overridden) as the suggestion.
+    fn not_found(&self, what: &str, folder: &str, name: &str, file: &str, at: (usize, usize)) -> Diagnostic {
+        let prefix = format!("{folder}/");
+        let known: Vec<String> = self
+            .resources
+            .list(folder)
+            .into_iter()
+            .filter_map(|p| p.strip_prefix(&prefix).map(str::to_owned))
+            .collect();
+        Diagnostic::new(file, at, format!("{what} file `{prefix}{name}` not found"))
+            .suggest(name, known.iter().map(String::as_str))
+    }
+}
+
 fn resource_error(e: crate::resources::ResourceError) -> Diagnostic {
     Diagnostic::about(e.origin.clone(), format!("cannot use this override: {}", e.why))
         .help("fix or delete it; the embedded copy is used only when no override exists")

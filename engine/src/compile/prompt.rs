@@ -30,16 +30,7 @@ impl Compiler<'_> {
             }
         };
         let Some(res) = found else {
-            let known: Vec<String> = self
-                .resources
-                .list("prompts")
-                .into_iter()
-                .filter_map(|p| p.strip_prefix("prompts/").map(str::to_owned))
-                .collect();
-            errors.push(
-                Diagnostic::new(ctx.file, at, format!("prompt file `{rel}` not found"))
-                    .suggest(name, known.iter().map(String::as_str)),
-            );
+            errors.push(self.not_found("prompt", "prompts", name, ctx.file, at));
             return;
         };
         if env.get_template(name).is_ok() {
