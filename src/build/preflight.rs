@@ -13,6 +13,7 @@ use engine::io::Limits;
 use serde::Serialize;
 
 use crate::index::store;
+use crate::search::result::{self, RESULT_FILE};
 use serde_json::Value;
 
 /// The line build prints before redoing a stale or missing search; tests
@@ -66,12 +67,11 @@ impl Freshness {
 
 /// Check `<project>/.claude/unity-asset-index/search-result.json`.
 pub fn check(project: &Path, limits: &Limits, request: &str) -> Freshness {
-    let result_path = store::index_dir(project).join("search-result.json");
-    let text = match engine::io::read_text_limited(&result_path, limits.file_bytes, engine::io::FILE_KEY) {
-        Ok(text) => text,
-        Err(e) if e.is_not_found() => {
-            return Freshness::stale(Staleness::Missing, format!("{} does not exist", result_path.display()))
-        }
+    let index_dir = store::index_dir(project);
+    let result_path = index_dir.join(RESULT_FILE);
+    let text = match result::read_text(&index_dir, limits) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Freshness::stale(Staleness::Missing, format!("{} does not exist", result_path.display())),
         Err(e) => return Freshness::stale(Staleness::Unreadable, e.to_string()),
     };
     let Ok(result) = serde_json::from_str::<Value>(&text) else {

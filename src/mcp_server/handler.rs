@@ -22,6 +22,7 @@ use super::ServerOptions;
 use crate::commands::{execute, Finished};
 use crate::index::store::INDEX_DIR;
 use crate::project::{Opener, Project};
+use crate::search::result;
 
 const SEARCH_RESULT_URI: &str = "unity-assets://search-result.json";
 const GRAPH_URI: &str = "unity-assets://graph/";
@@ -238,13 +239,17 @@ impl ServerHandler for PipelineServer {
                 .map_err(|m| McpError::internal_error(m, None))?
                 .config
                 .limits;
-            let path = self.options.root.join(INDEX_DIR).join("search-result.json");
-            engine::io::read_text_limited(&path, limits.file_bytes, engine::io::FILE_KEY).map_err(|e| {
-                McpError::resource_not_found(
-                    format!("no search result yet ({e}); call the `search` tool first"),
-                    None,
-                )
-            })?
+            match result::read_text(&self.options.root.join(INDEX_DIR), &limits) {
+                Ok(Some(text)) => text,
+                Ok(None) => {
+                    return Err(McpError::resource_not_found(
+                        "no search result yet; call the `search` tool first",
+                        None,
+                    ))
+                }
+                // Too large, a link out of the project: say which, not "missing".
+                Err(e) => return Err(McpError::internal_error(e.to_string(), None)),
+            }
         } else if let Some(name) = uri.strip_prefix(GRAPH_URI) {
             self.graph(name, "mermaid")
                 .map_err(|m| McpError::resource_not_found(m, None))?

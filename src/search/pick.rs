@@ -11,7 +11,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::hints::check_feedback_row;
-use super::result::{SearchResult, RESULT_FILE};
+use super::result::{self, SearchResult};
 
 pub const FEEDBACK_FILE: &str = "feedback.jsonl";
 
@@ -62,11 +62,9 @@ pub struct FeedbackRow {
 pub fn resolve(index_dir: &Path, limits: &engine::io::Limits, index: &str, now: time::OffsetDateTime) -> PickOutcome {
     let read =
         |name: &str| engine::io::read_text_limited(&index_dir.join(name), limits.file_bytes, engine::io::FILE_KEY);
-    let text = match read(RESULT_FILE) {
-        Ok(text) => text,
-        Err(e) if e.is_not_found() => {
-            return PickOutcome::error("no search result; run /unity-assets:search first".into())
-        }
+    let text = match result::read_text(index_dir, limits) {
+        Ok(Some(text)) => text,
+        Ok(None) => return PickOutcome::error("no search result; run /unity-assets:search first".into()),
         // Too large, a link out of the project, unreadable: say which.
         Err(e) => return PickOutcome::error(e.to_string()),
     };
@@ -197,7 +195,7 @@ mod tests {
                 },
             ],
         );
-        std::fs::write(dir.path().join(RESULT_FILE), serde_json::to_string(&result).unwrap()).unwrap();
+        std::fs::write(dir.path().join(result::RESULT_FILE), serde_json::to_string(&result).unwrap()).unwrap();
         dir
     }
 

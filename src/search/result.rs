@@ -2,11 +2,25 @@
 //! printed for a person. `reasoning` is carried through untouched: the summary
 //! shows its first sentence, the file keeps every byte.
 
+use std::path::Path;
+
+use engine::io::{ConfineError, Limits};
 use serde::{Deserialize, Serialize};
 
 use super::rank::Candidate;
 
 pub const RESULT_FILE: &str = "search-result.json";
+
+/// The last search's result as text, read within `limits.file_mb` (a link
+/// out of the project or a device is refused); `Ok(None)` before any search.
+/// `pick`, `build`'s preflight and the MCP resource all read it here.
+pub fn read_text(index_dir: &Path, limits: &Limits) -> Result<Option<String>, ConfineError> {
+    match engine::io::read_text_limited(&index_dir.join(RESULT_FILE), limits.file_bytes, engine::io::FILE_KEY) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e),
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
