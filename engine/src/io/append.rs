@@ -106,12 +106,16 @@ fn ends_with_newline(file: &mut fs::File) -> io::Result<bool> {
 /// What a writer puts in its lock: its pid and, where the process table is
 /// visible, its start time, so a later process given the same pid is not
 /// taken for the writer.
-fn lock_text() -> String {
-    let pid = std::process::id();
-    match started(pid) {
-        Some(start) => format!("{pid} {start}"),
-        None => pid.to_string(),
-    }
+/// Read from `/proc` once per process: neither changes while it runs.
+fn lock_text() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        let pid = std::process::id();
+        match started(pid) {
+            Some(start) => format!("{pid} {start}"),
+            None => pid.to_string(),
+        }
+    })
 }
 
 /// The lock holds its writer's pid; a lock whose writer is gone (it crashed
