@@ -195,7 +195,11 @@ mod tests {
                 },
             ],
         );
-        std::fs::write(dir.path().join(result::RESULT_FILE), serde_json::to_string(&result).unwrap()).unwrap();
+        std::fs::write(
+            dir.path().join(result::RESULT_FILE),
+            serde_json::to_string(&result).unwrap(),
+        )
+        .unwrap();
         dir
     }
 
