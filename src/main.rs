@@ -65,7 +65,12 @@ async fn dispatch(cli: Cli) -> Outcome {
     };
     project.show_progress = !cli.quiet;
     // The trust seam: one review of the project before any command uses it.
-    let gate = unity_assets::trust::Gate::check(&project.root, &project.resources, cli.trust);
+    // A pipeline file `run` names is reviewed too when it lies inside the project.
+    let run_file = match &cli.command {
+        Command::Run { name, .. } => Some(std::path::Path::new(name.as_str())),
+        _ => None,
+    };
+    let gate = unity_assets::trust::Gate::check(&project, run_file, cli.trust);
     let uses_project = match &cli.command {
         Command::Run { dry_run, .. } => !dry_run,
         Command::Validate { .. } | Command::Graph { .. } | Command::Eject { .. } | Command::Trust { .. } => false,
@@ -154,7 +159,7 @@ async fn dispatch(cli: Cli) -> Outcome {
         Command::Graph { name, format } => commands::graph(&project, &name, &format),
         Command::Eject { force } => commands::eject::eject(&project, force),
         Command::Trust { show, revoke } => {
-            match unity_assets::trust::command(&project.root, &project.resources, show, revoke) {
+            match unity_assets::trust::command(&project, show, revoke) {
                 Ok(text) => {
                     println!("{text}");
                     Outcome::ok()

@@ -87,7 +87,7 @@ impl PipelineServer {
             ));
         };
         // The project's trust rules apply to the server exactly as to the CLI.
-        let gate = crate::trust::Gate::check(&project.root, &project.resources, self.options.trust);
+        let gate = crate::trust::Gate::check(&project, None, self.options.trust);
         if tool.pipeline.name() == DOCTOR {
             args.extend(crate::doctor::inputs(&gate, &project.root, vec![]));
         } else if let Some(refusal) = gate.refusal(&project.root) {
