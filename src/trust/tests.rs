@@ -210,6 +210,8 @@ proptest! {
         let expected = whats(&config_text(&url, &var, with_mcp, &plain)).expect("the plain form loads");
         prop_assert!(expected.len() >= 3, "{expected:?}");
         let text = config_text(&url, &var, with_mcp, &written);
+        // The loader takes tags, anchors and every layout drawn here.
+        prop_assert!(whats(&text).is_some(), "the loader refused\n{}", text);
         if let Some(found) = whats(&text) {
             prop_assert_eq!(found, expected, "{}", text);
         }
