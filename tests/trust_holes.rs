@@ -247,10 +247,6 @@ fn hole6_result_pages_on_loopback_are_refused_unless_allowed() {
     let c = Checkout::new();
     // The searxng backend itself is on loopback too: the configured backend
     // address is the user's (reviewed) choice; result pages are not.
-    c.write(
-        "Assets/.keep",
-        "",
-    );
     for (path, allow) in [("/page", false), ("/hop", false), ("/page", true)] {
         let searx = rt.block_on(LlmServer::start(vec![searx_answer(&format!("{}{path}", pages.url()))]));
         let tiers = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/source-tiers.yml")).unwrap();
@@ -258,10 +254,12 @@ fn hole6_result_pages_on_loopback_are_refused_unless_allowed() {
             ".claude/unity-assets/data/source-tiers.yml",
             &tiers.replacen("rules:\n", "rules:\n  - {match: 127.0.0.1, tier: 1, base: 95}\n", 1),
         );
+        // Off is the default: the switch is written only to turn it on.
+        let switch = if allow { "  allow_private_addresses: true\n" } else { "" };
         c.write(
             ".claude/unity-assets.yml",
             &format!(
-                "web_search:\n  backends: [searxng]\n  searxng: {{url: \"{}\"}}\n  allow_private_addresses: {allow}\n",
+                "web_search:\n  backends: [searxng]\n  searxng: {{url: \"{}\"}}\n{switch}",
                 searx.url()
             ),
         );
