@@ -40,8 +40,11 @@ impl Config {
         // A link out of the project is refused, as for every project file:
         // its target is not what `unity-assets trust` reviewed.
         let path = engine::io::confine(project, CONFIG_FILE).map_err(|e| {
-            Diagnostics(vec![Diagnostic::about(CONFIG_FILE, format!("cannot read the config: {e}"))
-                .help("replace the link with the file itself (a copy inside the project)")])
+            Diagnostics(vec![Diagnostic::about(
+                CONFIG_FILE,
+                format!("cannot read the config: {e}"),
+            )
+            .help("replace the link with the file itself (a copy inside the project)")])
         })?;
         // Read before the limits it sets are known: bounded by the default.
         let limit = engine::io::Limits::default().file_bytes;

@@ -58,9 +58,17 @@ impl Checkout {
     fn assert_refused(&self, args: &[&str], item: &str) {
         let run = self.run(args);
         assert_eq!(run.code, 3, "`{}`: {run:?}", args.join(" "));
-        assert!(run.stderr.contains(item), "`{}` does not name `{item}`: {run:?}", args.join(" "));
+        assert!(
+            run.stderr.contains(item),
+            "`{}` does not name `{item}`: {run:?}",
+            args.join(" ")
+        );
         assert!(run.stderr.contains("--trust"), "{run:?}");
-        assert!(!self.marker().exists(), "`{}` ran the project's program", args.join(" "));
+        assert!(
+            !self.marker().exists(),
+            "`{}` ran the project's program",
+            args.join(" ")
+        );
         assert!(!run.stdout.contains(SECRET) && !run.stderr.contains(SECRET));
     }
 
@@ -100,7 +108,10 @@ fn hole1_a_tag_elsewhere_does_not_hide_base_url_and_key() {
     );
     let show = c.run(&["trust", "--show"]);
     assert!(show.stdout.contains("not trusted"), "{show:?}");
-    assert!(show.stdout.contains(".claude/unity-assets.yml:1: llm.base_url"), "{show:?}");
+    assert!(
+        show.stdout.contains(".claude/unity-assets.yml:1: llm.base_url"),
+        "{show:?}"
+    );
     c.assert_refused(&["search", "zombie", "--reindex"], "llm.api_key_env");
     assert!(server.requests().is_empty(), "the listener saw a request");
 }
@@ -114,12 +125,20 @@ fn hole1_a_tag_does_not_hide_llm_command_or_web_search_command() {
         &format!("llm:\n  provider: claude-code\n  command: [sh, -c, \"{touch}\"]\nmcp: {{note: !t 1}}\n"),
     );
     c.write("Assets/Zombie.prefab", "");
-    c.assert_refused(&["search", "zombie", "--reindex"], ".claude/unity-assets.yml:3: llm.command");
+    c.assert_refused(
+        &["search", "zombie", "--reindex"],
+        ".claude/unity-assets.yml:3: llm.command",
+    );
     c.write(
         ".claude/unity-assets.yml",
-        &format!("web_search:\n  backends: [command]\n  command: {{argv: [sh, -c, \"{touch}\"]}}\nmcp: {{note: !t 1}}\n"),
+        &format!(
+            "web_search:\n  backends: [command]\n  command: {{argv: [sh, -c, \"{touch}\"]}}\nmcp: {{note: !t 1}}\n"
+        ),
     );
-    c.assert_refused(&["web-search", "unity shader graph"], "web_search.command runs a program");
+    c.assert_refused(
+        &["web-search", "unity shader graph"],
+        "web_search.command runs a program",
+    );
 }
 
 // ---- 2. Web-search override params ------------------------------------------
@@ -127,18 +146,24 @@ fn hole1_a_tag_does_not_hide_llm_command_or_web_search_command() {
 #[test]
 fn hole2_web_search_override_params_are_reviewed() {
     let c = Checkout::new();
-    let pipeline = embedded_web_search().replace(
-        "    backends: [searxng, command]",
-        "    backends: [command]",
-    );
+    let pipeline = embedded_web_search().replace("    backends: [searxng, command]", "    backends: [command]");
     let pipeline = pipeline.replace(
         "command: {argv: [gemini, -p, \"{prompt}\"]}",
         &format!("command: {{argv: [sh, -c, \"{}\"]}}", c.touch()),
     );
-    assert!(pipeline.contains("argv: [sh, -c"), "the embedded pipeline changed shape");
+    assert!(
+        pipeline.contains("argv: [sh, -c"),
+        "the embedded pipeline changed shape"
+    );
     c.write(".claude/unity-assets/pipelines/web-search.yaml", &pipeline);
-    c.assert_refused(&["web-search", "unity shader graph"], "params.web_search.command runs a program");
-    c.assert_refused(&["web-search", "unity shader graph"], "stage `backends` calls `websearch.backends`");
+    c.assert_refused(
+        &["web-search", "unity shader graph"],
+        "params.web_search.command runs a program",
+    );
+    c.assert_refused(
+        &["web-search", "unity shader graph"],
+        "stage `backends` calls `websearch.backends`",
+    );
     c.trust();
     let _ = c.run(&["web-search", "unity shader graph"]);
     assert!(c.marker().exists(), "after `trust` the command backend runs");
@@ -158,7 +183,10 @@ fn hole3_stages_calling_reaching_functions_need_trust() {
             server.url()
         ),
     );
-    c.assert_refused(&["run", "probe"], "probe.yaml:4: stage `get` calls `websearch.fetch`, which opens connections");
+    c.assert_refused(
+        &["run", "probe"],
+        "probe.yaml:4: stage `get` calls `websearch.fetch`, which opens connections",
+    );
     assert!(server.requests().is_empty(), "the listener saw a request");
     c.write(
         ".claude/unity-assets/pipelines/probe.yaml",
@@ -167,7 +195,10 @@ fn hole3_stages_calling_reaching_functions_need_trust() {
             c.touch()
         ),
     );
-    c.assert_refused(&["run", "probe"], "stage `search` calls `websearch.backends`, which runs programs");
+    c.assert_refused(
+        &["run", "probe"],
+        "stage `search` calls `websearch.backends`, which runs programs",
+    );
 }
 
 // ---- 4. A symlinked config ----------------------------------------------------
@@ -189,7 +220,10 @@ fn hole4_a_config_linked_out_of_the_project_is_refused() {
     assert!(trust.stderr.contains("outside"), "{trust:?}");
     std::fs::write(
         &target,
-        format!("llm:\n  provider: openai\n  base_url: {}/v1\n  api_key_env: UA_TEST_SECRET\n", server.url()),
+        format!(
+            "llm:\n  provider: openai\n  base_url: {}/v1\n  api_key_env: UA_TEST_SECRET\n",
+            server.url()
+        ),
     )
     .unwrap();
     let run = c.run(&["search", "zombie", "--reindex"]);
@@ -213,7 +247,10 @@ fn hole5_a_data_file_feeding_an_exec_stage_is_under_the_digest() {
     let run = c.run(&["run", "probe"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(first.exists(), "the trusted argv runs");
-    c.write("data/tool.yml", &format!("argv: [touch, \"{}\"]\n", c.marker().display()));
+    c.write(
+        "data/tool.yml",
+        &format!("argv: [touch, \"{}\"]\n", c.marker().display()),
+    );
     let run = c.run(&["run", "probe"]);
     assert_eq!(run.code, 3, "{run:?}");
     assert!(run.stderr.contains("changed since you trusted it"), "{run:?}");
@@ -233,7 +270,10 @@ fn searx_answer(page: &str) -> Reply {
         "engine": "duckduckgo", "parsed_url": ["http", "127.0.0.1", "", "", "", ""], "score": 2.0,
         "category": "general",
     });
-    Reply::json(200, json!({"query": "q", "results": [row], "answers": [], "infoboxes": [], "suggestions": []}))
+    Reply::json(
+        200,
+        json!({"query": "q", "results": [row], "answers": [], "infoboxes": [], "suggestions": []}),
+    )
 }
 
 #[test]
@@ -242,14 +282,18 @@ fn hole6_result_pages_on_loopback_are_refused_unless_allowed() {
     let page_text = "LOOPBACK-ONLY page about shader graph nodes in Unity.";
     let pages = rt.block_on(LlmServer::routed(vec![
         ("/page", Reply::text(200, "text/html", &format!("<p>{page_text}</p>"))),
-        ("/hop", Reply::text(302, "text/html", "").with_header("location", "/page")),
+        (
+            "/hop",
+            Reply::text(302, "text/html", "").with_header("location", "/page"),
+        ),
     ]));
     let c = Checkout::new();
     // The searxng backend itself is on loopback too: the configured backend
     // address is the user's (reviewed) choice; result pages are not.
     for (path, allow) in [("/page", false), ("/hop", false), ("/page", true)] {
         let searx = rt.block_on(LlmServer::start(vec![searx_answer(&format!("{}{path}", pages.url()))]));
-        let tiers = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/source-tiers.yml")).unwrap();
+        let tiers =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/source-tiers.yml")).unwrap();
         c.write(
             ".claude/unity-assets/data/source-tiers.yml",
             &tiers.replacen("rules:\n", "rules:\n  - {match: 127.0.0.1, tier: 1, base: 95}\n", 1),
@@ -269,11 +313,18 @@ fn hole6_result_pages_on_loopback_are_refused_unless_allowed() {
         if allow {
             assert!(out.contains(page_text), "{run:?}");
         } else {
-            assert!(out.contains("refused: 127.0.0.1 is a loopback, link-local or private address"), "{run:?}");
+            assert!(
+                out.contains("refused: 127.0.0.1 is a loopback, link-local or private address"),
+                "{run:?}"
+            );
             assert!(out.contains("allow_private_addresses"), "{run:?}");
             assert!(!out.contains(page_text), "{run:?}");
             // `/hop` is itself on loopback, so even it is never connected to.
-            assert_eq!(pages.requests().len(), requests_before, "a page on loopback was requested");
+            assert_eq!(
+                pages.requests().len(),
+                requests_before,
+                "a page on loopback was requested"
+            );
         }
     }
     // Turning the switch on is itself an item that needs trust.
@@ -293,7 +344,10 @@ fn hole7_run_file_inside_the_project_is_project_content() {
     c.write("tools/evil.yaml", &exec);
     c.write("tools/main.yaml", "pipeline: main\nstages:\n  sub: {run: evil}\n");
     let file = c.project().join("tools/evil.yaml");
-    c.assert_refused(&["run", &file.display().to_string()], "tools/evil.yaml:4: stage `go` runs a command");
+    c.assert_refused(
+        &["run", &file.display().to_string()],
+        "tools/evil.yaml:4: stage `go` runs a command",
+    );
     // A harmless file whose `run:` loads its hostile sibling.
     let main = c.project().join("tools/main.yaml");
     c.assert_refused(&["run", &main.display().to_string()], "tools/evil.yaml:4");
@@ -310,7 +364,10 @@ fn hole7_run_file_inside_the_project_is_project_content() {
 fn mcp_json_naming_only_unity_assets_needs_no_trust() {
     let c = Checkout::new();
     c.write("Assets/Zombie.prefab", "");
-    c.write("Assets/Zombie.prefab.meta", "fileFormatVersion: 2\nguid: 0123456789abcdef0123456789abcdef\n");
+    c.write(
+        "Assets/Zombie.prefab.meta",
+        "fileFormatVersion: 2\nguid: 0123456789abcdef0123456789abcdef\n",
+    );
     // What `claude mcp add -s project unity-assets -- unity-assets mcp` writes.
     c.write(
         ".mcp.json",
@@ -330,4 +387,19 @@ fn mcp_json_naming_only_unity_assets_needs_no_trust() {
         ),
     );
     c.assert_refused(&["build", "a zombie", "--yes"], "MCP server `unityMCP`: runs sh -c");
+}
+
+// ---- Beyond the issue: doctor runs the project's own doctor pipeline ------------
+
+#[test]
+fn doctor_does_not_run_an_untrusted_pipeline_override() {
+    let c = Checkout::new();
+    c.write(
+        ".claude/unity-assets/pipelines/doctor.yaml",
+        &format!(
+            "pipeline: doctor\ninputs:\n  offline: {{type: boolean, default: false}}\n  trusted: {{type: boolean, default: false}}\n  trust: {{type: object, default: {{}}}}\n  set_errors: {{type: array, default: []}}\nstages:\n  go:\n    exec: {{command: [sh, -c, \"{}\"]}}\n",
+            c.touch()
+        ),
+    );
+    c.assert_refused(&["doctor"], "doctor.yaml:9: stage `go` runs a command");
 }

@@ -43,7 +43,10 @@ pub fn outline(text: &str) -> Option<Outline> {
                 _ => None,
             },
             read_path: match &s.action {
-                Action::Read(read) => read.path.as_ref().map(|p| p.as_str().map_or_else(|| p.to_string(), str::to_owned)),
+                Action::Read(read) => read
+                    .path
+                    .as_ref()
+                    .map(|p| p.as_str().map_or_else(|| p.to_string(), str::to_owned)),
                 _ => None,
             },
             at: spec.source.key(&format!("stages.{}.{}", s.name, s.action.key())),

@@ -232,8 +232,14 @@ impl Registry {
     /// Declare what the `fn:` function just registered can reach: chained
     /// right after its registration (`.async_function(..).reaching(Reach::NETWORK)`).
     pub fn reaching(&mut self, reach: Reach) -> &mut Self {
-        let last = self.last_function.as_ref().and_then(|name| self.functions.get_mut(name));
-        debug_assert!(last.is_some(), "reaching() declares the fn: function registered just before it");
+        let last = self
+            .last_function
+            .as_ref()
+            .and_then(|name| self.functions.get_mut(name));
+        debug_assert!(
+            last.is_some(),
+            "reaching() declares the fn: function registered just before it"
+        );
         if let Some(native) = last {
             native.reach = reach;
         }
@@ -392,7 +398,10 @@ mod tests {
         assert_eq!(registry.reach("p.pure"), Reach::NONE);
         assert_eq!(registry.reach("p.after"), Reach::NONE);
         assert_eq!(registry.reach("p.unknown"), Reach::NONE);
-        assert_eq!(Reach::ALL.describe(), "runs programs, opens connections, chooses credentials");
+        assert_eq!(
+            Reach::ALL.describe(),
+            "runs programs, opens connections, chooses credentials"
+        );
         assert!(!Reach::NONE.any() && Reach::NETWORK.any());
     }
 }

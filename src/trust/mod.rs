@@ -48,6 +48,9 @@ pub struct Review {
     pub for_this_run: Vec<Item>,
     /// What was looked at and needs no trust, and why.
     pub notes: Vec<String>,
+    /// A reviewed pipeline file reaches out: even `doctor`, which otherwise
+    /// reports an untrusted project and runs, is refused (it runs pipelines).
+    pub pipelines_reach: bool,
     pub digest: String,
 }
 

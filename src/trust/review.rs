@@ -66,6 +66,7 @@ pub fn review(root: &Path, resources: &Resources, registry: &Registry, run_file:
     }
     Review {
         digest: r.digest(),
+        pipelines_reach: r.pipelines_reach,
         items: r.items,
         for_this_run: r.for_this_run,
         notes: r.notes,
@@ -243,7 +244,12 @@ impl Reviewer<'_> {
             };
             items.push(at(stage.at().0, format!("stage `{}` {what}", stage.name())));
         }
-        items.extend(settings_items(file, outline.params(), |p| outline.param_at(p).0, "params."));
+        items.extend(settings_items(
+            file,
+            outline.params(),
+            |p| outline.param_at(p).0,
+            "params.",
+        ));
         if items.is_empty() {
             return items;
         }

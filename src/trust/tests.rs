@@ -52,8 +52,13 @@ fn config_items_are_found_at_their_lines() {
 /// failed parse was an empty review.
 #[test]
 fn a_tag_does_not_blind_the_review_and_an_unreadable_config_is_an_item() {
-    let text = "llm: {provider: openai, base_url: \"http://127.0.0.1:9/v1\", api_key_env: SOME_SECRET}\nmcp: {note: !t 1}\n";
-    let whats: Vec<String> = review_of(&[(CONFIG_FILE, text)]).items.into_iter().map(|i| i.what).collect();
+    let text =
+        "llm: {provider: openai, base_url: \"http://127.0.0.1:9/v1\", api_key_env: SOME_SECRET}\nmcp: {note: !t 1}\n";
+    let whats: Vec<String> = review_of(&[(CONFIG_FILE, text)])
+        .items
+        .into_iter()
+        .map(|i| i.what)
+        .collect();
     assert!(whats.iter().any(|w| w.starts_with("llm.base_url")), "{whats:?}");
     assert!(whats.iter().any(|w| w.contains("SOME_SECRET")), "{whats:?}");
     let broken = review_of(&[(CONFIG_FILE, "llm: [unclosed\n")]);

@@ -88,7 +88,9 @@ async fn get(url: &str, limits: &Limits) -> Result<reqwest::Response, String> {
             .get(reqwest::header::LOCATION)
             .and_then(|v| v.to_str().ok())
             .ok_or_else(|| format!("HTTP {} without a Location", resp.status().as_u16()))?;
-        url = url.join(location).map_err(|e| format!("a redirect to an invalid URL ({e})"))?;
+        url = url
+            .join(location)
+            .map_err(|e| format!("a redirect to an invalid URL ({e})"))?;
     }
     Err(format!("more than {MAX_REDIRECTS} redirects"))
 }
@@ -125,7 +127,11 @@ async fn checked_addresses(url: &reqwest::Url, allow_private: bool) -> Result<Ve
 
 /// The host when it is written as an address (`127.0.0.1`, `[::1]`).
 fn ip_literal(url: &reqwest::Url) -> Option<IpAddr> {
-    url.host_str()?.trim_start_matches('[').trim_end_matches(']').parse().ok()
+    url.host_str()?
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .ok()
 }
 
 /// Loopback, unspecified, link-local (169.254/16 holds cloud metadata),
