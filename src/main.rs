@@ -76,7 +76,7 @@ async fn dispatch(cli: Cli) -> Outcome {
         Command::Validate { .. } | Command::Graph { .. } | Command::Eject { .. } | Command::Trust { .. } => false,
         // doctor runs, reporting the items and leaving them unused, unless
         // its own pipeline is a project override that reaches out.
-        Command::Doctor { .. } => gate.review.pipelines_reach,
+        Command::Doctor { .. } => gate.review.runs_reaching_override("doctor"),
         _ => true,
     };
     if let Some(refusal) = gate.refusal(&project.root).filter(|_| uses_project) {

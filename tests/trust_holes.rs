@@ -394,12 +394,18 @@ fn mcp_json_naming_only_unity_assets_needs_no_trust() {
 #[test]
 fn doctor_does_not_run_an_untrusted_pipeline_override() {
     let c = Checkout::new();
+    let exec = format!(
+        "pipeline: probe\nstages:\n  go:\n    exec: {{command: [sh, -c, \"{}\"]}}\n",
+        c.touch()
+    );
+    c.write(".claude/unity-assets/pipelines/probe.yaml", &exec);
+    // An override doctor never runs leaves doctor reporting, as before.
+    let run = c.run(&["doctor", "--offline"]);
+    assert!(run.stdout.contains("✗ trust"), "{run:?}");
+    // A doctor pipeline of the project's own that runs it is refused.
     c.write(
         ".claude/unity-assets/pipelines/doctor.yaml",
-        &format!(
-            "pipeline: doctor\ninputs:\n  offline: {{type: boolean, default: false}}\n  trusted: {{type: boolean, default: false}}\n  trust: {{type: object, default: {{}}}}\n  set_errors: {{type: array, default: []}}\nstages:\n  go:\n    exec: {{command: [sh, -c, \"{}\"]}}\n",
-            c.touch()
-        ),
+        "pipeline: doctor\ninputs:\n  offline: {type: boolean, default: false}\n  trusted: {type: boolean, default: false}\n  trust: {type: object, default: {}}\n  set_errors: {type: array, default: []}\nstages:\n  sub: {run: probe}\n",
     );
-    c.assert_refused(&["doctor"], "doctor.yaml:9: stage `go` runs a command");
+    c.assert_refused(&["doctor"], "probe.yaml:4: stage `go` runs a command");
 }

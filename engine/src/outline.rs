@@ -129,10 +129,10 @@ mod tests {
         );
         assert_eq!(o.params()["mcp"]["command"], "sh");
         assert!(o.stages().iter().all(|s| s.read_path().is_none()));
-        let o = outline("pipeline: p\nstages:\n  r: {read: {path: data/tool.yml}}\n  s: {run: sub}\n").unwrap();
-        assert_eq!(o.stages()[0].read_path(), Some("data/tool.yml"));
-        assert_eq!(o.stages()[1].function(), Some("sub"));
         assert_eq!(o.param_at("mcp"), (3, 3));
+        let reads = outline("pipeline: p\nstages:\n  r: {read: {path: data/tool.yml}}\n  s: {run: sub}\n").unwrap();
+        assert_eq!(reads.stages()[0].read_path(), Some("data/tool.yml"));
+        assert_eq!(reads.stages()[1].function(), Some("sub"));
         assert!(outline("- not a mapping").is_none());
     }
 }

@@ -48,13 +48,33 @@ pub struct Review {
     pub for_this_run: Vec<Item>,
     /// What was looked at and needs no trust, and why.
     pub notes: Vec<String>,
-    /// A reviewed pipeline file reaches out: even `doctor`, which otherwise
-    /// reports an untrusted project and runs, is refused (it runs pipelines).
-    pub pipelines_reach: bool,
+    /// Every pipeline by name: whether the project's edited copy reaches
+    /// out, and the pipelines its `run:` stages name.
+    pub pipelines: BTreeMap<String, (bool, Vec<String>)>,
     pub digest: String,
 }
 
 impl Review {
+    /// Whether running pipeline `name` runs a project override that reaches
+    /// out, itself or through its sub-pipelines: `doctor`, which otherwise
+    /// reports an untrusted project and runs, is then refused like any command.
+    pub fn runs_reaching_override(&self, name: &str) -> bool {
+        let mut pending = vec![name];
+        let mut seen = std::collections::BTreeSet::new();
+        while let Some(next) = pending.pop() {
+            if !seen.insert(next) {
+                continue;
+            }
+            if let Some((reaches, runs)) = self.pipelines.get(next) {
+                if *reaches {
+                    return true;
+                }
+                pending.extend(runs.iter().map(String::as_str));
+            }
+        }
+        false
+    }
+
     /// Every item, the project's and a run file's.
     pub fn all_items(&self) -> impl Iterator<Item = &Item> {
         self.items.iter().chain(&self.for_this_run)

@@ -38,15 +38,25 @@ pub fn review(root: &Path, resources: &Resources, registry: &Registry, run_file:
     r.config();
     r.mcp_json();
     let embedded: BTreeMap<String, &[u8]> = resources.embedded_files().into_iter().collect();
+    let mut graph = BTreeMap::new();
     for rel in resources.list("pipelines") {
         let file = format!("{OVERRIDES}/{rel}");
-        if let Some(text) = r.text(&file) {
-            if embedded.get(&rel).is_some_and(|e| *e == text.as_bytes()) {
-                continue; // an ejected copy, unedited: the embedded pipeline
+        let embedded_text = embedded.get(&rel).and_then(|e| std::str::from_utf8(e).ok());
+        let (text, reaches) = match r.text(&file) {
+            // An ejected copy, unedited, is the embedded pipeline.
+            Some(text) if embedded_text != Some(text.as_str()) => {
+                let found = r.pipeline(&file, &text);
+                let reaches = !found.is_empty();
+                r.add(&file, &text, found);
+                (text, reaches)
             }
-            let found = r.pipeline(&file, &text);
-            r.add(&file, &text, found);
-        }
+            _ => (embedded_text.unwrap_or_default().to_owned(), false),
+        };
+        let name = rel
+            .trim_start_matches("pipelines/")
+            .trim_end_matches(".yaml")
+            .to_owned();
+        graph.insert(name, (reaches, sub_pipelines(&text)));
     }
     if let Some(rel) = run_file.and_then(|f| inside(root, f)) {
         r.run_file(&rel, &mut BTreeSet::new());
@@ -66,7 +76,7 @@ pub fn review(root: &Path, resources: &Resources, registry: &Registry, run_file:
     }
     Review {
         digest: r.digest(),
-        pipelines_reach: r.pipelines_reach,
+        pipelines: graph,
         items: r.items,
         for_this_run: r.for_this_run,
         notes: r.notes,
@@ -207,12 +217,10 @@ impl Reviewer<'_> {
             self.for_this_run.extend(found);
         }
         let dir = Path::new(rel).parent().unwrap_or(Path::new(""));
-        for stage in engine::outline(&text).iter().flat_map(|o| o.stages()) {
-            if let (ActionKind::Run, Some(name)) = (stage.action(), stage.function()) {
-                let sibling = dir.join(format!("{name}.yaml"));
-                if self.root.join(&sibling).exists() {
-                    self.run_file(&sibling.to_string_lossy(), seen);
-                }
+        for name in sub_pipelines(&text) {
+            let sibling = dir.join(format!("{name}.yaml"));
+            if self.root.join(&sibling).exists() {
+                self.run_file(&sibling.to_string_lossy(), seen);
             }
         }
     }
@@ -271,6 +279,16 @@ impl Reviewer<'_> {
         }
         items
     }
+}
+
+/// The pipelines a pipeline's `run:` stages name.
+fn sub_pipelines(text: &str) -> Vec<String> {
+    let outline = engine::outline(text);
+    let stages = outline.iter().flat_map(|o| o.stages());
+    stages
+        .filter(|s| s.action() == ActionKind::Run)
+        .filter_map(|s| s.function().map(str::to_owned))
+        .collect()
 }
 
 /// `rel` below `root`, when `file` (a path as given, from the working

@@ -262,6 +262,23 @@ mod tests {
         }
     }
 
+    #[tokio::test]
+    async fn names_and_literals_are_checked_after_resolving() {
+        for url in [
+            "http://localhost:9/",
+            "http://127.0.0.1:9/",
+            "http://[::1]:9/",
+            "http://169.254.169.254/",
+        ] {
+            let url = reqwest::Url::parse(url).unwrap();
+            let refused = checked_addresses(&url, false).await.unwrap_err();
+            assert!(refused.starts_with("refused:"), "{url}: {refused}");
+            assert!(checked_addresses(&url, true).await.is_ok(), "{url}");
+        }
+        let file = reqwest::Url::parse("file:///etc/passwd").unwrap();
+        assert!(checked_addresses(&file, true).await.is_err());
+    }
+
     #[test]
     fn charsets_from_the_header_or_the_page() {
         assert_eq!(charset("text/html; charset=EUC-KR", b""), "euc-kr");
