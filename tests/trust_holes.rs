@@ -141,6 +141,59 @@ fn hole1_a_tag_does_not_hide_llm_command_or_web_search_command() {
     );
 }
 
+/// The same config over MCP: `unity-assets mcp` on stdio, newline-delimited
+/// JSON-RPC, one `tools/call` of each tool that would run the program.
+#[test]
+fn hole1_a_tagged_config_is_refused_by_mcp_tools_too() {
+    use std::io::{BufRead, BufReader, Write};
+    let c = Checkout::new();
+    let touch = c.touch();
+    c.write(
+        ".claude/unity-assets.yml",
+        &format!(
+            "llm:\n  provider: claude-code\n  command: [sh, -c, \"{touch}\"]\nweb_search:\n  backends: [command]\n  command: {{argv: [sh, -c, \"{touch}\"]}}\nmcp: {{note: !t 1}}\n"
+        ),
+    );
+    c.write("Assets/Zombie.prefab", "");
+    let mut server = std::process::Command::new(BIN)
+        .args(["--project", &c.project().display().to_string(), "mcp"])
+        .env("XDG_CONFIG_HOME", c.root.path().join("config"))
+        .env_remove("UNITY_ASSETS_TRUST")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut to_server = server.stdin.take().unwrap();
+    let mut from_server = BufReader::new(server.stdout.take().unwrap());
+    let mut send = |message: serde_json::Value| writeln!(to_server, "{message}").unwrap();
+    send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}));
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let calls = [("reindex", json!({})), ("web_search", json!({"query": "unity shader graph"}))];
+    for (id, (tool, args)) in calls.iter().enumerate() {
+        send(json!({"jsonrpc": "2.0", "id": id + 1, "method": "tools/call", "params": {"name": tool, "arguments": args}}));
+    }
+    let mut answers = Vec::new();
+    while answers.len() < calls.len() {
+        let mut line = String::new();
+        assert!(from_server.read_line(&mut line).unwrap() > 0, "the server closed early");
+        let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if message["id"].as_u64().is_some_and(|id| id > 0) {
+            answers.push(message);
+        }
+    }
+    drop(send);
+    server.kill().ok();
+    server.wait().ok();
+    for answer in answers {
+        let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+        assert!(text.contains("is not trusted") && text.contains("llm.command"), "{answer}");
+    }
+    assert!(!c.marker().exists(), "an MCP tool ran the project's program");
+}
+
 // ---- 2. Web-search override params ------------------------------------------
 
 #[test]
