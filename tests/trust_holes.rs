@@ -45,8 +45,14 @@ impl Checkout {
     }
 
     fn run(&self, args: &[&str]) -> Run {
+        self.run_from(Path::new("."), args)
+    }
+
+    /// [`Self::run`] with `cwd` as the working folder.
+    fn run_from(&self, cwd: &Path, args: &[&str]) -> Run {
         let mut c = cli::command(Path::new(BIN), &self.project());
         c.args(args)
+            .current_dir(cwd)
             .env("XDG_CONFIG_HOME", self.root.path().join("config"))
             .env("UA_TEST_SECRET", SECRET)
             .env_remove("UNITY_ASSETS_TRUST")
@@ -170,9 +176,14 @@ fn hole1_a_tagged_config_is_refused_by_mcp_tools_too() {
     send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}));
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    let calls = [("reindex", json!({})), ("web_search", json!({"query": "unity shader graph"}))];
+    let calls = [
+        ("reindex", json!({})),
+        ("web_search", json!({"query": "unity shader graph"})),
+    ];
     for (id, (tool, args)) in calls.iter().enumerate() {
-        send(json!({"jsonrpc": "2.0", "id": id + 1, "method": "tools/call", "params": {"name": tool, "arguments": args}}));
+        send(
+            json!({"jsonrpc": "2.0", "id": id + 1, "method": "tools/call", "params": {"name": tool, "arguments": args}}),
+        );
     }
     let mut answers = Vec::new();
     while answers.len() < calls.len() {
@@ -187,9 +198,15 @@ fn hole1_a_tagged_config_is_refused_by_mcp_tools_too() {
     server.kill().ok();
     server.wait().ok();
     for answer in answers {
-        let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+        let text = answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         assert_eq!(answer["result"]["isError"], true, "{answer}");
-        assert!(text.contains("is not trusted") && text.contains("llm.command"), "{answer}");
+        assert!(
+            text.contains("is not trusted") && text.contains("llm.command"),
+            "{answer}"
+        );
     }
     assert!(!c.marker().exists(), "an MCP tool ran the project's program");
 }
@@ -404,6 +421,10 @@ fn hole7_run_file_inside_the_project_is_project_content() {
     // A harmless file whose `run:` loads its hostile sibling.
     let main = c.project().join("tools/main.yaml");
     c.assert_refused(&["run", &main.display().to_string()], "tools/evil.yaml:4");
+    // A pipeline name that happens to be a folder of the project is a name.
+    std::fs::create_dir_all(c.project().join("doctor")).unwrap();
+    let run = c.run_from(&c.project(), &["run", "doctor", "--input", "offline=true"]);
+    assert!(run.code != 3 && run.stdout.contains("✓ project root"), "{run:?}");
     // Viewing is not running; --trust runs it.
     assert_eq!(c.run(&["run", &file.display().to_string(), "--dry-run"]).code, 0);
     let run = c.run(&["--trust", "run", &file.display().to_string()]);

@@ -58,7 +58,9 @@ pub fn review(root: &Path, resources: &Resources, registry: &Registry, run_file:
             .to_owned();
         graph.insert(name, (reaches, sub_pipelines(&text)));
     }
-    if let Some(rel) = run_file.and_then(|f| inside(root, f)) {
+    // A name ending in .yaml/.yml is a file to the compiler, else a pipeline name.
+    let is_file = |f: &&Path| matches!(f.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"));
+    if let Some(rel) = run_file.filter(is_file).and_then(|f| inside(root, f)) {
         r.run_file(&rel, &mut BTreeSet::new());
     }
     // What a reaching stage reads can steer it: an override's data, prompt
