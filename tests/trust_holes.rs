@@ -194,7 +194,7 @@ fn hole1_a_tagged_config_is_refused_by_mcp_tools_too() {
             answers.push(message);
         }
     }
-    drop(send);
+    drop(to_server);
     server.kill().ok();
     server.wait().ok();
     for answer in answers {
