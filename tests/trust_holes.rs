@@ -360,7 +360,8 @@ fn hole6_result_pages_on_loopback_are_refused_unless_allowed() {
     let c = Checkout::new();
     // The searxng backend itself is on loopback too: the configured backend
     // address is the user's (reviewed) choice; result pages are not.
-    for (path, allow) in [("/page", false), ("/hop", false), ("/page", true)] {
+    // With the switch on, `/hop` shows redirects are still followed (by hand, each hop checked).
+    for (path, allow) in [("/page", false), ("/hop", false), ("/page", true), ("/hop", true)] {
         let searx = rt.block_on(LlmServer::start(vec![searx_answer(&format!("{}{path}", pages.url()))]));
         let tiers =
             std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/source-tiers.yml")).unwrap();
