@@ -51,7 +51,7 @@ pub use compile::{Compiler, ConfigLayer, InputError, ParamLayers, Pipeline, Reso
 pub use outline::{outline, Outline, StageOutline};
 pub use output::Output;
 pub use progress::{Progress, Tick};
-pub use registry::{CallContext, Registry};
+pub use registry::{CallContext, Reach, Registry};
 pub use report::{ModelUsage, RunReport, RunStatus, StageReport, StageStatus};
 pub use run::{run, Ending, RunOutcome};
 pub use runtime::Runtime;
