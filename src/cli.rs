@@ -159,7 +159,7 @@ pub enum Command {
     },
     /// Choose candidate N (0-based, across groups) of the last search; records feedback.
     Pick {
-        /// The candidate's number as the search printed it ([0], [1], …), counted from 0 across all
+        /// The candidate's number as the search printed it (`[0]`, `[1]`, …), counted from 0 across all
         /// groups (build's `--choose G=N` counts from 1).
         index: String,
         #[command(flatten)]

@@ -26,7 +26,7 @@ pub enum AppendError {
         path: PathBuf,
         /// The lock file that was held.
         lock: PathBuf,
-        /// Whose lock it is and when it stops blocking ([`describe_holder`]).
+        /// Whose lock it is and when it stops blocking.
         holder: String,
     },
     /// Creating the folder, the lock or the file, or writing, failed.
