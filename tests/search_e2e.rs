@@ -450,7 +450,11 @@ fn pick_prints_its_five_lines_with_their_exit_codes() {
         candidates[1]["guid"].as_str().unwrap()
     );
     let path = format!("  path: {}", candidates[1]["path"].as_str().unwrap());
-    assert_eq!((run.code, run.lines()), (0, vec![recorded.as_str(), path.as_str()]), "{run:?}");
+    assert_eq!(
+        (run.code, run.lines()),
+        (0, vec![recorded.as_str(), path.as_str()]),
+        "{run:?}"
+    );
     let feedback = std::fs::read_to_string(project.index_file("feedback.jsonl")).unwrap();
     let row: Value = serde_json::from_str(feedback.trim()).unwrap();
     assert_valid("feedback-row.schema.json", &row);

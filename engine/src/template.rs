@@ -559,4 +559,48 @@ mod tests {
             [("inputs.query", "q"), ("params.k", "n"), ("route.ok", "n")].map(|(p, at)| (p.to_owned(), at.to_owned()))
         );
     }
+
+    /// Nested loops of 10⁸ iterations: minutes of one core without a bound.
+    const SPIN: &str = "{% for i in range(10000) %}{% for j in range(10000) %}{% endfor %}{% endfor %}done";
+
+    #[test]
+    fn a_loop_that_does_not_end_runs_out_of_fuel_naming_the_key() {
+        let mut env = environment();
+        env.set_fuel(Some(100_000));
+        let mut errs = vec![];
+        let t = Tmpl::compile(&env, &json!(SPIN), &mut errs);
+        let err = t.eval(&env, &Scope::default()).unwrap_err();
+        assert!(err.contains("limits.template_fuel"), "{err}");
+    }
+
+    #[test]
+    fn a_cancelled_run_stops_range_and_list_loops_inside_a_render() {
+        // Fuel enough for minutes: only the cancel can end these in time.
+        let mut env = environment();
+        env.set_fuel(Some(10_000_000_000));
+        let cancel = crate::cancel::Cancel::new();
+        let mut scope = Scope::of_run(cancel.clone());
+        scope.set("rows", Arc::new(json!((0..10_000).collect::<Vec<_>>())));
+        let nested_lists = "{% for a in rows %}{% for b in rows %}{% endfor %}{% endfor %}done";
+        for source in [SPIN, nested_lists] {
+            let mut errs = vec![];
+            let t = Tmpl::compile(&env, &json!(source), &mut errs);
+            let stopper = cancel.clone();
+            let started = std::time::Instant::now();
+            let result = std::thread::scope(|s| {
+                s.spawn(move || {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    stopper.cancel();
+                });
+                t.eval(&env, &scope)
+            });
+            assert_eq!(result.unwrap_err(), CANCELLED, "{source}");
+            // Well under the default fuel's run time (seconds): stopped by the flag.
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(5),
+                "{source}: {:?}",
+                started.elapsed()
+            );
+        }
+    }
 }

@@ -327,6 +327,23 @@ mod tests {
         assert!(confine_for_write(root, "real/new/x.json").is_ok());
     }
 
+    #[test]
+    fn a_long_or_non_utf8_line_is_one_bad_line_not_a_failed_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.jsonl");
+        std::fs::write(&path, b"{}\nxxxxxxxxxxxx\n\xff\n{}\n").unwrap();
+        let limits = crate::io::Limits {
+            line_bytes: 8,
+            ..crate::io::Limits::default()
+        };
+        let lines = read_row_lines(&path, &limits).unwrap();
+        let read: Vec<(usize, Result<&str, String>)> = lines.iter().collect();
+        assert_eq!(read[0], (1, Ok("{}")));
+        assert!(read[1].1.as_ref().unwrap_err().contains("limits.line_kb"), "{read:?}");
+        assert!(read[2].1.as_ref().unwrap_err().contains("not UTF-8"), "{read:?}");
+        assert_eq!(read[3], (4, Ok("{}")));
+    }
+
     #[cfg(unix)]
     #[test]
     fn devices_fifos_and_large_files_are_not_read() {
