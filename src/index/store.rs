@@ -141,16 +141,17 @@ fn parse_version(version: &str) -> Option<(u64, u64)> {
 /// absent, and so is the whole file when it cannot be read: their assets are
 /// tagged again, so a corrupt index never stops the run that replaces it.
 pub fn read_assets(project: &Path, limits: &Limits) -> Vec<AssetRecord> {
-    read_jsonl(&index_dir(project).join(ASSETS_FILE), limits)
+    read_jsonl(&index_dir(project).join(ASSETS_FILE), limits, Unreadable::Warn)
 }
 
-/// The guids of the rows of `assets.jsonl` that can be read (see [`read_assets`]).
+/// The guids of the rows of `assets.jsonl` that can be read (see
+/// [`read_assets`], which says which rows cannot: a run reads both).
 pub fn indexed_guids(project: &Path, limits: &Limits) -> std::collections::HashSet<String> {
     #[derive(Deserialize)]
     struct GuidOnly {
         guid: String,
     }
-    read_jsonl::<GuidOnly>(&index_dir(project).join(ASSETS_FILE), limits)
+    read_jsonl::<GuidOnly>(&index_dir(project).join(ASSETS_FILE), limits, Unreadable::Skip)
         .into_iter()
         .map(|row| row.guid)
         .collect()
@@ -159,7 +160,14 @@ pub fn indexed_guids(project: &Path, limits: &Limits) -> std::collections::HashS
 /// The rows of `assets.jsonl.partial` (a torn last line from a crash, or any
 /// row that cannot be read, is absent: its asset is tagged again).
 pub fn read_partial(project: &Path, limits: &Limits) -> Vec<PartialRow> {
-    read_jsonl(&index_dir(project).join(PARTIAL_FILE), limits)
+    read_jsonl(&index_dir(project).join(PARTIAL_FILE), limits, Unreadable::Warn)
+}
+
+/// Whether a read of an index file says which rows it skipped.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unreadable {
+    Warn,
+    Skip,
 }
 
 /// The rows of a JSONL file of the indexer's own, within `limits` (a
@@ -170,12 +178,15 @@ pub fn read_partial(project: &Path, limits: &Limits) -> Vec<PartialRow> {
 /// Each line is decoded straight into `T` (not through
 /// `engine::io::read_records`' array of JSON values), which keeps a
 /// 100,000-row index at a fraction of the memory.
-fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path, limits: &Limits) -> Vec<T> {
+fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path, limits: &Limits, unreadable: Unreadable) -> Vec<T> {
+    let warn = unreadable == Unreadable::Warn;
     let lines = match engine::io::read_row_lines(path, limits) {
         Ok(lines) => lines,
         Err(e) if e.is_not_found() => return Vec::new(),
         Err(e) => {
-            tracing::warn!("{e}; its assets are indexed again");
+            if warn {
+                tracing::warn!("{e}; its assets are indexed again");
+            }
             return Vec::new();
         }
     };
@@ -184,10 +195,11 @@ fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path, limits: &Limits) -> V
         match line.map(|l| l.trim_start_matches('\u{feff}').trim()) {
             Ok("") => {}
             Ok(text) => rows.extend(serde_json::from_str(text).ok()),
-            Err(why) => tracing::warn!(
+            Err(why) if warn => tracing::warn!(
                 "{}:{number}: {why}; skipped, its asset is indexed again",
                 path.display()
             ),
+            Err(_) => {}
         }
     }
     rows
