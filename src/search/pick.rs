@@ -86,6 +86,9 @@ const COUNTS_FROM_ZERO: &str =
 /// Steps 1–4: load the result, check the manifest handshake, find the
 /// candidate, build its feedback row (not yet written).
 pub fn resolve(index_dir: &Path, limits: &engine::io::Limits, index: &str, now: time::OffsetDateTime) -> PickOutcome {
+    if !is_whole_number(index) {
+        return not_a_number(index);
+    }
     let read =
         |name: &str| engine::io::read_text_limited(&index_dir.join(name), limits.file_bytes, engine::io::FILE_KEY);
     let text = match result::read_text(index_dir, limits) {
@@ -113,9 +116,6 @@ pub fn resolve(index_dir: &Path, limits: &engine::io::Limits, index: &str, now: 
         .enumerate()
         .flat_map(|(g, group)| (0..group.candidates.len()).map(move |c| (g, c)))
         .collect();
-    if !is_whole_number(index) {
-        return not_a_number(index);
-    }
     if flat.is_empty() {
         let query = result.query.as_deref().unwrap_or_default();
         return PickOutcome::error(format!("the last search (\"{query}\") has no candidate to pick"))
