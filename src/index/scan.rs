@@ -546,18 +546,13 @@ fn walk(project: &Path, ignore_paths: &[String]) -> (Vec<Entry>, Vec<Warning>) {
         let relative = relative.clone();
         Box::new(move |result| {
             match result {
-                // Unity needs UTF-8 names, and a name read back lossily
-                // would not open: say so once, at the entry whose own
-                // name is not UTF-8 (what is below it is left out).
+                // A name that is not UTF-8 would not open once read back lossily (nor import in
+                // Unity): one warning at that name, nothing below it.
                 Ok(entry) if entry.depth() > 0 && entry.path().to_str().is_none() => {
                     if entry.file_name().to_str().is_none() {
                         let path = relative(entry.path()).unwrap_or_default();
-                        let detail = "the name is not UTF-8 text, which Unity cannot import; rename it";
-                        problems.lock().unwrap_or_else(|e| e.into_inner()).push(warning(
-                            WarningKind::Unreadable,
-                            &path,
-                            detail,
-                        ));
+                        let w = warning(WarningKind::Unreadable, &path, "the name is not UTF-8 text; rename it");
+                        problems.lock().unwrap_or_else(|e| e.into_inner()).push(w);
                     }
                 }
                 Ok(entry) if entry.depth() > 0 => {
