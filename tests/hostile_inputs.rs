@@ -126,6 +126,27 @@ fn a_corrupt_assets_jsonl_is_rebuilt_by_index_reindex_and_search_reindex() {
     }
 }
 
+/// The asset whose own row cannot be read is tagged again by the tag stage
+/// (counted as changed), not carried over from a row nobody can read.
+#[test]
+fn index_tags_again_an_asset_whose_row_cannot_be_read() {
+    let p = Project::with_zombie();
+    p.ok(&["index"]);
+    let path = p.index_file("assets.jsonl");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes.windows(6).position(|w| w == b"Zombie").unwrap();
+    bytes[at] = 0xff;
+    std::fs::write(&path, bytes).unwrap();
+    let run = p.ok(&["index"]);
+    assert!(run.stdout.contains("changed 1,"), "{run:?}");
+    assert!(
+        run.stderr.contains("assets.jsonl:1: the line is not UTF-8 text"),
+        "{run:?}"
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("\"path\":\"Assets/Zombie.prefab\""), "{text}");
+}
+
 #[test]
 fn doctor_reports_a_corrupt_assets_jsonl_with_its_fix() {
     for (what, row) in corruptions() {

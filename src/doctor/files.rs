@@ -81,7 +81,7 @@ pub fn index(project: &Path, limits: &Limits, assets: &ReadRows) -> Check {
     }
 }
 
-/// `assets.jsonl line 2: not UTF-8 …` for the first bad row, and how many more.
+/// `assets.jsonl line 2 cannot be used: <why>` for the first bad row, and how many more.
 fn bad_rows_note(assets: &ReadRows) -> String {
     let first = assets.bad_rows.first();
     let line = first
