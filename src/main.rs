@@ -118,10 +118,12 @@ async fn dispatch(cli: Cli) -> Outcome {
             commands::run_pipeline(&project, "web-search", inputs(fields), &run).await
         }
         Command::Pick { index, run } => {
-            if index.trim().parse::<usize>().is_err() {
+            if !unity_assets::search::pick::is_whole_number(&index) {
+                let refusal = unity_assets::search::pick::not_a_number(&index);
                 return Outcome::invalid(format!(
-                    "[unity-assets:pick] error: `{}` is not a candidate number; pass 0, 1, 2 … as the last search listed them",
-                    index.escape_debug()
+                    "{}\n  help: {}",
+                    refusal.line,
+                    refusal.help.unwrap_or_default()
                 ));
             }
             commands::run_pipeline(&project, "pick", inputs(json!({"index": index})), &run).await

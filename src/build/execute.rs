@@ -157,7 +157,7 @@ pub fn check_indexed(
     limits: &Limits,
     plans: Vec<(AssetRef, GroupPlan)>,
 ) -> anyhow::Result<(Vec<GroupPlan>, Vec<Violation>)> {
-    let indexed: std::collections::HashMap<String, String> = crate::index::store::read_assets(project, limits)?
+    let indexed: std::collections::HashMap<String, String> = crate::index::store::read_assets(project, limits)
         .into_iter()
         .map(|r| (r.guid, r.path))
         .collect();

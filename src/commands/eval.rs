@@ -13,7 +13,7 @@ use crate::eval::{evaluate, load_golden, Hit};
 use crate::project::Project;
 
 pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome {
-    let set = match load_golden(golden) {
+    let set = match load_golden(golden, &project.config.limits) {
         Ok(s) => s,
         // The loader's messages name the file already.
         Err(e) => return Outcome::invalid(format!("{e:#}")),
