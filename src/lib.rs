@@ -14,6 +14,7 @@ pub mod eval;
 pub mod exit;
 pub mod index;
 pub mod mcp_server;
+pub mod model;
 pub mod progress;
 pub mod project;
 pub mod search;

@@ -128,7 +128,17 @@ pub fn embed_batch(w: &Weights, texts: &[Vec<u32>], out: &mut [[f32; DIM]]) {
     let width = ORDERS.len() * CNN;
     let mut x = vec![0.0f32; tokens * width];
     for (i, b) in w.branches.iter().enumerate() {
-        gemm(tokens, EMB, CNN, &feats, FEATS, b.proj.floats(), &mut x[i * CNN..], width, 0.0);
+        gemm(
+            tokens,
+            EMB,
+            CNN,
+            &feats,
+            FEATS,
+            b.proj.floats(),
+            &mut x[i * CNN..],
+            width,
+            0.0,
+        );
         add_bias(&mut x[i * CNN..], width, b.proj_b.floats());
     }
     layer_norm(&mut x, width, &w.branch_gamma, &w.branch_beta, w.eps);
@@ -138,12 +148,32 @@ pub fn embed_batch(w: &Weights, texts: &[Vec<u32>], out: &mut [[f32; DIM]]) {
     for (i, b) in w.branches.iter().enumerate() {
         let xs = &x[i * CNN..];
         gather(&mut window, xs, width, &bounds, b.order, b.left);
-        gemm(tokens, b.order * CNN, CNN, &window, b.order * CNN, b.w1.floats(), &mut h, CNN, 0.0);
+        gemm(
+            tokens,
+            b.order * CNN,
+            CNN,
+            &window,
+            b.order * CNN,
+            b.w1.floats(),
+            &mut h,
+            CNN,
+            0.0,
+        );
         add_bias(&mut h, CNN, b.b1.floats());
         relu_add(&mut h, CNN, xs, width);
         gather(&mut window, &h, CNN, &bounds, b.order, b.left);
         let c = &mut feats[EMB + i * CNN..];
-        gemm(tokens, b.order * CNN, CNN, &window, b.order * CNN, b.w2.floats(), c, FEATS, 0.0);
+        gemm(
+            tokens,
+            b.order * CNN,
+            CNN,
+            &window,
+            b.order * CNN,
+            b.w2.floats(),
+            c,
+            FEATS,
+            0.0,
+        );
         add_bias(c, FEATS, b.b2.floats());
         relu_add(c, FEATS, &h, CNN);
     }
@@ -164,7 +194,9 @@ pub fn embed_batch(w: &Weights, texts: &[Vec<u32>], out: &mut [[f32; DIM]]) {
     for (row, text) in mean.chunks_exact_mut(DIM).zip(texts) {
         let len = text.len() as f32;
         let norm = 1.0 / len.sqrt();
-        row.iter_mut().zip(w.cnn_b.floats()).for_each(|(m, b)| *m = (*m + len * b) * norm);
+        row.iter_mut()
+            .zip(w.cnn_b.floats())
+            .for_each(|(m, b)| *m = (*m + len * b) * norm);
     }
 
     let mut y0 = vec![0.0f32; n * HIDDEN];

@@ -71,11 +71,17 @@ pub enum Error {
 
 impl Error {
     fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-        move |source| Error::Io { path: path.to_path_buf(), source }
+        move |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     }
 
     fn malformed(path: &Path, reason: impl Into<String>) -> Error {
-        Error::Malformed { path: path.to_path_buf(), reason: reason.into() }
+        Error::Malformed {
+            path: path.to_path_buf(),
+            reason: reason.into(),
+        }
     }
 }
 
@@ -99,9 +105,16 @@ impl Encoder {
         let tokenizer = tokenizer::Tokenizer::new(&model)?;
         let weights = forward::Weights::new(&model)?;
         if tokenizer.vocab_size() > forward::TABLE_ROWS {
-            return Err(Error::malformed(path, "more pieces than embedding rows; install the model again"));
+            return Err(Error::malformed(
+                path,
+                "more pieces than embedding rows; install the model again",
+            ));
         }
-        Ok(Encoder { model, tokenizer, weights })
+        Ok(Encoder {
+            model,
+            tokenizer,
+            weights,
+        })
     }
 
     /// Embed each text independently: one L2-normalised vector per text,

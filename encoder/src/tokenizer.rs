@@ -32,14 +32,18 @@ pub struct Tokenizer {
 impl Tokenizer {
     pub fn new(model: &Model) -> Result<Tokenizer, Error> {
         let bytes = model.section(VOCAB, Kind::Bytes, 1, 0)?;
-        let vocab = Fst::new(bytes).map_err(|e| {
-            Error::malformed(model.path(), format!("the vocabulary does not read: {e}"))
-        })?;
+        let vocab = Fst::new(bytes)
+            .map_err(|e| Error::malformed(model.path(), format!("the vocabulary does not read: {e}")))?;
         let scores = model.section(SCORES, Kind::F32, 1, 0)?;
         let lowest = scores.floats().iter().copied().fold(f32::INFINITY, f32::min);
         let normalizer = Normalizer::new(model.section(CHARSMAP, Kind::Bytes, 1, 0)?)
             .ok_or_else(|| Error::malformed(model.path(), "the charsmap does not read"))?;
-        Ok(Tokenizer { vocab, scores, unk_score: f64::from(lowest) - UNK_PENALTY, normalizer })
+        Ok(Tokenizer {
+            vocab,
+            scores,
+            unk_score: f64::from(lowest) - UNK_PENALTY,
+            normalizer,
+        })
     }
 
     /// Number of pieces; every id the tokenizer returns is below it.
@@ -94,7 +98,9 @@ impl Tokenizer {
                     continue;
                 }
                 let id = out.cat(node.final_output()).value();
-                let Some(&score) = scores.get(id as usize) else { continue };
+                let Some(&score) = scores.get(id as usize) else {
+                    continue;
+                };
                 relax(&mut best, end, i, id as u32, base + f64::from(score));
                 single |= end == first_end;
             }
@@ -118,7 +124,9 @@ fn is_char_start(byte: u8) -> bool {
 }
 
 fn next_char_start(text: &[u8], at: usize) -> usize {
-    (at + 1..text.len()).find(|&j| is_char_start(text[j])).unwrap_or(text.len())
+    (at + 1..text.len())
+        .find(|&j| is_char_start(text[j]))
+        .unwrap_or(text.len())
 }
 
 /// `nmt_nfkc` over the precompiled charsmap: a 4-byte trie size, the
