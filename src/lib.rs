@@ -20,4 +20,5 @@ pub mod project;
 pub mod search;
 pub mod trust;
 pub mod usage;
+pub mod user_dirs;
 pub mod websearch;

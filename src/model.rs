@@ -33,14 +33,10 @@ pub async fn command(command: &ModelCommand, quiet: bool) -> Outcome {
     }
 }
 
-/// Where models are kept: `$XDG_CACHE_HOME/unity-assets/models` (an
-/// absolute XDG_CACHE_HOME only, as the XDG spec says), else `~/.cache/…`.
+/// Where models are kept: `$XDG_CACHE_HOME/unity-assets/models`, else
+/// `~/.cache/unity-assets/models`.
 pub fn models_dir() -> Option<PathBuf> {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
-    Some(cache.join("unity-assets").join("models"))
+    Some(crate::user_dirs::unity_assets_dir("XDG_CACHE_HOME", ".cache")?.join("models"))
 }
 
 /// This build's model file name, from the model id (a new package or file
@@ -210,18 +206,24 @@ fn installed_files(dir: &Path) -> Vec<(PathBuf, u64)> {
     files
 }
 
+/// The model files in the models folder; says so when there are none.
+fn installed_or_say_none() -> Vec<(PathBuf, u64)> {
+    let dir = models_dir();
+    let files = dir.as_deref().map(installed_files).unwrap_or_default();
+    if files.is_empty() {
+        let place = dir
+            .as_ref()
+            .map(|d| format!(" (models go to {})", d.display()))
+            .unwrap_or_default();
+        println!("sentence encoder: {NOT_INSTALLED}{place}");
+    }
+    files
+}
+
 /// `model list`: each installed model with its size and path.
 pub fn list() -> Outcome {
-    let Some(dir) = models_dir() else {
-        println!("sentence encoder: {NOT_INSTALLED}");
-        return Outcome::ok();
-    };
-    let files = installed_files(&dir);
-    if files.is_empty() {
-        println!("sentence encoder: {NOT_INSTALLED} (models go to {})", dir.display());
-    }
     let current = builtin_file_name();
-    for (path, size) in files {
+    for (path, size) in installed_or_say_none() {
         let role = if path.file_name().is_some_and(|n| n.to_string_lossy() == current) {
             "in use by search"
         } else {
@@ -237,17 +239,9 @@ pub fn list() -> Outcome {
     Outcome::ok()
 }
 
-/// `model remove`: delete every installed model file (search goes back to lexical only).
+/// `model remove`: delete every installed model file (search goes back to words only).
 pub fn remove() -> Outcome {
-    let Some(dir) = models_dir() else {
-        println!("no model installed");
-        return Outcome::ok();
-    };
-    let files = installed_files(&dir);
-    if files.is_empty() {
-        println!("no model installed in {}", dir.display());
-    }
-    for (path, size) in files {
+    for (path, size) in installed_or_say_none() {
         if let Err(e) = std::fs::remove_file(&path) {
             return Outcome::failed(format!("model remove: {}: {e}", path.display()));
         }

@@ -115,7 +115,7 @@ impl Model {
                 len: u64_at(e, NAME_LEN + 24) as usize,
             };
             let end = entry.offset.checked_add(entry.len);
-            if end.is_none_or(|end| end > map.len()) || entry.offset % ALIGN != 0 {
+            if end.is_none_or(|end| end > map.len()) || !entry.offset.is_multiple_of(ALIGN) {
                 return Err(bad(format!("section {} lies outside the file", entry.name)));
             }
             entries.push(entry);

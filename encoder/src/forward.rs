@@ -147,35 +147,9 @@ pub fn embed_batch(w: &Weights, texts: &[Vec<u32>], out: &mut [[f32; DIM]]) {
     let mut h = vec![0.0f32; tokens * CNN];
     for (i, b) in w.branches.iter().enumerate() {
         let xs = &x[i * CNN..];
-        gather(&mut window, xs, width, &bounds, b.order, b.left);
-        gemm(
-            tokens,
-            b.order * CNN,
-            CNN,
-            &window,
-            b.order * CNN,
-            b.w1.floats(),
-            &mut h,
-            CNN,
-            0.0,
-        );
-        add_bias(&mut h, CNN, b.b1.floats());
-        relu_add(&mut h, CNN, xs, width);
-        gather(&mut window, &h, CNN, &bounds, b.order, b.left);
+        residual_layer(&mut window, &bounds, b, [&b.w1, &b.b1], (xs, width), (&mut h, CNN));
         let c = &mut feats[EMB + i * CNN..];
-        gemm(
-            tokens,
-            b.order * CNN,
-            CNN,
-            &window,
-            b.order * CNN,
-            b.w2.floats(),
-            c,
-            FEATS,
-            0.0,
-        );
-        add_bias(c, FEATS, b.b2.floats());
-        relu_add(c, FEATS, &h, CNN);
+        residual_layer(&mut window, &bounds, b, [&b.w2, &b.b2], (&h, CNN), (c, FEATS));
     }
     layer_norm(&mut feats, FEATS, w.ln_g.floats(), w.ln_b.floats(), w.eps);
 
@@ -199,19 +173,10 @@ pub fn embed_batch(w: &Weights, texts: &[Vec<u32>], out: &mut [[f32; DIM]]) {
             .for_each(|(m, b)| *m = (*m + len * b) * norm);
     }
 
-    let mut y0 = vec![0.0f32; n * HIDDEN];
-    gemm(n, DIM, HIDDEN, &mean, DIM, w.d0.floats(), &mut y0, HIDDEN, 0.0);
-    relu(&mut y0);
-    let mut y1 = vec![0.0f32; n * HIDDEN];
-    gemm(n, DIM, HIDDEN, &mean, DIM, w.p1.floats(), &mut y1, HIDDEN, 0.0);
-    gemm(n, HIDDEN, HIDDEN, &y0, HIDDEN, w.d1.floats(), &mut y1, HIDDEN, 1.0);
-    relu(&mut y1);
-    let mut y2 = vec![0.0f32; n * DIM];
-    gemm(n, HIDDEN, DIM, &y1, HIDDEN, w.d2.floats(), &mut y2, DIM, 0.0);
-    relu(&mut y2);
-    let mut z = vec![0.0f32; n * DIM];
-    gemm(n, HIDDEN, DIM, &y1, HIDDEN, w.p3.floats(), &mut z, DIM, 0.0);
-    gemm(n, DIM, DIM, &y2, DIM, w.d3.floats(), &mut z, DIM, 1.0);
+    let y0 = relu(dense(&[(&mean, DIM, &w.d0)], HIDDEN));
+    let y1 = relu(dense(&[(&mean, DIM, &w.p1), (&y0, HIDDEN, &w.d1)], HIDDEN));
+    let y2 = relu(dense(&[(&y1, HIDDEN, &w.d2)], DIM));
+    let z = dense(&[(&y1, HIDDEN, &w.p3), (&y2, DIM, &w.d3)], DIM);
     for (vector, row) in out.iter_mut().zip(z.chunks_exact(DIM)) {
         let mut square = 0.0;
         for (v, &x) in vector.iter_mut().zip(row) {
@@ -221,6 +186,33 @@ pub fn embed_batch(w: &Weights, texts: &[Vec<u32>], out: &mut [[f32; DIM]]) {
         let norm = 1.0 / square.max(w.eps).sqrt();
         vector.iter_mut().for_each(|v| *v *= norm);
     }
+}
+
+/// One residual n-gram convolution of a branch: `out = max(windows(src) ·
+/// weights + bias, 0) + src`, on the first [`CNN`] columns of rows `stride` apart.
+fn residual_layer(
+    window: &mut Vec<f32>,
+    bounds: &[(usize, usize)],
+    branch: &Branch,
+    [weights, bias]: [&Section; 2],
+    (src, src_stride): (&[f32], usize),
+    (out, out_stride): (&mut [f32], usize),
+) {
+    let width = branch.order * CNN;
+    gather(window, src, src_stride, bounds, branch.order, branch.left);
+    gemm(
+        bounds.len(),
+        width,
+        CNN,
+        window,
+        width,
+        weights.floats(),
+        out,
+        out_stride,
+        0.0,
+    );
+    add_bias(out, out_stride, bias.floats());
+    relu_add(out, out_stride, src, src_stride);
 }
 
 /// `c = a · b + beta · c` for row-major `a` (`m × k`, row stride `lda`),
@@ -268,8 +260,30 @@ fn relu_add(x: &mut [f32], stride: usize, residual: &[f32], residual_stride: usi
     }
 }
 
-fn relu(x: &mut [f32]) {
+fn relu(mut x: Vec<f32>) -> Vec<f32> {
     x.iter_mut().for_each(|v| *v = v.max(0.0));
+    x
+}
+
+/// The sum of `input · weights` over `terms` (each input: rows of `width`
+/// values), `outputs` columns wide: a dense layer with skip connections.
+fn dense(terms: &[(&[f32], usize, &Section)], outputs: usize) -> Vec<f32> {
+    let rows = terms[0].0.len() / terms[0].1;
+    let mut out = vec![0.0f32; rows * outputs];
+    for &(input, width, weights) in terms {
+        gemm(
+            rows,
+            width,
+            outputs,
+            input,
+            width,
+            weights.floats(),
+            &mut out,
+            outputs,
+            1.0,
+        );
+    }
+    out
 }
 
 /// Layer norm of each `width`-wide row, in place.

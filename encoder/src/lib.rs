@@ -179,6 +179,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_encoder_is_shared_across_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Encoder>();
+    }
+
+    #[test]
     fn micro_batches_respect_the_budget_and_keep_long_texts_alone() {
         let ids = vec![vec![0; 200], vec![0; 184], vec![0; 1], vec![0; 500], vec![0; 3]];
         assert_eq!(micro_batches(&ids), vec![0..2, 2..3, 3..4, 4..5]);

@@ -140,7 +140,7 @@ impl Normalizer {
     fn new(charsmap: Section) -> Option<Normalizer> {
         let bytes = charsmap.bytes();
         let trie_len = u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?) as usize;
-        if trie_len % 4 != 0 || trie_len == 0 || 4 + trie_len > bytes.len() {
+        if !trie_len.is_multiple_of(4) || trie_len == 0 || 4 + trie_len > bytes.len() {
             return None;
         }
         Some(Normalizer { charsmap, trie_len })
