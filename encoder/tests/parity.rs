@@ -112,6 +112,20 @@ fn token_ids_and_embeddings_match_the_python_package() {
     eprintln!("{} texts, lowest cosine {:.6} ({:?})", texts.len(), worst.0, worst.1);
     assert!(worst.0 >= 0.99, "cosine {} for {:?}", worst.0, worst.1);
 
+    // Korean and English share one space: the figures of issue 23's prototype.
+    let vector = |text: &str| &ours[texts.iter().position(|t| t == text).unwrap()];
+    for (korean, english, expected) in [
+        ("비커", "beaker", 0.74),
+        ("등대", "lighthouse", 0.69),
+        ("등대", "ammo crate", 0.24),
+    ] {
+        let cosine: f32 = vector(korean).iter().zip(vector(english)).map(|(a, b)| a * b).sum();
+        assert!(
+            (cosine - expected).abs() < 0.01,
+            "{korean} ~ {english}: {cosine}, expected {expected}"
+        );
+    }
+
     // Each text is embedded on its own: alone or in a batch, the same vector.
     let alone = encoder.embed(&[refs[0]]);
     let cosine: f32 = alone[0].iter().zip(&ours[0]).map(|(a, b)| a * b).sum();
