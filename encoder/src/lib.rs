@@ -28,6 +28,8 @@ use rayon::prelude::*;
 
 pub use convert::{Summary, PINNED};
 
+pub use tokenizer::MAX_PIECES;
+
 /// Length of every embedding.
 pub const DIM: usize = 512;
 
@@ -119,6 +121,7 @@ impl Encoder {
 
     /// Embed each text independently: one L2-normalised vector per text,
     /// in order. Texts are grouped into flat micro-batches, run in parallel.
+    /// A text is read up to its first 64 KiB and [`MAX_PIECES`] pieces.
     pub fn embed(&self, texts: &[&str]) -> Vec<[f32; DIM]> {
         let ids: Vec<Vec<u32>> = if texts.len() > 1 {
             texts.par_iter().map(|t| self.tokenizer.encode(t)).collect()

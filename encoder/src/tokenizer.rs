@@ -17,6 +17,12 @@ const UNK_PENALTY: f64 = 10.0;
 /// The escaped space, U+2581.
 const SPACE: &[u8] = "\u{2581}".as_bytes();
 
+/// The most of a text read, in bytes, and the most pieces kept (BOS and EOS
+/// included): far beyond any asset name or query, and a bound on the memory
+/// and time one text can take.
+const MAX_TEXT_BYTES: usize = 64 * 1024;
+pub const MAX_PIECES: usize = 2048;
+
 /// Section names shared with the converter.
 pub const VOCAB: &str = "vocab";
 pub const SCORES: &str = "scores";
@@ -51,14 +57,19 @@ impl Tokenizer {
         self.scores.floats().len()
     }
 
-    /// Piece ids of `text` between BOS and EOS; an empty text is one UNK.
+    /// Piece ids of `text` between BOS and EOS; an empty text is one UNK. A
+    /// text longer than `MAX_TEXT_BYTES` or [`MAX_PIECES`] is cut there.
     pub fn encode(&self, text: &str) -> Vec<u32> {
-        let normalized = self.normalizer.normalize(text);
+        let mut end = text.len().min(MAX_TEXT_BYTES);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let normalized = self.normalizer.normalize(&text[..end]);
         let mut ids = vec![BOS];
         if normalized.is_empty() {
             ids.push(UNK);
         } else {
-            ids.extend(self.viterbi(&normalized));
+            ids.extend(self.viterbi(&normalized).into_iter().take(MAX_PIECES - 2));
         }
         ids.push(EOS);
         ids

