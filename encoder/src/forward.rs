@@ -114,34 +114,39 @@ pub fn embed_batch(w: &Weights, texts: &[Vec<u32>], out: &mut [[f32; DIM]]) {
         start += text.len();
     }
 
-    // feats = [raw embedding | branch 2 | branch 3 | branch 5], per token.
-    let mut feats = vec![0.0f32; tokens * FEATS];
+    // The embedding, its projection and that projection's layer norm depend
+    // on the piece alone: computed once per distinct piece of the batch (asset
+    // names repeat BOS, EOS, `_` and their words), then copied to each token.
+    let mut pieces: Vec<u32> = texts.iter().flatten().copied().collect();
+    pieces.sort_unstable();
+    pieces.dedup();
     let table = w.table.bytes();
-    for (row, &id) in feats.chunks_exact_mut(FEATS).zip(texts.iter().flatten()) {
+    let mut emb = vec![0.0f32; pieces.len() * EMB];
+    for (row, &id) in emb.chunks_exact_mut(EMB).zip(&pieces) {
         let id = id as usize;
         let (scale, lo) = (w.scale[id % CHUNKS], w.lo[id % CHUNKS]);
-        for (x, &q) in row[..EMB].iter_mut().zip(&table[id * EMB..(id + 1) * EMB]) {
+        for (x, &q) in row.iter_mut().zip(&table[id * EMB..(id + 1) * EMB]) {
             *x = f32::from(q) * scale + lo;
         }
     }
-
     let width = ORDERS.len() * CNN;
-    let mut x = vec![0.0f32; tokens * width];
+    let mut projected = vec![0.0f32; pieces.len() * width];
     for (i, b) in w.branches.iter().enumerate() {
-        gemm(
-            tokens,
-            EMB,
-            CNN,
-            &feats,
-            FEATS,
-            b.proj.floats(),
-            &mut x[i * CNN..],
-            width,
-            0.0,
-        );
-        add_bias(&mut x[i * CNN..], width, b.proj_b.floats());
+        let x = &mut projected[i * CNN..];
+        gemm(pieces.len(), EMB, CNN, &emb, EMB, b.proj.floats(), x, width, 0.0);
+        add_bias(x, width, b.proj_b.floats());
     }
-    layer_norm(&mut x, width, &w.branch_gamma, &w.branch_beta, w.eps);
+    layer_norm(&mut projected, width, &w.branch_gamma, &w.branch_beta, w.eps);
+
+    // feats = [raw embedding | branch 2 | branch 3 | branch 5], per token.
+    let mut feats = vec![0.0f32; tokens * FEATS];
+    let mut x = vec![0.0f32; tokens * width];
+    let rows = feats.chunks_exact_mut(FEATS).zip(x.chunks_exact_mut(width));
+    for ((feat, x), id) in rows.zip(texts.iter().flatten()) {
+        let piece = pieces.binary_search(id).expect("every id is among the pieces");
+        feat[..EMB].copy_from_slice(&emb[piece * EMB..(piece + 1) * EMB]);
+        x.copy_from_slice(&projected[piece * width..(piece + 1) * width]);
+    }
 
     let mut window = Vec::new();
     let mut h = vec![0.0f32; tokens * CNN];
