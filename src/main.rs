@@ -41,6 +41,7 @@ async fn dispatch(cli: Cli) -> Outcome {
     match &cli.command {
         Command::Completions { shell } => return completions(*shell),
         Command::Man => return man_page(),
+        Command::Model { command } => return unity_assets::model::command(command, cli.quiet).await,
         // The server opens the project on every call, so it starts even
         // while the project's config is broken (each call then says why).
         Command::Mcp { http, .. } => {
@@ -171,7 +172,7 @@ async fn dispatch(cli: Cli) -> Outcome {
         Command::Providers {
             command: ProvidersCommand::Check { .. },
         } => commands::providers::providers_check(&project).await,
-        Command::Completions { .. } | Command::Man | Command::Mcp { .. } => {
+        Command::Completions { .. } | Command::Man | Command::Mcp { .. } | Command::Model { .. } => {
             unreachable!("handled before the project is opened")
         }
     }
