@@ -12,6 +12,7 @@
 mod catalog;
 mod elicit;
 mod handler;
+mod locate;
 mod progress;
 
 use std::net::SocketAddr;
@@ -30,7 +31,9 @@ pub fn pipeline_tools(project: &crate::project::Project) -> Vec<String> {
 /// What every call opens: the project and the CLI's provider overrides.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
-    pub root: PathBuf,
+    /// `--project`; `None`: found per call from the client's roots,
+    /// `CLAUDE_PROJECT_DIR` or the folders upward.
+    pub root: Option<PathBuf>,
     pub provider: Option<ProviderKind>,
     pub model: Option<String>,
     /// `--trust` / `UNITY_ASSETS_TRUST=1`: trust the project for this server's life.
@@ -56,7 +59,7 @@ pub async fn serve_http(options: ServerOptions, addr: SocketAddr) -> anyhow::Res
     hosts.push(addr.ip().to_string());
     let config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
     let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
+        move || Ok(server.new_session()),
         Arc::new(LocalSessionManager::default()),
         config,
     );
