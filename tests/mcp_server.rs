@@ -74,7 +74,7 @@ async fn connect_as<C: ClientHandler>(
     lifecycle: ClientLifecycleMode,
 ) -> RunningService<RoleClient, C> {
     let server = PipelineServer::new(ServerOptions {
-        root: root.to_path_buf(),
+        root: Some(root.to_path_buf()),
         provider: None,
         model: None,
         trust,
