@@ -206,7 +206,7 @@ pub fn inspection_tools() -> Vec<Tool> {
         .destructive(false)
         .idempotent(true)
         .open_world(false);
-    let list = Tool::new(
+    let mut list = Tool::new(
         LIST_PIPELINES,
         "List the project's pipelines (embedded or overridden in .claude/unity-assets/): name, summary, \
          inputs, and the tool each exposed one is offered as.",
@@ -215,6 +215,22 @@ pub fn inspection_tools() -> Vec<Tool> {
         )),
     )
     .with_annotations(read_only.clone());
+    list.output_schema = Some(Arc::new(object(json!({
+        "type": "object",
+        "required": ["pipelines"],
+        "properties": {"pipelines": {"type": "array", "items": {
+            "type": "object",
+            "required": ["name"],
+            "properties": {
+                "name": {"type": "string"},
+                "summary": {"type": "string"},
+                "file": {"type": "string"},
+                "inputs": {"type": "object"},
+                "tool": {"type": ["string", "null"]},
+                "error": {"type": "string"}
+            }
+        }}}
+    }))));
     let formats: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
     let graph = Tool::new(
         GRAPH,
