@@ -181,13 +181,16 @@ impl ClientHandler for Watching {
 #[tokio::test]
 async fn progress_increases_with_every_notification() {
     let project = example_project();
-    // One asset per batch: many ticks from concurrent batches.
+    // One asset per batch: many ticks from concurrent batches; and two
+    // fan-outs in one call, a team pipeline indexing twice.
     std::fs::write(project.path().join(".claude/unity-assets.yml"), "batch_size: 1\n").unwrap();
+    let twice = "pipeline: twice\nexpose: mcp\nstages:\n  first: {run: index, with: {force: true}}\n  again: {needs: [first], run: index, with: {force: true}}\n";
+    std::fs::write(project.path().join(".claude/unity-assets/pipelines/twice.yaml"), twice).unwrap();
     let watching = Watching::default();
     let client = connect_as(Some(project.path()), true, watching.clone(), ClientLifecycleMode::Initialize).await;
-    let mut call = CallToolRequestParams::new("reindex");
+    let mut call = CallToolRequestParams::new("twice");
     call.meta = Some(RequestMetaObject::with_progress_token(ProgressToken(NumberOrString::Number(7))));
-    let done = client.call_tool(call).await.expect("tools/call reindex");
+    let done = client.call_tool(call).await.expect("tools/call twice");
     assert_ne!(done.is_error, Some(true), "{}", text(&done));
     // Notifications sent before the answer may still be on their way.
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -259,13 +262,19 @@ fn stdio_session(cwd: &Path, env: &[(&str, &Path)], lines: &[String]) -> Vec<Val
     }
     let expected = lines.len() + 1;
     let stdout = BufReader::new(server.stdout.take().unwrap());
-    let started = Instant::now();
-    let mut answers = vec![];
-    for line in stdout.lines() {
-        answers.push(serde_json::from_str::<Value>(&line.unwrap()).unwrap());
-        if answers.len() == expected || started.elapsed() > Duration::from_secs(60) {
-            break;
+    let (sender, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            let _ = sender.send(line);
         }
+    });
+    // A line left unanswered must not hang the test: a minute for all.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut answers = vec![];
+    while answers.len() < expected {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(line) = received.recv_timeout(left) else { break };
+        answers.push(serde_json::from_str::<Value>(&line).unwrap());
     }
     drop(stdin);
     let _ = server.kill();
