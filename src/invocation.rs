@@ -120,7 +120,11 @@ impl Invocation {
         let (pipeline, fields, run) = match command {
             Command::Search {
                 query, reindex, run, ..
-            } => ("search", json!({"query": query, "reindex": reindex, "json": run.json}), run),
+            } => (
+                "search",
+                json!({"query": query, "reindex": reindex, "json": run.json}),
+                run,
+            ),
             Command::WebSearch {
                 query,
                 kind,

@@ -57,7 +57,11 @@ async fn through_mcp(project: &Path, trust: bool, tool: &str, arguments: Value) 
 async fn both(project: &Path, trust: bool, argv: &[&str], tool: &str, arguments: Value) -> i32 {
     let (cli, code) = through_cli(project, trust, argv);
     let mcp = through_mcp(project, trust, tool, arguments).await;
-    assert_eq!(cli.failed, mcp.failed, "{argv:?}: exit {code} but isError {}\ncli: {}\nmcp: {}", mcp.failed, cli.text, mcp.text);
+    assert_eq!(
+        cli.failed, mcp.failed,
+        "{argv:?}: exit {code} but isError {}\ncli: {}\nmcp: {}",
+        mcp.failed, cli.text, mcp.text
+    );
     assert_eq!(cli.text, mcp.text, "{argv:?}: the doors say different things");
     code
 }
@@ -67,31 +71,64 @@ async fn every_tool_ends_and_speaks_the_same_through_both_doors() {
     let project = example_project();
     let dir = project.path();
     let query = "zombie enemy character";
-    assert_eq!(both(dir, true, &["search", query], "search", json!({ "query": query })).await, 0);
-    assert_eq!(both(dir, true, &["search", "!!"], "search", json!({"query": "!!"})).await, 2);
+    assert_eq!(
+        both(dir, true, &["search", query], "search", json!({ "query": query })).await,
+        0
+    );
+    assert_eq!(
+        both(dir, true, &["search", "!!"], "search", json!({"query": "!!"})).await,
+        2
+    );
     // Too long for any input: refused before anything runs, the same way.
     let long = "zombie ".repeat(3000);
-    assert_eq!(both(dir, true, &["search", &long], "search", json!({ "query": long })).await, 2);
-    assert_eq!(both(dir, true, &["pick", "abc"], "pick", json!({"index": "abc"})).await, 2);
+    assert_eq!(
+        both(dir, true, &["search", &long], "search", json!({ "query": long })).await,
+        2
+    );
+    assert_eq!(
+        both(dir, true, &["pick", "abc"], "pick", json!({"index": "abc"})).await,
+        2
+    );
     assert_eq!(both(dir, true, &["pick", "7"], "pick", json!({"index": "7"})).await, 1);
     assert_eq!(both(dir, true, &["pick", "0"], "pick", json!({"index": "0"})).await, 0);
-    assert_eq!(both(dir, true, &["web-search", "ab"], "web_search", json!({"query": "ab"})).await, 2);
+    assert_eq!(
+        both(dir, true, &["web-search", "ab"], "web_search", json!({"query": "ab"})).await,
+        2
+    );
     // The project adds an exec stage: untrusted, every run is refused alike.
-    assert_eq!(both(dir, false, &["search", query], "search", json!({ "query": query })).await, 3);
+    assert_eq!(
+        both(dir, false, &["search", query], "search", json!({ "query": query })).await,
+        3
+    );
     assert_eq!(both(dir, false, &["pick", "0"], "pick", json!({"index": "0"})).await, 3);
     // Doctor reports on an untrusted project instead of refusing it.
-    assert_eq!(both(dir, false, &["doctor", "--offline"], "doctor", json!({"offline": true})).await, 0);
-    assert_eq!(both(dir, true, &["doctor", "--offline"], "doctor", json!({"offline": true})).await, 0);
+    assert_eq!(
+        both(dir, false, &["doctor", "--offline"], "doctor", json!({"offline": true})).await,
+        0
+    );
+    assert_eq!(
+        both(dir, true, &["doctor", "--offline"], "doctor", json!({"offline": true})).await,
+        0
+    );
     // The index line ends with the run's time (`0.29s`): the one thing two
     // runs of the same index say differently.
     let untimed = |said: &str| -> String {
         let timing = |w: &str| w.strip_suffix('s').is_some_and(|n| n.parse::<f64>().is_ok());
-        said.split(' ').map(|w| if timing(w) { "Ns" } else { w }).collect::<Vec<_>>().join(" ")
+        said.split(' ')
+            .map(|w| if timing(w) { "Ns" } else { w })
+            .collect::<Vec<_>>()
+            .join(" ")
     };
     for (argv, tool) in [("index", "index"), ("reindex", "reindex")] {
         let (cli, code) = through_cli(dir, true, &[argv]);
         let mcp = through_mcp(dir, true, tool, json!({})).await;
-        assert_eq!((code, mcp.failed), (0, false), "{argv}\ncli: {}\nmcp: {}", cli.text, mcp.text);
+        assert_eq!(
+            (code, mcp.failed),
+            (0, false),
+            "{argv}\ncli: {}\nmcp: {}",
+            cli.text,
+            mcp.text
+        );
         assert_eq!(untimed(&cli.text), untimed(&mcp.text), "{argv}");
     }
 }

@@ -224,7 +224,13 @@ async fn build_over_mcp_asks_a_client_that_can_elicit() {
     let project = unreachable_unity_project();
     // The player group takes its first candidate; the others are declined.
     let user = Eliciting::new(|message, choices| message.contains("플레이어").then(|| choices[0].clone()));
-    let client = connect_as(Some(project.path()), true, user.clone(), ClientLifecycleMode::Initialize).await;
+    let client = connect_as(
+        Some(project.path()),
+        true,
+        user.clone(),
+        ClientLifecycleMode::Initialize,
+    )
+    .await;
     let built = build(&client, json!({"request": REQUEST})).await;
     let lines = text(&built);
 
@@ -252,7 +258,13 @@ async fn build_over_mcp_asks_a_client_that_can_elicit() {
 async fn a_declined_elicitation_skips_the_group_and_answers_in_the_call_are_not_asked_again() {
     let project = unreachable_unity_project();
     let user = Eliciting::new(|_, _| None);
-    let client = connect_as(Some(project.path()), true, user.clone(), ClientLifecycleMode::Initialize).await;
+    let client = connect_as(
+        Some(project.path()),
+        true,
+        user.clone(),
+        ClientLifecycleMode::Initialize,
+    )
+    .await;
     let built = build(&client, json!({"request": REQUEST})).await;
     assert_eq!(user.asked().len(), 3);
     let lines = text(&built);

@@ -39,7 +39,10 @@ async fn every_tool_says_what_it_does_and_takes_only_what_a_caller_sets() {
     let client = connect(project.path(), true).await;
     let tools = client.list_all_tools().await.expect("tools/list");
     for tool in &tools {
-        let a = tool.annotations.as_ref().unwrap_or_else(|| panic!("{} has no annotations", tool.name));
+        let a = tool
+            .annotations
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} has no annotations", tool.name));
         assert!(
             a.read_only_hint.is_some()
                 && a.destructive_hint.is_some()
@@ -55,17 +58,36 @@ async fn every_tool_says_what_it_does_and_takes_only_what_a_caller_sets() {
             }
         }
     }
-    let hint = |name: &str| tools.iter().find(|t| t.name == name).unwrap().annotations.clone().unwrap();
-    assert_eq!(hint("search").read_only_hint, Some(false), "search writes search-result.json");
+    let hint = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap()
+            .annotations
+            .clone()
+            .unwrap()
+    };
+    assert_eq!(
+        hint("search").read_only_hint,
+        Some(false),
+        "search writes search-result.json"
+    );
     assert_eq!(hint("build").destructive_hint, Some(true), "build changes a scene");
-    assert_eq!(hint("web_search").open_world_hint, Some(true), "web_search reaches the web");
+    assert_eq!(
+        hint("web_search").open_world_hint,
+        Some(true),
+        "web_search reaches the web"
+    );
     assert_eq!(hint("doctor").read_only_hint, Some(true));
 
     let doctor = tools.iter().find(|t| t.name == "doctor").unwrap();
     let inputs: Vec<&String> = doctor.input_schema["properties"].as_object().unwrap().keys().collect();
     assert_eq!(inputs, ["offline"], "doctor shows its internal inputs");
     let build = tools.iter().find(|t| t.name == "build").unwrap();
-    assert_eq!(build.input_schema["properties"]["choose"]["items"], json!({"type": "string"}));
+    assert_eq!(
+        build.input_schema["properties"]["choose"]["items"],
+        json!({"type": "string"})
+    );
     assert!(build.input_schema["properties"].get("caller").is_none());
 
     // An internal input cannot be set by a caller either.
@@ -77,10 +99,15 @@ async fn every_tool_says_what_it_does_and_takes_only_what_a_caller_sets() {
 
     // `graph` takes every format its enum lists, and no other.
     let graph = tools.iter().find(|t| t.name == "graph").unwrap();
-    let formats = graph.input_schema["properties"]["format"]["enum"].as_array().unwrap().clone();
+    let formats = graph.input_schema["properties"]["format"]["enum"]
+        .as_array()
+        .unwrap()
+        .clone();
     for format in &formats {
         let drawn = client
-            .call_tool(CallToolRequestParams::new("graph").with_arguments(args(json!({"name": "pick", "format": format}))))
+            .call_tool(
+                CallToolRequestParams::new("graph").with_arguments(args(json!({"name": "pick", "format": format}))),
+            )
             .await
             .expect("tools/call graph");
         assert_ne!(drawn.is_error, Some(true), "{format}: {}", text(&drawn));
@@ -187,9 +214,17 @@ async fn progress_increases_with_every_notification() {
     let twice = "pipeline: twice\nexpose: mcp\nstages:\n  first: {run: index, with: {force: true}}\n  again: {needs: [first], run: index, with: {force: true}}\n";
     std::fs::write(project.path().join(".claude/unity-assets/pipelines/twice.yaml"), twice).unwrap();
     let watching = Watching::default();
-    let client = connect_as(Some(project.path()), true, watching.clone(), ClientLifecycleMode::Initialize).await;
+    let client = connect_as(
+        Some(project.path()),
+        true,
+        watching.clone(),
+        ClientLifecycleMode::Initialize,
+    )
+    .await;
     let mut call = CallToolRequestParams::new("twice");
-    call.meta = Some(RequestMetaObject::with_progress_token(ProgressToken(NumberOrString::Number(7))));
+    call.meta = Some(RequestMetaObject::with_progress_token(ProgressToken(
+        NumberOrString::Number(7),
+    )));
     let done = client.call_tool(call).await.expect("tools/call twice");
     assert_ne!(done.is_error, Some(true), "{}", text(&done));
     // Notifications sent before the answer may still be on their way.
@@ -214,7 +249,9 @@ impl ClientHandler for Rooted {
 
     #[allow(deprecated)]
     async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
-        Ok(ListRootsResult::new(self.0.iter().map(|uri| Root::new(uri.clone())).collect()))
+        Ok(ListRootsResult::new(
+            self.0.iter().map(|uri| Root::new(uri.clone())).collect(),
+        ))
     }
 }
 
@@ -314,7 +351,11 @@ fn stdio_answers_every_line_as_json_rpc_says() {
         .filter_map(|a| Some((a["error"]["code"].as_i64()?, &a["id"])))
         .collect();
     assert!(errors.contains(&(-32700, &Value::Null)), "{answers:?}");
-    assert_eq!(errors.iter().filter(|(code, _)| *code == -32700).count(), 2, "{answers:?}");
+    assert_eq!(
+        errors.iter().filter(|(code, _)| *code == -32700).count(),
+        2,
+        "{answers:?}"
+    );
     assert!(errors.contains(&(-32600, &json!(5))), "{answers:?}");
     // `arguments` as an array: invalid params, not "method not found".
     assert!(errors.contains(&(-32602, &json!(6))), "{answers:?}");
@@ -322,7 +363,10 @@ fn stdio_answers_every_line_as_json_rpc_says() {
     let object_query = answer(&answers, json!(7));
     assert_eq!(object_query["result"]["isError"], true, "{object_query}");
     let message = object_query["result"]["content"][0]["text"].as_str().unwrap();
-    assert!(message.contains("`query`: expected a string, got an object"), "{message}");
+    assert!(
+        message.contains("`query`: expected a string, got an object"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -332,11 +376,15 @@ fn without_project_the_server_looks_in_claude_project_dir_then_upward_and_says_w
     let search = call(1, "search", json!({"query": "zombie"}));
     let status = |answers: &[Value]| answer(answers, json!(1))["result"].clone();
 
-    let from_env = stdio_session(nowhere.path(), &[("CLAUDE_PROJECT_DIR", project.path())], &[search.clone()]);
+    let from_env = stdio_session(
+        nowhere.path(),
+        &[("CLAUDE_PROJECT_DIR", project.path())],
+        std::slice::from_ref(&search),
+    );
     assert_eq!(status(&from_env)["structuredContent"]["status"], "ok", "{from_env:?}");
 
     let deep = project.path().join("Assets/Prefabs");
-    let upward = stdio_session(&deep, &[], &[search.clone()]);
+    let upward = stdio_session(&deep, &[], std::slice::from_ref(&search));
     assert_eq!(status(&upward)["structuredContent"]["status"], "ok", "{upward:?}");
 
     let lost = stdio_session(nowhere.path(), &[], &[search]);
@@ -375,7 +423,10 @@ fn http_server(project: &Path) -> (std::process::Child, String) {
 fn request(addr: &str, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut head = format!("{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
+    let mut head = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
     for (k, v) in headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -385,7 +436,11 @@ fn request(addr: &str, method: &str, headers: &[(&str, &str)], body: &str) -> (u
     let mut answer = vec![0; 4096];
     let n = stream.read(&mut answer).unwrap();
     let answer = String::from_utf8_lossy(&answer[..n]).into_owned();
-    let status = answer.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let status = answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     (status, answer)
 }
 
@@ -411,7 +466,10 @@ fn http_refuses_foreign_origins_and_deleting_a_session_answers_no_content() {
     let (own, _) = post(Some(&format!("http://{addr}")));
     let session = head
         .lines()
-        .find_map(|l| l.strip_prefix("mcp-session-id: ").or_else(|| l.strip_prefix("Mcp-Session-Id: ")))
+        .find_map(|l| {
+            l.strip_prefix("mcp-session-id: ")
+                .or_else(|| l.strip_prefix("Mcp-Session-Id: "))
+        })
         .map(str::trim)
         .unwrap_or_default()
         .to_owned();

@@ -143,7 +143,10 @@ fn schema_file(project: &Project, file: &str, depth: usize) -> Result<Value, Str
 fn inline_refs(project: &Project, value: &mut Value, depth: usize) -> Result<(), String> {
     match value {
         Value::Object(map) => {
-            let sibling = map.get("$ref").and_then(Value::as_str).filter(|r| r.ends_with(".schema.json"));
+            let sibling = map
+                .get("$ref")
+                .and_then(Value::as_str)
+                .filter(|r| r.ends_with(".schema.json"));
             if let Some(file) = sibling.map(str::to_owned) {
                 *value = schema_file(project, &file, depth + 1)?;
                 return Ok(());

@@ -10,9 +10,8 @@ use engine::Output;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content, CustomRequest, CustomResult,
-    ErrorCode, Implementation, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
-    ServerCapabilities, ServerConfig,
+    ErrorCode, Implementation, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -23,8 +22,8 @@ use super::elicit::{may_request, Elicitor};
 use super::locate::{locate, Places, CLAUDE_PROJECT_DIR};
 use super::progress::Notifier;
 use super::ServerOptions;
-use crate::invocation::{Finished, Invocation};
 use crate::index::store::INDEX_DIR;
+use crate::invocation::{Finished, Invocation};
 use crate::project::{Opener, Project};
 use crate::search::result;
 
@@ -371,7 +370,11 @@ impl ServerHandler for PipelineServer {
 
 impl PipelineServer {
     /// The `graph` tool: `name` and an optional `format`, checked as the schema declares them.
-    async fn graph_call(&self, args: &Map<String, Value>, context: &RequestContext<RoleServer>) -> Result<String, String> {
+    async fn graph_call(
+        &self,
+        args: &Map<String, Value>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<String, String> {
         let name = match args.get("name") {
             Some(Value::String(name)) => name,
             _ => return Err("graph: `name` must be a pipeline's name (`search`, `build`, …)".into()),

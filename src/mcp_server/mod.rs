@@ -82,7 +82,12 @@ fn http_router(options: ServerOptions, local: SocketAddr) -> axum::Router {
         SocketAddr::V4(a) => format!("http://{}:{}", a.ip(), a.port()),
         SocketAddr::V6(a) => format!("http://[{}]:{}", a.ip(), a.port()),
     };
-    let origins = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*", own.as_str()];
+    let origins = [
+        "http://localhost:*",
+        "http://127.0.0.1:*",
+        "http://[::1]:*",
+        own.as_str(),
+    ];
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins);

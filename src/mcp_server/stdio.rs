@@ -77,7 +77,6 @@ impl<R: AsyncRead + Unpin + Send, W: AsyncWrite + Unpin + Send> LineTransport<R,
             }
         }
     }
-
 }
 
 /// A message, or the error to answer a line with (`None`: ignore the line).
@@ -87,7 +86,8 @@ fn parse(line: &[u8]) -> Result<RxJsonRpcMessage<RoleServer>, Option<(Value, i64
     if line.iter().all(u8::is_ascii_whitespace) {
         return Err(None);
     }
-    let value: Value = serde_json::from_slice(line).map_err(|e| Some((Value::Null, PARSE_ERROR, format!("Parse error: {e}"))))?;
+    let value: Value =
+        serde_json::from_slice(line).map_err(|e| Some((Value::Null, PARSE_ERROR, format!("Parse error: {e}"))))?;
     serde_json::from_value(value.clone()).map_err(|e| {
         let id = value.get("id").filter(|id| id.is_string() || id.is_number()).cloned();
         match id {

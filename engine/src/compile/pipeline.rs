@@ -319,7 +319,9 @@ impl Pipeline {
         let mut out = Map::new();
         for (name, spec) in &self.inputs {
             let value = match given.remove(name) {
-                Some(v) => coerce(v, &spec.kind, spec.items.as_deref()).map_err(|m| err(format!("input `{name}`: {m}")))?,
+                Some(v) => {
+                    coerce(v, &spec.kind, spec.items.as_deref()).map_err(|m| err(format!("input `{name}`: {m}")))?
+                }
                 None => match &spec.default {
                     Some(d) => d.clone(),
                     None => return Err(err(format!("missing input `{name}` (pass --input {name}=...)"))),
@@ -379,7 +381,11 @@ fn is_kind(value: &Value, kind: &str) -> bool {
 
 /// `a string`, `an object`: a type named in a sentence.
 fn a_kind(kind: &str) -> String {
-    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
     format!("{article} {kind}")
 }
 
