@@ -22,7 +22,8 @@ use serde_json::{json, Value};
 
 #[path = "support/mcp.rs"]
 mod support;
-use support::{args, connect, connect_as, example_project, text, BIN};
+use support::{args, connect, connect_as, connect_to, example_project, text, BIN};
+use unity_assets::mcp_server::{PipelineServer, ServerOptions};
 
 /// The example project where a build has no MCP for Unity to reach.
 fn unreachable_unity(project: &Path) {
@@ -481,4 +482,41 @@ fn http_refuses_foreign_origins_and_deleting_a_session_answers_no_content() {
     assert_eq!(own, 200);
     assert!(!session.is_empty(), "{head}");
     assert!(matches!(deleted, 200 | 204), "DELETE answered {deleted}");
+}
+
+/// The top candidate's guid of a search answer.
+fn top_guid(found: &rmcp::model::CallToolResult) -> String {
+    let doc = found.structured_content.as_ref().expect("a search result");
+    doc["groups"][0]["candidates"][0]["guid"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn each_session_picks_from_its_own_last_search() {
+    let project = example_project();
+    let server = PipelineServer::new(ServerOptions {
+        root: Some(project.path().to_path_buf()),
+        provider: None,
+        model: None,
+        trust: true,
+    });
+    let zombie_side = connect_to(server.new_session(), (), ClientLifecycleMode::Initialize).await;
+    let player_side = connect_to(server.new_session(), (), ClientLifecycleMode::Initialize).await;
+    let search = |query: &str| CallToolRequestParams::new("search").with_arguments(args(json!({ "query": query })));
+    let zombie = top_guid(&zombie_side.call_tool(search("zombie enemy character")).await.unwrap());
+    let player = top_guid(&player_side.call_tool(search("player character prefab")).await.unwrap());
+    assert_ne!(zombie, player);
+    let pick = || CallToolRequestParams::new("pick").with_arguments(args(json!({"index": "0"})));
+    let picked = zombie_side.call_tool(pick()).await.unwrap();
+    assert_eq!(
+        text(&picked),
+        format!("[unity-assets:pick] recorded: {zombie}"),
+        "picked from another session's search"
+    );
+    let picked = player_side.call_tool(pick()).await.unwrap();
+    assert_eq!(text(&picked), format!("[unity-assets:pick] recorded: {player}"));
+    // The file stays the CLI's contract: it holds the result the last call used.
+    let file = std::fs::read_to_string(project.path().join(".claude/unity-asset-index/search-result.json")).unwrap();
+    assert!(file.contains("player character prefab"), "{file}");
+    zombie_side.cancel().await.ok();
+    player_side.cancel().await.ok();
 }

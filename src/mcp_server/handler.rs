@@ -19,6 +19,7 @@ use serde_json::{json, Map, Value};
 
 use super::catalog::{self, GRAPH, LIST_PIPELINES};
 use super::elicit::{may_request, Elicitor};
+use super::last_search;
 use super::locate::{locate, Places, CLAUDE_PROJECT_DIR};
 use super::progress::Notifier;
 use super::ServerOptions;
@@ -46,6 +47,8 @@ const SERVED: &[&str] = &[
 #[derive(Clone)]
 pub struct PipelineServer {
     options: Arc<ServerOptions>,
+    /// The sessions' turns at `search-result.json`.
+    turn: Arc<last_search::Turn>,
     session: Arc<Session>,
 }
 
@@ -55,6 +58,7 @@ struct Session {
     /// The client's roots as last listed (`None`: not asked yet), dropped
     /// when the client says they changed.
     roots: tokio::sync::Mutex<Option<Option<Vec<String>>>>,
+    last_search: last_search::Own,
 }
 
 impl PipelineServer {
@@ -62,14 +66,16 @@ impl PipelineServer {
     pub fn new(options: ServerOptions) -> Self {
         Self {
             options: Arc::new(options),
+            turn: Arc::default(),
             session: Arc::default(),
         }
     }
 
-    /// Another session of the same server.
-    pub(super) fn new_session(&self) -> Self {
+    /// Another session of the same server: its own roots and last search.
+    pub fn new_session(&self) -> Self {
         Self {
             options: self.options.clone(),
+            turn: self.turn.clone(),
             session: Arc::default(),
         }
     }
@@ -191,12 +197,25 @@ impl PipelineServer {
             .map(|token| Notifier::shared(context.peer.clone(), token));
         // The server's stdin is the protocol: only the client's user is asked.
         let rt = rt.with_asker(asker).with_progress(progress);
+        let index_dir = project.root.join(INDEX_DIR);
+        let run = last_search::with_own(
+            &self.turn,
+            &self.session.last_search,
+            &index_dir,
+            &project.config.limits,
+            tool.pipeline.name(),
+            invocation.run(&project, self.options.trust, &rt),
+        );
         let finished = tokio::select! {
-            finished = invocation.run(&project, self.options.trust, &rt) => finished,
+            finished = run => finished,
             // Dropping the run cancels its stages; atomic writes leave no half-written file.
             _ = context.ct.cancelled() => {
                 return Err(McpError::internal_error(format!("{name}: cancelled by the client"), None));
             }
+        };
+        let finished = match finished {
+            Ok(finished) => finished,
+            Err(message) => return Ok(CallToolResult::error(vec![Content::text(message)])),
         };
         Ok(tool_result(finished, &lines.captured()))
     }

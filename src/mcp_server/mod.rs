@@ -12,6 +12,7 @@
 mod catalog;
 mod elicit;
 mod handler;
+mod last_search;
 mod locate;
 mod progress;
 mod stdio;

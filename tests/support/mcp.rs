@@ -73,6 +73,15 @@ pub async fn connect_as<C: ClientHandler>(
         model: None,
         trust,
     });
+    connect_to(server, client, lifecycle).await
+}
+
+/// A client session on `server` (one of its sessions: see `new_session`).
+pub async fn connect_to<C: ClientHandler>(
+    server: PipelineServer,
+    client: C,
+    lifecycle: ClientLifecycleMode,
+) -> RunningService<RoleClient, C> {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
