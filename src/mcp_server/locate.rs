@@ -63,9 +63,10 @@ fn holds_assets(dir: &Path) -> bool {
     dir.join("Assets").is_dir()
 }
 
-/// The local folder a `file://` root names.
+/// The local folder a `file://` root names (without a trailing `/`).
 fn file_path(uri: &str) -> Option<PathBuf> {
-    url::Url::parse(uri).ok()?.to_file_path().ok()
+    let path = url::Url::parse(uri).ok()?.to_file_path().ok()?;
+    Some(path.components().collect())
 }
 
 #[cfg(test)]
