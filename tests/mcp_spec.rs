@@ -114,11 +114,15 @@ async fn every_tool_says_what_it_does_and_takes_only_what_a_caller_sets() {
         assert_ne!(drawn.is_error, Some(true), "{format}: {}", text(&drawn));
     }
     assert!(formats.contains(&json!("svg")), "{formats:?}");
-    let png = client
-        .call_tool(CallToolRequestParams::new("graph").with_arguments(args(json!({"name": "pick", "format": "png"}))))
-        .await
-        .expect("tools/call graph");
-    assert_eq!(png.is_error, Some(true));
+    for unlisted in ["png", "MERMAID"] {
+        let refused = client
+            .call_tool(
+                CallToolRequestParams::new("graph").with_arguments(args(json!({"name": "pick", "format": unlisted}))),
+            )
+            .await
+            .expect("tools/call graph");
+        assert_eq!(refused.is_error, Some(true), "{unlisted}: {}", text(&refused));
+    }
     client.cancel().await.ok();
 }
 

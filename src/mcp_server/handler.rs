@@ -400,7 +400,15 @@ impl PipelineServer {
         };
         let format = match args.get("format") {
             None => "mermaid",
-            Some(Value::String(format)) => format,
+            // Exactly the names the tool's schema lists (`Format` alone also takes `MERMAID`).
+            Some(Value::String(format)) if Format::ALL.iter().any(|f| f.name() == format) => format,
+            Some(Value::String(format)) => {
+                let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+                return Err(format!(
+                    "graph: unknown format `{format}` (formats: {})",
+                    names.join(", ")
+                ));
+            }
             Some(other) => return Err(format!("graph: `format` must be a string, got {other}")),
         };
         let project = self.open(Project::open, context).await?;
