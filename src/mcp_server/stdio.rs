@@ -14,8 +14,9 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
-/// The longest message read, as rmcp's HTTP transport bounds a body.
-pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+/// The longest message read (rmcp's own bound): a call with a 10 MB
+/// argument is still read, so its answer names the input that is too long.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
