@@ -32,9 +32,11 @@ Exit codes: 0 ok · 1 the run failed or refused (stale index, locked file, MCP u
 #[derive(Debug, Parser)]
 #[command(name = "unity-assets", version, about = ABOUT, after_help = AFTER, propagate_version = true)]
 pub struct Cli {
-    /// The Unity project (the folder holding Assets/).
-    #[arg(long, global = true, default_value = ".", value_name = "DIR", help_heading = GLOBAL)]
-    pub project: PathBuf,
+    /// The Unity project (the folder holding Assets/); default: the current
+    /// folder (`mcp`: the client's roots, CLAUDE_PROJECT_DIR, then the
+    /// nearest folder upward holding Assets/ and ProjectSettings/).
+    #[arg(long, global = true, value_name = "DIR", help_heading = GLOBAL)]
+    pub project: Option<PathBuf>,
     /// More logging (-v stage spans, -vv everything); RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     pub verbose: u8,

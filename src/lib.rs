@@ -13,6 +13,7 @@ pub mod doctor;
 pub mod eval;
 pub mod exit;
 pub mod index;
+pub mod invocation;
 pub mod mcp_server;
 pub mod model;
 pub mod progress;
