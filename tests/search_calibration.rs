@@ -17,14 +17,23 @@ const CRATE: &str = "Assets/Props/Crate_Scifi.prefab";
 fn props_project() -> Project {
     let project = Project::configured(BIN, "");
     std::fs::create_dir_all(project.path().join("ProjectSettings")).unwrap();
-    for (n, rel) in [BARREL, CRATE, "Assets/Characters/Player.prefab", "Assets/Props/Key_Pickup.prefab"]
-        .into_iter()
-        .enumerate()
+    for (n, rel) in [
+        BARREL,
+        CRATE,
+        "Assets/Characters/Player.prefab",
+        "Assets/Props/Key_Pickup.prefab",
+    ]
+    .into_iter()
+    .enumerate()
     {
         let file = project.path().join(rel);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, "").unwrap();
-        std::fs::write(format!("{}.meta", file.display()), format!("fileFormatVersion: 2\nguid: {:032x}\n", n + 1)).unwrap();
+        std::fs::write(
+            format!("{}.meta", file.display()),
+            format!("fileFormatVersion: 2\nguid: {:032x}\n", n + 1),
+        )
+        .unwrap();
     }
     let run = project.run(&["reindex"]);
     assert_eq!(run.code, 0, "{run:?}");
@@ -69,8 +78,16 @@ fn moving_confirm_moves_the_caps_with_it() {
     let groups = &result(&project)["groups"];
     assert!((0.60..0.70).contains(&confidence(groups, BARREL)), "{groups:#}");
     assert!(confidence(groups, CRATE) <= 0.55, "{groups:#}");
-    let crate_row = groups[0]["candidates"].as_array().unwrap().iter().find(|c| c["path"] == CRATE).unwrap();
-    assert!(crate_row["reasoning"].as_str().unwrap().contains("stays under 0.60"), "{crate_row:#}");
+    let crate_row = groups[0]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["path"] == CRATE)
+        .unwrap();
+    assert!(
+        crate_row["reasoning"].as_str().unwrap().contains("stays under 0.60"),
+        "{crate_row:#}"
+    );
 }
 
 #[test]
@@ -101,9 +118,15 @@ fn no_match_shows_the_closest_candidates_and_what_would_help() {
     let run = project.run(&["search", "wooden bridge"]);
     assert_eq!(run.code, 0, "{run:?}");
     let lines = run.lines();
-    let at = lines.iter().position(|l| *l == FALLBACK_3).unwrap_or_else(|| panic!("{run:?}"));
+    let at = lines
+        .iter()
+        .position(|l| *l == FALLBACK_3)
+        .unwrap_or_else(|| panic!("{run:?}"));
     let answer = lines[at + 1..].join("\n");
-    assert!(answer.contains("no asset reached the confirm threshold (0.40)"), "{answer}");
+    assert!(
+        answer.contains("no asset reached the confirm threshold (0.40)"),
+        "{answer}"
+    );
     assert!(answer.contains("all below confirm (0.40)"), "{answer}");
     assert!(answer.contains(&format!("   {BARREL} (0.")), "{answer}");
     assert!(answer.contains("reindexing will not help"), "{answer}");
@@ -125,5 +148,8 @@ fn no_match_shows_the_closest_candidates_and_what_would_help() {
         .unwrap();
     let run = project.run(&["search", "wooden bridge"]);
     assert!(run.has_line(FALLBACK_3), "{run:?}");
-    assert!(run.stdout.contains("the index is stale; run `unity-assets reindex`"), "{run:?}");
+    assert!(
+        run.stdout.contains("the index is stale; run `unity-assets reindex`"),
+        "{run:?}"
+    );
 }

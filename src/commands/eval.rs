@@ -26,7 +26,11 @@ pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome
     // Controls pass under the confirm threshold the search runs with.
     let thresholds: Thresholds = match serde_json::from_value(pipeline.params()["confidence_threshold"].clone()) {
         Ok(t) => t,
-        Err(e) => return Outcome::invalid(format!("confidence_threshold: {e} (expected {{auto: 0.70, confirm: 0.40}})")),
+        Err(e) => {
+            return Outcome::invalid(format!(
+                "confidence_threshold: {e} (expected {{auto: 0.70, confirm: 0.40}})"
+            ))
+        }
     };
     // Search lines are not part of eval's output: capture them.
     let rt = match project.runtime(Output::buffer()) {

@@ -450,9 +450,7 @@ pub fn register(registry: &mut Registry) {
                 let document = match (a.no_query_reason, a.groups) {
                     (Some(reason), _) => SearchResult::no_query(&a.query, a.manifest_version, &reason),
                     (None, Some(groups)) => SearchResult::found(&a.query, a.manifest_version, groups),
-                    (None, None) => {
-                        SearchResult::no_match(&a.query, a.manifest_version, a.closest.unwrap_or_default())
-                    }
+                    (None, None) => SearchResult::no_match(&a.query, a.manifest_version, a.closest.unwrap_or_default()),
                 };
                 let situation = result::Situation {
                     confirm: a.confirm,

@@ -44,12 +44,14 @@ const WEAK_PRIOR: f32 = 0.3;
 /// themselves, so they are not concepts. ("over" is left out: `GameOver`.)
 const POST_MODIFIER_WORDS: &[&str] = &[
     "that", "which", "who", "whom", "whose", "where", "when", "while", "if", "to", "with", "without", "for", "on",
-    "in", "of", "at", "from", "by", "behind", "under", "near", "inside", "into", "onto", "above", "below",
-    "beside", "between", "around", "across", "through", "along", "against", "like", "after", "before", "during",
+    "in", "of", "at", "from", "by", "behind", "under", "near", "inside", "into", "onto", "above", "below", "beside",
+    "between", "around", "across", "through", "along", "against", "like", "after", "before", "during",
 ];
 /// Determiners: after a noun one starts a new noun phrase, a relative
 /// clause without its "that" ("door the player can open").
-const DETERMINERS: &[&str] = &["the", "a", "an", "this", "these", "those", "my", "your", "our", "his", "her", "its", "their"];
+const DETERMINERS: &[&str] = &[
+    "the", "a", "an", "this", "these", "those", "my", "your", "our", "his", "her", "its", "their",
+];
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Concept {

@@ -208,7 +208,8 @@ impl SearchResult {
             lines.push("Next: the index is stale; run `unity-assets reindex`, then search again.".to_owned());
             return lines.join("\n");
         }
-        let mut steps = vec!["try other words (what the asset is called or what it is, rather than what it does)".to_owned()];
+        let mut steps =
+            vec!["try other words (what the asset is called or what it is, rather than what it does)".to_owned()];
         let best = Self::best_confidence(&self.closest);
         if best > 0.0 {
             // Two decimals, rounded down: the closest candidate then reaches it.
@@ -338,7 +339,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("all below confirm (0.40)"), "{text}");
-        assert!(text.contains("\n   Assets/player.prefab (0.35) — Matches player fully."), "{text}");
+        assert!(
+            text.contains("\n   Assets/player.prefab (0.35) — Matches player fully."),
+            "{text}"
+        );
         assert!(!text.contains("[0]"), "closest candidates are not pick numbers: {text}");
         assert!(text.contains("reindexing will not help"), "{text}");
         assert!(text.contains("--set confidence_threshold.confirm=0.35"), "{text}");
@@ -353,10 +357,16 @@ mod tests {
             },
         );
         assert!(stale.contains("threshold (0.50)"), "{stale}");
-        assert!(stale.contains("run `unity-assets reindex`, then search again"), "{stale}");
+        assert!(
+            stale.contains("run `unity-assets reindex`, then search again"),
+            "{stale}"
+        );
 
         let nothing = SearchResult::no_match("q", None, vec![]).summary(3, FRESH);
-        assert!(nothing.contains("No asset shares a word") && !nothing.contains("--set"), "{nothing}");
+        assert!(
+            nothing.contains("No asset shares a word") && !nothing.contains("--set"),
+            "{nothing}"
+        );
 
         let schema: serde_json::Value =
             serde_json::from_str(include_str!("../../schemas/search-result.schema.json")).unwrap();

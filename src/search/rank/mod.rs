@@ -69,6 +69,9 @@ pub use packages::{rank_packages, PackageChoice};
 const FLOOR: f32 = 0.05;
 const SPAN: f32 = 0.85;
 const MAX_CONFIDENCE: f32 = 0.99;
+/// The least match of the subject that keeps a record at confirm: the word
+/// or a translation in the summary (0.85) or better.
+const STRONG_SUBJECT: f32 = 0.85;
 /// How far under confirm a record that cannot be placed without asking is
 /// capped: clearly under, not a rounding away from it.
 const UNDER_CONFIRM_MARGIN: f32 = 0.05;
@@ -85,7 +88,10 @@ pub struct Thresholds {
 impl Default for Thresholds {
     /// `pipelines/search.yaml`'s defaults.
     fn default() -> Self {
-        Self { auto: 0.70, confirm: 0.40 }
+        Self {
+            auto: 0.70,
+            confirm: 0.40,
+        }
     }
 }
 
@@ -247,6 +253,13 @@ fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32, thresholds: 
     let preference = intents.preference(query.type_intent.as_deref(), row);
     let content = !intents.is_non_content(row) || query.type_intent.as_deref() == Some("script");
     let subject_found = query.subject.and_then(|i| s.found_in.get(i)).map(|&mask| mask != 0);
+    // Only the subject itself, or a translation of it, in the record's own
+    // words holds a record at confirm; a sibling translation or a folder
+    // name (a ship for "boat") is weaker evidence, ranked but not lifted.
+    let subject_strong = query
+        .subject
+        .and_then(|i| s.strength.get(i))
+        .is_some_and(|&strength| strength >= STRONG_SUBJECT);
     // A named type excludes content of other types (a prefab is no answer
     // to "robot footstep sound").
     if query.type_named && intents.is_other_type(query.type_intent.as_deref(), row) {
@@ -254,7 +267,9 @@ fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32, thresholds: 
     }
     let (c, calibration) = match subject_found {
         Some(false) => (raw.min(cap), Calibration::SubjectMissing),
-        Some(true) if content && s.found_in.len() > 1 && raw < floor => (floor, Calibration::SubjectFound),
+        Some(true) if content && subject_strong && s.found_in.len() > 1 && raw < floor => {
+            (floor, Calibration::SubjectFound)
+        }
         _ => (raw, Calibration::Plain),
     };
     // The type priority, only where it cannot make a record confirmable.
@@ -294,7 +309,10 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
         .map(|(confidence, s, tier, past, calibration)| {
             let row = &rows[s.index];
             let mut reasoning = explain(query, &s);
-            let subject = query.subject.and_then(|i| query.concepts.get(i)).map(|c| c.label.as_str());
+            let subject = query
+                .subject
+                .and_then(|i| query.concepts.get(i))
+                .map(|c| c.label.as_str());
             let floor = options.thresholds.subject_found_floor();
             match (calibration, subject) {
                 (Calibration::SubjectMissing, Some(subject)) => reasoning.push_str(&format!(
@@ -578,8 +596,14 @@ mod tests {
         // "sci-fi barrel": the barrel lacks the modifier, the crate the subject.
         let got = rank("sci-fi barrel");
         let conf = |guid: &str| got.iter().find(|c| c.guid == guid).map(|c| c.confidence);
-        assert!(conf("a").is_some_and(|c| c >= Thresholds::default().subject_found_floor()), "{got:?}");
-        assert!(conf("b").is_some_and(|c| c < Thresholds::default().subject_found_floor()), "{got:?}");
+        assert!(
+            conf("a").is_some_and(|c| c >= Thresholds::default().subject_found_floor()),
+            "{got:?}"
+        );
+        assert!(
+            conf("b").is_some_and(|c| c < Thresholds::default().subject_found_floor()),
+            "{got:?}"
+        );
         assert_eq!(got[0].guid, "a");
         assert!(
             got[1].reasoning.contains("subject barrel is not in it"),
@@ -647,7 +671,10 @@ mod tests {
         );
         let code = rank("barrel");
         let script = code.iter().find(|c| c.guid == "c").unwrap();
-        assert!(script.confidence < Thresholds::default().subject_found_floor(), "{script:?}");
+        assert!(
+            script.confidence < Thresholds::default().subject_found_floor(),
+            "{script:?}"
+        );
         assert!(rank("barrel script")[0].guid == "c");
     }
 
