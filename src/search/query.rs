@@ -482,13 +482,14 @@ mod tests {
         assert!(!Query::analyze("발소리", &vocab).type_named);
     }
 
+    /// The label of `query`'s subject concept.
+    fn subject(query: &str) -> String {
+        let q = Query::analyze(query, &Vocabulary::embedded());
+        q.subject.map(|i| q.concepts[i].label.clone()).unwrap_or_default()
+    }
+
     #[test]
     fn the_subject_is_the_last_thing_not_a_modifier_or_class_word() {
-        let vocab = Vocabulary::embedded();
-        let subject = |q: &str| {
-            let q = Query::analyze(q, &vocab);
-            q.subject.map(|i| q.concepts[i].label.clone()).unwrap_or_default()
-        };
         assert!(subject("추락한 우주선").starts_with("우주선"), "추락한 is a predicate");
         assert!(subject("깨지는 항아리").starts_with("항아리"));
         assert!(
@@ -511,10 +512,6 @@ mod tests {
     #[test]
     fn an_english_head_noun_comes_before_its_post_modifier() {
         let vocab = Vocabulary::embedded();
-        let subject = |q: &str| {
-            let q = Query::analyze(q, &vocab);
-            q.subject.map(|i| q.concepts[i].label.clone()).unwrap_or_default()
-        };
         for (query, head) in [
             ("door that opens when the player has the key", "door"),
             ("crate to hide the player behind", "crate"),
