@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use crate::commands::Outcome;
 use crate::eval::{evaluate, load_golden, Hit};
 use crate::project::Project;
+use crate::search::rank::Thresholds;
 
 pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome {
     let set = match load_golden(golden, &project.config.limits) {
@@ -21,6 +22,15 @@ pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome
     let pipeline = match project.compile("search", &[]) {
         Ok(p) => p,
         Err(d) => return Outcome::invalid(d),
+    };
+    // Controls pass under the confirm threshold the search runs with.
+    let thresholds: Thresholds = match serde_json::from_value(pipeline.params()["confidence_threshold"].clone()) {
+        Ok(t) => t,
+        Err(e) => {
+            return Outcome::invalid(format!(
+                "confidence_threshold: {e} (expected {{auto: 0.70, confirm: 0.40}})"
+            ))
+        }
     };
     // Search lines are not part of eval's output: capture them.
     let rt = match project.runtime(Output::buffer()) {
@@ -76,7 +86,7 @@ pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome
         Ok(hits)
     };
     let route = |q: &str| -> anyhow::Result<usize> { Ok(results.get(q).map_or(0, |(_, routed)| *routed)) };
-    match evaluate(&set, search, route) {
+    match evaluate(&set, thresholds.confirm, search, route) {
         Ok(report) => {
             if as_json {
                 println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());

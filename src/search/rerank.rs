@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::hints::PastPickGroup;
-use super::rank::Candidate;
+use super::rank::{Candidate, Thresholds};
 use super::records::{decode_row, AssetRow};
 use super::route::SubIntent;
 use super::{index_files, rank_for_intents, vocabulary, Retrieved};
@@ -29,6 +29,9 @@ struct RetrieveArgs {
     past_picks: Vec<PastPickGroup>,
     #[serde(default)]
     aliases: Option<PathBuf>,
+    /// The pipeline's `confidence_threshold`, which the caps derive from.
+    #[serde(default)]
+    thresholds: Thresholds,
 }
 
 /// One sub-intent's retrieval, in the ids the model sees.
@@ -126,7 +129,7 @@ pub(super) fn register(registry: &mut Registry) {
                     .into_iter()
                     .filter_map(|line| decode_row(Value::String(line)))
                     .collect();
-                let ranked = rank_for_intents(&rows, &a.sub_intents, a.top_n, &a.past_picks, &vocab);
+                let ranked = rank_for_intents(&rows, &a.sub_intents, a.top_n, &a.past_picks, &vocab, a.thresholds);
                 let by_guid: HashMap<&str, &AssetRow> = rows.iter().map(|r| (r.guid.as_str(), r)).collect();
                 let retrieved = a
                     .sub_intents
