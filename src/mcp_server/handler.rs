@@ -197,6 +197,14 @@ impl PipelineServer {
             .map(|token| Notifier::shared(context.peer.clone(), token));
         // The server's stdin is the protocol: only the client's user is asked.
         let rt = rt.with_asker(asker).with_progress(progress);
+        // A stage stuck in a template holds this task, so the client's cancel
+        // reaches it through the run's cancel flag, set from a task of its own.
+        let cancel = rt.cancel().clone();
+        let client_cancel = context.ct.clone();
+        let watcher = tokio::spawn(async move {
+            client_cancel.cancelled().await;
+            cancel.cancel();
+        });
         let index_dir = project.root.join(INDEX_DIR);
         let run = last_search::with_own(
             &self.turn,
@@ -213,6 +221,7 @@ impl PipelineServer {
                 return Err(McpError::internal_error(format!("{name}: cancelled by the client"), None));
             }
         };
+        watcher.abort();
         let finished = match finished {
             Ok(finished) => finished,
             Err(message) => return Ok(CallToolResult::error(vec![Content::text(message)])),
