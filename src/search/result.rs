@@ -287,7 +287,7 @@ mod tests {
         );
         assert!(text.contains("unity-assets pick N") && text.contains("unity-assets build \"적 + UI\""));
         assert!(!text.contains("more,"), "every candidate is shown: {text}");
-        let text = result.summary(1);
+        let text = result.summary(1, FRESH);
         assert!(
             text.contains("   [0] Assets/a.prefab (0.90) — Matches a fully.\n   … and 1 more, [1]–[1], in search-result.json\n2. UI\n   [2] Assets/c.prefab"),
             "{text}"
