@@ -138,7 +138,9 @@ async fn dispatch(cli: Cli) -> Outcome {
             commands::run_pipeline(&project, "index", inputs(json!({"force": true})), &run).await
         }
         Command::Doctor { offline, run, .. } => commands::doctor(&project, &gate, offline, &run).await,
-        Command::Eval { golden, json, .. } => commands::eval::command(&project, &golden, json).await,
+        Command::Eval {
+            golden, json, retrievers, ..
+        } => commands::eval::command(&project, &golden, json, retrievers).await,
         Command::Run {
             name,
             inputs: flags,
