@@ -159,7 +159,8 @@ pub enum Command {
     },
     /// Choose candidate N (0-based, across groups) of the last search; records feedback.
     Pick {
-        /// The candidate's number as the search printed it (0, 1, …), counted across all groups.
+        /// The candidate's number as the search printed it (`[0]`, `[1]`, …), counted from 0 across all
+        /// groups (build's `--choose G=N` counts from 1).
         index: String,
         #[command(flatten)]
         run: RunOptions,
@@ -171,7 +172,8 @@ pub enum Command {
         /// Apply the top candidate of groups that need confirmation.
         #[arg(long)]
         yes: bool,
-        /// Answer a confirmation: `--choose 1=2` picks candidate 2 of group 1 (repeatable).
+        /// Answer a confirmation: `--choose 1=2` picks candidate 2 of group 1 (repeatable); both
+        /// count from 1, as build lists them (pick's numbers count from 0).
         #[arg(long, value_name = "GROUP=N")]
         choose: Vec<String>,
         /// Never ask; unconfirmed groups are left alone.

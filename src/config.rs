@@ -39,7 +39,15 @@ impl Config {
 
     /// Read the project's config; a missing file means all defaults.
     pub fn load(project: &Path, resources: &Resources) -> Result<Self, Diagnostics> {
-        let path = project.join(CONFIG_FILE);
+        // A link out of the project is refused, as for every project file:
+        // its target is not what `unity-assets trust` reviewed.
+        let path = engine::io::confine(project, CONFIG_FILE).map_err(|e| {
+            Diagnostics(vec![Diagnostic::about(
+                CONFIG_FILE,
+                format!("cannot read the config: {e}"),
+            )
+            .help("replace the link with the file itself (a copy inside the project)")])
+        })?;
         // Read before the limits it sets are known: bounded by the default.
         let limit = engine::io::Limits::default().file_bytes;
         let text = match engine::io::read_text_if_present(&path, limit, engine::io::FILE_KEY) {
@@ -56,16 +64,7 @@ impl Config {
     }
 
     pub fn parse(file: &str, text: &str, resources: &Resources) -> Result<Self, Diagnostics> {
-        let source = SourceMap::parse(text);
-        let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| {
-            let at = e.location().map(|l| (l.line(), l.column()));
-            Diagnostics(vec![Diagnostic::new(file, at, format!("invalid YAML: {e}"))])
-        })?;
-        let values: Value = if doc.is_null() {
-            Value::Object(Default::default())
-        } else {
-            serde_json::to_value(&doc).unwrap_or(Value::Null)
-        };
+        let (values, source) = parse_document(file, text)?;
         check_schema(file, &values, Some(&source), resources)?;
         let llm = match values.get("llm") {
             Some(v) => serde_json::from_value(v.clone())
@@ -87,7 +86,8 @@ impl Config {
             values.pointer("/limits/file_mb").and_then(Value::as_u64),
             values.pointer("/limits/http_mb").and_then(Value::as_u64),
             values.pointer("/limits/line_kb").and_then(Value::as_u64),
-        );
+        )
+        .with_template_fuel(values.pointer("/limits/template_fuel").and_then(Value::as_u64));
         Ok(Self {
             llm,
             embeddings,
@@ -100,6 +100,23 @@ impl Config {
             }),
         })
     }
+}
+
+/// The config text as every reader sees it: the loader and the trust review
+/// read it through this one parser, so a tag, an anchor or a layout cannot
+/// show one of them something the other does not.
+pub fn parse_document(file: &str, text: &str) -> Result<(Value, SourceMap), Diagnostics> {
+    let source = SourceMap::parse(text);
+    let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| {
+        let at = e.location().map(|l| (l.line(), l.column()));
+        Diagnostics(vec![Diagnostic::new(file, at, format!("invalid YAML: {e}"))])
+    })?;
+    let values: Value = if doc.is_null() {
+        Value::Object(Default::default())
+    } else {
+        serde_json::to_value(&doc).unwrap_or(Value::Null)
+    };
+    Ok((values, source))
 }
 
 /// `--set` values whose key is a config key (`batch_size`, `search.asset_top_k`)

@@ -65,12 +65,18 @@ async fn dispatch(cli: Cli) -> Outcome {
     };
     project.show_progress = !cli.quiet;
     // The trust seam: one review of the project before any command uses it.
-    let gate = unity_assets::trust::Gate::check(&project.root, &project.resources, cli.trust);
+    // A pipeline file `run` names is reviewed too when it lies inside the project.
+    let run_file = match &cli.command {
+        Command::Run { name, .. } => Some(std::path::Path::new(name.as_str())),
+        _ => None,
+    };
+    let gate = unity_assets::trust::Gate::check(&project, run_file, cli.trust);
     let uses_project = match &cli.command {
         Command::Run { dry_run, .. } => !dry_run,
         Command::Validate { .. } | Command::Graph { .. } | Command::Eject { .. } | Command::Trust { .. } => false,
-        // doctor runs, reporting the items and leaving them unused.
-        Command::Doctor { .. } => false,
+        // doctor runs, reporting the items and leaving them unused, unless
+        // its own pipeline is a project override that reaches out.
+        Command::Doctor { .. } => gate.review.runs_reaching_override("doctor"),
         _ => true,
     };
     if let Some(refusal) = gate.refusal(&project.root).filter(|_| uses_project) {
@@ -112,10 +118,12 @@ async fn dispatch(cli: Cli) -> Outcome {
             commands::run_pipeline(&project, "web-search", inputs(fields), &run).await
         }
         Command::Pick { index, run } => {
-            if index.trim().parse::<usize>().is_err() {
+            if !unity_assets::search::pick::is_whole_number(&index) {
+                let refusal = unity_assets::search::pick::not_a_number(&index);
                 return Outcome::invalid(format!(
-                    "[unity-assets:pick] error: `{}` is not a candidate number; pass 0, 1, 2 … as the last search listed them",
-                    index.escape_debug()
+                    "{}\n  help: {}",
+                    refusal.line,
+                    refusal.help.unwrap_or_default()
                 ));
             }
             commands::run_pipeline(&project, "pick", inputs(json!({"index": index})), &run).await
@@ -155,15 +163,13 @@ async fn dispatch(cli: Cli) -> Outcome {
         Command::Validate { names } => commands::validate(&project, &names),
         Command::Graph { name, format } => commands::graph(&project, &name, &format),
         Command::Eject { force } => commands::eject::eject(&project, force),
-        Command::Trust { show, revoke } => {
-            match unity_assets::trust::command(&project.root, &project.resources, show, revoke) {
-                Ok(text) => {
-                    println!("{text}");
-                    Outcome::ok()
-                }
-                Err(e) => Outcome::failed(format!("trust: {e}")),
+        Command::Trust { show, revoke } => match unity_assets::trust::command(&project, show, revoke) {
+            Ok(text) => {
+                println!("{text}");
+                Outcome::ok()
             }
-        }
+            Err(e) => Outcome::failed(format!("trust: {e}")),
+        },
         Command::Providers {
             command: ProvidersCommand::Check { .. },
         } => commands::providers::providers_check(&project).await,

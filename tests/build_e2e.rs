@@ -338,7 +338,7 @@ fn build_runs_search_first_then_sends_each_asset_type_through_the_real_server() 
     assert_eq!(shape(sent_now), pairs(&[create, save]));
     assert_eq!(sent_now[0].params["componentsToAdd"][0]["typeName"], "AudioSource");
     let unconfirmed = format!(
-        "[unity-assets:build] 1. {} — unconfirmed: best confidence {:.2}; rerun with --choose 1=N or --yes",
+        "[unity-assets:build] 1. {} — unconfirmed: best confidence {:.2}; rerun with --choose 1=N (N counts from 1) or --yes",
         tops[0].sub_intent, tops[0].confidence
     );
     assert!(second.has_line(&unconfirmed), "{}", second.output());
@@ -609,7 +609,7 @@ fn show_the_seed_golden_build() {
         return;
     }
     let Some(command) = server_or_skip() else { return };
-    let templates = load_seed_templates(&templates_path).expect("seed templates");
+    let templates = load_seed_templates(&templates_path, &engine::io::Limits::default()).expect("seed templates");
     let assets: Vec<(String, String)> = templates
         .iter()
         .map(|t| (t.path(), importer_for(&t.kind).to_owned()))

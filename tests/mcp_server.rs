@@ -148,7 +148,8 @@ async fn our_client_lists_and_calls_the_pipelines_in_process() {
         .call_tool(CallToolRequestParams::new("pick").with_arguments(args(json!({"index": "0"}))))
         .await
         .expect("tools/call pick");
-    assert_eq!(text(&picked), format!("[unity-assets:pick] recorded: {top}"));
+    let recorded = format!("[unity-assets:pick] recorded: {top}");
+    assert_eq!(text(&picked).lines().next(), Some(recorded.as_str()));
 
     // A refusal is a tool error carrying the same line and exit reason.
     let refused = client

@@ -434,12 +434,14 @@ fn pick_prints_its_five_lines_with_their_exit_codes() {
         "[unity-assets:pick] error: index {out_of_range} out of range (max {})",
         candidates.len() - 1
     );
-    assert_eq!((run.code, run.lines()), (1, vec![line.as_str()]), "{run:?}");
+    // The fixed line, then that pick counts from 0.
+    assert_eq!((run.code, run.lines()[0]), (1, line.as_str()), "{run:?}");
+    assert!(run.lines()[1].starts_with("  help: pick counts from 0"), "{run:?}");
 
     let lock = project.index_file("feedback.jsonl.lock");
     std::fs::write(&lock, "").unwrap();
     let run = project.run(&["pick", "0"]);
-    assert_eq!((run.code, run.lines()), (1, vec![PICK_LOCKED]), "{run:?}");
+    assert_eq!((run.code, run.lines()[0]), (1, PICK_LOCKED), "{run:?}");
     std::fs::remove_file(&lock).unwrap();
 
     let run = project.run(&["pick", "1"]);
@@ -447,7 +449,12 @@ fn pick_prints_its_five_lines_with_their_exit_codes() {
         "[unity-assets:pick] recorded: {}",
         candidates[1]["guid"].as_str().unwrap()
     );
-    assert_eq!((run.code, run.lines()), (0, vec![recorded.as_str()]), "{run:?}");
+    let path = format!("  path: {}", candidates[1]["path"].as_str().unwrap());
+    assert_eq!(
+        (run.code, run.lines()),
+        (0, vec![recorded.as_str(), path.as_str()]),
+        "{run:?}"
+    );
     let feedback = std::fs::read_to_string(project.index_file("feedback.jsonl")).unwrap();
     let row: Value = serde_json::from_str(feedback.trim()).unwrap();
     assert_valid("feedback-row.schema.json", &row);
@@ -490,7 +497,7 @@ fn fifty_concurrent_picks_leave_fifty_intact_rows() {
     let mut refused = 0;
     for (child, n) in children.into_iter().zip(&picks) {
         let mut run = Run::finished(child.wait_with_output().unwrap(), started.elapsed());
-        while run.code == 1 && run.lines() == [PICK_LOCKED] {
+        while run.code == 1 && run.lines().first() == Some(&PICK_LOCKED) {
             refused += 1;
             assert!(refused < 50, "the lock never frees: {run:?}");
             run = project.run(&["pick", n]);

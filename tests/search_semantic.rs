@@ -213,3 +213,22 @@ async fn a_failing_embeddings_server_is_retried_then_named() {
     assert!(!output.contains(KEY), "{output}");
     assert_eq!(server.requests().len(), 2, "the 503 was retried, the 401 was not");
 }
+
+/// An embeddings server with a key is a trust item, like a model server:
+/// nothing is sent before `unity-assets trust`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untrusted_project_sends_nothing_to_its_embeddings_server() {
+    let server = LlmServer::respond_with(Arc::new(embeddings_server_reply)).await;
+    let project = project(&server, "");
+    let run = tokio::task::block_in_place(|| {
+        test_support::cli::Run::of(
+            test_support::cli::command(std::path::Path::new(BIN), project.path())
+                .args(["index"])
+                .env("TEST_EMBED_KEY", KEY)
+                .env_remove("UNITY_ASSETS_TRUST"),
+        )
+    });
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(run.output().contains("embeddings.base_url"), "{run:?}");
+    assert!(server.requests().is_empty());
+}

@@ -12,7 +12,7 @@
 //!
 //! Modules depend only on modules above them in this list:
 //!
-//! 1. `diagnostic`, `io`, `output`, `progress` — leaves.
+//! 1. `cancel`, `diagnostic`, `io`, `output`, `progress` — leaves.
 //! 2. `asker` (a person's answer), `template`, `resources`, `render` (the
 //!    graph drawn), `llm`, `mcp`.
 //! 3. `registry` (native functions), `spec` (the YAML as written).
@@ -27,6 +27,7 @@
 #![warn(missing_docs)]
 
 mod asker;
+mod cancel;
 mod compile;
 pub mod diagnostic;
 pub mod io;
@@ -47,11 +48,12 @@ mod stages;
 pub mod template;
 
 pub use asker::{Asker, Terminal};
+pub use cancel::Cancel;
 pub use compile::{Compiler, ConfigLayer, InputError, ParamLayers, Pipeline, ResolvedParam};
 pub use outline::{outline, Outline, StageOutline};
 pub use output::Output;
 pub use progress::{Progress, Tick};
-pub use registry::{CallContext, Registry};
+pub use registry::{CallContext, Reach, Registry};
 pub use report::{ModelUsage, RunReport, RunStatus, StageReport, StageStatus};
 pub use run::{run, Ending, RunOutcome};
 pub use runtime::Runtime;

@@ -21,6 +21,7 @@ pub struct StageOutline {
     name: String,
     action: ActionKind,
     function: Option<String>,
+    read_path: Option<String>,
     at: Pos,
 }
 
@@ -38,7 +39,14 @@ pub fn outline(text: &str) -> Option<Outline> {
             name: s.name.clone(),
             action: s.action.kind(),
             function: match &s.action {
-                Action::Fn(name) => Some(name.clone()),
+                Action::Fn(name) | Action::Run(name) => Some(name.clone()),
+                _ => None,
+            },
+            read_path: match &s.action {
+                Action::Read(read) => read
+                    .path
+                    .as_ref()
+                    .map(|p| p.as_str().map_or_else(|| p.to_string(), str::to_owned)),
                 _ => None,
             },
             at: spec.source.key(&format!("stages.{}.{}", s.name, s.action.key())),
@@ -80,9 +88,16 @@ impl StageOutline {
         self.action
     }
 
-    /// The native function a `fn:` stage calls (`build.execute`).
+    /// The native function a `fn:` stage calls (`build.execute`), or the
+    /// sub-pipeline a `run:` stage runs.
     pub fn function(&self) -> Option<&str> {
         self.function.as_deref()
+    }
+
+    /// The project file a `read:` stage names in `path:`, as written (it may
+    /// be a template, resolved only when the stage runs).
+    pub fn read_path(&self) -> Option<&str> {
+        self.read_path.as_deref()
     }
 
     /// Where its action key (`exec:`, `fn:`, ...) is written.
@@ -113,7 +128,11 @@ mod tests {
             ]
         );
         assert_eq!(o.params()["mcp"]["command"], "sh");
+        assert!(o.stages().iter().all(|s| s.read_path().is_none()));
         assert_eq!(o.param_at("mcp"), (3, 3));
+        let reads = outline("pipeline: p\nstages:\n  r: {read: {path: data/tool.yml}}\n  s: {run: sub}\n").unwrap();
+        assert_eq!(reads.stages()[0].read_path(), Some("data/tool.yml"));
+        assert_eq!(reads.stages()[1].function(), Some("sub"));
         assert!(outline("- not a mapping").is_none());
     }
 }

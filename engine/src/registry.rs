@@ -120,11 +120,65 @@ pub type NativeFuture = Pin<Box<dyn Future<Output = Result<Value, NativeError>> 
 /// A registered native function: JSON arguments in, JSON result out.
 pub type NativeFn = Arc<dyn Fn(Value, CallContext) -> NativeFuture + Send + Sync>;
 
+/// What a native function can reach beyond computing on its arguments and
+/// the run's files: declared where the product registers it, so a review of
+/// a pipeline (before it is trusted) lists every stage calling such a
+/// function from this declaration rather than from a list of names.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reach {
+    /// Starts a program (a command, an MCP server over stdio).
+    pub programs: bool,
+    /// Opens a network connection.
+    pub network: bool,
+    /// Chooses which credential (an environment variable's value) goes where.
+    pub credentials: bool,
+}
+
+impl Reach {
+    /// Computes on its arguments and the run's files only.
+    pub const NONE: Self = Self {
+        programs: false,
+        network: false,
+        credentials: false,
+    };
+    /// Opens connections.
+    pub const NETWORK: Self = Self {
+        network: true,
+        ..Self::NONE
+    };
+    /// Starts programs, opens connections and chooses credentials.
+    pub const ALL: Self = Self {
+        programs: true,
+        network: true,
+        credentials: true,
+    };
+
+    /// Whether it reaches anything at all.
+    pub fn any(self) -> bool {
+        self != Self::NONE
+    }
+
+    /// "runs programs, opens connections, chooses credentials", for a review.
+    pub fn describe(self) -> String {
+        let parts: Vec<&str> = [
+            (self.programs, "runs programs"),
+            (self.network, "opens connections"),
+            (self.credentials, "chooses credentials"),
+        ]
+        .into_iter()
+        .filter_map(|(on, what)| on.then_some(what))
+        .collect();
+        parts.join(", ")
+    }
+}
+
 /// One registered entry with the one-line summary `graph` and `validate` show.
 #[derive(Clone)]
 pub struct Native {
     /// One line saying what it does.
     pub summary: &'static str,
+    /// What it can reach (declared with [`Registry::reaching`]).
+    pub reach: Reach,
     /// The function itself.
     pub call: NativeFn,
 }
@@ -135,6 +189,8 @@ pub struct Registry {
     functions: BTreeMap<String, Native>,
     builtins: BTreeMap<String, Native>,
     guards: BTreeMap<String, Arc<dyn CallGuard>>,
+    /// The `fn:` function registered last, which [`Registry::reaching`] declares.
+    last_function: Option<String>,
 }
 
 impl Registry {
@@ -152,8 +208,7 @@ impl Registry {
         F: Fn(A, &CallContext) -> Result<R, BoxError> + Send + Sync + 'static,
     {
         let native = blocking(name, summary, f);
-        self.functions.insert(name.to_owned(), native);
-        self
+        self.insert_function(name, native)
     }
 
     /// Register a `fn:` function that is itself asynchronous (network, timers).
@@ -165,8 +220,36 @@ impl Registry {
         Fut: Future<Output = Result<R, BoxError>> + Send + 'static,
     {
         let native = asynchronous(name, summary, f);
+        self.insert_function(name, native)
+    }
+
+    fn insert_function(&mut self, name: &str, native: Native) -> &mut Self {
         self.functions.insert(name.to_owned(), native);
+        self.last_function = Some(name.to_owned());
         self
+    }
+
+    /// Declare what the `fn:` function just registered can reach: chained
+    /// right after its registration (`.async_function(..).reaching(Reach::NETWORK)`).
+    pub fn reaching(&mut self, reach: Reach) -> &mut Self {
+        let last = self
+            .last_function
+            .as_ref()
+            .and_then(|name| self.functions.get_mut(name));
+        debug_assert!(
+            last.is_some(),
+            "reaching() declares the fn: function registered just before it"
+        );
+        if let Some(native) = last {
+            native.reach = reach;
+        }
+        self
+    }
+
+    /// What the `fn:` function `name` can reach ([`Reach::NONE`] when unknown:
+    /// a pipeline naming an unknown function does not compile).
+    pub fn reach(&self, name: &str) -> Reach {
+        self.functions.get(name).map_or(Reach::NONE, |n| n.reach)
     }
 
     /// Register the native implementation of an `llm` stage (`builtin:`),
@@ -179,6 +262,7 @@ impl Registry {
     {
         let native = blocking(name, summary, f);
         self.builtins.insert(name.to_owned(), native);
+        self.last_function = None;
         self
     }
 
@@ -193,6 +277,7 @@ impl Registry {
     {
         let native = asynchronous(name, summary, f);
         self.builtins.insert(name.to_owned(), native);
+        self.last_function = None;
         self
     }
 
@@ -290,5 +375,33 @@ where
             serde_json::to_value(result).map_err(|source| NativeError::Output { function, source })
         })
     });
-    Native { summary, call }
+    Native {
+        summary,
+        reach: Reach::NONE,
+        call,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reach_is_declared_on_the_function_just_registered() {
+        let mut registry = Registry::new();
+        registry
+            .function("p.pure", "", |a: Value, _| Ok(a))
+            .async_function("p.fetch", "", |a: Value, _| async move { Ok(a) })
+            .reaching(Reach::NETWORK)
+            .function("p.after", "", |a: Value, _| Ok(a));
+        assert_eq!(registry.reach("p.fetch"), Reach::NETWORK);
+        assert_eq!(registry.reach("p.pure"), Reach::NONE);
+        assert_eq!(registry.reach("p.after"), Reach::NONE);
+        assert_eq!(registry.reach("p.unknown"), Reach::NONE);
+        assert_eq!(
+            Reach::ALL.describe(),
+            "runs programs, opens connections, chooses credentials"
+        );
+        assert!(!Reach::NONE.any() && Reach::NETWORK.any());
+    }
 }

@@ -30,6 +30,8 @@ pub struct Runtime {
     pub(crate) limits: crate::io::Limits,
     /// Answers received in this run, so no request is sent twice.
     pub(crate) replies: Arc<crate::llm::ReplyCache>,
+    /// Set to stop the run (Ctrl+C, a cancelled MCP call).
+    pub(crate) cancel: crate::cancel::Cancel,
 }
 
 impl Runtime {
@@ -45,7 +47,14 @@ impl Runtime {
             progress: None,
             limits: crate::io::Limits::default(),
             replies: Arc::default(),
+            cancel: crate::cancel::Cancel::new(),
         }
+    }
+
+    /// The flag that stops this run: [`Cancel::cancel`](crate::Cancel::cancel)
+    /// ends waiting stages and template loops, and no stage starts after it.
+    pub fn cancel(&self) -> &crate::cancel::Cancel {
+        &self.cancel
     }
 
     /// The model `llm` stages call (`None`: their `builtin:` tasks).

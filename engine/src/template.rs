@@ -43,10 +43,14 @@ pub(crate) struct TemplateError {
 }
 
 /// The environment every pipeline template is evaluated in: strict about
-/// undefined names so a typo fails loudly instead of rendering empty.
+/// undefined names so a typo fails loudly instead of rendering empty, its
+/// work bounded by the default `limits.template_fuel` (the compiler sets the
+/// configured one), and its `range` loops stopped by a cancelled run.
 pub fn environment() -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    env.set_fuel(Some(crate::io::Limits::default().template_fuel));
+    env.add_function("range", cancellable_range);
     // Prompt files read best with block tags on their own lines.
     if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder()
         .trim_blocks(true)
@@ -57,6 +61,27 @@ pub fn environment() -> Environment<'static> {
     }
     env
 }
+
+/// minijinja's `range`, refused once the run rendering it is cancelled: a
+/// nested loop makes a new range for every outer item, so Ctrl+C stops it
+/// within one inner loop instead of after the whole render.
+fn cancellable_range(
+    lower: isize,
+    upper: Option<isize>,
+    step: Option<isize>,
+) -> Result<minijinja::Value, minijinja::Error> {
+    if crate::cancel::current_is_cancelled() {
+        return Err(minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, CANCELLED));
+    }
+    minijinja::functions::range(lower, upper, step)
+}
+
+/// The error of a render stopped by a cancelled run.
+const CANCELLED: &str = "the run was cancelled";
+
+/// The message of a template that did more work than its fuel allows.
+const OUT_OF_FUEL: &str = "the template did more work than `limits.template_fuel` allows (a loop that never \
+     ends?); raise the limit in .claude/unity-assets.yml if the template is genuine";
 
 /// A prompt template rendered into the parts providers send apart.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,7 +105,10 @@ pub(crate) fn render_prompt(
     let template = env.get_template(name).map_err(|e| e.to_string())?;
     let mut captured = template
         .render_captured(minijinja::Value::from(ctx))
-        .map_err(|e| format!("prompt {name}: {e}"))?;
+        .map_err(|e| match e.kind() {
+            minijinja::ErrorKind::OutOfFuel => format!("prompt {name}: {OUT_OF_FUEL}"),
+            _ => format!("prompt {name}: {e}"),
+        })?;
     let whole = captured.output().to_owned();
     let mut block = |block: &str| {
         captured
@@ -163,8 +191,18 @@ impl Tmpl {
         }
     }
 
-    /// Evaluate against a scope.
+    /// Evaluate against a scope; a render its run cancels stops early and
+    /// fails.
     pub fn eval(&self, env: &Environment<'static>, scope: &Scope) -> Result<Value, String> {
+        let _entered = scope.cancel.enter();
+        let value = self.eval_entered(env, scope);
+        if scope.cancel.is_cancelled() {
+            return Err(CANCELLED.to_owned());
+        }
+        value
+    }
+
+    fn eval_entered(&self, env: &Environment<'static>, scope: &Scope) -> Result<Value, String> {
         match self {
             Tmpl::Literal(v) => Ok(v.clone()),
             Tmpl::Expr { source, path } => {
@@ -186,13 +224,13 @@ impl Tmpl {
             }
             Tmpl::List(items) => items
                 .iter()
-                .map(|t| t.eval(env, scope))
+                .map(|t| t.eval_entered(env, scope))
                 .collect::<Result<_, _>>()
                 .map(Value::Array),
             Tmpl::Map(entries) => {
                 let mut map = serde_json::Map::with_capacity(entries.len());
                 for (k, t) in entries {
-                    map.insert(k.clone(), t.eval(env, scope)?);
+                    map.insert(k.clone(), t.eval_entered(env, scope)?);
                 }
                 Ok(Value::Object(map))
             }
@@ -224,6 +262,9 @@ fn sorted(set: std::collections::HashSet<String>) -> Vec<String> {
 }
 
 fn describe(e: &minijinja::Error) -> String {
+    if e.kind() == minijinja::ErrorKind::OutOfFuel {
+        return OUT_OF_FUEL.to_owned();
+    }
     let mut msg = e.kind().to_string();
     if let Some(detail) = e.detail() {
         msg.push_str(": ");
@@ -323,16 +364,21 @@ fn dotted_path(expr: &str) -> Option<Vec<String>> {
     parts.iter().all(ident).then_some(parts)
 }
 
-/// The variables a template can see, by root name.
+/// The variables a template can see, by root name, and the cancel flag of
+/// the run evaluating it.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Scope {
     roots: HashMap<String, Arc<Value>>,
+    cancel: crate::cancel::Cancel,
 }
 
 impl Scope {
-    /// An empty scope.
-    pub fn new() -> Self {
-        Self::default()
+    /// An empty scope of a run that `cancel` stops.
+    pub fn of_run(cancel: crate::cancel::Cancel) -> Self {
+        Self {
+            roots: HashMap::new(),
+            cancel,
+        }
     }
 
     /// Set the variable `name`, replacing any of that name.
@@ -454,6 +500,8 @@ impl minijinja::value::Object for JsonView {
             Value::Object(m) => {
                 minijinja::value::Enumerator::Values(m.keys().map(|k| minijinja::Value::from(k.as_str())).collect())
             }
+            // A loop over a list ends early once the run is cancelled.
+            Value::Array(_) if crate::cancel::current_is_cancelled() => minijinja::value::Enumerator::Empty,
             Value::Array(a) => minijinja::value::Enumerator::Seq(a.len()),
             _ => minijinja::value::Enumerator::Empty,
         }
@@ -475,7 +523,7 @@ mod tests {
 
     #[test]
     fn whole_expressions_keep_their_type() {
-        let mut s = Scope::new();
+        let mut s = Scope::default();
         s.set("route", Arc::new(json!({"sub_intents": [1, 2]})));
         assert_eq!(eval(json!("{{ route.sub_intents }}"), &s), json!([1, 2]));
         assert_eq!(eval(json!("{{ route.sub_intents | length > 1 }}"), &s), json!(true));
@@ -510,5 +558,49 @@ mod tests {
             paths,
             [("inputs.query", "q"), ("params.k", "n"), ("route.ok", "n")].map(|(p, at)| (p.to_owned(), at.to_owned()))
         );
+    }
+
+    /// Nested loops of 10⁸ iterations: minutes of one core without a bound.
+    const SPIN: &str = "{% for i in range(10000) %}{% for j in range(10000) %}{% endfor %}{% endfor %}done";
+
+    #[test]
+    fn a_loop_that_does_not_end_runs_out_of_fuel_naming_the_key() {
+        let mut env = environment();
+        env.set_fuel(Some(100_000));
+        let mut errs = vec![];
+        let t = Tmpl::compile(&env, &json!(SPIN), &mut errs);
+        let err = t.eval(&env, &Scope::default()).unwrap_err();
+        assert!(err.contains("limits.template_fuel"), "{err}");
+    }
+
+    #[test]
+    fn a_cancelled_run_stops_range_and_list_loops_inside_a_render() {
+        // Fuel enough for minutes: only the cancel can end these in time.
+        let mut env = environment();
+        env.set_fuel(Some(10_000_000_000));
+        let cancel = crate::cancel::Cancel::new();
+        let mut scope = Scope::of_run(cancel.clone());
+        scope.set("rows", Arc::new(json!((0..10_000).collect::<Vec<_>>())));
+        let nested_lists = "{% for a in rows %}{% for b in rows %}{% endfor %}{% endfor %}done";
+        for source in [SPIN, nested_lists] {
+            let mut errs = vec![];
+            let t = Tmpl::compile(&env, &json!(source), &mut errs);
+            let stopper = cancel.clone();
+            let started = std::time::Instant::now();
+            let result = std::thread::scope(|s| {
+                s.spawn(move || {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    stopper.cancel();
+                });
+                t.eval(&env, &scope)
+            });
+            assert_eq!(result.unwrap_err(), CANCELLED, "{source}");
+            // Well under the default fuel's run time (seconds): stopped by the flag.
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(5),
+                "{source}: {:?}",
+                started.elapsed()
+            );
+        }
     }
 }

@@ -624,3 +624,20 @@ async fn an_input_defaulting_to_null_is_optional() {
     let (outcome, _) = p.run("opt", &registry(), json!({}), None).await;
     assert_eq!(value_of(&outcome), Value::Null);
 }
+
+/// A cancelled run (Ctrl+C, a cancelled MCP call) starts no further stage.
+#[tokio::test]
+async fn a_cancelled_run_starts_no_stage() {
+    let p = Project::new();
+    p.pipeline(
+        "calc",
+        "pipeline: calc\nstages:\n  double:\n    fn: t.double\n    with: {n: 2}\n",
+    );
+    let pipeline = p.compile("calc", &registry()).unwrap_or_else(|d| panic!("{d}"));
+    let rt = p.runtime(None);
+    rt.cancel().cancel();
+    let outcome = engine::run(&pipeline, pipeline.bind_inputs(Default::default()).unwrap(), &rt).await;
+    let error = outcome.result.as_ref().unwrap_err();
+    assert!(matches!(*error.cause, StageFailure::Cancelled), "{error}");
+    assert_eq!(stage(&outcome, "double").status, StageStatus::NotRun);
+}

@@ -1,6 +1,7 @@
 //! Sending the plans to MCP for Unity: which server, the scope check of
 //! every plan before anything is sent, and the guarded, audited calls.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -52,12 +53,32 @@ pub fn resolve_server(
         return Ok(default_server());
     }
     let servers = read_mcp_json(&mcp_json, limits)?;
-    let unity = servers.iter().find(|(name, _)| name.to_lowercase().contains("unity"));
-    match (unity, servers.len()) {
-        (Some((_, config)), _) => Ok(config.clone()),
-        (None, 1) => Ok(servers.into_values().next().expect("one entry")),
-        (None, _) => Ok(default_server()),
+    Ok(unity_entry(&servers).map_or_else(default_server, |(_, config)| config.clone()))
+}
+
+/// The `.mcp.json` entry unity-assets starts as MCP for Unity: the one named
+/// like unity, else the only one. An entry that runs unity-assets itself
+/// (`claude mcp add -s project unity-assets -- unity-assets mcp`) is never
+/// it, so the trust review, which asks the same question, leaves it alone.
+pub fn unity_entry(servers: &BTreeMap<String, ServerConfig>) -> Option<(&String, &ServerConfig)> {
+    let candidate = |config: &ServerConfig| !runs_unity_assets(config);
+    let named = servers
+        .iter()
+        .find(|(name, config)| name.to_lowercase().contains("unity") && candidate(config));
+    match (named, servers.len()) {
+        (Some(entry), _) => Some(entry),
+        (None, 1) => servers.iter().find(|(_, config)| candidate(config)),
+        (None, _) => None,
     }
+}
+
+/// A server whose program is this tool (`unity-assets`, any folder, any extension).
+fn runs_unity_assets(config: &ServerConfig) -> bool {
+    config
+        .command
+        .as_deref()
+        .and_then(|c| Path::new(c).file_stem())
+        .is_some_and(|stem| stem == env!("CARGO_PKG_NAME"))
 }
 
 pub fn audit_path(project: &Path) -> PathBuf {
@@ -136,7 +157,7 @@ pub fn check_indexed(
     limits: &Limits,
     plans: Vec<(AssetRef, GroupPlan)>,
 ) -> anyhow::Result<(Vec<GroupPlan>, Vec<Violation>)> {
-    let indexed: std::collections::HashMap<String, String> = crate::index::store::read_assets(project, limits)?
+    let indexed: std::collections::HashMap<String, String> = crate::index::store::read_assets(project, limits)
         .into_iter()
         .map(|r| (r.guid, r.path))
         .collect();
@@ -359,6 +380,16 @@ mod tests {
         assert_eq!(
             resolve_server(dir.path(), None, &Limits::default()).unwrap().describe(),
             "uvx mcp-for-unity"
+        );
+        // `claude mcp add -s project unity-assets -- unity-assets mcp` is not MCP for Unity.
+        std::fs::write(
+            dir.path().join(".mcp.json"),
+            r#"{"mcpServers": {"unity-assets": {"type": "stdio", "command": "unity-assets", "args": ["mcp"]}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            resolve_server(dir.path(), None, &Limits::default()).unwrap(),
+            default_server()
         );
         let configured = ServerConfig {
             url: Some("http://127.0.0.1:8080/mcp".into()),

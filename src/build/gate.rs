@@ -154,7 +154,10 @@ fn parse_choose(pairs: &[String], groups: &[Group]) -> anyhow::Result<Vec<(usize
             let count = groups[number - 1].candidates.len();
             match pick.parse::<usize>() {
                 Ok(n) if (1..=count).contains(&n) => Ok((number, Some(n))),
-                _ => anyhow::bail!("--choose {pair}: group {number} has candidates 1..={count} (or `abort`)"),
+                _ => anyhow::bail!(
+                    "--choose {pair}: group {number} has candidates 1..={count} (or `abort`); \
+                     --choose counts from 1, as build lists them, where pick counts from 0"
+                ),
             }
         })
         .collect()
@@ -164,7 +167,7 @@ fn parse_choose(pairs: &[String], groups: &[Group]) -> anyhow::Result<Vec<(usize
 /// and full reasoning, numbered from 1, then `abort`.
 pub fn dialog(decision: &Decision) -> (String, Vec<String>) {
     let prompt = format!(
-        "[unity-assets:build] {}. \"{}\" — best confidence {:.2}; choose a candidate:",
+        "[unity-assets:build] {}. \"{}\" — best confidence {:.2}; choose a candidate (numbered from 1):",
         decision.group, decision.sub_intent, decision.max_confidence
     );
     let mut choices: Vec<String> = decision

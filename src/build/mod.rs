@@ -16,7 +16,7 @@ pub mod scope;
 pub mod summary;
 
 use engine::mcp::ServerConfig;
-use engine::Registry;
+use engine::{Reach, Registry};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -178,6 +178,7 @@ pub fn register(registry: &mut Registry) {
                 .map_err(Into::into)
             },
         )
+        .reaching(Reach::ALL)
         .function(
             "build.summary",
             "Per sub-intent verdicts, audit lines and the next step",

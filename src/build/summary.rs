@@ -96,7 +96,7 @@ pub fn summarize(
             (Choice::Unconfirmed | Choice::Pending, ..) => (
                 Verdict::Unconfirmed,
                 format!(
-                    "best confidence {:.2}; rerun with --choose {}=N or --yes",
+                    "best confidence {:.2}; rerun with --choose {}=N (N counts from 1) or --yes",
                     d.max_confidence, d.group
                 ),
             ),

@@ -19,7 +19,7 @@ use crate::project::Project;
 const RETRIEVERS: [&str; 3] = ["lexical", "semantic", "hybrid"];
 
 pub async fn command(project: &Project, golden: &Path, as_json: bool, retrievers: bool) -> Outcome {
-    let set = match load_golden(golden) {
+    let set = match load_golden(golden, &project.config.limits) {
         Ok(s) => s,
         // The loader's messages name the file already.
         Err(e) => return Outcome::invalid(format!("{e:#}")),

@@ -113,12 +113,27 @@ pub async fn run_pipeline(project: &Project, name: &str, inputs: Map<String, Val
         Ok(rt) => rt,
         Err(e) => return Outcome::failed(e),
     };
+    // Ctrl+C is watched on a task of its own and cancels the run: a stage
+    // stuck in a template holds the task that runs this function, and only
+    // the cancel flag reaches the render.
+    let cancel = rt.cancel().clone();
+    let watcher = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            cancel.cancel();
+        }
+    });
+    let interrupted = || Outcome {
+        code: exit::INTERRUPTED,
+        message: Some("interrupted".into()),
+    };
     let finished = tokio::select! {
         finished = execute(project, name, inputs, &opts.sets, &rt) => finished,
-        _ = tokio::signal::ctrl_c() => {
-            return Outcome { code: exit::INTERRUPTED, message: Some("interrupted".into()) };
-        }
+        () = rt.cancel().cancelled() => return interrupted(),
     };
+    watcher.abort();
+    if rt.cancel().is_cancelled() {
+        return interrupted();
+    }
     if let Some(report) = &finished.report {
         let costs = match crate::usage::Prices::load(&project.resources) {
             Ok(prices) => crate::usage::costs(report, &prices),

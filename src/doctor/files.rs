@@ -55,12 +55,15 @@ pub struct ReadRows {
 pub fn index(project: &Path, limits: &Limits, assets: &ReadRows) -> Check {
     const NAME: &str = "index";
     const REINDEX: &str = "run `unity-assets reindex`";
+    let bad = assets.bad_rows.len();
     match store::index_freshness(project, limits) {
         Freshness::Missing { reason } => Check::fail(NAME, reason, "run `unity-assets index`"),
+        Freshness::Stale { reason } if bad > 0 => {
+            Check::fail(NAME, format!("stale: {reason}; {}", bad_rows_note(assets)), REINDEX)
+        }
         Freshness::Stale { reason } => Check::fail(NAME, format!("stale: {reason}"), REINDEX),
         Freshness::Fresh { last_run } => {
             let ok = assets.value.as_ref().map_or(0, Vec::len);
-            let bad = assets.bad_rows.len();
             let version = match store::read_manifest(project, limits) {
                 Ok(m) => m.map(|m| m.version).unwrap_or_default(),
                 Err(e) => return Check::fail(NAME, format!("{e:#}"), REINDEX),
@@ -72,10 +75,25 @@ pub fn index(project: &Path, limits: &Limits, assets: &ReadRows) -> Check {
             if bad == 0 {
                 Check::pass(NAME, detail)
             } else {
-                Check::fail(NAME, detail, REINDEX)
+                Check::fail(NAME, format!("{detail}: {}", bad_rows_note(assets)), REINDEX)
             }
         }
     }
+}
+
+/// `assets.jsonl line 2 cannot be used: <why>` for the first bad row, and how many more.
+fn bad_rows_note(assets: &ReadRows) -> String {
+    let first = assets.bad_rows.first();
+    let line = first
+        .and_then(|b| b.get("line"))
+        .map(Value::to_string)
+        .unwrap_or_default();
+    let reason = first.and_then(|b| b["reason"].as_str()).unwrap_or_default();
+    let more = match assets.bad_rows.len() {
+        0 | 1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    format!("{} line {line} cannot be used: {reason}{more}", store::ASSETS_FILE)
 }
 
 /// `feedback.jsonl` rows are valid (n ok / n corrupted).

@@ -14,7 +14,7 @@ pub mod trust;
 
 use engine::llm::LlmConfig;
 use engine::mcp::ServerConfig;
-use engine::Registry;
+use engine::{Reach, Registry};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -218,6 +218,7 @@ pub fn register(registry: &mut Registry, llm: LlmConfig) {
                 async move { Ok(provider::check(&llm, &ctx.limits, a.offline).await) }
             },
         )
+        .reaching(Reach::ALL)
         .async_function(
             "doctor.mcp",
             "MCP for Unity reachable and a Unity editor attached: initialize, tools/list, active scene",
@@ -228,6 +229,7 @@ pub fn register(registry: &mut Registry, llm: LlmConfig) {
                 })
             },
         )
+        .reaching(Reach::ALL)
         .function(
             "doctor.report",
             "one ✓/!/✗ line per check and the overall verdict",

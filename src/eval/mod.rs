@@ -19,6 +19,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::Context as _;
+use engine::io::Limits;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -119,12 +120,12 @@ impl SeedTemplate {
 }
 
 /// Read `assets-template.yml`.
-pub fn load_seed_templates(path: &Path) -> anyhow::Result<Vec<SeedTemplate>> {
+pub fn load_seed_templates(path: &Path, limits: &Limits) -> anyhow::Result<Vec<SeedTemplate>> {
     #[derive(Deserialize)]
     struct File {
         templates: Vec<SeedTemplate>,
     }
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = read_text(path, limits)?;
     let file: File =
         serde_yaml::from_str(&text).with_context(|| format!("{} is not a seed template file", path.display()))?;
     Ok(file.templates)
@@ -188,13 +189,13 @@ struct OwnRouting {
 
 /// Read a golden file in either format (the seed format needs its
 /// `assets-template.yml` in the same folder).
-pub fn load_golden(path: &Path) -> anyhow::Result<GoldenSet> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+pub fn load_golden(path: &Path, limits: &Limits) -> anyhow::Result<GoldenSet> {
+    let text = read_text(path, limits)?;
     let value: serde_yaml::Value =
         serde_yaml::from_str(&text).with_context(|| format!("{} is not valid YAML", path.display()))?;
     if value.get("sch1_recall").is_some() || value.get("orc1_routing").is_some() {
         let templates_path = path.with_file_name("assets-template.yml");
-        let templates = load_seed_templates(&templates_path)
+        let templates = load_seed_templates(&templates_path, limits)
             .with_context(|| format!("the seed golden format needs {} beside it", templates_path.display()))?;
         let seed: SeedGolden = serde_yaml::from_value(value).with_context(|| format!("{}", path.display()))?;
         return seed_set(seed, &templates);
@@ -230,6 +231,14 @@ pub fn load_golden(path: &Path) -> anyhow::Result<GoldenSet> {
             })
             .collect(),
     })
+}
+
+/// A golden or template file, read as every other file is: a FIFO or device
+/// is refused rather than blocking or read without end, and the file must
+/// fit `limits.file_mb`.
+fn read_text(path: &Path, limits: &Limits) -> anyhow::Result<String> {
+    engine::io::read_text_limited(path, limits.file_bytes, engine::io::FILE_KEY)
+        .with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// A 32-hex-digit entry is a guid, anything else a path.

@@ -59,7 +59,7 @@ fn own_format_and_metrics() {
         "queries:\n  - {query: zombie, accepted: [Assets/Z.prefab], category: character}\n  - {query: tree, accepted: [Assets/T.prefab, Assets/T2.prefab]}\nrouting:\n  - {query: a and b, multi: true, min_sub_intents: 2}\n  - {query: a, multi: false}\n",
     )
     .unwrap();
-    let set = load_golden(&path).unwrap();
+    let set = load_golden(&path, &Limits::default()).unwrap();
     assert_eq!(set.queries.len(), 2);
     let hit = |p: &str| Hit {
         guid: String::new(),
@@ -99,7 +99,7 @@ fn unknown_format_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("golden.yml");
     std::fs::write(&path, "stuff: 1\n").unwrap();
-    let err = format!("{:#}", load_golden(&path).unwrap_err());
+    let err = format!("{:#}", load_golden(&path, &Limits::default()).unwrap_err());
     assert!(err.contains("expected `queries:"), "{err}");
 }
 
@@ -112,9 +112,9 @@ fn seed_golden_search_only() {
         eprintln!("seed golden set not found; skipping");
         return;
     };
-    let templates = load_seed_templates(&dir.join("assets-template.yml")).unwrap();
+    let templates = load_seed_templates(&dir.join("assets-template.yml"), &Limits::default()).unwrap();
     let rows = search_only_rows(&templates);
-    let set = load_golden(&dir.join("golden-queries.yml")).unwrap();
+    let set = load_golden(&dir.join("golden-queries.yml"), &Limits::default()).unwrap();
     let vocab = Vocabulary::embedded();
     let report = evaluate(
         &set,
@@ -152,7 +152,7 @@ fn seed_golden_search_only() {
 #[test]
 fn aliases_cover_the_golden_korean_words() {
     let Some(dir) = seed_golden_dir() else { return };
-    let set = load_golden(&dir.join("golden-queries.yml")).unwrap();
+    let set = load_golden(&dir.join("golden-queries.yml"), &Limits::default()).unwrap();
     let vocab = Vocabulary::embedded();
     let queries = set
         .queries
@@ -176,7 +176,7 @@ fn controls_pass_under_the_confirm_threshold_and_stay_out_of_recall() {
         "queries:\n  - {query: zombie, accepted: [Assets/Z.prefab]}\n  - {query: dragon, accepted: []}\n  - {query: spaceship, accepted: []}\n",
     )
     .unwrap();
-    let set = load_golden(&path).unwrap();
+    let set = load_golden(&path, &Limits::default()).unwrap();
     assert!(set.queries[1].is_control());
     let hit = |p: &str, confidence: f32| Hit {
         guid: String::new(),

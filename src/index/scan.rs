@@ -546,6 +546,15 @@ fn walk(project: &Path, ignore_paths: &[String]) -> (Vec<Entry>, Vec<Warning>) {
         let relative = relative.clone();
         Box::new(move |result| {
             match result {
+                // A name that is not UTF-8 would not open once read back lossily (nor import in
+                // Unity): one warning at that name, nothing below it.
+                Ok(entry) if entry.depth() > 0 && entry.path().to_str().is_none() => {
+                    if entry.file_name().to_str().is_none() {
+                        let path = relative(entry.path()).unwrap_or_default();
+                        let w = warning(WarningKind::Unreadable, &path, "the name is not UTF-8 text; rename it");
+                        problems.lock().unwrap_or_else(|e| e.into_inner()).push(w);
+                    }
+                }
                 Ok(entry) if entry.depth() > 0 => {
                     let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
                     // A linked asset is signed by what it links to.

@@ -149,33 +149,72 @@ fn parse_version(version: &str) -> Option<(u64, u64)> {
     Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
-/// The rows of the previous `assets.jsonl` (bad rows skipped: they are re-tagged).
-pub fn read_assets(project: &Path, limits: &Limits) -> anyhow::Result<Vec<AssetRecord>> {
-    read_jsonl(&index_dir(project).join(ASSETS_FILE), limits)
+/// The rows of the previous `assets.jsonl`. Rows that cannot be read are
+/// absent, and so is the whole file when it cannot be read: their assets are
+/// tagged again, so a corrupt index never stops the run that replaces it.
+pub fn read_assets(project: &Path, limits: &Limits) -> Vec<AssetRecord> {
+    read_jsonl(&index_dir(project).join(ASSETS_FILE), limits, Unreadable::Warn)
 }
 
-/// The rows of `assets.jsonl.partial` (a torn last line from a crash is skipped).
-pub fn read_partial(project: &Path, limits: &Limits) -> anyhow::Result<Vec<PartialRow>> {
-    read_jsonl(&index_dir(project).join(PARTIAL_FILE), limits)
+/// The guids of the rows of `assets.jsonl` that can be read (see
+/// [`read_assets`], which says which rows cannot: a run reads both).
+pub fn indexed_guids(project: &Path, limits: &Limits) -> std::collections::HashSet<String> {
+    #[derive(Deserialize)]
+    struct GuidOnly {
+        guid: String,
+    }
+    read_jsonl::<GuidOnly>(&index_dir(project).join(ASSETS_FILE), limits, Unreadable::Skip)
+        .into_iter()
+        .map(|row| row.guid)
+        .collect()
 }
 
-/// The rows of a JSONL file, within `limits` (a missing file has none).
-fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path, limits: &Limits) -> anyhow::Result<Vec<T>> {
-    let text = match engine::io::read_lines_limited(path, limits) {
-        Ok(text) => text,
-        Err(e) if e.is_not_found() => return Ok(Vec::new()),
-        Err(e) => return Err(e.into()),
+/// The rows of `assets.jsonl.partial` (a torn last line from a crash, or any
+/// row that cannot be read, is absent: its asset is tagged again).
+pub fn read_partial(project: &Path, limits: &Limits) -> Vec<PartialRow> {
+    read_jsonl(&index_dir(project).join(PARTIAL_FILE), limits, Unreadable::Warn)
+}
+
+/// Whether a read of an index file says which rows it skipped.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unreadable {
+    Warn,
+    Skip,
+}
+
+/// The rows of a JSONL file of the indexer's own, within `limits` (a
+/// missing file has none). Rows that are not JSON or not this row type are
+/// skipped, and so are rows over `limits.line_kb` or not UTF-8 (with a
+/// warning naming the line): the indexer re-tags their assets rather than
+/// failing the run.
+/// Each line is decoded straight into `T` (not through
+/// `engine::io::read_records`' array of JSON values), which keeps a
+/// 100,000-row index at a fraction of the memory.
+fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path, limits: &Limits, unreadable: Unreadable) -> Vec<T> {
+    let warn = unreadable == Unreadable::Warn;
+    let lines = match engine::io::read_row_lines(path, limits) {
+        Ok(lines) => lines,
+        Err(e) if e.is_not_found() => return Vec::new(),
+        Err(e) => {
+            if warn {
+                tracing::warn!("{e}; its assets are indexed again");
+            }
+            return Vec::new();
+        }
     };
-    // Rows that are not JSON, or not this row type, are skipped: the indexer
-    // re-tags their assets rather than failing the run. Each line is decoded
-    // straight into `T` (not through `engine::io::read_records`' array of JSON
-    // values), which keeps a 100,000-row index at a fraction of the memory.
-    Ok(text
-        .lines()
-        .map(|line| line.trim_start_matches('\u{feff}').trim())
-        .filter(|line| !line.is_empty())
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect())
+    let mut rows = Vec::new();
+    for (number, line) in lines.iter() {
+        match line.map(|l| l.trim_start_matches('\u{feff}').trim()) {
+            Ok("") => {}
+            Ok(text) => rows.extend(serde_json::from_str(text).ok()),
+            Err(why) if warn => tracing::warn!(
+                "{}:{number}: {why}; skipped, its asset is indexed again",
+                path.display()
+            ),
+            Err(_) => {}
+        }
+    }
+    rows
 }
 
 /// Remove a file if present.
@@ -416,11 +455,36 @@ mod tests {
         let error = format!("{:#}", read_state(project, &small).unwrap_err());
         assert!(error.contains("limits.file_mb"), "{error}");
         assert!(read_state(project, &Limits::default()).is_ok());
+    }
 
-        let row = format!("{{\"guid\": \"{}\"}}\n", "a".repeat(40));
-        fs::write(index_dir(project).join(ASSETS_FILE), row).unwrap();
-        let error = format!("{:#}", read_assets(project, &small).unwrap_err());
-        assert!(error.contains("limits.line_kb") && error.contains(":1"), "{error}");
+    /// One over-long or non-UTF-8 row is absent (its asset is tagged again),
+    /// never an error that stops every later run; so is a whole file that
+    /// cannot be read.
+    #[test]
+    fn unreadable_index_rows_are_absent_not_fatal() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path();
+        fs::create_dir_all(index_dir(project)).unwrap();
+        let small = Limits {
+            line_bytes: 200,
+            ..Limits::default()
+        };
+        let record = |guid: &str| {
+            format!("{{\"guid\":\"{guid}\",\"path\":\"Assets/{guid}\",\"name\":\"{guid}\",\"type\":\"Prefab\",\"labels\":[],\"llm_tags\":[],\"llm_summary\":\"\"}}\n")
+        };
+        let mut bytes = record("a").into_bytes();
+        bytes.extend(format!("{{\"guid\": \"{}\"}}\n", "b".repeat(400)).bytes());
+        bytes.extend(b"{\"guid\": \"\xff\"}\n");
+        bytes.extend(record("c").bytes());
+        fs::write(index_dir(project).join(ASSETS_FILE), &bytes).unwrap();
+        let guids: Vec<String> = read_assets(project, &small).into_iter().map(|r| r.guid).collect();
+        assert_eq!(guids, ["a", "c"]);
+        assert_eq!(indexed_guids(project, &small).len(), 2);
+        let tiny = Limits {
+            file_bytes: 10,
+            ..Limits::default()
+        };
+        assert!(read_assets(project, &tiny).is_empty());
     }
 
     #[test]

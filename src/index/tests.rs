@@ -586,7 +586,6 @@ fn rows_appended_but_not_recorded_are_resumed_once() {
         tag_and_checkpoint(project, batch, Depth::Minimal);
     }
     let mut guids: Vec<String> = store::read_partial(project, &Limits::default())
-        .unwrap()
         .into_iter()
         .map(|row| row.tags.guid)
         .collect();

@@ -87,8 +87,8 @@ impl PipelineServer {
             ));
         };
         // The project's trust rules apply to the server exactly as to the CLI.
-        let gate = crate::trust::Gate::check(&project.root, &project.resources, self.options.trust);
-        if tool.pipeline.name() == DOCTOR {
+        let gate = crate::trust::Gate::check(&project, None, self.options.trust);
+        if tool.pipeline.name() == DOCTOR && !gate.review.runs_reaching_override(DOCTOR) {
             args.extend(crate::doctor::inputs(&gate, &project.root, vec![]));
         } else if let Some(refusal) = gate.refusal(&project.root) {
             return Ok(CallToolResult::error(vec![Content::text(refusal)]));

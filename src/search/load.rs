@@ -58,11 +58,6 @@ impl IndexFiles {
         self.manifest_field("version")
     }
 
-    /// Whether `guid` is a row of `assets.jsonl`.
-    pub fn holds_guid(&self, guid: &str) -> anyhow::Result<bool> {
-        Ok(self.indexed_paths(&HashSet::from([guid]))?.contains_key(guid))
-    }
-
     /// The rows of a JSONL file that decode as `T`.
     fn rows<T: serde::de::DeserializeOwned>(&self, name: &str) -> anyhow::Result<Vec<T>> {
         Ok(row_lines(&self.text(name)?)

@@ -23,6 +23,9 @@ pub struct PickOutcome {
     pub line: String,
     /// What to do about a refusal, printed under the (fixed) line.
     pub help: Option<String>,
+    /// The chosen candidate's path, printed under `recorded: <guid>`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub row: Option<FeedbackRow>,
 }
@@ -34,6 +37,7 @@ impl PickOutcome {
             code: 1,
             line: format!("[unity-assets:pick] error: {message}"),
             help: None,
+            path: None,
             row: None,
         }
     }
@@ -57,9 +61,34 @@ pub struct FeedbackRow {
     pub source: String,
 }
 
+/// The refusal of a pick index that is not a whole number: one wording for
+/// the CLI (which refuses it before the run) and the pipeline (MCP callers).
+pub fn not_a_number(typed: &str) -> PickOutcome {
+    PickOutcome::error(format!(
+        "`{}` is not a candidate number; pass 0, 1, 2 … as the last search listed them",
+        typed.escape_debug()
+    ))
+    .help(COUNTS_FROM_ZERO)
+}
+
+/// Whether `typed` is a whole number; a negative or huge one is a number
+/// out of range, not text.
+pub fn is_whole_number(typed: &str) -> bool {
+    let digits = typed.trim();
+    let digits = digits.strip_prefix(['-', '+']).unwrap_or(digits);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Said wherever a pick number is asked for: `build --choose G=N` counts from 1.
+const COUNTS_FROM_ZERO: &str =
+    "pick counts from 0, across all groups, as the search printed [0], [1], …; build's `--choose G=N` counts from 1";
+
 /// Steps 1–4: load the result, check the manifest handshake, find the
 /// candidate, build its feedback row (not yet written).
 pub fn resolve(index_dir: &Path, limits: &engine::io::Limits, index: &str, now: time::OffsetDateTime) -> PickOutcome {
+    if !is_whole_number(index) {
+        return not_a_number(index);
+    }
     let read =
         |name: &str| engine::io::read_text_limited(&index_dir.join(name), limits.file_bytes, engine::io::FILE_KEY);
     let text = match result::read_text(index_dir, limits) {
@@ -87,10 +116,16 @@ pub fn resolve(index_dir: &Path, limits: &engine::io::Limits, index: &str, now: 
         .enumerate()
         .flat_map(|(g, group)| (0..group.candidates.len()).map(move |c| (g, c)))
         .collect();
+    if flat.is_empty() {
+        let query = result.query.as_deref().unwrap_or_default();
+        return PickOutcome::error(format!("the last search (\"{query}\") has no candidate to pick"))
+            .help("search again with other words, or run `unity-assets reindex` if assets were added, then pick");
+    }
     let chosen = index.trim().parse::<usize>().ok().and_then(|i| flat.get(i));
     let Some(&(g, c)) = chosen else {
-        let max = flat.len() as i64 - 1;
-        return PickOutcome::error(format!("index {} out of range (max {max})", index.trim()));
+        let max = flat.len() - 1;
+        return PickOutcome::error(format!("index {} out of range (max {max})", index.trim()))
+            .help(&format!("{COUNTS_FROM_ZERO}; the last search holds [0]–[{max}]"));
     };
     let group = &result.groups[g];
     let candidate = &group.candidates[c];
@@ -120,6 +155,7 @@ pub fn resolve(index_dir: &Path, limits: &engine::io::Limits, index: &str, now: 
         code: 0,
         line: format!("[unity-assets:pick] recorded: {}", row.picked_guid),
         help: None,
+        path: Some(candidate.path.clone()),
         row: Some(row),
     }
 }
@@ -128,19 +164,21 @@ fn round6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
-/// A pick records only an asset of the index: a hand-edited
-/// `search-result.json` naming another guid is refused.
+/// A pick records only an asset of the index at its indexed path, as build
+/// uses only those: a hand-edited `search-result.json` naming another guid,
+/// or a path elsewhere (`../../etc/passwd`, `/etc/passwd`), is refused.
 pub fn require_indexed(index: &super::load::IndexFiles, out: PickOutcome) -> anyhow::Result<PickOutcome> {
-    let Some(row) = out.row.as_ref().filter(|_| out.ok) else {
+    let (Some(row), Some(path)) = (out.row.as_ref().filter(|_| out.ok), out.path.as_deref()) else {
         return Ok(out);
     };
-    if index.holds_guid(&row.picked_guid)? {
-        return Ok(out);
-    }
-    Ok(PickOutcome::error(format!(
-        "candidate {} is not in the index; run search again",
-        row.picked_guid
-    )))
+    let guid = row.picked_guid.as_str();
+    let refusal = match index.indexed_paths(&std::collections::HashSet::from([guid]))?.get(guid) {
+        Some(indexed) if indexed == path => return Ok(out),
+        Some(indexed) => format!("candidate {guid} names path `{path}`, not its indexed path `{indexed}`"),
+        None => format!("candidate {guid} is not in the index"),
+    };
+    Ok(PickOutcome::error(refusal)
+        .help("search-result.json was edited or is out of date: run `unity-assets search` again, then pick"))
 }
 
 /// Step 5: append the row under `feedback.jsonl.lock`.
@@ -153,9 +191,11 @@ pub fn record(index_dir: &Path, row: &FeedbackRow) -> anyhow::Result<PickOutcome
             code: 0,
             line: format!("[unity-assets:pick] recorded: {}", row.picked_guid),
             help: None,
+            path: None,
             row: None,
         }),
-        Err(engine::io::AppendError::Locked { .. }) => Ok(PickOutcome::error("feedback.jsonl locked".into())),
+        Err(engine::io::AppendError::Locked { holder, .. }) => Ok(PickOutcome::error("feedback.jsonl locked".into())
+            .help(&format!("feedback.jsonl.lock {holder}; pick again then"))),
         Err(e) => Err(e.into()),
     }
 }
@@ -242,16 +282,26 @@ mod tests {
             1
         );
         let dir = setup(Some("v1.0"), Some("v1.0"));
-        for bad in ["3", "-1", "x"] {
+        for bad in ["3", "-1", "99999999999999999999999"] {
             let out = resolve(dir.path(), &engine::io::Limits::default(), bad, now());
             assert_eq!(
                 out.line,
                 format!("[unity-assets:pick] error: index {bad} out of range (max 2)")
             );
             assert_eq!(out.code, 1);
+            assert!(out
+                .help
+                .is_some_and(|h| h.contains("pick counts from 0") && h.contains("[0]–[2]")));
+        }
+        // Text is "not a candidate number", as the CLI says before the run.
+        for text in ["x", "1.5", ""] {
+            let out = resolve(dir.path(), &engine::io::Limits::default(), text, now());
+            assert_eq!(out, not_a_number(text));
+            assert!(out.line.contains("is not a candidate number"), "{}", out.line);
         }
         let out = resolve(dir.path(), &engine::io::Limits::default(), "2", now());
         assert_eq!(out.line, "[unity-assets:pick] recorded: c");
+        assert_eq!(out.path.as_deref(), Some("Assets/c"));
         let row = out.row.unwrap();
         assert_eq!(row.sub_intent_id, "메뉴");
         assert_eq!(row.candidate_guids, ["c"]);
@@ -267,6 +317,24 @@ mod tests {
             record(dir.path(), &row).unwrap().line,
             "[unity-assets:pick] error: feedback.jsonl locked"
         );
+    }
+
+    /// A search that found nothing leaves nothing to pick: say that, not "max -1".
+    #[test]
+    fn an_empty_result_says_there_is_nothing_to_pick() {
+        let dir = setup(Some("v1.0"), Some("v1.0"));
+        let empty = SearchResult::found("유니콘", Some("v1.0".into()), vec![]);
+        std::fs::write(
+            dir.path().join(result::RESULT_FILE),
+            serde_json::to_string(&empty).unwrap(),
+        )
+        .unwrap();
+        let out = resolve(dir.path(), &engine::io::Limits::default(), "0", now());
+        assert_eq!(
+            out.line,
+            "[unity-assets:pick] error: the last search (\"유니콘\") has no candidate to pick"
+        );
+        assert!(!out.line.contains("-1") && out.help.is_some(), "{out:?}");
     }
 
     #[test]

@@ -142,6 +142,14 @@ impl SearchResult {
                             first_sentence(&c.reasoning)
                         ));
                     }
+                    // `pick` takes every candidate of the file, not only those shown.
+                    if let Some(hidden) = group.candidates.len().checked_sub(shown_per_group).filter(|n| *n > 0) {
+                        let first = offset + shown_per_group;
+                        lines.push(format!(
+                            "   … and {hidden} more, [{first}]–[{}], in search-result.json",
+                            offset + group.candidates.len() - 1
+                        ));
+                    }
                     offset += group.candidates.len();
                 }
                 lines.push(format!(
@@ -199,6 +207,12 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("unity-assets pick N") && text.contains("unity-assets build \"적 + UI\""));
+        assert!(!text.contains("more,"), "every candidate is shown: {text}");
+        let text = result.summary(1);
+        assert!(
+            text.contains("   [0] Assets/a.prefab (0.90) — Matches a fully.\n   … and 1 more, [1]–[1], in search-result.json\n2. UI\n   [2] Assets/c.prefab"),
+            "{text}"
+        );
         assert!(result.groups[0].candidates[0].reasoning.contains("Second sentence"));
         assert_eq!(SearchResult::best_confidence(&result.groups), 0.9);
     }

@@ -64,6 +64,10 @@ pub struct WebSearchConfig {
     pub max_results: usize,
     /// `detailed`: how many pages to fetch and their limits.
     pub fetch: FetchLimits,
+    /// Fetch result pages on loopback, link-local and private networks
+    /// (an intranet searched on purpose); off, they are refused.
+    #[serde(default)]
+    pub allow_private_addresses: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -84,6 +88,8 @@ pub enum TrustItem {
     Url { backend: &'static str, url: String },
     /// An environment variable a backend reads a key from.
     KeyEnv { backend: &'static str, var: String },
+    /// `allow_private_addresses: true`: pages on this machine or the private network are fetched.
+    PrivateAddresses,
 }
 
 impl WebSearchConfig {
@@ -113,6 +119,9 @@ impl WebSearchConfig {
             items.push(TrustItem::Program(
                 argv.iter().map(|a| a.as_str().unwrap_or_default().to_owned()).collect(),
             ));
+        }
+        if web_search["allow_private_addresses"] == Value::Bool(true) {
+            items.push(TrustItem::PrivateAddresses);
         }
         for backend in ["searxng", "brave", "tavily"] {
             if let Some(url) = text(&[backend, "url"]) {

@@ -3,6 +3,7 @@
 //! reason (too large, too slow, not HTML, a broken encoding), so the other
 //! pages are still summarised.
 
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -26,7 +27,13 @@ const MAX_TEXT_CHARS: usize = 20_000;
 pub struct Limits {
     pub max_bytes: u64,
     pub timeout: Duration,
+    /// `web_search.allow_private_addresses`: fetch pages on loopback,
+    /// link-local and private networks too.
+    pub allow_private_addresses: bool,
 }
+
+/// Redirects followed per page, each one checked like the first address.
+const MAX_REDIRECTS: usize = 10;
 
 pub async fn fetch(url: &str, title: &str, limits: &Limits) -> Page {
     let outcome = tokio::time::timeout(limits.timeout, read(url, limits)).await;
@@ -52,18 +59,113 @@ pub async fn fetch(url: &str, title: &str, limits: &Limits) -> Page {
     }
 }
 
-async fn read(url: &str, limits: &Limits) -> Result<String, String> {
-    let client = reqwest::Client::builder()
-        .user_agent(concat!("unity-assets/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| e.to_string())?;
-    let mut resp = client.get(url).send().await.map_err(|e| {
-        if e.is_connect() {
-            "cannot connect".to_owned()
-        } else {
-            e.without_url().to_string()
+/// The page's answer, each hop's address resolved and checked before it
+/// is connected to (and connected to only at the checked addresses, so a
+/// second DNS answer cannot swap in another), redirects followed by hand.
+async fn get(url: &str, limits: &Limits) -> Result<reqwest::Response, String> {
+    let mut url = reqwest::Url::parse(url).map_err(|e| format!("not a URL ({e})"))?;
+    for _ in 0..=MAX_REDIRECTS {
+        let addrs = checked_addresses(&url, limits.allow_private_addresses).await?;
+        let mut client = reqwest::Client::builder()
+            .user_agent(concat!("unity-assets/", env!("CARGO_PKG_VERSION")))
+            .redirect(reqwest::redirect::Policy::none());
+        if let (None, Some(domain)) = (ip_literal(&url), url.host_str()) {
+            client = client.resolve_to_addrs(domain, &addrs);
         }
-    })?;
+        let client = client.build().map_err(|e| e.to_string())?;
+        let resp = client.get(url.clone()).send().await.map_err(|e| {
+            if e.is_connect() {
+                "cannot connect".to_owned()
+            } else {
+                e.without_url().to_string()
+            }
+        })?;
+        if !resp.status().is_redirection() {
+            return Ok(resp);
+        }
+        let location = resp
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| format!("HTTP {} without a Location", resp.status().as_u16()))?;
+        url = url
+            .join(location)
+            .map_err(|e| format!("a redirect to an invalid URL ({e})"))?;
+    }
+    Err(format!("more than {MAX_REDIRECTS} redirects"))
+}
+
+/// The addresses `url`'s host resolves to, all of them public unless
+/// `allow_private`: a result or a redirect pointing at this machine, the
+/// cloud metadata service or the private network is refused.
+async fn checked_addresses(url: &reqwest::Url, allow_private: bool) -> Result<Vec<SocketAddr>, String> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!("not an http(s) address ({})", url.scheme()));
+    }
+    let port = url.port_or_known_default().unwrap_or(80);
+    let addrs: Vec<SocketAddr> = match (ip_literal(url), url.host_str()) {
+        (Some(ip), _) => vec![SocketAddr::new(ip, port)],
+        (None, Some(domain)) => tokio::net::lookup_host((domain, port))
+            .await
+            .map_err(|e| format!("cannot resolve {domain}: {e}"))?
+            .collect(),
+        (None, None) => return Err("no host".into()),
+    };
+    if addrs.is_empty() {
+        return Err("the host resolves to no address".into());
+    }
+    if let Some(private) = addrs.iter().find(|a| is_private(a.ip())).filter(|_| !allow_private) {
+        return Err(format!(
+            "refused: {} is a loopback, link-local or private address ({}); \
+             set web_search.allow_private_addresses: true to fetch pages on your own network",
+            url.host_str().unwrap_or_default(),
+            private.ip()
+        ));
+    }
+    Ok(addrs)
+}
+
+/// The host when it is written as an address (`127.0.0.1`, `[::1]`).
+fn ip_literal(url: &reqwest::Url) -> Option<IpAddr> {
+    url.host_str()?
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .ok()
+}
+
+/// Loopback, unspecified, link-local (169.254/16 holds cloud metadata),
+/// private (10/8, 172.16/12, 192.168/16, fc00::/7), shared (100.64/10),
+/// broadcast and multicast addresses, and IPv6 forms of IPv4 ones.
+fn is_private(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || a == 0
+                || (a == 100 && (64..128).contains(&b))
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_private(IpAddr::V4(v4));
+            }
+            let first = v6.segments()[0];
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (first & 0xfe00) == 0xfc00
+                || (first & 0xffc0) == 0xfe80
+        }
+    }
+}
+
+async fn read(url: &str, limits: &Limits) -> Result<String, String> {
+    let mut resp = get(url, limits).await?;
     if !resp.status().is_success() {
         return Err(format!("HTTP {}", resp.status().as_u16()));
     }
@@ -135,6 +237,47 @@ fn decode(body: &[u8], charset: String) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn private_addresses_are_recognised() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "172.31.255.255",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "::1",
+            "::",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:127.0.0.1",
+        ] {
+            assert!(is_private(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in ["93.184.216.34", "172.32.0.1", "8.8.8.8", "2606:4700::1111"] {
+            assert!(!is_private(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
+    #[tokio::test]
+    async fn names_and_literals_are_checked_after_resolving() {
+        for url in [
+            "http://localhost:9/",
+            "http://127.0.0.1:9/",
+            "http://[::1]:9/",
+            "http://169.254.169.254/",
+        ] {
+            let url = reqwest::Url::parse(url).unwrap();
+            let refused = checked_addresses(&url, false).await.unwrap_err();
+            assert!(refused.starts_with("refused:"), "{url}: {refused}");
+            assert!(checked_addresses(&url, true).await.is_ok(), "{url}");
+        }
+        let file = reqwest::Url::parse("file:///etc/passwd").unwrap();
+        assert!(checked_addresses(&file, true).await.is_err());
+    }
 
     #[test]
     fn charsets_from_the_header_or_the_page() {

@@ -22,7 +22,7 @@ pub mod validate;
 
 use std::time::Duration;
 
-use engine::{CallContext, Registry};
+use engine::{CallContext, Reach, Registry};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -79,6 +79,9 @@ struct FetchArgs {
     title: String,
     max_bytes: u64,
     timeout_s: u64,
+    /// `web_search.allow_private_addresses` (absent in an older copy of the pipeline: off).
+    #[serde(default)]
+    allow_private_addresses: bool,
 }
 
 /// The tier data and the strategy's rules for one call.
@@ -117,6 +120,7 @@ pub fn register(registry: &mut Registry) {
                 Ok(backends::search(&cfg, &request).await)
             },
         )
+        .reaching(Reach::ALL)
         .function(
             "websearch.classify",
             "tier 1-4 and a 0-100 reliability score per result (data/source-tiers.yml)",
@@ -190,6 +194,7 @@ pub fn register(registry: &mut Registry) {
                 let limits = fetch::Limits {
                     max_bytes: a.max_bytes,
                     timeout: Duration::from_secs(a.timeout_s),
+                    allow_private_addresses: a.allow_private_addresses,
                 };
                 let page = fetch::fetch(&a.url, &a.title, &limits).await;
                 if let Some(e) = &page.error {
@@ -201,6 +206,7 @@ pub fn register(registry: &mut Registry) {
                 Ok(page)
             },
         )
+        .reaching(Reach::NETWORK)
         .builtin(
             "websearch.summarise",
             "extractive summary: the text's most query-relevant sentences",

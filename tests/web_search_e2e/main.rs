@@ -507,10 +507,11 @@ async fn detailed_reads_pages_within_limits_and_golden() {
     )])
     .await;
     let p = Project::configured(BIN, &format!(
-        "web_search:\n  backends: [searxng]\n  searxng: {{url: \"{}\"}}\n  fetch: {{pages: 6, max_bytes: 10000, timeout_s: 2, concurrency: 3}}\n",
+        "web_search:\n  backends: [searxng]\n  searxng: {{url: \"{}\"}}\n  fetch: {{pages: 6, max_bytes: 10000, timeout_s: 2, concurrency: 3}}\n  allow_private_addresses: true\n",
         searx.url()
     ));
-    // The local page server stands for two kinds of source: /docs official, /qa community.
+    // The local page server stands for two kinds of source: /docs official,
+    // /qa community (on loopback, so fetched only with allow_private_addresses).
     let tiers = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/source-tiers.yml")).unwrap();
     p.override_file(
         "data/source-tiers.yml",

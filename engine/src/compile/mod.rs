@@ -269,6 +269,7 @@ impl<'a> Compiler<'a> {
 
         let env = template::environment();
         let mut env_prompts = template::environment();
+        env_prompts.set_fuel(Some(self.limits.template_fuel));
         let mut stages: Vec<Option<Stage>> = Vec::new();
         for (i, s) in spec.stages.iter().enumerate() {
             let ups: BTreeSet<String> = upstream[i].iter().map(|&j| spec::ident(&spec.stages[j].name)).collect();

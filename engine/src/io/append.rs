@@ -20,12 +20,14 @@ const PAUSE: Duration = Duration::from_millis(50);
 #[derive(Debug, thiserror::Error)]
 pub enum AppendError {
     /// Another writer held the lock through every retry.
-    #[error("{} is locked by another writer (lock file {})", .path.display(), .lock.display())]
+    #[error("{} is locked by another writer (lock file {}: {holder})", .path.display(), .lock.display())]
     Locked {
         /// The file appended to.
         path: PathBuf,
         /// The lock file that was held.
         lock: PathBuf,
+        /// Whose lock it is and when it stops blocking.
+        holder: String,
     },
     /// Creating the folder, the lock or the file, or writing, failed.
     #[error("cannot append to {}: {source}", .path.display())]
@@ -56,6 +58,7 @@ pub fn append_line_locked(path: &Path, line: &str) -> Result<(), AppendError> {
         Some(source) => io_err(source),
         None => AppendError::Locked {
             path: path.to_path_buf(),
+            holder: describe_holder(&lock),
             lock: lock.clone(),
         },
     })?;
@@ -143,6 +146,32 @@ fn remove_if_stale(lock: &Path) -> bool {
     removed
 }
 
+/// Whose a held lock is and when it stops blocking, for the message of a
+/// writer that gave up: a running writer's pid, or an empty lock's age and
+/// when it counts as stale (a writer killed before writing its pid).
+fn describe_holder(lock: &Path) -> String {
+    let Ok(text) = fs::read_to_string(lock) else {
+        return "was held, and is gone now".to_owned();
+    };
+    match text.split_whitespace().next().map(str::parse::<u32>) {
+        Some(Ok(pid)) => format!("is held by process {pid}, still running; it is released when that process ends"),
+        _ if text.is_empty() => {
+            let age = age(lock).unwrap_or_default();
+            let left = EMPTY_LOCK_STALE_AFTER.saturating_sub(age).as_secs_f64().ceil();
+            format!(
+                "is empty, {:.0}s old: a writer that has not written its pid yet, or one killed before it did; \
+                 it counts as stale {}s after it was made, in {left:.0}s",
+                age.as_secs_f64().floor(),
+                EMPTY_LOCK_STALE_AFTER.as_secs()
+            )
+        }
+        _ => format!(
+            "holds `{}`, not a writer's pid: delete it if no unity-assets command is running",
+            text.trim().escape_debug()
+        ),
+    }
+}
+
 /// How long an empty lock may be a writer between creating it and writing its pid.
 const EMPTY_LOCK_STALE_AFTER: Duration = Duration::from_secs(10);
 
@@ -208,6 +237,14 @@ mod tests {
         let started = std::time::Instant::now();
         let err = append_line_locked(&p, "{}").unwrap_err();
         assert!(matches!(err, AppendError::Locked { .. }), "{err}");
+        // Whose lock it is and when it stops blocking, not only "locked".
+        assert!(
+            err.to_string().contains("is empty, 0s old")
+                && err
+                    .to_string()
+                    .contains("counts as stale 10s after it was made, in 10s"),
+            "{err}"
+        );
         assert!(started.elapsed() >= PAUSE * 3);
         assert!(!p.exists());
     }
@@ -223,6 +260,11 @@ mod tests {
         let mut pauses = Vec::new();
         let result = acquire(&lock, |d| pauses.push(d));
         assert!(matches!(result, Err(None)), "still locked after every try");
+        let holder = describe_holder(&lock);
+        assert!(
+            holder.contains(&format!("held by process {}", std::process::id())),
+            "{holder}"
+        );
         assert_eq!(pauses, [Duration::from_millis(50); 3], "pauses between the 4 tries");
         assert!(lock.exists(), "another writer's lock is left alone");
     }

@@ -226,6 +226,42 @@ pub fn read_lines_limited(path: &Path, limits: &super::Limits) -> Result<String,
     }
 }
 
+/// A line-per-record file read as bytes, whose lines are checked one by
+/// one: a line over `limits.line_bytes` or not UTF-8 is a bad line of its
+/// own instead of failing the whole file, so one corrupt row costs that row
+/// (a reader skips it, `doctor` reports it) and never every later run.
+pub struct RowLines {
+    bytes: Vec<u8>,
+    line_limit: u64,
+}
+
+impl RowLines {
+    /// Each line with its 1-based number: its text, or why it is unreadable.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, Result<&str, String>)> {
+        self.bytes.split(|b| *b == b'\n').enumerate().map(|(i, line)| {
+            let text = if line.len() as u64 > self.line_limit {
+                Err(format!(
+                    "the line is longer than {} bytes (the limit `{}`)",
+                    self.line_limit,
+                    super::LINE_KEY
+                ))
+            } else {
+                std::str::from_utf8(line).map_err(|e| format!("the line is not UTF-8 text ({e})"))
+            };
+            (i + 1, text)
+        })
+    }
+}
+
+/// The lines of a line-per-record file (JSONL), bounded as a whole by
+/// `limits.file_bytes`; each line is checked by [`RowLines::iter`].
+pub fn read_row_lines(path: &Path, limits: &super::Limits) -> Result<RowLines, ConfineError> {
+    Ok(RowLines {
+        bytes: read_limited(path, limits.file_bytes, super::FILE_KEY)?,
+        line_limit: limits.line_bytes,
+    })
+}
+
 /// Refuse what is not a regular file (after following symlinks).
 pub fn check_regular(path: &Path, meta: &fs::Metadata) -> Result<(), ConfineError> {
     if meta.is_file() {
@@ -289,6 +325,23 @@ mod tests {
             Err(ConfineError::Symlink(_))
         ));
         assert!(confine_for_write(root, "real/new/x.json").is_ok());
+    }
+
+    #[test]
+    fn a_long_or_non_utf8_line_is_one_bad_line_not_a_failed_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.jsonl");
+        std::fs::write(&path, b"{}\nxxxxxxxxxxxx\n\xff\n{}\n").unwrap();
+        let limits = crate::io::Limits {
+            line_bytes: 8,
+            ..crate::io::Limits::default()
+        };
+        let lines = read_row_lines(&path, &limits).unwrap();
+        let read: Vec<(usize, Result<&str, String>)> = lines.iter().collect();
+        assert_eq!(read[0], (1, Ok("{}")));
+        assert!(read[1].1.as_ref().unwrap_err().contains("limits.line_kb"), "{read:?}");
+        assert!(read[2].1.as_ref().unwrap_err().contains("not UTF-8"), "{read:?}");
+        assert_eq!(read[3], (4, Ok("{}")));
     }
 
     #[cfg(unix)]

@@ -13,6 +13,11 @@ pub struct Limits {
     /// One line of a line-per-record file: the index, `feedback.jsonl`
     /// (`limits.line_kb`).
     pub line_bytes: u64,
+    /// The work one template render or expression may do, in minijinja fuel
+    /// (about one instruction, or 64 bytes of output, each;
+    /// `limits.template_fuel`): a loop that never ends fails instead of
+    /// holding a core.
+    pub template_fuel: u64,
 }
 
 /// The config key of [`Limits::file_bytes`], named in its errors.
@@ -31,6 +36,7 @@ impl Default for Limits {
             file_bytes: 256 * MIB,
             http_bytes: 16 * MIB,
             line_bytes: 1024 * KIB,
+            template_fuel: 10_000_000,
         }
     }
 }
@@ -44,6 +50,15 @@ impl Limits {
             file_bytes: file_mb.map_or(d.file_bytes, |m| m.saturating_mul(MIB)),
             http_bytes: http_mb.map_or(d.http_bytes, |m| m.saturating_mul(MIB)),
             line_bytes: line_kb.map_or(d.line_bytes, |k| k.saturating_mul(KIB)),
+            template_fuel: d.template_fuel,
+        }
+    }
+
+    /// With the config's `limits.template_fuel`, if set.
+    pub fn with_template_fuel(self, fuel: Option<u64>) -> Self {
+        Self {
+            template_fuel: fuel.unwrap_or(self.template_fuel),
+            ..self
         }
     }
 }

@@ -9,8 +9,9 @@ mod records;
 pub use append::{append_line_locked, AppendError};
 pub use atomic::{write_atomic, AtomicFile};
 pub use confine::{
-    confine, confine_for_write, read_limited, read_lines_limited, read_text_if_present, read_text_limited, ConfineError,
+    confine, confine_for_write, read_limited, read_lines_limited, read_row_lines, read_text_if_present,
+    read_text_limited, ConfineError, RowLines,
 };
 pub(crate) use limits::LINE_KEY;
 pub use limits::{Limits, FILE_KEY, HTTP_KEY};
-pub use records::{read_records, BadRow, Format, Records};
+pub use records::{jsonl_records, read_records, BadRow, Format, Records};

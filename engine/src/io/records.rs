@@ -70,27 +70,41 @@ pub fn read_records(
                 Some(l) => format!("invalid YAML at line {} column {}: {e}", l.line(), l.column()),
                 None => format!("invalid YAML: {e}"),
             }),
-        Format::Jsonl => {
-            let mut rows = Vec::new();
-            let mut bad_rows = Vec::new();
-            for (i, line) in text.lines().enumerate() {
-                let line = line.trim_start_matches('\u{feff}').trim();
-                if line.is_empty() {
-                    continue;
-                }
-                let parsed = serde_json::from_str::<Value>(line)
-                    .map_err(|e| e.to_string())
-                    .and_then(|v| check(&v).map(|()| v));
-                match parsed {
-                    Ok(v) => rows.push(v),
-                    Err(reason) => bad_rows.push(BadRow { line: i + 1, reason }),
-                }
+        Format::Jsonl => Ok(jsonl_records(
+            text.lines().enumerate().map(|(i, line)| (i + 1, Ok(line))),
+            check,
+        )),
+    }
+}
+
+/// JSONL rows from numbered lines (a line may already be unreadable, see
+/// [`super::RowLines`]): each non-blank line is a row; lines that are
+/// unreadable, fail to parse or that `check` rejects go to `bad_rows`.
+pub fn jsonl_records<'a>(
+    lines: impl Iterator<Item = (usize, Result<&'a str, String>)>,
+    check: &dyn Fn(&Value) -> Result<(), String>,
+) -> Records {
+    let mut rows = Vec::new();
+    let mut bad_rows = Vec::new();
+    for (line, text) in lines {
+        let parsed = text.and_then(|text| {
+            let text = text.trim_start_matches('\u{feff}').trim();
+            if text.is_empty() {
+                return Ok(None);
             }
-            Ok(Records {
-                value: Value::Array(rows),
-                bad_rows,
-            })
+            serde_json::from_str::<Value>(text)
+                .map_err(|e| e.to_string())
+                .and_then(|v| check(&v).map(|()| Some(v)))
+        });
+        match parsed {
+            Ok(Some(v)) => rows.push(v),
+            Ok(None) => {}
+            Err(reason) => bad_rows.push(BadRow { line, reason }),
         }
+    }
+    Records {
+        value: Value::Array(rows),
+        bad_rows,
     }
 }
 

@@ -403,7 +403,17 @@ pub fn read_mcp_json(path: &Path, limits: &Limits) -> Result<BTreeMap<String, Se
     };
     let text = crate::io::read_text_limited(path, limits.file_bytes, crate::io::FILE_KEY)
         .map_err(|e| config_error(format!("cannot read: {e}")))?;
-    let file: McpJson = serde_json::from_str(&text).map_err(|e| {
+    parse_mcp_json(&text, &path.display().to_string())
+}
+
+/// The servers of a `.mcp.json` text (`origin`: the file, for messages):
+/// what [`read_mcp_json`] returns, for a caller that already holds the text.
+pub fn parse_mcp_json(text: &str, origin: &str) -> Result<BTreeMap<String, ServerConfig>, McpError> {
+    let config_error = |detail: String| McpError::Config {
+        path: origin.to_owned(),
+        detail,
+    };
+    let file: McpJson = serde_json::from_str(text).map_err(|e| {
         config_error(format!(
             "not a valid .mcp.json (line {}, column {}): {e}",
             e.line(),

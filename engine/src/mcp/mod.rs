@@ -15,7 +15,7 @@ use std::path::Path;
 use serde_json::Value;
 
 pub use audit::{args_digest, AuditRow, AuditVerdict};
-pub use client::{read_mcp_json, McpClient, McpError, ServerConfig, ToolInfo};
+pub use client::{parse_mcp_json, read_mcp_json, McpClient, McpError, ServerConfig, ToolInfo};
 pub(crate) use connections::Connections;
 pub(crate) use guard::DenyAll;
 pub use guard::{CallGuard, Verdict};

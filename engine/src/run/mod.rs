@@ -115,7 +115,7 @@ async fn execute(
     let mut state = vec![State::Pending; n];
     let mut outputs: Vec<Option<Arc<Value>>> = vec![None; n];
     let mut reports: Vec<Option<StageReport>> = vec![None; n];
-    let mut base = Scope::new();
+    let mut base = Scope::of_run(rt.cancel.clone());
     base.set("inputs", Arc::new(inputs));
     base.set("params", Arc::clone(&p.params));
     let mut running: FuturesUnordered<futures::future::BoxFuture<'_, Finished>> = FuturesUnordered::new();
@@ -152,6 +152,15 @@ async fn execute(
                             outputs[j].clone().unwrap_or_else(|| Arc::new(Value::Null)),
                         );
                     }
+                }
+                if rt.cancel.is_cancelled() {
+                    ended = Some(Err(StageError {
+                        pipeline: p.name.clone(),
+                        file: p.file.clone(),
+                        stage: st.name.clone(),
+                        cause: Box::new(StageFailure::Cancelled),
+                    }));
+                    break;
                 }
                 state[i] = State::Running;
                 running.push(Box::pin(run_stage(p, i, scope, rt)));

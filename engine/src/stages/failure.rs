@@ -98,6 +98,9 @@ pub enum StageFailure {
     /// not a list, an answer that is not among the choices.
     #[error("{0}")]
     Invalid(String),
+    /// The run was asked to stop ([`crate::Cancel`]) before or while this stage ran.
+    #[error("the run was cancelled")]
+    Cancelled,
 }
 
 impl StageFailure {

@@ -144,7 +144,12 @@ fn render(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage, input: Value) -> Result
             ctx.insert(k, json_view(Arc::new(v)));
         }
     }
-    render_prompt(&cx.pipeline.env, &l.prompt, ctx).map_err(StageFailure::Template)
+    let _entered = cx.rt.cancel.enter();
+    let prompt = render_prompt(&cx.pipeline.env, &l.prompt, ctx).map_err(StageFailure::Template);
+    if cx.rt.cancel.is_cancelled() {
+        return Err(StageFailure::Cancelled);
+    }
+    prompt
 }
 
 /// A tool / response_format name from the schema file: `search-routing`.

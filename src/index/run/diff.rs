@@ -47,11 +47,16 @@ pub fn diff(project: &Path, limits: &Limits, scan: &ScanResult, force: bool) -> 
         ..Diff::default()
     };
     let current: HashSet<&str> = scan.assets.iter().map(|a| a.guid.as_str()).collect();
+    // An asset whose row cannot be read (a corrupt `assets.jsonl`) is tagged again.
+    let readable = match diff.full_reason {
+        None => store::indexed_guids(project, limits),
+        Some(_) => HashSet::new(),
+    };
     for asset in &scan.assets {
         match state.guid_signatures.get(&asset.guid) {
             None => diff.added += 1,
             Some(sig) if *sig != asset.signature => diff.modified += 1,
-            Some(_) if diff.full_reason.is_none() => {
+            Some(_) if diff.full_reason.is_none() && readable.contains(&asset.guid) => {
                 diff.unchanged += 1;
                 continue;
             }

@@ -63,12 +63,12 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff)
         .iter()
         .map(|a| (a.guid.as_str(), a.signature.as_str()))
         .collect();
-    let partial: HashMap<String, PartialRow> = store::read_partial(project, limits)?
+    let partial: HashMap<String, PartialRow> = store::read_partial(project, limits)
         .into_iter()
         .filter(|row| signatures.get(row.tags.guid.as_str()) == Some(&row.signature.as_str()))
         .map(|row| (row.tags.guid.clone(), row))
         .collect();
-    let previous: HashMap<String, AssetRecord> = store::read_assets(project, limits)?
+    let previous: HashMap<String, AssetRecord> = store::read_assets(project, limits)
         .into_iter()
         .map(|r| (r.guid.clone(), r))
         .collect();

@@ -52,7 +52,7 @@ pub fn plan_batches(
                 .iter()
                 .map(|a| (a.guid.as_str(), a.signature.as_str()))
                 .collect();
-            let done: HashSet<String> = store::read_partial(project, limits)?
+            let done: HashSet<String> = store::read_partial(project, limits)
                 .into_iter()
                 .filter(|row| signatures.get(row.tags.guid.as_str()) == Some(&row.signature.as_str()))
                 .map(|row| row.tags.guid)
