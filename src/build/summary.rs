@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::execute::Execution;
 use super::gate::{Choice, Decision};
@@ -63,11 +63,31 @@ pub struct Offered {
 
 const PREFIX: &str = "[unity-assets:build]";
 
+/// Who called the build, so an open group says how to answer it in the
+/// caller's own terms: flags on the command line, arguments over MCP.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Caller {
+    #[default]
+    Cli,
+    Mcp,
+}
+
+impl Caller {
+    fn rerun(self, group: usize) -> String {
+        match self {
+            Caller::Cli => format!("rerun with --choose {group}=N (N counts from 1) or --yes"),
+            Caller::Mcp => format!("call `build` again with \"choose\": [\"{group}=N\"] (N counts from 1) or \"yes\": true"),
+        }
+    }
+}
+
 /// `empty_plans`: groups whose plan had no calls, with the plan's note.
 pub fn summarize(
     decisions: &[Decision],
     execution: Option<&Execution>,
     empty_plans: &BTreeMap<usize, String>,
+    caller: Caller,
 ) -> Summary {
     let audit_lines = execution.map_or(0, |e| e.audit_lines);
     let mut lines = Vec::new();
@@ -95,10 +115,7 @@ pub fn summarize(
             },
             (Choice::Unconfirmed | Choice::Pending, ..) => (
                 Verdict::Unconfirmed,
-                format!(
-                    "best confidence {:.2}; rerun with --choose {}=N (N counts from 1) or --yes",
-                    d.max_confidence, d.group
-                ),
+                format!("best confidence {:.2}; {}", d.max_confidence, caller.rerun(d.group)),
             ),
             (Choice::Aborted, ..) => (Verdict::Rejected, "aborted by the user".into()),
             (Choice::NoFit, ..) => (Verdict::Rejected, "no fitting candidate".into()),
@@ -206,7 +223,7 @@ mod tests {
             audit_lines: 3,
             mcp_ms: 0,
         };
-        let s = summarize(&decisions, Some(&execution), &BTreeMap::new());
+        let s = summarize(&decisions, Some(&execution), &BTreeMap::new(), Caller::Cli);
         assert_eq!(
             s.verdicts,
             [
@@ -254,7 +271,7 @@ mod tests {
             mcp_ms: 0,
         };
         let why = "nothing applied: the planner gave no valid plan".to_owned();
-        let s = summarize(&decisions, Some(&execution), &BTreeMap::from([(1, why)]));
+        let s = summarize(&decisions, Some(&execution), &BTreeMap::from([(1, why)]), Caller::Cli);
         assert_eq!(
             s.lines[0],
             "[unity-assets:build] 1. enemy — failed: Assets/Z.prefab (0.90): nothing applied: the planner gave no valid plan"

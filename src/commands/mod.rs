@@ -7,11 +7,11 @@ pub mod providers;
 
 use engine::render::{render, Format};
 use engine::Output;
-use engine::{Ending, Runtime};
 use serde_json::{Map, Value};
 
 use crate::cli::RunOptions;
 use crate::exit;
+use crate::invocation::Invocation;
 use crate::project::Project;
 
 /// A command's end: an exit code, and a message for stderr if any.
@@ -41,70 +41,9 @@ impl Outcome {
     }
 }
 
-/// How a pipeline run ended, for whoever presents it (the CLI, the MCP server).
-pub struct Finished {
-    /// The exit code the CLI would end with.
-    pub code: i32,
-    /// The pipeline's output document — also when an `exit` stage stopped it.
-    pub document: Option<Value>,
-    /// Why it failed or refused, prefixed with the pipeline's name.
-    pub message: Option<String>,
-    /// Per-stage status, time, calls and tokens (`None` when it never ran).
-    pub report: Option<engine::RunReport>,
-}
-
-impl Finished {
-    fn before_run(outcome: Outcome) -> Self {
-        Self {
-            code: outcome.code,
-            document: None,
-            message: outcome.message,
-            report: None,
-        }
-    }
-}
-
-/// Compile, bind and run a pipeline on a runtime the caller built (where its
-/// lines go, whether it may ask, how progress shows). Dropping the future
-/// cancels the run; atomic writes never leave a half-written file.
-pub async fn execute(
-    project: &Project,
-    name: &str,
-    inputs: Map<String, Value>,
-    sets: &[String],
-    runtime: &Runtime,
-) -> Finished {
-    let pipeline = match project.compile(name, sets) {
-        Ok(p) => p,
-        Err(d) => return Finished::before_run(Outcome::invalid(d)),
-    };
-    let inputs = match pipeline.bind_inputs(inputs) {
-        Ok(v) => v,
-        Err(e) => return Finished::before_run(Outcome::invalid(e)),
-    };
-    let outcome = engine::run(&pipeline, inputs, runtime).await;
-    let code = outcome.exit_code();
-    let (code, document, message) = match outcome.result {
-        Ok(Ending::Finished(v)) => (code, Some(v), None),
-        Ok(Ending::Exited { code, status, output }) => {
-            let message = status
-                .filter(|s| !s.is_empty() && code != exit::OK)
-                .map(|s| format!("{}: {s}", pipeline.name()));
-            (code, output.filter(|o| !o.is_null()), message)
-        }
-        Err(e) => (exit::FAILED, None, Some(e.to_string())),
-    };
-    Finished {
-        code,
-        document,
-        message,
-        report: Some(outcome.report),
-    }
-}
-
 /// A pipeline run from the command line: its lines on stdout (stderr with
 /// `--json`, whose document then goes to stdout), `--report`, Ctrl+C.
-pub async fn run_pipeline(project: &Project, name: &str, inputs: Map<String, Value>, opts: &RunOptions) -> Outcome {
+pub async fn run_pipeline(project: &Project, invocation: &Invocation, trust: bool, opts: &RunOptions) -> Outcome {
     if let Some(problem) = opts.report.as_deref().and_then(report_folder_problem) {
         return Outcome::invalid(problem);
     }
@@ -127,7 +66,7 @@ pub async fn run_pipeline(project: &Project, name: &str, inputs: Map<String, Val
         message: Some("interrupted".into()),
     };
     let finished = tokio::select! {
-        finished = execute(project, name, inputs, &opts.sets, &rt) => finished,
+        finished = invocation.run(project, trust, &rt) => finished,
         () = rt.cancel().cancelled() => return interrupted(),
     };
     watcher.abort();
@@ -229,30 +168,4 @@ pub fn graph(project: &Project, name: &str, format: &str) -> Outcome {
         }
         Err(d) => Outcome::invalid(d),
     }
-}
-
-/// `doctor`: it runs also when `--set` values are bad, without them, and
-/// its config check says why they were left out.
-pub async fn doctor(project: &Project, gate: &crate::trust::Gate, offline: bool, opts: &RunOptions) -> Outcome {
-    let (sets, set_errors) = match project.compile("doctor", &opts.sets) {
-        Err(bad) if project.compile("doctor", &[]).is_ok() => (vec![], bad.0.iter().map(ToString::to_string).collect()),
-        _ => (opts.sets.clone(), vec![]),
-    };
-    let mut inputs = crate::doctor::inputs(gate, &project.root, set_errors);
-    inputs.insert("offline".into(), Value::Bool(offline));
-    let opts = RunOptions { sets, ..opts.clone() };
-    run_pipeline(project, "doctor", inputs, &opts).await
-}
-
-/// `key=value` flags into an inputs map (values stay strings; the engine
-/// coerces them to each input's declared type).
-pub fn inputs_from_flags(flags: &[String]) -> Result<Map<String, Value>, Outcome> {
-    let mut map = Map::new();
-    for f in flags {
-        let (k, v) = f
-            .split_once('=')
-            .ok_or_else(|| Outcome::invalid(format!("`--input {f}`: expected key=value")))?;
-        map.insert(k.trim().to_owned(), Value::String(v.to_owned()));
-    }
-    Ok(map)
 }

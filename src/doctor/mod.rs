@@ -2,13 +2,15 @@
 //!
 //! The checks never write: a doctor run on a broken project must not make it
 //! worse. `pipelines/doctor.yaml` runs them as `doctor.*` functions (one file
-//! here per group: [`files`], [`config`], [`provider`], [`trust`], [`mcp`]),
+//! here per group: [`files`], [`config`], [`provider`], [`trust`], [`mcp`],
+//! [`model`]),
 //! prints one line per check with [`report`], and exits 1 when a required
 //! check fails. `providers check` shares the provider check's connection step.
 
 pub mod config;
 pub mod files;
 pub mod mcp;
+pub mod model;
 pub mod provider;
 pub mod trust;
 
@@ -209,6 +211,11 @@ pub fn register(registry: &mut Registry, llm: LlmConfig) {
             "doctor.temp_files",
             "no stray temp, lock or partial files in the index folder",
             |_: NoArgs, ctx| Ok(files::temp_files(&ctx.workdir, &ctx.limits)),
+        )
+        .function(
+            "doctor.model",
+            "the sentence encoder for search by meaning: installed and readable, or how to install it",
+            |_: NoArgs, _| Ok(model::check()),
         )
         .async_function(
             "doctor.provider",

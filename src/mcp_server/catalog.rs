@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use engine::render::Format;
 use engine::Pipeline;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{json, Map, Value};
@@ -55,26 +56,122 @@ pub fn tool_name(pipeline: &str) -> String {
     pipeline.replace(['-', '/'], "_")
 }
 
-/// The tool a pipeline is offered as.
-pub fn describe(t: &PipelineTool) -> Tool {
+/// The tool a pipeline is offered as: the inputs a caller may set, what
+/// it answers (when its document has a schema) and what it does to the world.
+pub fn describe(project: &Project, t: &PipelineTool) -> Tool {
     let p = &t.pipeline;
     let description = if p.summary().is_empty() {
         format!("Run the `{}` pipeline.", p.name())
     } else {
         p.summary().to_owned()
     };
-    Tool::new(t.tool.clone(), description, Arc::new(input_schema(p))).with_title(format!("unity-assets {}", p.name()))
+    let mut tool = Tool::new(t.tool.clone(), description, Arc::new(input_schema(p)))
+        .with_title(format!("unity-assets {}", p.name()))
+        .with_annotations(annotations(p.name()));
+    match output_schema(project, p.name()) {
+        Ok(schema) => tool.output_schema = schema.map(Arc::new),
+        Err(e) => tracing::warn!("tool `{}` is listed without its output schema: {e}", t.tool),
+    }
+    tool
 }
 
-/// A JSON Schema object for a pipeline's `inputs:`: declared types and
-/// descriptions; an input without a default is required.
+/// What each tool does to the world, so a client knows which calls to
+/// confirm with its user.
+fn annotations(pipeline: &str) -> ToolAnnotations {
+    let (read_only, destructive, idempotent, open_world) = match pipeline {
+        // Writes search-result.json (and the index, with `reindex`).
+        "search" => (false, false, true, false),
+        // Appends a row to feedback.jsonl on every call.
+        "pick" => (false, false, false, false),
+        // Changes the open scene in Unity.
+        "build" => (false, true, false, false),
+        "index" | "reindex" => (false, false, true, false),
+        "doctor" => (true, false, true, false),
+        // Reaches search engines and web pages.
+        "web-search" => (true, false, true, true),
+        // A team's own pipeline may do anything: the spec's cautious defaults.
+        _ => (false, true, false, true),
+    };
+    ToolAnnotations::new()
+        .read_only(read_only)
+        .destructive(destructive)
+        .idempotent(idempotent)
+        .open_world(open_world)
+}
+
+/// The schema of a tool's structured content: the schema of the
+/// pipeline's output document (`schemas/`, overridable like the rest).
+fn output_schema(project: &Project, pipeline: &str) -> Result<Option<JsonObject>, String> {
+    let file = match pipeline {
+        "search" => "search-output.schema.json",
+        "web-search" => "web-search-result.schema.json",
+        "pick" => "pick-output.schema.json",
+        "build" => "build-summary.schema.json",
+        "index" | "reindex" => "index-summary.schema.json",
+        "doctor" => "doctor-report.schema.json",
+        _ => return Ok(None),
+    };
+    match schema_file(project, file, 0)? {
+        Value::Object(schema) => Ok(Some(schema)),
+        _ => Err(format!("schemas/{file} is not a JSON object")),
+    }
+}
+
+/// A schema file with the other files it names (`"$ref": "x.schema.json"`)
+/// put in place: a client resolves nothing relative to our files.
+fn schema_file(project: &Project, file: &str, depth: usize) -> Result<Value, String> {
+    let rel = format!("schemas/{file}");
+    if depth > 4 {
+        return Err(format!("{rel}: `$ref`s nest too deep"));
+    }
+    let text = match project.resources.get(&rel) {
+        Ok(Some(resource)) => resource.text,
+        Ok(None) => return Err(format!("{rel} is missing")),
+        Err(e) => return Err(e.to_string()),
+    };
+    let mut schema: Value = serde_json::from_str(&text).map_err(|e| format!("{rel}: {e}"))?;
+    if let Value::Object(map) = &mut schema {
+        map.remove("$id");
+        if depth > 0 {
+            map.remove("$schema");
+        }
+    }
+    inline_refs(project, &mut schema, depth)?;
+    Ok(schema)
+}
+
+fn inline_refs(project: &Project, value: &mut Value, depth: usize) -> Result<(), String> {
+    match value {
+        Value::Object(map) => {
+            let sibling = map
+                .get("$ref")
+                .and_then(Value::as_str)
+                .filter(|r| r.ends_with(".schema.json"));
+            if let Some(file) = sibling.map(str::to_owned) {
+                *value = schema_file(project, &file, depth + 1)?;
+                return Ok(());
+            }
+            map.values_mut().try_for_each(|v| inline_refs(project, v, depth))
+        }
+        Value::Array(items) => items.iter_mut().try_for_each(|v| inline_refs(project, v, depth)),
+        _ => Ok(()),
+    }
+}
+
+/// A JSON Schema object for the inputs of a pipeline a caller may set:
+/// declared types and descriptions; an input without a default is required.
 pub fn input_schema(p: &Pipeline) -> JsonObject {
     let mut properties = Map::new();
     let mut required = vec![];
-    for (name, input) in p.inputs() {
+    let filled = crate::invocation::filled_inputs(p.name());
+    for (name, input) in p.inputs().iter().filter(|(name, _)| !filled.contains(&name.as_str())) {
         let mut prop = Map::new();
         if let Some(t) = json_type(&input.kind) {
             prop.insert("type".into(), json!(t));
+        }
+        if input.kind == "array" {
+            let items = input.items.as_deref().and_then(json_type).map(|t| json!({ "type": t }));
+            prop.insert("items".into(), items.unwrap_or_else(|| json!({})));
         }
         if let Some(d) = &input.description {
             prop.insert("description".into(), json!(d));
@@ -107,8 +204,12 @@ fn json_type(kind: &str) -> Option<&str> {
 
 /// `list_pipelines` and `graph`: read-only views of the pipelines.
 pub fn inspection_tools() -> Vec<Tool> {
-    let read_only = ToolAnnotations::new().read_only(true);
-    let list = Tool::new(
+    let read_only = ToolAnnotations::new()
+        .read_only(true)
+        .destructive(false)
+        .idempotent(true)
+        .open_world(false);
+    let mut list = Tool::new(
         LIST_PIPELINES,
         "List the project's pipelines (embedded or overridden in .claude/unity-assets/): name, summary, \
          inputs, and the tool each exposed one is offered as.",
@@ -117,6 +218,23 @@ pub fn inspection_tools() -> Vec<Tool> {
         )),
     )
     .with_annotations(read_only.clone());
+    list.output_schema = Some(Arc::new(object(json!({
+        "type": "object",
+        "required": ["pipelines"],
+        "properties": {"pipelines": {"type": "array", "items": {
+            "type": "object",
+            "required": ["name"],
+            "properties": {
+                "name": {"type": "string"},
+                "summary": {"type": "string"},
+                "file": {"type": "string"},
+                "inputs": {"type": "object"},
+                "tool": {"type": ["string", "null"]},
+                "error": {"type": "string"}
+            }
+        }}}
+    }))));
+    let formats: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
     let graph = Tool::new(
         GRAPH,
         "Draw a pipeline's stage graph (kinds, conditions, fan-out, loop bounds, schema gates), sub-pipelines \
@@ -125,7 +243,7 @@ pub fn inspection_tools() -> Vec<Tool> {
             "type": "object",
             "properties": {
                 "name": {"type": "string", "description": "The pipeline (`search`, `build`, …)"},
-                "format": {"type": "string", "enum": ["mermaid", "ascii", "dot", "json"], "default": "mermaid"}
+                "format": {"type": "string", "enum": formats, "default": "mermaid"}
             },
             "required": ["name"],
             "additionalProperties": false

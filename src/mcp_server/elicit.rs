@@ -21,14 +21,12 @@ pub struct Elicitor {
 impl Elicitor {
     /// An asker for this call when its client declared form elicitation and
     /// the call did not answer already (`choose`, `yes`, `non_interactive`).
-    /// From protocol 2026-07-28 a server may no longer send requests of its
-    /// own, so such a session keeps returning the choices.
+    /// A session that may not send requests ([`may_request`]) keeps
+    /// returning the choices.
     pub fn for_call(context: &RequestContext<RoleServer>, args: &Map<String, Value>) -> Option<Arc<dyn Asker>> {
         let elicitation = context.client_capabilities()?.elicitation?;
         let form = elicitation.form.is_some() || elicitation.url.is_none();
-        let may_request = context
-            .protocol_version()
-            .is_none_or(|v| v < ProtocolVersion::V_2026_07_28);
+        let may_request = may_request(context);
         let answered = ["choose", "yes", "non_interactive"]
             .iter()
             .any(|k| args.get(*k).is_some_and(given));
@@ -38,6 +36,14 @@ impl Elicitor {
             }) as Arc<dyn Asker>
         })
     }
+}
+
+/// Whether the server may send the client requests of its own (elicitation,
+/// `roots/list`): no longer from protocol 2026-07-28.
+pub fn may_request(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_none_or(|v| v < ProtocolVersion::V_2026_07_28)
 }
 
 /// An answer the caller actually gave (the inputs' defaults are `[]` and `false`).

@@ -2,25 +2,29 @@
 //! resources. Each call opens the project as the CLI does, so config,
 //! overrides and the project's rules apply exactly as on the command line.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use engine::render::{render, Format};
 use engine::Output;
+
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content, Implementation,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content, CustomRequest, CustomResult,
+    ErrorCode, Implementation, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{json, Map, Value};
 
 use super::catalog::{self, GRAPH, LIST_PIPELINES};
-use super::elicit::Elicitor;
+use super::elicit::{may_request, Elicitor};
+use super::last_search;
+use super::locate::{locate, Places, CLAUDE_PROJECT_DIR};
 use super::progress::Notifier;
 use super::ServerOptions;
-use crate::commands::{execute, Finished};
 use crate::index::store::INDEX_DIR;
+use crate::invocation::{Finished, Invocation};
 use crate::project::{Opener, Project};
 use crate::search::result;
 
@@ -28,35 +32,120 @@ const SEARCH_RESULT_URI: &str = "unity-assets://search-result.json";
 const GRAPH_URI: &str = "unity-assets://graph/";
 /// The one tool that runs on a project whose config is broken, to report it.
 const DOCTOR: &str = "doctor";
+const JSON: &str = "application/json";
+const TEXT: &str = "text/plain";
+/// The methods this server serves (the others are not found).
+const SERVED: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+];
 
 #[derive(Clone)]
 pub struct PipelineServer {
     options: Arc<ServerOptions>,
+    /// The sessions' turns at `search-result.json`.
+    turn: Arc<last_search::Turn>,
+    session: Arc<Session>,
+}
+
+/// What one client's session keeps between calls.
+#[derive(Default)]
+struct Session {
+    /// The client's roots as last listed (`None`: not asked yet), dropped
+    /// when the client says they changed.
+    roots: tokio::sync::Mutex<Option<Option<Vec<String>>>>,
+    last_search: last_search::Own,
 }
 
 impl PipelineServer {
+    /// A server for one session (stdio has one; HTTP makes one per client).
     pub fn new(options: ServerOptions) -> Self {
         Self {
             options: Arc::new(options),
+            turn: Arc::default(),
+            session: Arc::default(),
         }
     }
 
-    /// The project as the CLI opens it, now (a config edited between calls counts).
-    fn project(&self) -> Result<Project, String> {
-        self.open(Project::open)
+    /// Another session of the same server: its own roots and last search.
+    pub fn new_session(&self) -> Self {
+        Self {
+            options: self.options.clone(),
+            turn: self.turn.clone(),
+            session: Arc::default(),
+        }
     }
 
-    /// The project as `doctor` opens it: a broken config opens with the
-    /// defaults, so the tools are still listed and `doctor` can report it.
-    fn project_for_doctor(&self) -> Result<Project, String> {
-        self.open(Project::open_for_doctor)
+    /// The project folder of this call: `--project`, else the first of the
+    /// client's roots, `CLAUDE_PROJECT_DIR` and the folders upward from the
+    /// working folder that is a Unity project (see [`locate`]).
+    async fn project_dir(&self, context: &RequestContext<RoleServer>) -> Result<PathBuf, String> {
+        if let Some(root) = &self.options.root {
+            return Ok(root.clone());
+        }
+        let roots = self.client_roots(context).await;
+        let places = Places {
+            roots: roots.as_deref(),
+            claude_project_dir: std::env::var_os(CLAUDE_PROJECT_DIR)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+            working_dir: std::env::current_dir().unwrap_or_else(|_| ".".into()),
+        };
+        locate(&places)
     }
 
-    fn open(&self, open: Opener) -> Result<Project, String> {
+    /// The client's roots (`roots/list`), once per session until they
+    /// change; `None` when the client offers none or may not be asked.
+    /// SEP-2577 deprecates roots, but the clients in use (Claude Code,
+    /// Cursor) still tell their open folder this way.
+    #[allow(deprecated)]
+    async fn client_roots(&self, context: &RequestContext<RoleServer>) -> Option<Vec<String>> {
+        let offers = context.client_capabilities().is_some_and(|c| c.roots.is_some());
+        if !offers || !may_request(context) {
+            return None;
+        }
+        let mut cached = self.session.roots.lock().await;
+        if let Some(roots) = cached.as_ref() {
+            return roots.clone();
+        }
+        let listed = tokio::time::timeout(std::time::Duration::from_secs(10), context.peer.list_roots()).await;
+        let roots = match listed {
+            Ok(Ok(result)) => Some(result.roots.into_iter().map(|r| r.uri).collect()),
+            Ok(Err(e)) => {
+                tracing::warn!("the client did not list its roots: {e}");
+                None
+            }
+            Err(_) => {
+                tracing::warn!("the client did not list its roots within 10 s");
+                None
+            }
+        };
+        *cached = Some(roots.clone());
+        roots
+    }
+
+    /// The call's project as `open` opens it, now (a config edited between
+    /// calls counts).
+    async fn open(&self, open: Opener, context: &RequestContext<RoleServer>) -> Result<Project, String> {
+        let dir = self.project_dir(context).await?;
         let o = &self.options;
-        let mut project = open(&o.root, o.provider, o.model.as_deref()).map_err(|d| d.to_string())?;
+        let mut project = open(&dir, o.provider, o.model.as_deref()).map_err(|d| d.to_string())?;
         project.show_progress = false;
         Ok(project)
+    }
+
+    /// The project whose tools are listed: as `doctor` opens it (a broken
+    /// config opens with the defaults, so the tools are still listed and
+    /// `doctor` can report it); without a project, the working folder's
+    /// embedded pipelines (each call then says where it looked).
+    async fn project_for_listing(&self, context: &RequestContext<RoleServer>) -> Result<Project, String> {
+        let dir = self.project_dir(context).await.unwrap_or_else(|_| ".".into());
+        let o = &self.options;
+        Project::open_for_doctor(&dir, o.provider, o.model.as_deref()).map_err(|d| d.to_string())
     }
 
     /// Run an exposed pipeline with the call's arguments as its inputs.
@@ -66,12 +155,12 @@ impl PipelineServer {
         mut args: Map<String, Value>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let opened = if name == DOCTOR {
-            self.project_for_doctor()
+        let opener: Opener = if name == DOCTOR {
+            Project::open_for_doctor
         } else {
-            self.project()
+            Project::open
         };
-        let project = match opened {
+        let project = match self.open(opener, context).await {
             Ok(p) => p,
             Err(message) => return Ok(CallToolResult::error(vec![Content::text(message)])),
         };
@@ -86,13 +175,6 @@ impl PipelineServer {
                 None,
             ));
         };
-        // The project's trust rules apply to the server exactly as to the CLI.
-        let gate = crate::trust::Gate::check(&project, None, self.options.trust);
-        if tool.pipeline.name() == DOCTOR && !gate.review.runs_reaching_override(DOCTOR) {
-            args.extend(crate::doctor::inputs(&gate, &project.root, vec![]));
-        } else if let Some(refusal) = gate.refusal(&project.root) {
-            return Ok(CallToolResult::error(vec![Content::text(refusal)]));
-        }
         // Nobody can answer a terminal prompt here: the client's user is asked
         // through elicitation when it can be, else a pipeline that can ask
         // leaves its question open and returns the choices instead.
@@ -100,6 +182,10 @@ impl PipelineServer {
         if asker.is_none() && tool.pipeline.inputs().contains_key("non_interactive") {
             args.entry("non_interactive").or_insert(Value::Bool(true));
         }
+        let invocation = match Invocation::from_tool(tool.pipeline.name(), args) {
+            Ok(i) => i,
+            Err(message) => return Ok(CallToolResult::error(vec![Content::text(message)])),
+        };
         let lines = Output::buffer();
         let rt = match project.runtime(lines.clone()) {
             Ok(rt) => rt,
@@ -111,12 +197,25 @@ impl PipelineServer {
             .map(|token| Notifier::shared(context.peer.clone(), token));
         // The server's stdin is the protocol: only the client's user is asked.
         let rt = rt.with_asker(asker).with_progress(progress);
+        let index_dir = project.root.join(INDEX_DIR);
+        let run = last_search::with_own(
+            &self.turn,
+            &self.session.last_search,
+            &index_dir,
+            &project.config.limits,
+            tool.pipeline.name(),
+            invocation.run(&project, self.options.trust, &rt),
+        );
         let finished = tokio::select! {
-            finished = execute(&project, tool.pipeline.name(), args, &[], &rt) => finished,
+            finished = run => finished,
             // Dropping the run cancels its stages; atomic writes leave no half-written file.
             _ = context.ct.cancelled() => {
                 return Err(McpError::internal_error(format!("{name}: cancelled by the client"), None));
             }
+        };
+        let finished = match finished {
+            Ok(finished) => finished,
+            Err(message) => return Ok(CallToolResult::error(vec![Content::text(message)])),
         };
         Ok(tool_result(finished, &lines.captured()))
     }
@@ -161,16 +260,17 @@ impl ServerHandler for PipelineServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let project = self
-            .project_for_doctor()
+            .project_for_listing(&context)
+            .await
             .map_err(|m| McpError::internal_error(m, None))?;
         let (exposed, problems) = catalog::exposed(&project);
         for p in problems {
             tracing::warn!("pipeline left out of the tools: {p}");
         }
-        let mut tools: Vec<_> = exposed.iter().map(catalog::describe).collect();
+        let mut tools: Vec<_> = exposed.iter().map(|t| catalog::describe(&project, t)).collect();
         tools.extend(catalog::inspection_tools());
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -183,7 +283,10 @@ impl ServerHandler for PipelineServer {
         let args = request.arguments.unwrap_or_default();
         let result = match request.name.as_ref() {
             LIST_PIPELINES => {
-                let project = self.project().map_err(|m| McpError::internal_error(m, None))?;
+                let project = match self.open(Project::open, &context).await {
+                    Ok(p) => p,
+                    Err(message) => return Ok(CallToolResult::error(vec![Content::text(message)]).into()),
+                };
                 let listing = catalog::listing(&project);
                 let mut r = CallToolResult::structured(listing.clone());
                 r.content = vec![Content::text(
@@ -191,14 +294,10 @@ impl ServerHandler for PipelineServer {
                 )];
                 r
             }
-            GRAPH => {
-                let name = args.get("name").and_then(Value::as_str).unwrap_or_default();
-                let format = args.get("format").and_then(Value::as_str).unwrap_or("mermaid");
-                match self.graph(name, format) {
-                    Ok(text) => CallToolResult::success(vec![Content::text(text)]),
-                    Err(message) => CallToolResult::error(vec![Content::text(message)]),
-                }
-            }
+            GRAPH => match self.graph_call(&args, &context).await {
+                Ok(text) => CallToolResult::success(vec![Content::text(text)]),
+                Err(message) => CallToolResult::error(vec![Content::text(message)]),
+            },
             name => self.run_tool(name, args, &context).await?,
         };
         Ok(result.into())
@@ -207,9 +306,12 @@ impl ServerHandler for PipelineServer {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let project = self.project().map_err(|m| McpError::internal_error(m, None))?;
+        let project = self
+            .open(Project::open, &context)
+            .await
+            .map_err(|m| McpError::internal_error(m, None))?;
         let mut resources = vec![Resource::new(SEARCH_RESULT_URI, "search-result.json")
             .with_description("The last search's result: groups of candidates that `pick` and `build` use")
             .with_mime_type("application/json")];
@@ -221,7 +323,7 @@ impl ServerHandler for PipelineServer {
                     format!("{} graph", t.pipeline.name()),
                 )
                 .with_description(format!("The `{}` pipeline's stage graph (mermaid)", t.pipeline.name()))
-                .with_mime_type("text/plain"),
+                .with_mime_type(TEXT),
             );
         }
         Ok(ListResourcesResult::with_all_items(resources))
@@ -230,17 +332,16 @@ impl ServerHandler for PipelineServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri;
-        let text = if uri == SEARCH_RESULT_URI {
-            let limits = self
-                .project()
-                .map_err(|m| McpError::internal_error(m, None))?
-                .config
-                .limits;
-            match result::read_text(&self.options.root.join(INDEX_DIR), &limits) {
-                Ok(Some(text)) => text,
+        let project = self
+            .open(Project::open, &context)
+            .await
+            .map_err(|m| McpError::internal_error(m, None))?;
+        let contents = if uri == SEARCH_RESULT_URI {
+            match result::read_text(&project.root.join(INDEX_DIR), &project.config.limits) {
+                Ok(Some(text)) => ResourceContents::text(text, uri).with_mime_type(JSON),
                 Ok(None) => {
                     return Err(McpError::resource_not_found(
                         "no search result yet; call the `search` tool first",
@@ -251,22 +352,75 @@ impl ServerHandler for PipelineServer {
                 Err(e) => return Err(McpError::internal_error(e.to_string(), None)),
             }
         } else if let Some(name) = uri.strip_prefix(GRAPH_URI) {
-            self.graph(name, "mermaid")
-                .map_err(|m| McpError::resource_not_found(m, None))?
+            let text = graph(&project, name, "mermaid").map_err(|m| McpError::resource_not_found(m, None))?;
+            ResourceContents::text(text, uri).with_mime_type(TEXT)
         } else {
             return Err(McpError::resource_not_found(format!("unknown resource {uri}"), None));
         };
-        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri)]).into())
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
+        *self.session.roots.lock().await = None;
+    }
+
+    /// A request of a method we serve whose params do not fit it (rmcp
+    /// hands it over as a method of its own): say so, not "method not found".
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        let method = request.method;
+        if SERVED.contains(&method.as_str()) {
+            let hint = if method == "tools/call" {
+                ": `name` must be a string and `arguments` an object of the tool's inputs"
+            } else {
+                ""
+            };
+            return Err(McpError::invalid_params(
+                format!("invalid params for `{method}`{hint}"),
+                None,
+            ));
+        }
+        Err(McpError::new(ErrorCode::METHOD_NOT_FOUND, method, None))
     }
 }
 
 impl PipelineServer {
-    fn graph(&self, name: &str, format: &str) -> Result<String, String> {
-        let format: Format = format
-            .parse()
-            .map_err(|e: engine::render::UnknownFormat| e.to_string())?;
-        let project = self.project()?;
-        let pipeline = project.compile(name, &[]).map_err(|d| d.to_string())?;
-        Ok(render(&pipeline.graph(), format))
+    /// The `graph` tool: `name` and an optional `format`, checked as the schema declares them.
+    async fn graph_call(
+        &self,
+        args: &Map<String, Value>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<String, String> {
+        let name = match args.get("name") {
+            Some(Value::String(name)) => name,
+            _ => return Err("graph: `name` must be a pipeline's name (`search`, `build`, …)".into()),
+        };
+        let format = match args.get("format") {
+            None => "mermaid",
+            // Exactly the names the tool's schema lists (`Format` alone also takes `MERMAID`).
+            Some(Value::String(format)) if Format::ALL.iter().any(|f| f.name() == format) => format,
+            Some(Value::String(format)) => {
+                let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+                return Err(format!(
+                    "graph: unknown format `{format}` (formats: {})",
+                    names.join(", ")
+                ));
+            }
+            Some(other) => return Err(format!("graph: `format` must be a string, got {other}")),
+        };
+        let project = self.open(Project::open, context).await?;
+        graph(&project, name, format)
     }
+}
+
+/// A pipeline's stage graph in `format`.
+fn graph(project: &Project, name: &str, format: &str) -> Result<String, String> {
+    let format: Format = format
+        .parse()
+        .map_err(|e: engine::render::UnknownFormat| e.to_string())?;
+    let pipeline = project.compile(name, &[]).map_err(|d| d.to_string())?;
+    Ok(render(&pipeline.graph(), format))
 }

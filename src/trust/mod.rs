@@ -134,11 +134,7 @@ pub fn review(project: &Project, run_file: Option<&Path>) -> Review {
 /// The user's trust store: `$XDG_CONFIG_HOME/unity-assets/trusted.json`, or
 /// `~/.config/unity-assets/trusted.json`.
 pub fn store_path() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(base.join("unity-assets").join("trusted.json"))
+    Some(crate::user_dirs::unity_assets_dir("XDG_CONFIG_HOME", ".config")?.join("trusted.json"))
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]

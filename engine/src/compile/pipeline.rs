@@ -319,7 +319,9 @@ impl Pipeline {
         let mut out = Map::new();
         for (name, spec) in &self.inputs {
             let value = match given.remove(name) {
-                Some(v) => coerce(v, &spec.kind).map_err(|m| err(format!("input `{name}`: {m}")))?,
+                Some(v) => {
+                    coerce(v, &spec.kind, spec.items.as_deref()).map_err(|m| err(format!("input `{name}`: {m}")))?
+                }
                 None => match &spec.default {
                     Some(d) => d.clone(),
                     None => return Err(err(format!("missing input `{name}` (pass --input {name}=...)"))),
@@ -331,36 +333,70 @@ impl Pipeline {
     }
 }
 
-/// One input given as `kind`: command-line strings parsed to the declared type.
-fn coerce(v: Value, kind: &str) -> Result<Value, String> {
+/// One input given as `kind`: command-line strings parsed to the declared
+/// type, numbers and booleans taken as text; any other value of another
+/// type is refused, not converted (an object is not a query).
+fn coerce(v: Value, kind: &str, items: Option<&str>) -> Result<Value, String> {
     let parsed = |s: &str| serde_json::from_str::<Value>(s).map_err(|_| format!("`{s}` is not a valid {kind}"));
-    match (kind, v) {
-        ("string", Value::String(s)) => Ok(Value::String(s)),
-        ("string", other) => Ok(Value::String(match other {
-            Value::Number(n) => n.to_string(),
-            Value::Bool(b) => b.to_string(),
-            o => o.to_string(),
-        })),
-        ("integer", Value::String(s)) => parsed(&s).and_then(|v| {
-            if v.is_i64() || v.is_u64() {
-                Ok(v)
-            } else {
-                Err(format!("`{s}` is not an integer"))
-            }
-        }),
-        ("number", Value::String(s)) => parsed(&s).and_then(|v| {
-            if v.is_number() {
-                Ok(v)
-            } else {
-                Err(format!("`{s}` is not a number"))
-            }
-        }),
+    let value = match (kind, v) {
+        ("string", Value::Number(n)) => Value::String(n.to_string()),
+        ("string", Value::Bool(b)) => Value::String(b.to_string()),
+        ("integer" | "number" | "array" | "object", Value::String(s)) => parsed(&s)?,
         ("boolean", Value::String(s)) => match s.as_str() {
-            "true" | "yes" | "1" => Ok(Value::Bool(true)),
-            "false" | "no" | "0" | "" => Ok(Value::Bool(false)),
-            _ => Err(format!("`{s}` is not a boolean (true/false)")),
+            "true" | "yes" | "1" => Value::Bool(true),
+            "false" | "no" | "0" | "" => Value::Bool(false),
+            _ => return Err(format!("`{s}` is not a boolean (true/false)")),
         },
-        ("array" | "object", Value::String(s)) => parsed(&s),
-        (_, v) => Ok(v),
+        (_, v) => v,
+    };
+    if !is_kind(&value, kind) {
+        return Err(format!("expected {}, got {}", a_kind(kind), a_kind(json_kind(&value))));
+    }
+    let wrong_item = value
+        .as_array()
+        .zip(items)
+        .and_then(|(list, items)| list.iter().position(|item| !is_kind(item, items)).map(|i| (i, items)));
+    match wrong_item {
+        Some((i, items)) => Err(format!(
+            "item {i}: expected {}, got {}",
+            a_kind(items),
+            a_kind(json_kind(&value[i]))
+        )),
+        None => Ok(value),
+    }
+}
+
+/// Whether `value` is of the declared `kind` (`any` takes everything).
+fn is_kind(value: &Value, kind: &str) -> bool {
+    match kind {
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        _ => true,
+    }
+}
+
+/// `a string`, `an object`: a type named in a sentence.
+fn a_kind(kind: &str) -> String {
+    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {kind}")
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
     }
 }

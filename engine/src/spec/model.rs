@@ -39,6 +39,8 @@ pub struct InputSpec {
     pub default: Option<Value>,
     /// What it is, for help texts and MCP tool schemas.
     pub description: Option<String>,
+    /// An `array` input's item type, for tool schemas that must say it.
+    pub items: Option<String>,
 }
 
 /// `default: null` is a default of null, not a missing default.

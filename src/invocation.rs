@@ -1,0 +1,313 @@
+//! One typed invocation of a pipeline, built from the command line's flags
+//! or from an MCP tool call's arguments, and run the same way from both
+//! doors: the argument checks, the trust check, the index lock and the
+//! doctor's own inputs live here only, so a call says the same thing and
+//! ends the same way whichever door it came through.
+
+use std::path::Path;
+
+use engine::{Ending, Runtime};
+use serde_json::{json, Map, Value};
+
+use crate::cli::{Command, RunOptions};
+use crate::commands::Outcome;
+use crate::exit;
+use crate::project::{Opener, Project};
+
+/// The longest value one input may have, in bytes of its JSON text: a
+/// query is a sentence, and a 10 MB one cost half a minute and 640 MB.
+pub const MAX_INPUT_BYTES: usize = 16 * 1024;
+
+/// The pipeline that reports on a project instead of using it: it runs
+/// on an untrusted project and on a broken config.
+const DOCTOR: &str = "doctor";
+const BUILD: &str = "build";
+/// Build's input naming the door it was called through (`cli`, `mcp`), so
+/// an open group says how to answer it in that door's terms.
+const CALLER: &str = "caller";
+
+/// The door an invocation came through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Door {
+    Cli,
+    Mcp,
+}
+
+/// What to run and the rules around the run.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    /// The pipeline's name (or a path to a YAML file, from `run`).
+    pub pipeline: String,
+    /// The caller's inputs, before the pipeline binds them to their types.
+    pub inputs: Map<String, Value>,
+    /// `--set key=value` params (none over MCP).
+    pub sets: Vec<String>,
+    /// Refuse to run on a project whose trust items are not trusted.
+    pub needs_trust: bool,
+    pub door: Door,
+}
+
+/// How a run ended, for whoever presents it (the CLI, the MCP server).
+pub struct Finished {
+    /// The exit code the CLI ends with (non-zero: an MCP tool error).
+    pub code: i32,
+    /// The pipeline's output document — also when an `exit` stage stopped it.
+    pub document: Option<Value>,
+    /// Why it failed or refused, prefixed with the pipeline's name.
+    pub message: Option<String>,
+    /// Per-stage status, time, calls and tokens (`None` when it never ran).
+    pub report: Option<engine::RunReport>,
+}
+
+impl Finished {
+    fn before_run(outcome: Outcome) -> Self {
+        Self {
+            code: outcome.code,
+            document: None,
+            message: outcome.message,
+            report: None,
+        }
+    }
+}
+
+/// The inputs the product fills itself; a caller cannot set them and the
+/// MCP tool schemas do not show them.
+pub fn filled_inputs(pipeline: &str) -> &'static [&'static str] {
+    match pipeline {
+        DOCTOR => &["trusted", "trust", "set_errors"],
+        BUILD => &[CALLER],
+        _ => &[],
+    }
+}
+
+impl Invocation {
+    /// An invocation of `pipeline` with the caller's `inputs`, checked:
+    /// no input the product fills, none too long, a pick's index a number.
+    pub fn new(door: Door, pipeline: &str, inputs: Map<String, Value>, sets: Vec<String>) -> Result<Self, String> {
+        for (name, value) in &inputs {
+            if filled_inputs(pipeline).contains(&name.as_str()) {
+                return Err(format!(
+                    "{pipeline}: input `{name}` is filled by unity-assets itself; leave it out"
+                ));
+            }
+            let size = json_size(value);
+            if size > MAX_INPUT_BYTES {
+                return Err(format!(
+                    "{pipeline}: input `{name}` is {size} bytes; an input may have at most {MAX_INPUT_BYTES}\n  help: shorten it"
+                ));
+            }
+        }
+        if pipeline == "pick" {
+            check_pick_index(inputs.get("index"))?;
+        }
+        Ok(Self {
+            pipeline: pipeline.to_owned(),
+            inputs,
+            sets,
+            needs_trust: pipeline != DOCTOR,
+            door,
+        })
+    }
+
+    /// The invocation an MCP tool call asks for: the exposed pipeline and
+    /// the call's arguments.
+    pub fn from_tool(pipeline: &str, arguments: Map<String, Value>) -> Result<Self, String> {
+        Self::new(Door::Mcp, pipeline, arguments, vec![])
+    }
+
+    /// The invocation a command line asks for, with its run options; `None`
+    /// for the commands that run no pipeline (validate, graph, eval, …) and
+    /// for `run --dry-run`.
+    pub fn from_command(command: &Command) -> Option<Result<(Self, &RunOptions), String>> {
+        let (pipeline, fields, run) = match command {
+            Command::Search {
+                query, reindex, run, ..
+            } => (
+                "search",
+                json!({"query": query, "reindex": reindex, "json": run.json}),
+                run,
+            ),
+            Command::WebSearch {
+                query,
+                kind,
+                format,
+                run,
+                ..
+            } => (
+                "web-search",
+                json!({"query": query, "type": kind, "format": format, "json": run.json}),
+                run,
+            ),
+            Command::Pick { index, run } => ("pick", json!({ "index": index }), run),
+            Command::Build {
+                request,
+                yes,
+                choose,
+                non_interactive,
+                run,
+                ..
+            } => (
+                "build",
+                json!({"request": request, "yes": yes, "choose": choose, "non_interactive": non_interactive}),
+                run,
+            ),
+            Command::Index { run, .. } => ("index", json!({"force": false}), run),
+            Command::Reindex { run, .. } => ("index", json!({"force": true}), run),
+            Command::Doctor { offline, run, .. } => (DOCTOR, json!({ "offline": offline }), run),
+            Command::Run {
+                name,
+                inputs,
+                dry_run: false,
+                run,
+                ..
+            } => {
+                return Some(
+                    inputs_from_flags(inputs)
+                        .and_then(|i| Self::new(Door::Cli, name, i, run.sets.clone()))
+                        .map(|i| (i, run)),
+                )
+            }
+            _ => return None,
+        };
+        let inputs = fields.as_object().cloned().unwrap_or_default();
+        Some(Self::new(Door::Cli, pipeline, inputs, run.sets.clone()).map(|i| (i, run)))
+    }
+
+    /// How the project is opened for it: doctor reports a broken config
+    /// instead of failing on it.
+    pub fn opener(&self) -> Opener {
+        if self.pipeline == DOCTOR {
+            Project::open_for_doctor
+        } else {
+            Project::open
+        }
+    }
+
+    /// Check trust, compile, bind the inputs to their declared types, take
+    /// the index lock when the run indexes, and run on `runtime` (where its
+    /// lines go, whether it may ask, how progress shows). `trust_for_run`:
+    /// `--trust`. Dropping the future cancels the run; atomic writes never
+    /// leave a half-written file.
+    pub async fn run(&self, project: &Project, trust_for_run: bool, runtime: &Runtime) -> Finished {
+        // A pipeline file `run FILE` names is reviewed too when it lies inside
+        // the project; doctor, which reports an untrusted project, is refused
+        // only when its own pipeline is a project override that reaches out.
+        let gate = crate::trust::Gate::check(project, Some(Path::new(&self.pipeline)), trust_for_run);
+        let needs_trust = self.needs_trust || gate.review.runs_reaching_override(&self.pipeline);
+        if let Some(refusal) = gate.refusal(&project.root).filter(|_| needs_trust) {
+            return Finished::before_run(Outcome {
+                code: exit::UNTRUSTED,
+                message: Some(refusal),
+            });
+        }
+        let mut inputs = self.inputs.clone();
+        let mut sets = self.sets.clone();
+        if self.pipeline == DOCTOR {
+            // Bad --set values are reported by the config check, not fatal.
+            let mut set_errors = vec![];
+            if let Err(bad) = project.compile(DOCTOR, &sets) {
+                if project.compile(DOCTOR, &[]).is_ok() {
+                    set_errors = bad.0.iter().map(ToString::to_string).collect();
+                    sets.clear();
+                }
+            }
+            inputs.extend(crate::doctor::inputs(&gate, &project.root, set_errors));
+        }
+        let pipeline = match project.compile(&self.pipeline, &sets) {
+            Ok(p) => p,
+            Err(d) => return Finished::before_run(Outcome::invalid(d)),
+        };
+        // A build ejected before `caller` existed still runs.
+        if filled_inputs(&self.pipeline).contains(&CALLER) && pipeline.inputs().contains_key(CALLER) {
+            let door = match self.door {
+                Door::Cli => "cli",
+                Door::Mcp => "mcp",
+            };
+            inputs.insert(CALLER.into(), door.into());
+        }
+        let inputs = match pipeline.bind_inputs(inputs) {
+            Ok(v) => v,
+            Err(e) => return Finished::before_run(Outcome::invalid(e)),
+        };
+        // Index runs on one project take turns (search with reindex is one too).
+        let _index_lock = if indexes(pipeline.name(), &inputs) {
+            let waiting = || {
+                eprintln!("[unity-assets:index] another index run holds this project's index; waiting for it to finish")
+            };
+            match crate::index::store::lock_index(&project.root, waiting) {
+                Ok(lock) => Some(lock),
+                Err(e) => return Finished::before_run(Outcome::failed(format!("{e:#}"))),
+            }
+        } else {
+            None
+        };
+        let outcome = engine::run(&pipeline, inputs, runtime).await;
+        let code = outcome.exit_code();
+        let (code, document, message) = match outcome.result {
+            Ok(Ending::Finished(v)) => (code, Some(v), None),
+            Ok(Ending::Exited { code, status, output }) => {
+                let message = status
+                    .filter(|s| !s.is_empty() && code != exit::OK)
+                    .map(|s| format!("{}: {s}", pipeline.name()));
+                (code, output.filter(|o| !o.is_null()), message)
+            }
+            Err(e) => (exit::FAILED, None, Some(e.to_string())),
+        };
+        Finished {
+            code,
+            document,
+            message,
+            report: Some(outcome.report),
+        }
+    }
+}
+
+/// Whether a run writes the index: `index`, `reindex`, `search` with `reindex`.
+fn indexes(pipeline: &str, inputs: &Value) -> bool {
+    match pipeline {
+        "index" | "reindex" => true,
+        "search" => inputs["reindex"] == Value::Bool(true),
+        _ => false,
+    }
+}
+
+/// A pick's index is a candidate number, as text (the CLI) or a number (MCP).
+fn check_pick_index(index: Option<&Value>) -> Result<(), String> {
+    let valid = match index {
+        // A missing index is the pipeline's "missing input", as for any input.
+        None => true,
+        Some(Value::String(s)) => s.trim().parse::<usize>().is_ok(),
+        Some(Value::Number(n)) => n.is_u64(),
+        Some(_) => false,
+    };
+    if valid {
+        return Ok(());
+    }
+    let shown = match index {
+        Some(Value::String(s)) => s.escape_debug().to_string(),
+        other => other.map(Value::to_string).unwrap_or_default(),
+    };
+    Err(format!(
+        "[unity-assets:pick] error: `{shown}` is not a candidate number; pass 0, 1, 2 … as the last search listed them"
+    ))
+}
+
+fn json_size(value: &Value) -> usize {
+    match value {
+        Value::String(s) => s.len(),
+        other => other.to_string().len(),
+    }
+}
+
+/// `key=value` flags into an inputs map (values stay strings; the engine
+/// binds them to each input's declared type).
+pub fn inputs_from_flags(flags: &[String]) -> Result<Map<String, Value>, String> {
+    let mut map = Map::new();
+    for f in flags {
+        let (k, v) = f
+            .split_once('=')
+            .ok_or_else(|| format!("`--input {f}`: expected key=value"))?;
+        map.insert(k.trim().to_owned(), Value::String(v.to_owned()));
+    }
+    Ok(map)
+}
