@@ -283,13 +283,15 @@ fn check_pick_index(index: Option<&Value>) -> Result<(), String> {
     if valid {
         return Ok(());
     }
-    let shown = match index {
-        Some(Value::String(s)) => s.escape_debug().to_string(),
+    let typed = match index {
+        Some(Value::String(s)) => s.clone(),
         other => other.map(Value::to_string).unwrap_or_default(),
     };
-    Err(format!(
-        "[unity-assets:pick] error: `{shown}` is not a candidate number; pass 0, 1, 2 … as the last search listed them"
-    ))
+    let refusal = crate::search::pick::not_a_number(&typed);
+    Err(match refusal.help {
+        Some(help) => format!("{}\n  help: {help}", refusal.line),
+        None => refusal.line,
+    })
 }
 
 fn json_size(value: &Value) -> usize {

@@ -185,7 +185,7 @@ async fn build_over_mcp_speaks_its_own_arguments_and_the_result_is_json() {
     let lines = text(&built);
     assert!(!lines.contains("--choose") && !lines.contains("--yes"), "{lines}");
     assert!(
-        lines.contains(r#"call `build` again with "choose": ["1=N"] or "yes": true"#),
+        lines.contains(r#"call `build` again with "choose": ["1=N"] (N counts from 1) or "yes": true"#),
         "{lines}"
     );
 
@@ -512,12 +512,15 @@ async fn each_session_picks_from_its_own_last_search() {
     let pick = || CallToolRequestParams::new("pick").with_arguments(args(json!({"index": "0"})));
     let picked = zombie_side.call_tool(pick()).await.unwrap();
     assert_eq!(
-        text(&picked),
+        text(&picked).lines().next().unwrap_or_default(),
         format!("[unity-assets:pick] recorded: {zombie}"),
         "picked from another session's search"
     );
     let picked = player_side.call_tool(pick()).await.unwrap();
-    assert_eq!(text(&picked), format!("[unity-assets:pick] recorded: {player}"));
+    assert_eq!(
+        text(&picked).lines().next().unwrap_or_default(),
+        format!("[unity-assets:pick] recorded: {player}")
+    );
     // The file stays the CLI's contract: it holds the result the last call used.
     let file = std::fs::read_to_string(project.path().join(".claude/unity-asset-index/search-result.json")).unwrap();
     assert!(file.contains("player character prefab"), "{file}");

@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use crate::commands::Outcome;
 use crate::eval::{evaluate, load_golden, GoldenSet, Hit, Report};
 use crate::project::Project;
+use crate::search::rank::Thresholds;
 
 /// The retrievers `--retrievers` compares (`search.semantic.retrievers`).
 const RETRIEVERS: [&str; 3] = ["lexical", "semantic", "hybrid"];
@@ -82,6 +83,9 @@ fn side_by_side(reports: &[(&str, Report)]) -> String {
 /// Run every query of `set` through the search pipeline (with `sets`) and score it.
 async fn score(project: &Project, set: &GoldenSet, sets: &[String]) -> Result<Report, Outcome> {
     let pipeline = project.compile("search", sets).map_err(Outcome::invalid)?;
+    // Controls pass under the confirm threshold the search runs with.
+    let thresholds: Thresholds = serde_json::from_value(pipeline.params()["confidence_threshold"].clone())
+        .map_err(|e| Outcome::invalid(format!("confidence_threshold: {e} (expected {{auto: 0.70, confirm: 0.40}})")))?;
     // Search lines are not part of eval's output: capture them.
     let rt = project.runtime(Output::buffer()).map_err(Outcome::failed)?;
     let queries: Vec<&str> = set
@@ -132,7 +136,7 @@ async fn score(project: &Project, set: &GoldenSet, sets: &[String]) -> Result<Re
         Ok(hits)
     };
     let route = |q: &str| -> anyhow::Result<usize> { Ok(results.get(q).map_or(0, |(_, routed)| *routed)) };
-    evaluate(set, search, route).map_err(|e| Outcome::failed(format!("{e:#}")))
+    evaluate(set, thresholds.confirm, search, route).map_err(|e| Outcome::failed(format!("{e:#}")))
 }
 
 /// The candidate lists of a search-result document, per group.

@@ -8,7 +8,8 @@
 //!   and optionally `routing: [{query, multi, min_sub_intents?}]`. A query
 //!   with `accepted: []` is a *no-answer control*: the project holds nothing
 //!   that fits, so it passes when the top result stays under the confirm
-//!   threshold ([`CONTROL_CEILING`]); controls are scored apart from the
+//!   threshold the search pipeline resolves (`confidence_threshold.confirm`,
+//!   given to [`evaluate`]); controls are scored apart from the
 //!   Recall/Precision/MRR of the answerable queries.
 //!
 //! [`evaluate`] takes the search and the router as closures, so the CLI can
@@ -25,11 +26,6 @@ use sha2::{Digest, Sha256};
 
 /// How many results the metrics look at.
 pub const CUTOFF: usize = 3;
-
-/// A control passes when its best result is under this confidence: the
-/// confirm threshold of `pipelines/search.yaml`, so `build` would not place
-/// it without asking.
-pub const CONTROL_CEILING: f32 = 0.40;
 
 /// A labelled query: which results count as right.
 #[derive(Debug, Clone, PartialEq)]
@@ -314,7 +310,7 @@ pub struct QueryOutcome {
     pub query: String,
     pub category: Option<String>,
     /// A no-answer control: `hit` means its best result stayed under
-    /// [`CONTROL_CEILING`].
+    /// [`Controls::ceiling`].
     pub control: bool,
     /// The highest confidence among the results (0 when nothing came back).
     pub top_confidence: f32,
@@ -340,8 +336,11 @@ pub struct RoutingScore {
 /// How the no-answer controls went.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Controls {
+    /// The confirm threshold: a control passes when its best result is
+    /// under it, so `build` would not place it without asking.
+    pub ceiling: f32,
     pub total: usize,
-    /// Controls whose best result stayed under [`CONTROL_CEILING`].
+    /// Controls whose best result stayed under [`Controls::ceiling`].
     pub passed: usize,
     /// The highest top confidence among them.
     pub max_confidence: f32,
@@ -360,9 +359,11 @@ pub struct Report {
 }
 
 /// Run every query through `search` (ranked results, best first) and every
-/// routing case through `route` (the number of sub-intents it produced).
+/// routing case through `route` (the number of sub-intents it produced); a
+/// control passes under `control_ceiling` (the confirm threshold in effect).
 pub fn evaluate(
     set: &GoldenSet,
+    control_ceiling: f32,
     mut search: impl FnMut(&str) -> anyhow::Result<Vec<Hit>>,
     mut route: impl FnMut(&str) -> anyhow::Result<usize>,
 ) -> anyhow::Result<Report> {
@@ -373,7 +374,7 @@ pub fn evaluate(
         let top = &hits[..hits.len().min(CUTOFF)];
         let top_confidence = hits.iter().map(|h| h.confidence).fold(0.0, f32::max);
         let hit = match &q.expected {
-            _ if q.is_control() => top_confidence < CONTROL_CEILING,
+            _ if q.is_control() => top_confidence < control_ceiling,
             Some(expected) => top.iter().any(|h| expected.matches(h)),
             None => top.iter().any(accepted),
         };
@@ -419,6 +420,7 @@ pub fn evaluate(
     };
     let controls: Vec<&QueryOutcome> = outcomes.iter().filter(|o| o.control).collect();
     let controls = (!controls.is_empty()).then(|| Controls {
+        ceiling: control_ceiling,
         total: controls.len(),
         passed: controls.iter().filter(|o| o.hit).count(),
         max_confidence: controls.iter().map(|o| o.top_confidence).fold(0.0, f32::max),
@@ -468,8 +470,8 @@ impl Report {
         if let Some(c) = &self.controls {
             let _ = write!(
                 out,
-                "\ncontrols {}/{} under {CONTROL_CEILING:.2} (highest top confidence {:.3})",
-                c.passed, c.total, c.max_confidence
+                "\ncontrols {}/{} under {:.2} (highest top confidence {:.3})",
+                c.passed, c.total, c.ceiling, c.max_confidence
             );
         }
         for o in self.outcomes.iter().filter(|o| !o.hit) {

@@ -1,6 +1,7 @@
 use std::path::PathBuf;
 
 use super::*;
+use crate::search::rank::Thresholds;
 use crate::search::records::AssetRow;
 use crate::search::vocab::Vocabulary;
 use crate::search::{search_rows, Group};
@@ -68,6 +69,7 @@ fn own_format_and_metrics() {
     };
     let report = evaluate(
         &set,
+        Thresholds::default().confirm,
         |q| {
             Ok(if q == "zombie" {
                 vec![hit("Assets/X"), hit("Assets/Z.prefab")]
@@ -118,6 +120,7 @@ fn seed_golden_search_only() {
     let vocab = Vocabulary::embedded();
     let report = evaluate(
         &set,
+        Thresholds::default().confirm,
         |q| Ok(flatten(search_rows(&rows, q, &vocab, 10))),
         |q| Ok(crate::search::route::route(q, &vocab).sub_intents.len()),
     )
@@ -185,6 +188,7 @@ fn controls_pass_under_the_confirm_threshold_and_stay_out_of_recall() {
     };
     let report = evaluate(
         &set,
+        Thresholds::default().confirm,
         |q| {
             Ok(match q {
                 "zombie" => vec![hit("Assets/Z.prefab", 0.9)],

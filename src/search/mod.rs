@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use hints::PastPickGroup;
 use query::Query;
-use rank::{Candidate, PackageChoice, RankOptions};
+use rank::{Candidate, PackageChoice, RankOptions, Thresholds};
 use records::{AssetRow, PackageRow};
 use result::{ResultGroup, SearchResult};
 use route::SubIntent;
@@ -209,6 +209,9 @@ struct RankArgs {
     past_picks: Vec<PastPickGroup>,
     #[serde(default)]
     aliases: Option<PathBuf>,
+    /// The pipeline's `confidence_threshold`, which the caps derive from.
+    #[serde(default)]
+    thresholds: Thresholds,
 }
 
 /// Per sub-intent, in the order asked: its candidates among the rows.
@@ -267,6 +270,23 @@ struct ResultArgs {
     no_query_reason: Option<String>,
     #[serde(default = "default_shown")]
     shown_per_group: usize,
+    /// With no_match: the groups of the last retrieval, all under confirm.
+    #[serde(default)]
+    closest: Option<Vec<ResultGroup>>,
+    /// The confirm threshold the search ran with.
+    #[serde(default = "default_confirm")]
+    confirm: f32,
+    /// Whether the index was fresh (or rebuilt first).
+    #[serde(default = "default_index_fresh")]
+    index_fresh: bool,
+}
+
+fn default_confirm() -> f32 {
+    Thresholds::default().confirm
+}
+
+fn default_index_fresh() -> bool {
+    true
 }
 
 fn default_shown() -> usize {
@@ -430,10 +450,14 @@ pub fn register(registry: &mut Registry) {
                 let document = match (a.no_query_reason, a.groups) {
                     (Some(reason), _) => SearchResult::no_query(&a.query, a.manifest_version, &reason),
                     (None, Some(groups)) => SearchResult::found(&a.query, a.manifest_version, groups),
-                    (None, None) => SearchResult::no_match(&a.query, a.manifest_version),
+                    (None, None) => SearchResult::no_match(&a.query, a.manifest_version, a.closest.unwrap_or_default()),
+                };
+                let situation = result::Situation {
+                    confirm: a.confirm,
+                    index_fresh: a.index_fresh,
                 };
                 Ok(ResultOut {
-                    summary: document.summary(a.shown_per_group),
+                    summary: document.summary(a.shown_per_group, situation),
                     document,
                 })
             },
@@ -482,7 +506,7 @@ pub fn register(registry: &mut Registry) {
                 let vocab = vocabulary(a.aliases.as_deref(), ctx)?;
                 let rows: Vec<AssetRow> = a.rows.into_iter().filter_map(records::decode_row).collect();
                 Ok(Ranked {
-                    groups: rank_for_intents(&rows, &a.intents, a.top_k, &a.past_picks, &vocab)
+                    groups: rank_for_intents(&rows, &a.intents, a.top_k, &a.past_picks, &vocab, a.thresholds)
                         .into_iter()
                         .map(|candidates| Retrieved { candidates })
                         .collect(),
@@ -568,6 +592,7 @@ fn rank_for_intents(
     top_k: usize,
     past_picks: &[PastPickGroup],
     vocab: &Vocabulary,
+    thresholds: Thresholds,
 ) -> Vec<Vec<Candidate>> {
     let requests: Vec<(Query, RankOptions)> = intents
         .iter()
@@ -577,6 +602,7 @@ fn rank_for_intents(
                 subtype_hint: intent.subtype_hint.as_deref(),
                 past_boosts: hints::past_pick_boosts(&query, past_picks, vocab),
                 top_k,
+                thresholds,
             };
             (query, options)
         })
@@ -589,7 +615,7 @@ fn rank_for_intents(
 /// the CLI runs `pipelines/search.yaml`, whose stages call the same pieces.
 pub fn search_rows(rows: &[AssetRow], query: &str, vocab: &Vocabulary, top_k: usize) -> Vec<Group> {
     let sub_intents = route::route(query, vocab).sub_intents;
-    let ranked = rank_for_intents(rows, &sub_intents, top_k, &[], vocab);
+    let ranked = rank_for_intents(rows, &sub_intents, top_k, &[], vocab, Thresholds::default());
     sub_intents
         .into_iter()
         .zip(ranked)

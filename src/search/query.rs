@@ -11,7 +11,11 @@
 //! *subject* ([`Query::subject`]): the last noun that is neither a
 //! predicate in modifier form (깨지는, crashed) nor a generic class word
 //! (캐릭터, enemy) — Korean and English noun phrases put their head last.
-//! The others are modifiers.
+//! An English noun phrase may also be followed by a post-modifier (a
+//! relative clause "that opens…", a "to"-infinitive, a prepositional phrase
+//! "with…", a participle "mounted on…"): the head is then the last noun
+//! *before* it, so "door that opens when the player has the key" is about a
+//! door, not a key. The others are modifiers.
 
 use std::collections::HashSet;
 
@@ -34,6 +38,20 @@ const UNKNOWN_PRIOR: f32 = 0.5;
 const LOANWORD_WEIGHT: f32 = 0.85;
 /// Prior of a `weak_words` entry ("게임", "game").
 const WEAK_PRIOR: f32 = 0.3;
+/// English words that open a post-modifier: relative pronouns and
+/// conjunctions, the "to" of an infinitive, prepositions. The noun phrase
+/// before the first of them holds the head; they carry no asset meaning
+/// themselves, so they are not concepts. ("over" is left out: `GameOver`.)
+const POST_MODIFIER_WORDS: &[&str] = &[
+    "that", "which", "who", "whom", "whose", "where", "when", "while", "if", "to", "with", "without", "for", "on",
+    "in", "of", "at", "from", "by", "behind", "under", "near", "inside", "into", "onto", "above", "below", "beside",
+    "between", "around", "across", "through", "along", "against", "like", "after", "before", "during",
+];
+/// Determiners: after a noun one starts a new noun phrase, a relative
+/// clause without its "that" ("door the player can open").
+const DETERMINERS: &[&str] = &[
+    "the", "a", "an", "this", "these", "those", "my", "your", "our", "his", "her", "its", "their",
+];
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Concept {
@@ -73,6 +91,9 @@ pub struct Query {
     /// The type words' own concepts: not scored, but routing reads their
     /// terms (category hints) and the hint block their aliases.
     pub type_concepts: Vec<Concept>,
+    /// Where each English post-modifier starts: the index of its first
+    /// concept, in order (see the module docs).
+    post_modifiers: Vec<usize>,
 }
 
 impl Query {
@@ -84,6 +105,12 @@ impl Query {
         let mut rest = words(text).peekable();
         while let Some(word) = rest.next() {
             let korean = word.chars().any(is_hangul);
+            if !korean && query.opens_post_modifier(word, vocab) {
+                query.post_modifiers.push(query.concepts.len());
+                if is_post_modifier_word(word) {
+                    continue;
+                }
+            }
             let word = match rest
                 .peek()
                 .filter(|_| korean)
@@ -147,14 +174,37 @@ impl Query {
     }
 
     /// The last concept that is a thing (not a predicate, generic word or
-    /// context); else the last qualifier or class word that is not weak;
-    /// else the last that is not a predicate; else the last.
+    /// context) in the first phrase that has one — the noun phrase, else the
+    /// post-modifiers in order ("sound of the imp" is about the imp); else
+    /// the last qualifier or class word that is not weak; else the last
+    /// that is not a predicate; else the last.
     fn pick_subject(&self) -> Option<usize> {
+        let thing = |c: &Concept| !c.predicate && !c.generic && !c.context;
+        let mut starts = std::iter::once(0).chain(self.post_modifiers.iter().copied()).peekable();
+        while let Some(start) = starts.next() {
+            let end = starts.peek().copied().unwrap_or(self.concepts.len());
+            if let Some(i) = (start..end).rev().find(|&i| thing(&self.concepts[i])) {
+                return Some(i);
+            }
+        }
         let last = |keep: &dyn Fn(&Concept) -> bool| self.concepts.iter().rposition(keep);
-        last(&|c| !c.predicate && !c.generic && !c.context)
-            .or_else(|| last(&|c| !c.predicate && !c.context && c.prior > WEAK_PRIOR))
+        last(&|c| !c.predicate && !c.context && c.prior > WEAK_PRIOR)
             .or_else(|| last(&|c| !c.predicate))
             .or_else(|| self.concepts.len().checked_sub(1))
+    }
+
+    /// Whether an English word starts a post-modifier: a word of
+    /// [`POST_MODIFIER_WORDS`], or right after a noun of the current phrase
+    /// a participle ("lamp mounted on…", "imp calling for help") or a
+    /// determiner ("door the player can open").
+    fn opens_post_modifier(&self, word: &str, vocab: &Vocabulary) -> bool {
+        if is_post_modifier_word(word) {
+            return true;
+        }
+        let lower = word.to_lowercase();
+        let start = self.post_modifiers.last().copied().unwrap_or(0);
+        let after_noun = self.concepts[start..].last().is_some_and(|c| !c.predicate);
+        after_noun && (DETERMINERS.contains(&lower.as_str()) || is_participle(&lower, vocab))
     }
 
     /// English compounds are written apart or together ("spider web",
@@ -312,8 +362,7 @@ impl Query {
         }
         let prior = if vocab.is_weak(&normal) { WEAK_PRIOR } else { 1.0 };
         // A participle or gerund (crashed, dripping) modifies the head noun.
-        let lower = word.to_lowercase();
-        let predicate = lower.len() > 4 && (lower.ends_with("ing") || lower.ends_with("ed"));
+        let predicate = is_participle(&word.to_lowercase(), vocab);
         self.push(Concept {
             label: word.to_owned(),
             terms,
@@ -331,6 +380,31 @@ impl Query {
             self.concepts.push(concept);
         }
     }
+}
+
+/// Whether `word` is one of [`POST_MODIFIER_WORDS`] (any case).
+pub(super) fn is_post_modifier_word(word: &str) -> bool {
+    POST_MODIFIER_WORDS.contains(&word.to_lowercase().as_str())
+}
+
+/// A participle or gerund (crashed, dripping, mounted), not a noun that
+/// only looks like one (ceiling, building: an -ing word written as the
+/// translation of a lexicon thing; an -ed word is never a head noun).
+fn is_participle(lower: &str, vocab: &Vocabulary) -> bool {
+    if lower.len() <= 4 {
+        return false;
+    }
+    if lower.ends_with("ed") {
+        return true;
+    }
+    let noun = || {
+        normal_word(lower).is_some_and(|normal| {
+            vocab.keys_for_term(&normal).iter().any(|key| {
+                vocab.role(key) == Role::Thing && vocab.senses(key).iter().any(|(_, _, written)| written == lower)
+            })
+        })
+    };
+    lower.ends_with("ing") && !noun()
 }
 
 /// Korean compound nouns are written with or without a space ("배경 음악",
@@ -408,13 +482,14 @@ mod tests {
         assert!(!Query::analyze("발소리", &vocab).type_named);
     }
 
+    /// The label of `query`'s subject concept.
+    fn subject(query: &str) -> String {
+        let q = Query::analyze(query, &Vocabulary::embedded());
+        q.subject.map(|i| q.concepts[i].label.clone()).unwrap_or_default()
+    }
+
     #[test]
     fn the_subject_is_the_last_thing_not_a_modifier_or_class_word() {
-        let vocab = Vocabulary::embedded();
-        let subject = |q: &str| {
-            let q = Query::analyze(q, &vocab);
-            q.subject.map(|i| q.concepts[i].label.clone()).unwrap_or_default()
-        };
         assert!(subject("추락한 우주선").starts_with("우주선"), "추락한 is a predicate");
         assert!(subject("깨지는 항아리").starts_with("항아리"));
         assert!(
@@ -431,6 +506,32 @@ mod tests {
         assert!(
             subject("긴장감 있는 생존 게임 배경 음악").starts_with("긴장감"),
             "생존 describes the game"
+        );
+    }
+
+    #[test]
+    fn an_english_head_noun_comes_before_its_post_modifier() {
+        let vocab = Vocabulary::embedded();
+        for (query, head) in [
+            ("door that opens when the player has the key", "door"),
+            ("crate to hide the player behind", "crate"),
+            ("lamp mounted on the wall of a corridor", "lamp"),
+            ("pot the player can pick up", "pot"),
+            ("wooden rowing boat on a lake", "boat"),
+            ("bullet shaped like a star", "bullet"),
+            // A type word before the post-modifier: the subject is in it.
+            ("sound of the imp calling for help", "imp"),
+            ("effect for the boss slamming the ground", "boss"),
+            // A noun that looks like a participle is still a noun.
+            ("ceiling with pipes", "ceiling"),
+        ] {
+            assert_eq!(subject(query), head, "{query:?}");
+        }
+        let q = Query::analyze("door that opens when the player has the key", &vocab);
+        let labels: Vec<_> = q.concepts.iter().map(|c| c.label.as_str()).collect();
+        assert!(
+            !labels.iter().any(|l| ["that", "when", "has", "the"].contains(l)),
+            "grammar words are not concepts: {labels:?}"
         );
     }
 

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::hints::PastPickGroup;
-use super::rank::Candidate;
+use super::rank::{Candidate, Thresholds};
 use super::records::{decode_row, AssetRow};
 use super::route::SubIntent;
 use super::{index_files, rank_for_intents, vocabulary, Retrieved};
@@ -29,6 +29,9 @@ struct RetrieveArgs {
     past_picks: Vec<PastPickGroup>,
     #[serde(default)]
     aliases: Option<PathBuf>,
+    /// The pipeline's `confidence_threshold`, which the caps derive from.
+    #[serde(default)]
+    thresholds: Thresholds,
     /// Per sub-intent, guids found by meaning (`semantic.nearest`), added
     /// after the builtin's rows so the model judges both.
     #[serde(default)]
@@ -130,7 +133,7 @@ pub(super) fn register(registry: &mut Registry) {
                     .into_iter()
                     .filter_map(|line| decode_row(Value::String(line)))
                     .collect();
-                let mut ranked = rank_for_intents(&rows, &a.sub_intents, a.top_n, &a.past_picks, &vocab);
+                let mut ranked = rank_for_intents(&rows, &a.sub_intents, a.top_n, &a.past_picks, &vocab, a.thresholds);
                 let by_guid: HashMap<&str, &AssetRow> = rows.iter().map(|r| (r.guid.as_str(), r)).collect();
                 for (candidates, also) in ranked.iter_mut().zip(&a.also) {
                     add_found_by_meaning(candidates, also, &by_guid);

@@ -43,6 +43,21 @@ pub struct SearchResult {
     pub suggested_action: Option<String>,
     #[serde(default)]
     pub groups: Vec<ResultGroup>,
+    /// With `no_match`: the best candidates found, all under the confirm
+    /// threshold — shown so a person can judge, never picked or placed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub closest: Vec<ResultGroup>,
+}
+
+/// What the search knows about why nothing reached confirm, for the next
+/// step a `no_match` answer suggests.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Situation {
+    /// The confirm threshold the search ran with.
+    pub confirm: f32,
+    /// Whether the index was fresh (or rebuilt by `--reindex`): then
+    /// reindexing would find nothing new.
+    pub index_fresh: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,7 +77,7 @@ impl SearchResult {
     /// when no group holds a candidate.
     pub fn found(query: &str, manifest_version: Option<String>, groups: Vec<ResultGroup>) -> Self {
         if groups.iter().all(|g| g.candidates.is_empty()) {
-            return Self::no_match(query, manifest_version);
+            return Self::no_match(query, manifest_version, Vec::new());
         }
         Self {
             manifest_version,
@@ -71,11 +86,15 @@ impl SearchResult {
             reason: None,
             suggested_action: None,
             groups,
+            closest: Vec::new(),
         }
     }
 
-    /// Fallback stage 3: nothing reached the confirm threshold.
-    pub fn no_match(query: &str, manifest_version: Option<String>) -> Self {
+    /// Fallback stage 3: nothing reached the confirm threshold; `closest`
+    /// holds what came nearest (groups without a candidate are dropped).
+    /// `suggested_action` stays the seed's `reindex`; the summary says what
+    /// would help in this situation.
+    pub fn no_match(query: &str, manifest_version: Option<String>, closest: Vec<ResultGroup>) -> Self {
         Self {
             manifest_version,
             query: Some(query.to_owned()),
@@ -83,6 +102,7 @@ impl SearchResult {
             reason: None,
             suggested_action: Some("reindex".to_owned()),
             groups: Vec::new(),
+            closest: closest.into_iter().filter(|g| !g.candidates.is_empty()).collect(),
         }
     }
 
@@ -95,6 +115,7 @@ impl SearchResult {
             reason: Some(reason.to_owned()),
             suggested_action: None,
             groups: Vec::new(),
+            closest: Vec::new(),
         }
     }
 
@@ -109,8 +130,9 @@ impl SearchResult {
 
     /// The answer for a person: how many sub-intents, the top 3 of each with
     /// its global pick number, confidence and first reasoning sentence, and
-    /// the next step.
-    pub fn summary(&self, shown_per_group: usize) -> String {
+    /// the next step (for `no_match`, the closest candidates and what would
+    /// help in `situation`).
+    pub fn summary(&self, shown_per_group: usize, situation: Situation) -> String {
         let query = self.query.as_deref().unwrap_or_default();
         match self.status {
             Status::NoQuery => {
@@ -119,9 +141,7 @@ impl SearchResult {
                     self.reason.as_deref().unwrap_or_default()
                 )
             }
-            Status::NoMatch => {
-                "[unity-assets:search] no asset matched; run `unity-assets reindex`, then search again".to_owned()
-            }
+            Status::NoMatch => self.no_match_summary(shown_per_group, situation),
             Status::Ok => {
                 let mut lines = vec![format!(
                     "[unity-assets:search] {} sub-intent(s) for \"{query}\"",
@@ -161,6 +181,60 @@ impl SearchResult {
     }
 }
 
+impl SearchResult {
+    /// Nothing reached confirm: the closest candidates, labelled as under
+    /// it and unnumbered (they cannot be picked), then the next step — other
+    /// words, a lower threshold, search by meaning; reindex only when the
+    /// index was stale.
+    fn no_match_summary(&self, shown_per_group: usize, situation: Situation) -> String {
+        let confirm = situation.confirm;
+        let query = self.query.as_deref().unwrap_or_default();
+        let mut lines = vec![format!(
+            "[unity-assets:search] no asset reached the confirm threshold ({confirm:.2}) for \"{query}\""
+        )];
+        if self.closest.is_empty() {
+            lines.push("No asset shares a word with the request.".to_owned());
+        } else {
+            lines.push(format!(
+                "Closest candidates, all below confirm ({confirm:.2}); shown to judge, not picked or placed:"
+            ));
+        }
+        for group in &self.closest {
+            if self.closest.len() > 1 {
+                lines.push(format!("- {}", group.sub_intent));
+            }
+            for c in group.candidates.iter().take(shown_per_group) {
+                lines.push(format!(
+                    "   {} ({:.2}) — {}",
+                    c.path,
+                    c.confidence,
+                    first_sentence(&c.reasoning)
+                ));
+            }
+        }
+        if !situation.index_fresh {
+            lines.push("Next: the index is stale; run `unity-assets reindex`, then search again.".to_owned());
+            return lines.join("\n");
+        }
+        let mut steps =
+            vec!["try other words (what the asset is called or what it is, rather than what it does)".to_owned()];
+        let best = Self::best_confidence(&self.closest);
+        if best > 0.0 {
+            // Two decimals, rounded down: the closest candidate then reaches it.
+            let lower = (best * 100.0).floor() / 100.0;
+            steps.push(format!(
+                "accept weaker matches with `--set confidence_threshold.confirm={lower:.2}`"
+            ));
+        }
+        steps.push("search by meaning after `unity-assets model install`".to_owned());
+        lines.push(format!(
+            "Next: the index is up to date, so reindexing will not help; {}.",
+            steps.join("; or ")
+        ));
+        lines.join("\n")
+    }
+}
+
 /// The first sentence of a reasoning text, on one line.
 fn first_sentence(text: &str) -> String {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -173,6 +247,11 @@ fn first_sentence(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const FRESH: Situation = Situation {
+        confirm: 0.40,
+        index_fresh: true,
+    };
 
     fn candidate(guid: &str, confidence: f32) -> Candidate {
         Candidate {
@@ -200,7 +279,7 @@ mod tests {
             },
         ];
         let result = SearchResult::found("적 + UI", Some("v1.0".into()), groups);
-        let text = result.summary(3);
+        let text = result.summary(3, FRESH);
         assert!(text.starts_with("[unity-assets:search] 2 sub-intent(s)"), "{text}");
         assert!(
             text.contains("   [2] Assets/c.prefab (0.70) — Matches c fully."),
@@ -232,7 +311,7 @@ mod tests {
         );
         assert_eq!(result.status, Status::Ok);
         assert_eq!(result.groups.len(), 2);
-        let text = result.summary(3);
+        let text = result.summary(3, FRESH);
         assert!(text.starts_with("[unity-assets:search] 2 sub-intent(s)"), "{text}");
         assert!(text.contains("2. b\n   (no candidate"), "{text}");
     }
@@ -257,5 +336,58 @@ mod tests {
         );
         assert!(validator.is_valid(&serde_json::to_value(&ok).unwrap()));
         assert!(validator.is_valid(&serde_json::to_value(SearchResult::no_query("", None, "비어 있음")).unwrap()));
+    }
+
+    #[test]
+    fn no_match_shows_the_closest_under_confirm_and_what_would_help() {
+        let closest = vec![ResultGroup {
+            sub_intent: "crate to hide behind".into(),
+            category_hint: None,
+            subtype_hint: None,
+            candidates: vec![candidate("player", 0.352), candidate("wall", 0.2)],
+        }];
+        let result = SearchResult::no_match("crate to hide behind", Some("v1.0".into()), closest);
+        let text = result.summary(3, FRESH);
+        assert!(
+            text.starts_with("[unity-assets:search] no asset reached the confirm threshold (0.40)"),
+            "{text}"
+        );
+        assert!(text.contains("all below confirm (0.40)"), "{text}");
+        assert!(
+            text.contains("\n   Assets/player.prefab (0.35) — Matches player fully."),
+            "{text}"
+        );
+        assert!(!text.contains("[0]"), "closest candidates are not pick numbers: {text}");
+        assert!(text.contains("reindexing will not help"), "{text}");
+        assert!(text.contains("--set confidence_threshold.confirm=0.35"), "{text}");
+        assert!(text.contains("unity-assets model install"), "{text}");
+        assert!(!text.contains("run `unity-assets reindex`"), "{text}");
+
+        let stale = result.summary(
+            3,
+            Situation {
+                confirm: 0.5,
+                index_fresh: false,
+            },
+        );
+        assert!(stale.contains("threshold (0.50)"), "{stale}");
+        assert!(
+            stale.contains("run `unity-assets reindex`, then search again"),
+            "{stale}"
+        );
+
+        let nothing = SearchResult::no_match("q", None, vec![]).summary(3, FRESH);
+        assert!(
+            nothing.contains("No asset shares a word") && !nothing.contains("--set"),
+            "{nothing}"
+        );
+
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../schemas/search-result.schema.json")).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let document = serde_json::to_value(&result).unwrap();
+        assert_eq!(document["status"], "no_match");
+        assert_eq!(document["groups"], serde_json::json!([]));
+        assert!(validator.is_valid(&document), "{document}");
     }
 }

@@ -3,14 +3,16 @@
 //!
 //! A query splits where the user joins requests: `,` `+` `&` `/` `;`, the
 //! words 및 / 그리고 / and, and a Korean word ending in 와/과/랑/이랑/하고
-//! whose stem is a known word ("메뉴와" splits, "효과" does not). A query
+//! whose stem is a known word ("메뉴와" splits, "효과" does not). An "and"
+//! inside an English post-modifier joins its verbs, not two requests ("pot
+//! that the player can pick up and throw"). A query
 //! that asks to *make* a game or scene with no explicit split becomes one
 //! sub-intent per role of `scene_request` (enemy, player, environment, UI),
 //! each keeping the query's theme words.
 
 use serde::{Deserialize, Serialize};
 
-use super::query::Query;
+use super::query::{is_post_modifier_word, Query};
 use super::text::{is_hangul, korean_forms, words};
 use super::vocab::{normal_word, Vocabulary};
 
@@ -61,7 +63,8 @@ fn split(query: &str, vocab: &Vocabulary) -> Vec<String> {
     };
     for chunk in query.split(SEPARATOR_CHARS) {
         for token in chunk.split_whitespace() {
-            if SEPARATOR_WORDS.iter().any(|w| token.eq_ignore_ascii_case(w)) {
+            let in_post_modifier = current.iter().skip(1).any(|w| is_post_modifier_word(w));
+            if SEPARATOR_WORDS.iter().any(|w| token.eq_ignore_ascii_case(w)) && !in_post_modifier {
                 close(&mut current);
             } else if let Some(stem) = joined_stem(token, vocab) {
                 current.push(stem.to_owned());
@@ -160,6 +163,12 @@ mod tests {
         assert_eq!(intents("zombie, tree and rock"), ["zombie", "tree", "rock"]);
         assert_eq!(intents("적 + 플레이어 + UI"), ["적", "플레이어", "UI"]);
         assert_eq!(intents("발자국 효과음 캐릭터"), ["발자국 효과음 캐릭터"]);
+        assert_eq!(
+            intents("pot that the player can pick up and throw"),
+            ["pot that the player can pick up and throw"],
+            "an and inside a post-modifier joins verbs"
+        );
+        assert_eq!(intents("door with a key, and a torch"), ["door with a key", "a torch"]);
     }
 
     #[test]

@@ -131,6 +131,10 @@ pub struct Scored {
     pub bm25: f32,
     /// Per concept: the fields it was found in (bit `i` = `Field::ALL[i]`).
     pub found_in: Vec<u16>,
+    /// Per concept: how well it was matched (its coverage credit: 1 for the
+    /// word or a translation in a name, 0.7 for a sibling translation or a
+    /// folder name, 0 when missing).
+    pub strength: Vec<f32>,
 }
 
 /// A record that matched, before scoring.
@@ -325,6 +329,7 @@ pub fn score_each<D: Document + Sync>(docs: &[D], queries: &[&Query]) -> Vec<Vec
                     let mut bm25 = 0.0;
                     let mut covered = 0.0;
                     let mut found_in = vec![0u16; span.len()];
+                    let mut strength = vec![0f32; span.len()];
                     for (k, c) in span.clone().enumerate() {
                         let mut tfn = 0.0;
                         let mut best: f32 = 0.0;
@@ -343,12 +348,14 @@ pub fn score_each<D: Document + Sync>(docs: &[D], queries: &[&Query]) -> Vec<Vec
                         }
                         bm25 += concepts[c].prior * idf[c] * tfn * (K1 + 1.0) / (tfn + K1);
                         covered += weights[k] * best;
+                        strength[k] = best;
                     }
                     Scored {
                         index: hit.index,
                         coverage: covered / total_weight,
                         bm25,
                         found_in,
+                        strength,
                     }
                 })
                 .collect()

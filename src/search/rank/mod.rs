@@ -32,19 +32,27 @@
 //!   `subtype_hint`, an exact `type_subtype` match gets +0.05, the same type
 //!   +0.02, anything else nothing; the tier is stated in every reasoning.
 //! - **Subject** ([`Query::subject`]): a record without the query's subject
-//!   is capped at [`SUBJECT_MISSING_CAP`] (under confirm: "a crate" is no
-//!   answer to "a wooden bridge" however much wood it has); a record with
-//!   it is kept at [`SUBJECT_FOUND_FLOOR`] or above when other words are
-//!   missing (a barrel is an answer to "sci-fi barrel", to be confirmed).
+//!   is capped just under confirm ([`Thresholds::subject_missing_cap`]:
+//!   "a crate" is no answer to "a wooden bridge" however much wood it has);
+//!   a record with it is kept at confirm ([`Thresholds::subject_found_floor`])
+//!   or above when other words are missing (a barrel is an answer to "sci-fi
+//!   barrel", to be confirmed).
 //! - **Type intent** ([`TypeIntents`]): rows of the wanted type (a named
 //!   type, else placeable prefabs then models) get a type priority of at
-//!   most 0.03, added only at or above 0.40 so it breaks near-ties without
+//!   most 0.03, added only at or above confirm so it breaks near-ties without
 //!   making anything confirmable. When the query names a type, content of
-//!   another type stays under 0.40, and so do code and tooling rows unless
+//!   another type stays under confirm, and so do code and tooling rows unless
 //!   the query asks for code: neither can be placed for it.
+//!
+//! The caps follow the pipeline's `confidence_threshold` ([`Thresholds`]),
+//! so a team that moves confirm in its config moves the calibration with
+//! the gate; the defaults (0.40 / 0.70) give the figures above.
 
 mod bm25f;
 mod packages;
+#[cfg(test)]
+mod subject_tests;
+mod thresholds;
 
 use std::collections::HashMap;
 
@@ -57,17 +65,15 @@ use super::records::AssetRow;
 
 pub use bm25f::{score, score_each, Document, Field, Scored};
 pub use packages::{rank_packages, PackageChoice};
+pub use thresholds::Thresholds;
 
 /// Confidence = FLOOR + SPAN · coverage (see the module docs).
 const FLOOR: f32 = 0.05;
 const SPAN: f32 = 0.85;
 const MAX_CONFIDENCE: f32 = 0.99;
-/// The most a record without the query's subject may get: under confirm.
-pub const SUBJECT_MISSING_CAP: f32 = 0.35;
-/// The least a content record with the subject gets when the query has
-/// other words too: confirm.
-pub const SUBJECT_FOUND_FLOOR: f32 = 0.40;
-
+/// The least match of the subject that keeps a record at confirm: the word
+/// or a translation in the summary (0.85) or better.
+const STRONG_SUBJECT: f32 = 0.85;
 /// The calibrated confidence of a coverage (see the module docs).
 pub fn confidence(coverage: f32, bonus: f32) -> f32 {
     round3((FLOOR + SPAN * coverage + bonus).clamp(0.0, MAX_CONFIDENCE))
@@ -151,6 +157,7 @@ pub struct RankOptions<'a> {
     /// Extra confidence per guid from past picks (see [`super::hints::past_pick_boosts`]).
     pub past_boosts: HashMap<String, f32>,
     pub top_k: usize,
+    pub thresholds: Thresholds,
 }
 
 /// The best `top_k` assets for `query`, best first; only assets matching at
@@ -204,26 +211,34 @@ enum Calibration {
 }
 
 /// The calibrated confidence of one scored record (see the module docs).
-fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32) -> (f32, Calibration) {
+fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32, thresholds: Thresholds) -> (f32, Calibration) {
+    let (cap, floor) = (thresholds.subject_missing_cap(), thresholds.subject_found_floor());
     let raw = confidence(s.coverage, bonus);
     let intents = TypeIntents::embedded();
     let preference = intents.preference(query.type_intent.as_deref(), row);
     let content = !intents.is_non_content(row) || query.type_intent.as_deref() == Some("script");
     let subject_found = query.subject.and_then(|i| s.found_in.get(i)).map(|&mask| mask != 0);
+    // Only the subject itself, or a translation of it, in the record's own
+    // words holds a record at confirm; a sibling translation or a folder
+    // name (a ship for "boat") is weaker evidence, ranked but not lifted.
+    let subject_strong = query
+        .subject
+        .and_then(|i| s.strength.get(i))
+        .is_some_and(|&strength| strength >= STRONG_SUBJECT);
     // A named type excludes content of other types (a prefab is no answer
     // to "robot footstep sound").
     if query.type_named && intents.is_other_type(query.type_intent.as_deref(), row) {
-        return (raw.min(SUBJECT_MISSING_CAP), Calibration::OtherType);
+        return (raw.min(cap), Calibration::OtherType);
     }
     let (c, calibration) = match subject_found {
-        Some(false) => (raw.min(SUBJECT_MISSING_CAP), Calibration::SubjectMissing),
-        Some(true) if content && s.found_in.len() > 1 && raw < SUBJECT_FOUND_FLOOR => {
-            (SUBJECT_FOUND_FLOOR, Calibration::SubjectFound)
+        Some(false) => (raw.min(cap), Calibration::SubjectMissing),
+        Some(true) if content && subject_strong && s.found_in.len() > 1 && raw < floor => {
+            (floor, Calibration::SubjectFound)
         }
         _ => (raw, Calibration::Plain),
     };
     // The type priority, only where it cannot make a record confirmable.
-    let c = if c >= SUBJECT_FOUND_FLOOR {
+    let c = if c >= floor {
         round3((c + preference).min(MAX_CONFIDENCE))
     } else {
         c
@@ -231,7 +246,7 @@ fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32) -> (f32, Cal
     if content {
         (c, calibration)
     } else {
-        (c.min(SUBJECT_MISSING_CAP), Calibration::NonContent)
+        (c.min(cap), Calibration::NonContent)
     }
 }
 
@@ -244,7 +259,7 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
             let row = &rows[s.index];
             let tier = SubtypeTier::of(row, options.subtype_hint);
             let past = options.past_boosts.get(&row.guid).copied().unwrap_or(0.0);
-            let (confidence, calibration) = calibrate(row, query, &s, tier.bonus() + past);
+            let (confidence, calibration) = calibrate(row, query, &s, tier.bonus() + past, options.thresholds);
             (confidence, s, tier, past, calibration)
         })
         .collect();
@@ -259,19 +274,23 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
         .map(|(confidence, s, tier, past, calibration)| {
             let row = &rows[s.index];
             let mut reasoning = explain(query, &s);
-            let subject = query.subject.and_then(|i| query.concepts.get(i)).map(|c| c.label.as_str());
+            let subject = query
+                .subject
+                .and_then(|i| query.concepts.get(i))
+                .map(|c| c.label.as_str());
+            let floor = options.thresholds.subject_found_floor();
             match (calibration, subject) {
                 (Calibration::SubjectMissing, Some(subject)) => reasoning.push_str(&format!(
-                    " The subject {subject} is not in it, so it stays under {SUBJECT_FOUND_FLOOR:.2}."
+                    " The subject {subject} is not in it, so it stays under {floor:.2}."
                 )),
                 (Calibration::SubjectFound, Some(subject)) => reasoning.push_str(&format!(
-                    " It has the subject {subject}, so it stays at {SUBJECT_FOUND_FLOOR:.2} or above."
+                    " It has the subject {subject}, so it stays at {floor:.2} or above."
                 )),
                 (Calibration::NonContent, _) => reasoning.push_str(&format!(
-                    " It is code or tooling, which the query did not ask for, so it stays under {SUBJECT_FOUND_FLOOR:.2}."
+                    " It is code or tooling, which the query did not ask for, so it stays under {floor:.2}."
                 )),
                 (Calibration::OtherType, _) => reasoning.push_str(&format!(
-                    " It is not of the type the query names, so it stays under {SUBJECT_FOUND_FLOOR:.2}."
+                    " It is not of the type the query names, so it stays under {floor:.2}."
                 )),
                 _ => {}
             }
@@ -542,8 +561,14 @@ mod tests {
         // "sci-fi barrel": the barrel lacks the modifier, the crate the subject.
         let got = rank("sci-fi barrel");
         let conf = |guid: &str| got.iter().find(|c| c.guid == guid).map(|c| c.confidence);
-        assert!(conf("a").is_some_and(|c| c >= SUBJECT_FOUND_FLOOR), "{got:?}");
-        assert!(conf("b").is_some_and(|c| c < SUBJECT_FOUND_FLOOR), "{got:?}");
+        assert!(
+            conf("a").is_some_and(|c| c >= Thresholds::default().subject_found_floor()),
+            "{got:?}"
+        );
+        assert!(
+            conf("b").is_some_and(|c| c < Thresholds::default().subject_found_floor()),
+            "{got:?}"
+        );
         assert_eq!(got[0].guid, "a");
         assert!(
             got[1].reasoning.contains("subject barrel is not in it"),
@@ -553,7 +578,7 @@ mod tests {
         // A query about something the project does not have: nothing confirmable.
         assert!(rank("공상과학 드래곤")
             .iter()
-            .all(|c| c.confidence < SUBJECT_FOUND_FLOOR));
+            .all(|c| c.confidence < Thresholds::default().subject_found_floor()));
     }
 
     #[test]
@@ -606,12 +631,15 @@ mod tests {
             sound
                 .iter()
                 .filter(|c| c.guid != "s")
-                .all(|c| c.confidence < SUBJECT_FOUND_FLOOR),
+                .all(|c| c.confidence < Thresholds::default().subject_found_floor()),
             "{sound:?}"
         );
         let code = rank("barrel");
         let script = code.iter().find(|c| c.guid == "c").unwrap();
-        assert!(script.confidence < SUBJECT_FOUND_FLOOR, "{script:?}");
+        assert!(
+            script.confidence < Thresholds::default().subject_found_floor(),
+            "{script:?}"
+        );
         assert!(rank("barrel script")[0].guid == "c");
     }
 
