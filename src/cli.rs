@@ -218,6 +218,10 @@ pub enum Command {
         /// Print the scores as one JSON document (overall, by category, per query).
         #[arg(long)]
         json: bool,
+        /// Score each retriever apart — lexical (words), semantic (meaning), hybrid
+        /// (both, fused; what search runs) — side by side.
+        #[arg(long)]
+        retrievers: bool,
         #[command(flatten)]
         model: ModelOptions,
     },

@@ -20,6 +20,8 @@ const SCHEMA: &str = "schemas/config.schema.json";
 #[derive(Debug, Clone, Default)]
 pub struct Config {
     pub llm: LlmConfig,
+    /// `embeddings:`: where the vectors of search by meaning come from.
+    pub embeddings: crate::semantic::EmbeddingsConfig,
     pub parallel_subagents: usize,
     /// `limits:`: size bounds on files and HTTP answers a run reads.
     pub limits: engine::io::Limits,
@@ -69,6 +71,16 @@ impl Config {
                 .map_err(|e| Diagnostics(vec![Diagnostic::new(file, source.value("llm"), format!("`llm`: {e}"))]))?,
             None => LlmConfig::default(),
         };
+        let embeddings = match values.get("embeddings") {
+            Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
+                Diagnostics(vec![Diagnostic::new(
+                    file,
+                    source.value("embeddings"),
+                    format!("`embeddings`: {e}"),
+                )])
+            })?,
+            None => crate::semantic::EmbeddingsConfig::default(),
+        };
         let parallel_subagents = values.get("parallel_subagents").and_then(Value::as_u64).unwrap_or(10) as usize;
         let limits = engine::io::Limits::from_config(
             values.pointer("/limits/file_mb").and_then(Value::as_u64),
@@ -78,6 +90,7 @@ impl Config {
         .with_template_fuel(values.pointer("/limits/template_fuel").and_then(Value::as_u64));
         Ok(Self {
             llm,
+            embeddings,
             parallel_subagents,
             limits,
             layer: Some(ConfigLayer {

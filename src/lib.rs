@@ -1,8 +1,8 @@
 //! unity-assets: natural-language asset search and scene building for Unity
 //! projects. Each command is a pipeline (`pipelines/*.yaml`) run by the
 //! generic `engine`; this crate holds the CLI and the Unity domain functions
-//! those pipelines call: [`index`], [`search`], [`build`], [`eval`],
-//! [`websearch`].
+//! those pipelines call: [`index`], [`search`], [`semantic`] (search by
+//! meaning), [`build`], [`eval`], [`websearch`].
 
 pub mod build;
 pub mod cli;
@@ -19,6 +19,7 @@ pub mod model;
 pub mod progress;
 pub mod project;
 pub mod search;
+pub mod semantic;
 pub mod trust;
 pub mod usage;
 pub mod user_dirs;

@@ -82,7 +82,9 @@ async fn dispatch(cli: Cli) -> Outcome {
         };
     }
     match cli.command {
-        Command::Eval { golden, json, .. } => commands::eval::command(&project, &golden, json).await,
+        Command::Eval {
+            golden, json, retrievers, ..
+        } => commands::eval::command(&project, &golden, json, retrievers).await,
         Command::Run {
             name,
             inputs: flags,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use engine::diagnostic::{Diagnostic, Diagnostics};
-use engine::llm::{LlmConfig, Provider, ProviderKind};
+use engine::llm::{Provider, ProviderKind};
 use engine::resources::Resources;
 use engine::Runtime;
 use engine::{Compiler, ParamLayers, Pipeline};
@@ -104,7 +104,7 @@ impl Project {
             config.llm.models.fast = Some(m.to_owned());
             config.llm.models.default = Some(m.to_owned());
         }
-        let registry = registry(&config.llm, &resources)?;
+        let registry = registry(&config, &resources)?;
         Ok(Self {
             root: root.to_path_buf(),
             config,
@@ -266,13 +266,14 @@ fn check_overrides(resources: &Resources) -> Result<(), Diagnostics> {
 }
 
 /// Every native function and builtin task of the product.
-fn registry(llm: &LlmConfig, resources: &Resources) -> Result<Registry, Diagnostics> {
+fn registry(config: &Config, resources: &Resources) -> Result<Registry, Diagnostics> {
     let mut registry = Registry::new();
     crate::index::register(&mut registry, index_data());
     crate::search::register(&mut registry);
+    crate::semantic::register(&mut registry, config.embeddings.clone());
     crate::websearch::register(&mut registry);
     crate::build::register(&mut registry);
-    crate::doctor::register(&mut registry, llm.clone());
+    crate::doctor::register(&mut registry, config.llm.clone());
     registry.guard("unity", Arc::new(unity_guard(resources)?));
     Ok(registry)
 }

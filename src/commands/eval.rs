@@ -1,7 +1,10 @@
 //! `eval GOLDEN.yml`: run the search pipeline on every golden query of the
-//! project and score it (Recall@3, Precision@3, MRR, routing accuracy).
+//! project and score it (Recall@3, Precision@3, MRR, routing accuracy);
+//! with `--retrievers`, once per retriever (lexical, semantic, hybrid) side
+//! by side, so a team sees what meaning adds on its own project.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::path::Path;
 
 use engine::Ending;
@@ -9,34 +12,82 @@ use engine::Output;
 use serde_json::{json, Value};
 
 use crate::commands::Outcome;
-use crate::eval::{evaluate, load_golden, Hit};
+use crate::eval::{evaluate, load_golden, GoldenSet, Hit, Report};
 use crate::project::Project;
 use crate::search::rank::Thresholds;
 
-pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome {
+/// The retrievers `--retrievers` compares (`search.semantic.retrievers`).
+const RETRIEVERS: [&str; 3] = ["lexical", "semantic", "hybrid"];
+
+pub async fn command(project: &Project, golden: &Path, as_json: bool, retrievers: bool) -> Outcome {
     let set = match load_golden(golden, &project.config.limits) {
         Ok(s) => s,
         // The loader's messages name the file already.
         Err(e) => return Outcome::invalid(format!("{e:#}")),
     };
-    let pipeline = match project.compile("search", &[]) {
-        Ok(p) => p,
-        Err(d) => return Outcome::invalid(d),
-    };
-    // Controls pass under the confirm threshold the search runs with.
-    let thresholds: Thresholds = match serde_json::from_value(pipeline.params()["confidence_threshold"].clone()) {
-        Ok(t) => t,
-        Err(e) => {
-            return Outcome::invalid(format!(
-                "confidence_threshold: {e} (expected {{auto: 0.70, confirm: 0.40}})"
-            ))
+    if !retrievers {
+        return match score(project, &set, &[]).await {
+            Ok(report) => {
+                if as_json {
+                    println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+                } else {
+                    println!("{}", report.render().trim_end());
+                }
+                Outcome::ok()
+            }
+            Err(outcome) => outcome,
+        };
+    }
+    let mut reports = vec![];
+    for retriever in RETRIEVERS {
+        match score(project, &set, &[format!("search.semantic.retrievers={retriever}")]).await {
+            Ok(report) => reports.push((retriever, report)),
+            Err(outcome) => return outcome,
         }
-    };
+    }
+    if as_json {
+        let by_retriever: serde_json::Map<String, Value> = reports
+            .iter()
+            .map(|(name, report)| ((*name).to_owned(), serde_json::to_value(report).unwrap_or_default()))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&by_retriever).unwrap_or_default());
+    } else {
+        println!("{}", side_by_side(&reports));
+    }
+    Outcome::ok()
+}
+
+/// One line per retriever, then the misses of each.
+fn side_by_side(reports: &[(&str, Report)]) -> String {
+    let mut out = String::from("retrievers  n    Recall@3  Precision@3  MRR    controls");
+    for (name, r) in reports {
+        let controls = r
+            .controls
+            .as_ref()
+            .map_or_else(|| "-".to_owned(), |c| format!("{}/{}", c.passed, c.total));
+        let _ = write!(
+            out,
+            "\n{name:<11} {:<4} {:<9.3} {:<12.3} {:<6.3} {controls}",
+            r.overall.queries, r.overall.recall_at_3, r.overall.precision_at_3, r.overall.mrr
+        );
+    }
+    for (name, r) in reports {
+        let misses: Vec<&str> = r.outcomes.iter().filter(|o| !o.hit).map(|o| o.query.as_str()).collect();
+        if !misses.is_empty() {
+            let _ = write!(out, "\n{name} misses: {}", misses.join(" · "));
+        }
+    }
+    out
+}
+
+/// Run every query of `set` through the search pipeline (with `sets`) and score it.
+async fn score(project: &Project, set: &GoldenSet, sets: &[String]) -> Result<Report, Outcome> {
+    let pipeline = project.compile("search", sets).map_err(Outcome::invalid)?;
+    // Controls pass under the confirm threshold the search runs with.
+    let thresholds: Thresholds = serde_json::from_value(pipeline.params()["confidence_threshold"].clone())
+        .map_err(|e| Outcome::invalid(format!("confidence_threshold: {e} (expected {{auto: 0.70, confirm: 0.40}})")))?;
     // Search lines are not part of eval's output: capture them.
-    let rt = match project.runtime(Output::buffer()) {
-        Ok(rt) => rt,
-        Err(e) => return Outcome::failed(e),
-    };
+    let rt = project.runtime(Output::buffer()).map_err(Outcome::failed)?;
     let queries: Vec<&str> = set
         .queries
         .iter()
@@ -50,10 +101,9 @@ pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome
         if results.contains_key(q) {
             continue;
         }
-        let inputs = match pipeline.bind_inputs(json!({"query": q}).as_object().cloned().unwrap_or_default()) {
-            Ok(i) => i,
-            Err(e) => return Outcome::invalid(e),
-        };
+        let inputs = pipeline
+            .bind_inputs(json!({"query": q}).as_object().cloned().unwrap_or_default())
+            .map_err(Outcome::invalid)?;
         let outcome = engine::run(&pipeline, inputs, &rt).await;
         let routed = outcome
             .outputs
@@ -65,7 +115,7 @@ pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome
         let groups = match outcome.result {
             Ok(Ending::Finished(doc)) => groups_of(&doc),
             Ok(Ending::Exited { .. }) => vec![],
-            Err(e) => return Outcome::failed(format!("search failed for {q:?}: {e}")),
+            Err(e) => return Err(Outcome::failed(format!("search failed for {q:?}: {e}"))),
         };
         results.insert(q.to_owned(), (groups, routed));
     }
@@ -86,17 +136,7 @@ pub async fn command(project: &Project, golden: &Path, as_json: bool) -> Outcome
         Ok(hits)
     };
     let route = |q: &str| -> anyhow::Result<usize> { Ok(results.get(q).map_or(0, |(_, routed)| *routed)) };
-    match evaluate(&set, thresholds.confirm, search, route) {
-        Ok(report) => {
-            if as_json {
-                println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
-            } else {
-                println!("{}", report.render().trim_end());
-            }
-            Outcome::ok()
-        }
-        Err(e) => Outcome::failed(format!("{e:#}")),
-    }
+    evaluate(set, thresholds.confirm, search, route).map_err(|e| Outcome::failed(format!("{e:#}")))
 }
 
 /// The candidate lists of a search-result document, per group.

@@ -79,6 +79,18 @@ pub struct Manifest {
     pub version: String,
     pub last_run: String,
     pub schema_tier: Depth,
+    /// The vectors of search by meaning beside the rows, when there are any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<Embedding>,
+}
+
+/// What `assets.vectors` holds: which embedder made it, from which text, how many rows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Embedding {
+    pub model: String,
+    pub text: String,
+    pub dim: usize,
+    pub count: usize,
 }
 
 /// One finished row in `assets.jsonl.partial`: a tagged asset of the run in
@@ -404,6 +416,7 @@ mod tests {
             version: version.into(),
             last_run: String::new(),
             schema_tier: tier,
+            embedding: None,
         };
         assert_eq!(next_version(None, Depth::Minimal, true), "v1.0");
         assert_eq!(
@@ -489,6 +502,7 @@ mod tests {
             version: "v1.0".into(),
             last_run: String::new(),
             schema_tier: Depth::Minimal,
+            embedding: None,
         };
         write_manifest(project, &manifest).unwrap();
         let last_run = touch(&index.join(ASSETS_FILE)).unwrap();

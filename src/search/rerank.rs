@@ -32,6 +32,10 @@ struct RetrieveArgs {
     /// The pipeline's `confidence_threshold`, which the caps derive from.
     #[serde(default)]
     thresholds: Thresholds,
+    /// Per sub-intent, guids found by meaning (`semantic.nearest`), added
+    /// after the builtin's rows so the model judges both.
+    #[serde(default)]
+    also: Vec<Vec<String>>,
 }
 
 /// One sub-intent's retrieval, in the ids the model sees.
@@ -129,8 +133,11 @@ pub(super) fn register(registry: &mut Registry) {
                     .into_iter()
                     .filter_map(|line| decode_row(Value::String(line)))
                     .collect();
-                let ranked = rank_for_intents(&rows, &a.sub_intents, a.top_n, &a.past_picks, &vocab, a.thresholds);
+                let mut ranked = rank_for_intents(&rows, &a.sub_intents, a.top_n, &a.past_picks, &vocab, a.thresholds);
                 let by_guid: HashMap<&str, &AssetRow> = rows.iter().map(|r| (r.guid.as_str(), r)).collect();
+                for (candidates, also) in ranked.iter_mut().zip(&a.also) {
+                    add_found_by_meaning(candidates, also, &by_guid);
+                }
                 let retrieved = a
                     .sub_intents
                     .into_iter()
@@ -160,6 +167,23 @@ pub(super) fn register(registry: &mut Registry) {
         );
 }
 
+/// Rows found by meaning join the builtin's, once each, after them: the
+/// model sees both lists; the builtin's own answer is unchanged.
+fn add_found_by_meaning(candidates: &mut Vec<Candidate>, guids: &[String], by_guid: &HashMap<&str, &AssetRow>) {
+    for guid in guids {
+        if let Some(row) = by_guid.get(guid.as_str()) {
+            if !candidates.iter().any(|c| &c.guid == guid) {
+                candidates.push(Candidate {
+                    guid: guid.clone(),
+                    path: row.path.clone(),
+                    confidence: 0.0,
+                    reasoning: "found by meaning".into(),
+                });
+            }
+        }
+    }
+}
+
 /// The guids picked before for this sub-intent, marked in its rows.
 fn picked_before(past_picks: &[PastPickGroup], intent: &str) -> Vec<String> {
     past_picks
@@ -186,7 +210,7 @@ fn retrieval(
             rows.push(compact_row(id, row, picked.contains(&row.guid)));
         }
         refs.push((c.guid.clone(), c.path.clone()));
-        if builtin.len() < top_k {
+        if builtin.len() < top_k && c.confidence > 0.0 {
             builtin.push(IdCandidate {
                 id,
                 confidence: c.confidence,

@@ -322,7 +322,8 @@ fn unreviewable(rel: &str, why: String) -> Item {
     }
 }
 
-/// `llm.command`, `llm.base_url`, `llm.api_key_env`, `mcp:` and `web_search:`
+/// `llm.command`, `llm.base_url`, `llm.api_key_env`, `embeddings.base_url`,
+/// `embeddings.api_key_env`, `mcp:` and `web_search:`
 /// of a settings mapping (the config, or a pipeline's `params:`, `prefix`
 /// naming which). `line`: where a dotted key is written.
 fn settings_items(file: &str, values: &Value, line: impl Fn(&str) -> usize, prefix: &str) -> Vec<Item> {
@@ -339,23 +340,28 @@ fn settings_items(file: &str, values: &Value, line: impl Fn(&str) -> usize, pref
             format!("llm.command runs a program: {}", shown(&llm["command"])),
         ));
     }
-    if !llm["base_url"].is_null() {
-        items.push(at(
-            "llm.base_url",
-            format!(
-                "llm.base_url sends your prompts and API key to {}",
-                shown(&llm["base_url"])
-            ),
-        ));
-    }
-    if !llm["api_key_env"].is_null() {
-        items.push(at(
-            "llm.api_key_env",
-            format!(
-                "llm.api_key_env chooses which environment variable is sent as the key: {}",
-                shown(&llm["api_key_env"])
-            ),
-        ));
+    // A model server and an embeddings server receive the project's text
+    // and the key the variable holds.
+    for (section, sends) in [("llm", "your prompts"), ("embeddings", "your asset names and queries")] {
+        let settings = &values[section];
+        if !settings["base_url"].is_null() {
+            items.push(at(
+                &format!("{section}.base_url"),
+                format!(
+                    "{section}.base_url sends {sends} and API key to {}",
+                    shown(&settings["base_url"])
+                ),
+            ));
+        }
+        if !settings["api_key_env"].is_null() {
+            items.push(at(
+                &format!("{section}.api_key_env"),
+                format!(
+                    "{section}.api_key_env chooses which environment variable is sent as the key: {}",
+                    shown(&settings["api_key_env"])
+                ),
+            ));
+        }
     }
     if let Some(mcp) = values.get("mcp").filter(|m| !m.is_null()) {
         items.push(at(

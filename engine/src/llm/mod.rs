@@ -34,6 +34,7 @@ mod check;
 mod claude_code;
 pub mod config;
 mod connect;
+mod embeddings;
 pub mod extract;
 mod http;
 mod limit;
@@ -47,6 +48,7 @@ pub(crate) use cache::ReplyCache;
 pub use check::{check, CheckReport};
 pub use config::{CommandLine, JsonMode, LlmConfig, Models, ProviderKind};
 pub use connect::{connect, connect_with_env};
+pub use embeddings::{EmbeddingsClient, EmbeddingsSettings};
 pub use secret::ApiKey;
 
 use std::time::Duration;

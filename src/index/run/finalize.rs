@@ -139,6 +139,8 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff)
         ),
         last_run: last_run.clone(),
         schema_tier: depth,
+        // The embed stage that follows brings the vectors up to date.
+        embedding: previous_manifest.as_ref().and_then(|m| m.embedding.clone()),
     };
     store::write_manifest(project, &manifest)?;
     for w in &scan.warnings {

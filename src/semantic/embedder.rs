@@ -1,0 +1,94 @@
+//! The embedder a project uses: the builtin encoder (in-process, offline) or
+//! an OpenAI-compatible embeddings server, chosen by `embeddings:`.
+
+use std::sync::Arc;
+
+use engine::io::Limits;
+use engine::llm::{EmbeddingsClient, EmbeddingsSettings};
+
+use super::config::{EmbeddingsConfig, EmbeddingsProvider};
+
+/// Turns texts into unit vectors.
+pub enum Embedder {
+    Builtin(Arc<encoder::Encoder>),
+    Remote(EmbeddingsClient),
+}
+
+/// Why a project has no embedder: said once where it matters (doctor,
+/// a search that could use meaning), never an error for `auto`.
+#[derive(Debug, Clone)]
+pub struct Unavailable(pub String);
+
+impl Embedder {
+    /// The embedder `config` selects; `Ok(Err(..))` when there is none to
+    /// use (`off`, or `auto` without the model), `Err` when the config asks
+    /// for one that cannot be set up (`builtin` without the model, a bad
+    /// `openai` section).
+    pub fn open(config: &EmbeddingsConfig, limits: &Limits) -> anyhow::Result<Result<Self, Unavailable>> {
+        match config.provider {
+            EmbeddingsProvider::Off => Ok(Err(Unavailable("embeddings.provider is off".into()))),
+            EmbeddingsProvider::Auto | EmbeddingsProvider::Builtin => {
+                let Some(path) = crate::model::installed_builtin_model() else {
+                    let why = "the builtin model is not installed (`unity-assets model install` turns on search by meaning)";
+                    if config.provider == EmbeddingsProvider::Builtin {
+                        anyhow::bail!("embeddings.provider is builtin, but {why}");
+                    }
+                    return Ok(Err(Unavailable(why.into())));
+                };
+                let encoder = encoder::Encoder::open(&path)
+                    .map_err(|e| anyhow::anyhow!("cannot open the builtin model {}: {e}", path.display()))?;
+                Ok(Ok(Self::Builtin(Arc::new(encoder))))
+            }
+            EmbeddingsProvider::Openai => {
+                let missing = |key: &str| anyhow::anyhow!("embeddings.provider is openai, but embeddings.{key} is not set");
+                let settings = EmbeddingsSettings {
+                    base_url: config.base_url.clone().ok_or_else(|| missing("base_url"))?,
+                    model: config.model.clone().ok_or_else(|| missing("model"))?,
+                    api_key_env: config.api_key_env.clone(),
+                    batch_size: config.batch_size,
+                    concurrency: config.concurrency,
+                    timeout_s: config.timeout_s,
+                    retries: config.retries,
+                    retry_after_max_s: config.retry_after_max_s,
+                };
+                let client = EmbeddingsClient::connect(&settings, limits.http_bytes, |name| std::env::var(name).ok())?;
+                Ok(Ok(Self::Remote(client)))
+            }
+        }
+    }
+
+    /// Names the vectors' space: vectors of two ids are never compared, and
+    /// an index whose vectors carry another id is re-embedded.
+    pub fn id(&self) -> String {
+        match self {
+            Self::Builtin(encoder) => format!("builtin:{}", encoder.model_id()),
+            Self::Remote(client) => format!("openai:{}", client.model()),
+        }
+    }
+
+    /// One unit vector per text, in order.
+    pub async fn embed(&self, texts: &[String]) -> anyhow::Result<Vec<Vec<f32>>> {
+        let mut vectors = match self {
+            Self::Builtin(encoder) => {
+                let encoder = Arc::clone(encoder);
+                let texts = texts.to_vec();
+                tokio::task::spawn_blocking(move || {
+                    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                    encoder.embed(&refs).into_iter().map(|v| v.to_vec()).collect::<Vec<_>>()
+                })
+                .await?
+            }
+            Self::Remote(client) => client.embed(texts).await?,
+        };
+        vectors.iter_mut().for_each(|v| normalize(v));
+        Ok(vectors)
+    }
+}
+
+/// Scale `v` to unit length (a zero vector stays zero).
+pub fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}

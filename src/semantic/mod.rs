@@ -1,0 +1,75 @@
+//! Search by meaning: asset vectors beside the index, the nearest assets to
+//! a query, and the fusion of those with the lexical ranker's candidates.
+//!
+//! A layer above [`crate::search`]: the lexical ranker keeps the calibrated
+//! confidences and explanations; meaning adds candidates the words missed,
+//! with a confidence that follows their similarity but never reaches auto
+//! (a meaning-only candidate is always confirmed by a person). Without an
+//! embedder every function here answers "not available" and search is what
+//! it was.
+
+pub mod asset_text;
+pub mod config;
+pub mod embedder;
+mod fuse;
+mod nearest;
+pub mod vectors;
+
+use std::sync::{Arc, OnceLock};
+
+use engine::{CallContext, Registry};
+
+pub use config::{EmbeddingsConfig, EmbeddingsProvider};
+pub use embedder::{Embedder, Unavailable};
+
+/// The project's embedder, opened on first use and kept for the process
+/// (the MCP server answers many searches with one).
+struct Shared {
+    config: EmbeddingsConfig,
+    opened: OnceLock<Result<Result<Arc<Embedder>, Unavailable>, String>>,
+}
+
+impl Shared {
+    fn embedder(&self, ctx: &CallContext) -> anyhow::Result<Result<Arc<Embedder>, Unavailable>> {
+        self.opened
+            .get_or_init(|| {
+                Embedder::open(&self.config, &ctx.limits)
+                    .map(|opened| opened.map(Arc::new))
+                    .map_err(|e| format!("{e:#}"))
+            })
+            .clone()
+            .map_err(|e| anyhow::anyhow!(e))
+    }
+}
+
+/// Register `semantic.embed-assets` (index), `semantic.nearest` and
+/// `semantic.fuse` (search).
+pub fn register(registry: &mut Registry, config: EmbeddingsConfig) {
+    let shared = Arc::new(Shared {
+        config,
+        opened: OnceLock::new(),
+    });
+    let for_index = Arc::clone(&shared);
+    registry
+        .async_function(
+            "semantic.embed-assets",
+            "one vector per asset row for search by meaning; only rows whose text changed are embedded",
+            move |_: serde_json::Value, ctx: CallContext| {
+                let shared = Arc::clone(&for_index);
+                async move { Ok(nearest::embed_assets(&shared.embedder(&ctx)?, &ctx).await?) }
+            },
+        )
+        .async_function(
+            "semantic.nearest",
+            "the assets nearest in meaning to each sub-intent, with how they matched",
+            move |args: nearest::NearestArgs, ctx: CallContext| {
+                let shared = Arc::clone(&shared);
+                async move { Ok(nearest::nearest(&shared.embedder(&ctx)?, args, &ctx).await?) }
+            },
+        )
+        .function(
+            "semantic.fuse",
+            "lexical and semantic candidates fused per sub-intent; meaning alone never reaches auto",
+            |args: fuse::FuseArgs, _| Ok(fuse::fuse(args)),
+        );
+}

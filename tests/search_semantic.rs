@@ -1,0 +1,234 @@
+//! Search by meaning through the real binary, with an OpenAI-compatible
+//! `/v1/embeddings` server on 127.0.0.1 standing in for the model: a small
+//! concept space in which a Korean word and its English kin point the same
+//! way, as a multilingual encoder's do. What is tested is the product around
+//! the vectors: the index embeds only changed rows, in batches, with the
+//! key; search finds what no word shares, says how, and never lets meaning
+//! alone reach auto; `retrievers: lexical` is search as it was.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use test_support::llm_server::{LlmServer, Recorded, Reply};
+use test_support::project::{Project, INDEX_DIR};
+
+const BIN: &str = env!("CARGO_BIN_EXE_unity-assets");
+const KEY: &str = "sk-embed-test-0123456789";
+
+/// Words of one meaning, in both languages.
+const CONCEPTS: &[&[&str]] = &[
+    &["beaker", "비커", "flask", "laboratory", "실험실"],
+    &["lighthouse", "등대", "beacon"],
+    &["crate", "상자", "box"],
+    &["zombie", "좀비", "undead"],
+];
+const NOISE_DIMS: usize = 256;
+
+/// The stand-in encoder: one unit per concept word, a little noise per
+/// other word (so unrelated texts are near orthogonal, not identical).
+fn embed(text: &str) -> Vec<f32> {
+    let mut v = vec![0f32; CONCEPTS.len() + NOISE_DIMS];
+    for word in text
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        match CONCEPTS.iter().position(|c| c.contains(&word)) {
+            Some(i) => v[i] += 1.0,
+            None => {
+                let h = word.bytes().fold(7usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize));
+                v[CONCEPTS.len() + h % NOISE_DIMS] += 0.3;
+            }
+        }
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+    v.iter().map(|x| x / norm).collect()
+}
+
+fn embeddings_server_reply(request: &Recorded) -> Reply {
+    let texts: Vec<String> = request.body["input"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|t| t.as_str().map(str::to_owned)).collect())
+        .unwrap_or_default();
+    // Answered in reverse order: the API allows any order, `index` says which.
+    let data: Vec<Value> = texts
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": embed(t)}))
+        .collect();
+    Reply::json(200, json!({"object": "list", "data": data, "model": "concepts"}))
+}
+
+/// A project with the assets the queries look for among others no query
+/// names, and `embeddings:` pointing at `server`.
+fn project(server: &LlmServer, extra: &str) -> Project {
+    let project = Project::generated(BIN, 30);
+    for (i, rel) in [
+        "Assets/Props/Laboratory/Flask_Glass_A.prefab",
+        "Assets/Environment/Coast/Beacon_Tower.prefab",
+        "Assets/Props/Containers/Box_Wooden.prefab",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let file = project.path().join(rel);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "").unwrap();
+        std::fs::write(
+            format!("{}.meta", file.display()),
+            format!("fileFormatVersion: 2\nguid: f{i:031x}\n"),
+        )
+        .unwrap();
+    }
+    project.configure(&format!(
+        "embeddings:\n  provider: openai\n  base_url: \"{}/v1\"\n  model: concepts\n  api_key_env: TEST_EMBED_KEY\n  batch_size: 8\n{extra}",
+        server.url()
+    ));
+    project
+}
+
+fn result(project: &Project) -> Value {
+    let text = std::fs::read_to_string(project.path().join(INDEX_DIR).join("search-result.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn run(project: &Project, args: &[&str]) -> test_support::cli::Run {
+    tokio::task::block_in_place(|| project.run_with(args, &[("TEST_EMBED_KEY", KEY)]))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_index_embeds_in_batches_with_the_key_and_then_only_what_changed() {
+    let server = LlmServer::respond_with(Arc::new(embeddings_server_reply)).await;
+    let project = project(&server, "");
+    let first = run(&project, &["index"]);
+    assert_eq!(first.code, 0, "{first:?}");
+    assert!(
+        first.has_line("[unity-assets:index] vectors: 33 embedded, 0 reused (openai:concepts)"),
+        "{first:?}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5, "33 texts in batches of 8");
+    assert!(requests.iter().all(|r| r.path == "/v1/embeddings"
+        && r.header("authorization") == Some(&format!("Bearer {KEY}"))
+        && r.body["model"] == "concepts"));
+    assert!(!first.output().contains(KEY), "the key is never printed");
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(project.path().join(INDEX_DIR).join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["embedding"]["model"], "openai:concepts");
+    assert_eq!(manifest["embedding"]["count"], 33);
+
+    // Nothing changed: nothing embedded, no line.
+    let again = run(&project, &["index"]);
+    assert_eq!(again.code, 0, "{again:?}");
+    assert_eq!(server.requests().len(), 5, "{again:?}");
+    assert!(!again.output().contains("vectors:"), "{again:?}");
+
+    // One asset renamed: one row embedded, the rest reused.
+    let old = project.path().join("Assets/Props/Containers/Box_Wooden.prefab");
+    std::fs::rename(&old, old.with_file_name("Crate_Wooden.prefab")).unwrap();
+    std::fs::rename(
+        format!("{}.meta", old.display()),
+        format!("{}.meta", old.with_file_name("Crate_Wooden.prefab").display()),
+    )
+    .unwrap();
+    let renamed = run(&project, &["index"]);
+    assert!(
+        renamed.has_line("[unity-assets:index] vectors: 1 embedded, 32 reused (openai:concepts)"),
+        "{renamed:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn meaning_finds_what_no_word_shares_says_how_and_stays_under_auto() {
+    let server = LlmServer::respond_with(Arc::new(embeddings_server_reply)).await;
+    let project = project(&server, "");
+    assert_eq!(run(&project, &["index"]).code, 0);
+
+    let search = run(&project, &["search", "비커"]);
+    assert_eq!(search.code, 0, "{search:?}");
+    let doc = result(&project);
+    assert_eq!(doc["status"], "ok", "{search:?}");
+    let top = &doc["groups"][0]["candidates"][0];
+    assert_eq!(top["path"], "Assets/Props/Laboratory/Flask_Glass_A.prefab", "{doc:#}");
+    let reasoning = top["reasoning"].as_str().unwrap();
+    assert!(reasoning.starts_with("by meaning, "), "{reasoning}");
+    assert!(reasoning.contains("비커 ≈ flask") || reasoning.contains("비커 ≈ laboratory"), "{reasoning}");
+    let confidence = top["confidence"].as_f64().unwrap();
+    assert!((0.40..0.70).contains(&confidence), "meaning alone is confirmed, never auto: {confidence}");
+
+    // The same query with words only: the lexicon does not know the word.
+    let lexical = run(
+        &project,
+        &["search", "비커", "--set", "search.semantic.retrievers=lexical"],
+    );
+    assert!(
+        lexical.has_line("[unity-assets:search] fallback stage 3: no_match (suggested_action=reindex)"),
+        "{lexical:?}"
+    );
+
+    // Nothing near in meaning: still no answer.
+    let control = run(&project, &["search", "우주선 엔진"]);
+    assert!(
+        control.has_line("[unity-assets:search] fallback stage 3: no_match (suggested_action=reindex)"),
+        "{control:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_vectors_file_is_rebuilt_by_index_and_skipped_by_search() {
+    let server = LlmServer::respond_with(Arc::new(embeddings_server_reply)).await;
+    let project = project(&server, "");
+    assert_eq!(run(&project, &["index"]).code, 0);
+    let vectors = project.path().join(INDEX_DIR).join("assets.vectors");
+    std::fs::write(&vectors, b"UAVECS01garbage").unwrap();
+
+    let search = run(&project, &["search", "zombie"]);
+    assert_eq!(search.code, 0, "words still answer: {search:?}");
+
+    let index = run(&project, &["index"]);
+    assert_eq!(index.code, 0, "{index:?}");
+    assert!(index.output().contains("assets.vectors is corrupt"), "{index:?}");
+    assert!(
+        index.has_line("[unity-assets:index] vectors: 33 embedded, 0 reused (openai:concepts)"),
+        "{index:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_embeddings_server_is_retried_then_named() {
+    let server = LlmServer::start(vec![
+        Reply::error(503, "loading the model"),
+        Reply::error(401, "bad key"),
+    ])
+    .await;
+    let project = project(&server, "  concurrency: 1\n");
+    let index = run(&project, &["index"]);
+    assert_ne!(index.code, 0, "{index:?}");
+    let output = index.output();
+    assert!(output.contains("HTTP 401"), "{output}");
+    assert!(output.contains("TEST_EMBED_KEY"), "names the variable to check: {output}");
+    assert!(!output.contains(KEY), "{output}");
+    assert_eq!(server.requests().len(), 2, "the 503 was retried, the 401 was not");
+}
+
+/// An embeddings server with a key is a trust item, like a model server:
+/// nothing is sent before `unity-assets trust`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untrusted_project_sends_nothing_to_its_embeddings_server() {
+    let server = LlmServer::respond_with(Arc::new(embeddings_server_reply)).await;
+    let project = project(&server, "");
+    let run = tokio::task::block_in_place(|| {
+        test_support::cli::Run::of(
+            test_support::cli::command(std::path::Path::new(BIN), project.path())
+                .args(["index"])
+                .env("TEST_EMBED_KEY", KEY)
+                .env_remove("UNITY_ASSETS_TRUST"),
+        )
+    });
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(run.output().contains("embeddings.base_url"), "{run:?}");
+    assert!(server.requests().is_empty());
+}
