@@ -83,7 +83,10 @@ async fn dispatch(cli: Cli) -> Outcome {
     }
     match cli.command {
         Command::Eval {
-            golden, json, retrievers, ..
+            golden,
+            json,
+            retrievers,
+            ..
         } => commands::eval::command(&project, &golden, json, retrievers).await,
         Command::Run {
             name,
@@ -97,15 +100,13 @@ async fn dispatch(cli: Cli) -> Outcome {
         Command::Validate { names } => commands::validate(&project, &names),
         Command::Graph { name, format } => commands::graph(&project, &name, &format),
         Command::Eject { force } => commands::eject::eject(&project, force),
-        Command::Trust { show, revoke } => {
-            match unity_assets::trust::command(&project, show, revoke) {
-                Ok(text) => {
-                    println!("{text}");
-                    Outcome::ok()
-                }
-                Err(e) => Outcome::failed(format!("trust: {e}")),
+        Command::Trust { show, revoke } => match unity_assets::trust::command(&project, show, revoke) {
+            Ok(text) => {
+                println!("{text}");
+                Outcome::ok()
             }
-        }
+            Err(e) => Outcome::failed(format!("trust: {e}")),
+        },
         Command::Providers {
             command: ProvidersCommand::Check { .. },
         } => commands::providers::providers_check(&project).await,

@@ -37,7 +37,9 @@ fn embed(text: &str) -> Vec<f32> {
         match CONCEPTS.iter().position(|c| c.contains(&word)) {
             Some(i) => v[i] += 1.0,
             None => {
-                let h = word.bytes().fold(7usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize));
+                let h = word
+                    .bytes()
+                    .fold(7usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize));
                 v[CONCEPTS.len() + h % NOISE_DIMS] += 0.3;
             }
         }
@@ -155,9 +157,15 @@ async fn meaning_finds_what_no_word_shares_says_how_and_stays_under_auto() {
     assert_eq!(top["path"], "Assets/Props/Laboratory/Flask_Glass_A.prefab", "{doc:#}");
     let reasoning = top["reasoning"].as_str().unwrap();
     assert!(reasoning.starts_with("by meaning, "), "{reasoning}");
-    assert!(reasoning.contains("비커 ≈ flask") || reasoning.contains("비커 ≈ laboratory"), "{reasoning}");
+    assert!(
+        reasoning.contains("비커 ≈ flask") || reasoning.contains("비커 ≈ laboratory"),
+        "{reasoning}"
+    );
     let confidence = top["confidence"].as_f64().unwrap();
-    assert!((0.40..0.70).contains(&confidence), "meaning alone is confirmed, never auto: {confidence}");
+    assert!(
+        (0.40..0.70).contains(&confidence),
+        "meaning alone is confirmed, never auto: {confidence}"
+    );
 
     // The same query with words only: the lexicon does not know the word.
     let lexical = run(
@@ -209,7 +217,10 @@ async fn a_failing_embeddings_server_is_retried_then_named() {
     assert_ne!(index.code, 0, "{index:?}");
     let output = index.output();
     assert!(output.contains("HTTP 401"), "{output}");
-    assert!(output.contains("TEST_EMBED_KEY"), "names the variable to check: {output}");
+    assert!(
+        output.contains("TEST_EMBED_KEY"),
+        "names the variable to check: {output}"
+    );
     assert!(!output.contains(KEY), "{output}");
     assert_eq!(server.requests().len(), 2, "the 503 was retried, the 401 was not");
 }

@@ -77,7 +77,9 @@ impl Caller {
     fn rerun(self, group: usize) -> String {
         match self {
             Caller::Cli => format!("rerun with --choose {group}=N (N counts from 1) or --yes"),
-            Caller::Mcp => format!("call `build` again with \"choose\": [\"{group}=N\"] (N counts from 1) or \"yes\": true"),
+            Caller::Mcp => {
+                format!("call `build` again with \"choose\": [\"{group}=N\"] (N counts from 1) or \"yes\": true")
+            }
         }
     }
 }

@@ -84,8 +84,12 @@ fn side_by_side(reports: &[(&str, Report)]) -> String {
 async fn score(project: &Project, set: &GoldenSet, sets: &[String]) -> Result<Report, Outcome> {
     let pipeline = project.compile("search", sets).map_err(Outcome::invalid)?;
     // Controls pass under the confirm threshold the search runs with.
-    let thresholds: Thresholds = serde_json::from_value(pipeline.params()["confidence_threshold"].clone())
-        .map_err(|e| Outcome::invalid(format!("confidence_threshold: {e} (expected {{auto: 0.70, confirm: 0.40}})")))?;
+    let thresholds: Thresholds =
+        serde_json::from_value(pipeline.params()["confidence_threshold"].clone()).map_err(|e| {
+            Outcome::invalid(format!(
+                "confidence_threshold: {e} (expected {{auto: 0.70, confirm: 0.40}})"
+            ))
+        })?;
     // Search lines are not part of eval's output: capture them.
     let rt = project.runtime(Output::buffer()).map_err(Outcome::failed)?;
     let queries: Vec<&str> = set

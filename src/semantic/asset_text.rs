@@ -1,9 +1,9 @@
 //! The text an asset is embedded as: its name's words, the words of its
 //! folder and its type. Measured on FPSSample's dev and meaning sets (53
-//! queries, meaning alone, Recall@3): name + last folder + type 0.623, name
-//! + type 0.604, name alone 0.604, name + last two folders + type 0.566.
-//! The tags and summary of the builtin tagger repeat those words; component
-//! names made a prototype worse (they name code, not what the asset shows).
+//! queries, meaning alone, Recall@3): name, folder and type 0.623; name and
+//! type 0.604; name alone 0.604; name, two folders and type 0.566. The tags
+//! and summary of the builtin tagger repeat those words; component names
+//! made a prototype worse (they name code, not what the asset shows).
 
 use crate::search::records::AssetRow;
 use crate::search::text::{for_each_part, Scratch};

@@ -11,7 +11,7 @@ use super::config::{EmbeddingsConfig, EmbeddingsProvider};
 /// Turns texts into unit vectors.
 pub enum Embedder {
     Builtin(Arc<encoder::Encoder>),
-    Remote(EmbeddingsClient),
+    Remote(Box<EmbeddingsClient>),
 }
 
 /// Why a project has no embedder: said once where it matters (doctor,
@@ -29,7 +29,8 @@ impl Embedder {
             EmbeddingsProvider::Off => Ok(Err(Unavailable("embeddings.provider is off".into()))),
             EmbeddingsProvider::Auto | EmbeddingsProvider::Builtin => {
                 let Some(path) = crate::model::installed_builtin_model() else {
-                    let why = "the builtin model is not installed (`unity-assets model install` turns on search by meaning)";
+                    let why =
+                        "the builtin model is not installed (`unity-assets model install` turns on search by meaning)";
                     if config.provider == EmbeddingsProvider::Builtin {
                         anyhow::bail!("embeddings.provider is builtin, but {why}");
                     }
@@ -40,7 +41,8 @@ impl Embedder {
                 Ok(Ok(Self::Builtin(Arc::new(encoder))))
             }
             EmbeddingsProvider::Openai => {
-                let missing = |key: &str| anyhow::anyhow!("embeddings.provider is openai, but embeddings.{key} is not set");
+                let missing =
+                    |key: &str| anyhow::anyhow!("embeddings.provider is openai, but embeddings.{key} is not set");
                 let settings = EmbeddingsSettings {
                     base_url: config.base_url.clone().ok_or_else(|| missing("base_url"))?,
                     model: config.model.clone().ok_or_else(|| missing("model"))?,
@@ -52,7 +54,7 @@ impl Embedder {
                     retry_after_max_s: config.retry_after_max_s,
                 };
                 let client = EmbeddingsClient::connect(&settings, limits.http_bytes, |name| std::env::var(name).ok())?;
-                Ok(Ok(Self::Remote(client)))
+                Ok(Ok(Self::Remote(Box::new(client))))
             }
         }
     }

@@ -170,10 +170,8 @@ fn fuse_one(args: &FuseArgs, lexical: Vec<Candidate>, meaning: &[Near]) -> Vec<C
                 let both = &mut fused[i];
                 both.score += rrf(args.weights.semantic, rank);
                 both.candidate.confidence = both.candidate.confidence.max(confidence);
-                both.candidate.reasoning = format!(
-                    "{}; also by meaning ({:.2})",
-                    both.candidate.reasoning, near.similarity
-                );
+                both.candidate.reasoning =
+                    format!("{}; also by meaning ({:.2})", both.candidate.reasoning, near.similarity);
             }
             None if near.similarity > args.similarity.floor => {
                 at.insert(near.guid.clone(), fused.len());
@@ -270,10 +268,16 @@ mod tests {
         let a = args(Method::Rrf);
         assert_eq!(meaning_confidence(&a, 0.30), 0.0);
         assert!((meaning_confidence(&a, 0.50) - 0.40).abs() < 1e-6);
-        assert!((meaning_confidence(&a, 0.99) - 0.65).abs() < 1e-6, "capped 0.05 under auto");
+        assert!(
+            (meaning_confidence(&a, 0.99) - 0.65).abs() < 1e-6,
+            "capped 0.05 under auto"
+        );
         let mut moved = args(Method::Rrf);
         moved.confirm = 0.55;
-        assert!((meaning_confidence(&moved, 0.50) - 0.55).abs() < 1e-6, "follows the confirm threshold");
+        assert!(
+            (meaning_confidence(&moved, 0.50) - 0.55).abs() < 1e-6,
+            "follows the confirm threshold"
+        );
     }
 
     #[test]
@@ -298,7 +302,11 @@ mod tests {
             &[near("c", 0.95)],
         );
         let guids: Vec<&str> = fused.iter().map(|c| c.guid.as_str()).collect();
-        assert_eq!(guids, ["b", "a", "c"], "b reached confirm by words; a and c tie on rank, words first");
+        assert_eq!(
+            guids,
+            ["b", "a", "c"],
+            "b reached confirm by words; a and c tie on rank, words first"
+        );
     }
 
     #[test]

@@ -58,8 +58,9 @@ pub async fn embed_assets(
     let previous = match vectors::read(&dir, &ctx.limits) {
         Ok(previous) => previous.filter(|p| p.model == model && p.text == VERSION),
         Err(e) => {
-            ctx.output
-                .line(&format!("[unity-assets:index] warning: {e:#}; embedding every row again"));
+            ctx.output.line(&format!(
+                "[unity-assets:index] warning: {e:#}; embedding every row again"
+            ));
             None
         }
     };
@@ -80,7 +81,11 @@ pub async fn embed_assets(
         .filter(|(reused, _)| reused.is_none())
         .map(|(_, text)| text.clone())
         .collect();
-    let fresh = if wanted.is_empty() { vec![] } else { embedder.embed(&wanted).await? };
+    let fresh = if wanted.is_empty() {
+        vec![]
+    } else {
+        embedder.embed(&wanted).await?
+    };
     let dim = fresh
         .first()
         .map(Vec::len)
@@ -91,7 +96,11 @@ pub async fn embed_assets(
     for ((row, hash), reused) in rows.iter().zip(&hashes).zip(&reuse) {
         match (reused, &previous) {
             (Some(at), Some(previous)) => out.push_from(previous, *at),
-            _ => out.push(row.guid.clone(), *hash, &fresh.next().expect("one vector per text embedded")),
+            _ => out.push(
+                row.guid.clone(),
+                *hash,
+                &fresh.next().expect("one vector per text embedded"),
+            ),
         }
     }
     let unchanged = previous.as_ref() == Some(&out);
@@ -101,8 +110,12 @@ pub async fn embed_assets(
     record_in_manifest(ctx, &out)?;
     let embedded = wanted.len();
     Ok(EmbedOut {
-        line: (embedded > 0 || !unchanged)
-            .then(|| format!("[unity-assets:index] vectors: {embedded} embedded, {} reused ({model})", rows.len() - embedded)),
+        line: (embedded > 0 || !unchanged).then(|| {
+            format!(
+                "[unity-assets:index] vectors: {embedded} embedded, {} reused ({model})",
+                rows.len() - embedded
+            )
+        }),
         model: Some(model),
         embedded,
         reused: rows.len() - embedded,
@@ -189,7 +202,11 @@ pub async fn nearest(
     };
     let vectors = match vectors::read(&index_dir(ctx), &ctx.limits) {
         Ok(Some(v)) => v,
-        Ok(None) => return Ok(unavailable("the index has no vectors yet; `unity-assets index` embeds them".into())),
+        Ok(None) => {
+            return Ok(unavailable(
+                "the index has no vectors yet; `unity-assets index` embeds them".into(),
+            ))
+        }
         Err(e) => return Ok(unavailable(format!("{e:#}"))),
     };
     if vectors.model != embedder.id() || vectors.text != VERSION {

@@ -132,7 +132,11 @@ impl Vectors {
             out.extend_from_slice(guid);
             out.extend_from_slice(&self.hashes[row].to_le_bytes());
             out.extend_from_slice(&self.scales[row].to_le_bytes());
-            out.extend(self.values[row * self.dim..(row + 1) * self.dim].iter().map(|v| *v as u8));
+            out.extend(
+                self.values[row * self.dim..(row + 1) * self.dim]
+                    .iter()
+                    .map(|v| *v as u8),
+            );
         }
         out
     }
@@ -216,8 +220,9 @@ pub fn write(index_dir: &Path, vectors: &Vectors) -> anyhow::Result<()> {
 /// A stable 64-bit hash of a text (FNV-1a): the same on every machine and
 /// every Rust release, unlike the standard hasher.
 pub fn text_hash(text: &str) -> u64 {
-    text.bytes()
-        .fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 #[cfg(test)]
@@ -225,7 +230,9 @@ mod tests {
     use super::*;
 
     fn unit(seed: u32, dim: usize) -> Vec<f32> {
-        let mut v: Vec<f32> = (0..dim).map(|i| ((i as u32 * 7919 + seed * 104_729) % 1000) as f32 - 500.0).collect();
+        let mut v: Vec<f32> = (0..dim)
+            .map(|i| ((i as u32 * 7919 + seed * 104_729) % 1000) as f32 - 500.0)
+            .collect();
         super::super::embedder::normalize(&mut v);
         v
     }

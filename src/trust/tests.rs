@@ -43,8 +43,14 @@ fn config_items_are_found_at_their_lines() {
     assert!(at.iter().any(|(l, w)| *l == 10 && w.contains("${SECRET}")));
     let embeddings = "embeddings:\n  provider: openai\n  base_url: http://x/v1\n  api_key_env: GITHUB_TOKEN\n";
     let at = lines_and_whats(&review_of(&[(CONFIG_FILE, embeddings)]));
-    assert!(at.iter().any(|(l, w)| *l == 3 && w.starts_with("embeddings.base_url sends your asset names")), "{at:?}");
-    assert!(at.iter().any(|(l, w)| *l == 4 && w.starts_with("embeddings.api_key_env") && w.contains("GITHUB_TOKEN")));
+    assert!(
+        at.iter()
+            .any(|(l, w)| *l == 3 && w.starts_with("embeddings.base_url sends your asset names")),
+        "{at:?}"
+    );
+    assert!(at
+        .iter()
+        .any(|(l, w)| *l == 4 && w.starts_with("embeddings.api_key_env") && w.contains("GITHUB_TOKEN")));
     let plain = review_of(&[(CONFIG_FILE, "index_depth: rich\nsearch: {asset_top_k: 3}\n")]);
     assert!(plain.items.is_empty(), "{plain:?}");
     let web = "web_search:\n  command: {argv: [sh, -c, id]}\n  brave: {api_key_env: GITHUB_TOKEN}\n  allow_private_addresses: true\n";

@@ -67,7 +67,9 @@ impl EmbeddingsClient {
             message,
         };
         if settings.batch_size == 0 || settings.concurrency == 0 {
-            return Err(setup("embeddings.batch_size and embeddings.concurrency must be at least 1".into()));
+            return Err(setup(
+                "embeddings.batch_size and embeddings.concurrency must be at least 1".into(),
+            ));
         }
         if !(settings.base_url.starts_with("http://") || settings.base_url.starts_with("https://")) {
             return Err(setup(format!(
@@ -118,7 +120,10 @@ impl EmbeddingsClient {
     pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
         // The requests are made before they are streamed: a closure in the
         // stream's type would make the future's Send-ness lifetime-generic.
-        let requests: Vec<_> = texts.chunks(self.batch_size).map(|batch| self.embed_batch(batch)).collect();
+        let requests: Vec<_> = texts
+            .chunks(self.batch_size)
+            .map(|batch| self.embed_batch(batch))
+            .collect();
         let batches: Vec<Vec<Vec<f32>>> = futures::stream::iter(requests)
             .buffered(self.concurrency)
             .try_collect()
@@ -141,11 +146,7 @@ impl EmbeddingsClient {
         let (answer, _retries) = self.http.post_json(&self.url, &self.headers, &body).await?;
         let vectors = vectors_of(&answer).map_err(|m| self.malformed(m))?;
         if vectors.len() != batch.len() {
-            return Err(self.malformed(format!(
-                "{} vectors for {} texts",
-                vectors.len(),
-                batch.len()
-            )));
+            return Err(self.malformed(format!("{} vectors for {} texts", vectors.len(), batch.len())));
         }
         Ok(vectors)
     }
