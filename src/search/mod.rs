@@ -279,6 +279,9 @@ struct ResultArgs {
     /// Whether the index was fresh (or rebuilt first).
     #[serde(default = "default_index_fresh")]
     index_fresh: bool,
+    /// Whether search by meaning ran (an embedder with vectors).
+    #[serde(default)]
+    by_meaning: bool,
 }
 
 fn default_confirm() -> f32 {
@@ -455,6 +458,7 @@ pub fn register(registry: &mut Registry) {
                 let situation = result::Situation {
                     confirm: a.confirm,
                     index_fresh: a.index_fresh,
+                    by_meaning: a.by_meaning,
                 };
                 Ok(ResultOut {
                     summary: document.summary(a.shown_per_group, situation),

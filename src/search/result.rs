@@ -58,6 +58,8 @@ pub struct Situation {
     /// Whether the index was fresh (or rebuilt by `--reindex`): then
     /// reindexing would find nothing new.
     pub index_fresh: bool,
+    /// Whether search by meaning ran: then installing the model is no advice.
+    pub by_meaning: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -226,7 +228,9 @@ impl SearchResult {
                 "accept weaker matches with `--set confidence_threshold.confirm={lower:.2}`"
             ));
         }
-        steps.push("search by meaning after `unity-assets model install`".to_owned());
+        if !situation.by_meaning {
+            steps.push("search by meaning after `unity-assets model install`".to_owned());
+        }
         lines.push(format!(
             "Next: the index is up to date, so reindexing will not help; {}.",
             steps.join("; or ")
@@ -251,6 +255,7 @@ mod tests {
     const FRESH: Situation = Situation {
         confirm: 0.40,
         index_fresh: true,
+        by_meaning: false,
     };
 
     fn candidate(guid: &str, confidence: f32) -> Candidate {
@@ -368,6 +373,7 @@ mod tests {
             Situation {
                 confirm: 0.5,
                 index_fresh: false,
+                by_meaning: false,
             },
         );
         assert!(stale.contains("threshold (0.50)"), "{stale}");
@@ -376,6 +382,14 @@ mod tests {
             "{stale}"
         );
 
+        let searched_by_meaning = SearchResult::no_match("q", None, vec![]).summary(
+            3,
+            Situation {
+                by_meaning: true,
+                ..FRESH
+            },
+        );
+        assert!(!searched_by_meaning.contains("model install"), "{searched_by_meaning}");
         let nothing = SearchResult::no_match("q", None, vec![]).summary(3, FRESH);
         assert!(
             nothing.contains("No asset shares a word") && !nothing.contains("--set"),
