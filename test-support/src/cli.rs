@@ -9,14 +9,16 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 /// `bin --project <project>`, with the environment every end-to-end run
-/// wants: no colour, and no log filter or provider override leaking in from
-/// the developer's shell.
+/// wants: no colour, and no log filter, provider override or installed
+/// model (which turns search by meaning on) leaking in from the developer's
+/// machine; a test that wants the model sets its own `XDG_CACHE_HOME`.
 pub fn command(bin: &Path, project: &Path) -> Command {
     let mut command = Command::new(bin);
     command
         .arg("--project")
         .arg(project)
         .env("NO_COLOR", "1")
+        .env("XDG_CACHE_HOME", project.join(".no-model-cache"))
         .env_remove("RUST_LOG")
         .env_remove("UNITY_ASSETS_PROVIDER");
     command
