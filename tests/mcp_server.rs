@@ -16,6 +16,7 @@ use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RequestContext, Runni
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt as _};
 use serde_json::{json, Map, Value};
 use test_support::cli::{self, Run};
+use test_support::project::copy_tree;
 use unity_assets::mcp_server::{PipelineServer, ServerOptions};
 
 const BIN: &str = env!("CARGO_BIN_EXE_unity-assets");
@@ -44,19 +45,6 @@ fn example_project() -> tempfile::TempDir {
     let index = Run::of(cli::command(Path::new(BIN), dir.path()).args(["-q", "--trust", "index"]));
     assert_eq!(index.code, 0, "index: {}", index.output());
     dir
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// Our rmcp client on an in-process server for the project (`trust`: as
