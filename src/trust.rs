@@ -143,7 +143,7 @@ pub fn review(root: &Path, resources: &Resources) -> Review {
     }
     Review {
         items,
-        digest: format!("sha256:{:x}", hasher.finalize()),
+        digest: format!("sha256:{}", engine::digest::hex(&hasher.finalize())),
     }
 }
 

@@ -251,27 +251,33 @@ fn fingerprint(
     options: &ScanOptions,
 ) -> String {
     use sha2::{Digest, Sha256};
-    use std::io::Write as _;
-    // Written straight into the hasher (a 100k-file tree would make a
-    // 10 MB string first); writing to a hasher cannot fail.
+    use std::fmt::Write as _;
+    // Hashed a line at a time (a 100k-file tree would make a 10 MB string
+    // first); writing to a String cannot fail.
     let mut hasher = Sha256::new();
+    let mut line = String::new();
     let _ = writeln!(
-        hasher,
+        line,
         "{}\n{}\n{:?}\n{}",
         env!("CARGO_PKG_VERSION"),
         options.index_depth.as_str(),
         options.ignore_paths,
         data.digest
     );
+    hasher.update(&line);
     for entry in entries {
         let (mtime, len) = entry.stat.unwrap_or_default();
-        let _ = writeln!(hasher, "{}\t{}\t{mtime}\t{len}", entry.path, entry.is_dir);
+        line.clear();
+        let _ = writeln!(line, "{}\t{}\t{mtime}\t{len}", entry.path, entry.is_dir);
+        hasher.update(&line);
     }
     for problem in problems {
-        let _ = writeln!(hasher, "! {}\t{}", problem.path, problem.detail);
+        line.clear();
+        let _ = writeln!(line, "! {}\t{}", problem.path, problem.detail);
+        hasher.update(&line);
     }
     hasher.update(labels.unwrap_or_default());
-    format!("{:x}", hasher.finalize())
+    engine::digest::hex(&hasher.finalize())
 }
 
 struct ParseContext<'a> {
