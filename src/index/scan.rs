@@ -100,12 +100,19 @@ struct Parsed {
     yaml: Option<YamlFacts>,
 }
 
-pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOptions) -> anyhow::Result<ScanResult> {
+/// A folder without `Assets/` is no Unity project: said before anything
+/// (an index folder, a reindex suggestion) treats it as one.
+pub fn require_unity_project(project: &Path) -> anyhow::Result<()> {
     anyhow::ensure!(
         project.join("Assets").is_dir(),
         "{} has no Assets/ folder: run in a Unity project's root folder or pass --project DIR",
         project.display()
     );
+    Ok(())
+}
+
+pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOptions) -> anyhow::Result<ScanResult> {
+    require_unity_project(project)?;
     let started_at = time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339)?;
     let labels = super::labels::read(project, limits)?;
     let curated = CuratedLabels::from_file(project, labels.as_deref())?;
