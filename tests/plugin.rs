@@ -120,10 +120,31 @@ fn without_the_binary_the_launcher_says_how_to_install_it() {
     assert!(run.stdout.is_empty(), "stdout is the MCP channel: nothing may go there");
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(stderr.contains("not installed"), "{stderr}");
-    assert!(stderr.contains("cargo install --locked --path"), "{stderr}");
     assert!(
         stderr.contains(&format!("{}/bin", empty.path().display())),
         "where it looked: {stderr}"
+    );
+    // Run from the repository (a local marketplace): the exact line to run.
+    let install = format!("cargo install --locked --path {}\n", repo().display());
+    assert!(stderr.contains(&install), "{stderr}");
+
+    // A plugin folder outside any clone still says what to run.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let copy = elsewhere.path().join("plugin/bin");
+    std::fs::create_dir_all(&copy).unwrap();
+    std::fs::copy(launcher(), copy.join("unity-assets-mcp")).unwrap();
+    let run = Command::new("/bin/sh")
+        .arg(copy.join("unity-assets-mcp"))
+        .env_clear()
+        .env("PATH", BARE_PATH)
+        .env("HOME", empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(127));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("cargo install --locked --path /path/to/your/clone/of/unity-assets"),
+        "{stderr}"
     );
 }
 
@@ -336,7 +357,7 @@ fn without_the_binary_claude_code_records_the_install_step() {
         .filter_map(|p| std::fs::read_to_string(p).ok())
         .collect::<String>();
     assert!(
-        logged.contains("cargo install --locked --path"),
+        logged.contains(&format!("cargo install --locked --path {}", repo().display())),
         "no install step in Claude Code's MCP logs ({logs:?}):\n{logged}"
     );
 }
