@@ -202,7 +202,8 @@ pub enum Command {
     },
     /// Check the project, config, index, feedback log, provider and MCP server (read-only).
     Doctor {
-        /// Skip the provider reachability check.
+        /// Check without reaching out: no provider call, and the MCP for Unity
+        /// server is not started (both reported as not checked).
         #[arg(long)]
         offline: bool,
         #[command(flatten)]

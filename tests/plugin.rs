@@ -1,18 +1,32 @@
 //! The Claude Code plugin shipped in the repo: `.claude-plugin/marketplace.json`
-//! at the root and `plugin/` with its manifest, slash commands and `.mcp.json`.
-//! Checked against the documented shapes, and every command against the MCP
-//! tools the pipelines really offer.
+//! at the root and `plugin/` with its manifest, slash commands, launcher and
+//! `.mcp.json`. Checked against the documented shapes, every command against
+//! the MCP tools the pipelines really offer, and — when the tools are installed
+//! (CI installs them) — by Claude Code itself (`claude plugin validate
+//! --strict`, `claude mcp list` in a throwaway home) and the MCP Inspector's CLI.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 use serde_json::Value;
 
 /// The plugin's slash commands, `/unity-assets:<name>`.
 const COMMANDS: &[&str] = &["build", "doctor", "index", "pick", "reindex", "search", "web-search"];
 
+/// The tools that only read (`search` writes nothing but its own result file):
+/// their commands pre-approve them; every other tool asks first.
+const READ_ONLY_TOOLS: &[&str] = &["doctor", "search"];
+
+/// How Claude Code names a tool of this plugin's server (`plugin:unity-assets:unity-assets`).
+const TOOL_PREFIX: &str = "mcp__plugin_unity-assets_unity-assets__";
+
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_unity-assets")
 }
 
 fn json(path: &Path) -> Value {
@@ -38,24 +52,139 @@ fn the_marketplace_lists_the_plugin_folder() {
     assert!(manifest["description"].as_str().is_some_and(|d| !d.is_empty()));
 }
 
-#[test]
-fn the_plugin_registers_the_mcp_server() {
-    let mcp = json(&repo().join("plugin/.mcp.json"));
-    let server = &mcp["mcpServers"]["unity-assets"];
-    assert_eq!(server["command"], "unity-assets");
-    assert_eq!(server["args"], serde_json::json!(["mcp"]));
+/// The plugin's launcher, as `.mcp.json` names it.
+fn launcher() -> PathBuf {
+    repo().join("plugin/bin/unity-assets-mcp")
 }
 
-/// `---\nkey: value\n---\nbody` → (keys, body).
-fn front_matter(text: &str) -> (Vec<(String, String)>, String) {
+#[test]
+fn the_plugin_starts_the_server_through_its_launcher() {
+    let mcp = json(&repo().join("plugin/.mcp.json"));
+    let server = &mcp["mcpServers"]["unity-assets"];
+    // Run by `sh`, so a lost executable bit (a zip download, a copy) does not matter.
+    assert_eq!(server["command"], "sh");
+    assert_eq!(
+        server["args"],
+        serde_json::json!(["${CLAUDE_PLUGIN_ROOT}/bin/unity-assets-mcp", "mcp"])
+    );
+    assert!(launcher().is_file());
+}
+
+/// Runs the launcher with only `path` as PATH and `cargo_home` as CARGO_HOME.
+fn launch(path: &Path, cargo_home: &Path, args: &[&str]) -> Output {
+    Command::new("/bin/sh")
+        .arg(launcher())
+        .args(args)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", cargo_home)
+        .env("CARGO_HOME", cargo_home)
+        .output()
+        .expect("run the launcher")
+}
+
+/// A folder holding only a link named `unity-assets` to the binary under test.
+fn folder_with_binary() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(binary(), dir.path().join("unity-assets")).unwrap();
+    dir
+}
+
+/// A PATH with `sh` and the basic tools, and no `unity-assets`.
+const BARE_PATH: &str = "/usr/bin:/bin";
+
+#[test]
+fn the_launcher_finds_the_binary_on_path_or_in_cargos_bin_folder() {
+    let empty = tempfile::tempdir().unwrap();
+    let on_path = folder_with_binary();
+    let path = format!("{}:{BARE_PATH}", on_path.path().display());
+    let run = launch(Path::new(&path), empty.path(), &["--version"]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(String::from_utf8_lossy(&run.stdout).starts_with("unity-assets "));
+
+    // `cargo install` puts it in $CARGO_HOME/bin, often missing from the PATH
+    // Claude Code starts servers with.
+    let cargo_home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(cargo_home.path().join("bin")).unwrap();
+    std::os::unix::fs::symlink(binary(), cargo_home.path().join("bin/unity-assets")).unwrap();
+    let run = launch(Path::new(BARE_PATH), cargo_home.path(), &["--version"]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(String::from_utf8_lossy(&run.stdout).starts_with("unity-assets "));
+}
+
+#[test]
+fn without_the_binary_the_launcher_says_how_to_install_it() {
+    let empty = tempfile::tempdir().unwrap();
+    let run = launch(Path::new(BARE_PATH), empty.path(), &["mcp"]);
+    assert_eq!(run.status.code(), Some(127), "the shell's 'command not found'");
+    assert!(run.stdout.is_empty(), "stdout is the MCP channel: nothing may go there");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("not installed"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}/bin", empty.path().display())),
+        "where it looked: {stderr}"
+    );
+    // Run from the repository (a local marketplace): the exact line to run.
+    let install = format!("cargo install --locked --path {}\n", repo().display());
+    assert!(stderr.contains(&install), "{stderr}");
+
+    // A plugin folder outside any clone still says what to run.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let copy = elsewhere.path().join("plugin/bin");
+    std::fs::create_dir_all(&copy).unwrap();
+    std::fs::copy(launcher(), copy.join("unity-assets-mcp")).unwrap();
+    let run = Command::new("/bin/sh")
+        .arg(copy.join("unity-assets-mcp"))
+        .env_clear()
+        .env("PATH", BARE_PATH)
+        .env("HOME", empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(127));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("cargo install --locked --path /path/to/your/clone/of/unity-assets"),
+        "{stderr}"
+    );
+}
+
+/// A command file: its YAML front matter (a mapping) and its body.
+fn command_file(name: &str) -> (serde_yaml::Mapping, String) {
+    let path = repo().join(format!("plugin/commands/{name}.md"));
+    let text = std::fs::read_to_string(&path).unwrap();
     let rest = text.strip_prefix("---\n").expect("a command starts with front matter");
     let (head, body) = rest.split_once("\n---\n").expect("front matter is closed by ---");
-    let keys = head
-        .lines()
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    (keys, body.to_owned())
+    // As Claude Code reads it: YAML. A value that is not valid YAML drops every key.
+    let front: serde_yaml::Value =
+        serde_yaml::from_str(head).unwrap_or_else(|e| panic!("{}: front matter is not YAML: {e}", path.display()));
+    let serde_yaml::Value::Mapping(front) = front else {
+        panic!("{}: front matter is not a mapping", path.display())
+    };
+    (front, body.to_owned())
+}
+
+/// A front matter value that must be a non-empty string.
+fn text_key<'a>(front: &'a serde_yaml::Mapping, name: &str, key: &str) -> Option<&'a str> {
+    let value = front.get(key)?;
+    let text = value
+        .as_str()
+        .unwrap_or_else(|| panic!("{name}: {key} is not a string: {value:?}"));
+    assert!(!text.trim().is_empty(), "{name}: empty {key}");
+    Some(text)
+}
+
+/// Every backtick span and fenced block of a Markdown text: where a shell line would be.
+fn code_spans(body: &str) -> Vec<&str> {
+    let mut spans = vec![];
+    let mut rest = body;
+    while let Some(start) = rest.find('`') {
+        let fence = if rest[start..].starts_with("```") { "```" } else { "`" };
+        let after = &rest[start + fence.len()..];
+        let Some(end) = after.find(fence) else { break };
+        spans.push(&after[..end]);
+        rest = &after[end + fence.len()..];
+    }
+    spans
 }
 
 #[test]
@@ -75,22 +204,27 @@ fn every_command_calls_a_tool_the_pipelines_offer() {
     let tools = unity_assets::mcp_server::pipeline_tools(&project);
 
     for name in COMMANDS {
-        let text = std::fs::read_to_string(dir.join(format!("{name}.md"))).unwrap();
-        let (keys, body) = front_matter(&text);
-        let description = keys.iter().find(|(k, _)| k == "description").map(|(_, v)| v.as_str());
-        assert!(description.is_some_and(|d| !d.is_empty()), "{name}: no description");
-        for (k, _) in &keys {
+        let (front, body) = command_file(name);
+        text_key(&front, name, "description").unwrap_or_else(|| panic!("{name}: no description"));
+        for key in front.keys() {
+            let key = key.as_str().unwrap_or_else(|| panic!("{name}: a key that is not text"));
             assert!(
-                ["description", "argument-hint", "allowed-tools", "model"].contains(&k.as_str()),
-                "{name}: unknown front matter key {k}"
+                ["description", "argument-hint", "allowed-tools", "model"].contains(&key),
+                "{name}: unknown front matter key {key}"
             );
         }
-        let takes_arguments = keys.iter().any(|(k, _)| k == "argument-hint");
+        let takes_arguments = text_key(&front, name, "argument-hint").is_some();
         assert_eq!(
             body.contains("$ARGUMENTS"),
             takes_arguments,
             "{name}: $ARGUMENTS vs argument-hint"
         );
+        for span in code_spans(&body) {
+            assert!(
+                !span.contains("$ARGUMENTS"),
+                "{name}: the user's text spliced into a command or JSON line: `{span}`"
+            );
+        }
         let tool = body
             .split("Call the `")
             .nth(1)
@@ -104,5 +238,215 @@ fn every_command_calls_a_tool_the_pipelines_offer() {
             body.contains(&format!("unity-assets {}", name)),
             "{name}: no CLI fallback"
         );
+
+        let approved = text_key(&front, name, "allowed-tools").unwrap_or_default();
+        let expected = if READ_ONLY_TOOLS.contains(&tool) {
+            format!("{TOOL_PREFIX}{tool}")
+        } else {
+            String::new()
+        };
+        assert_eq!(
+            approved, expected,
+            "{name}: pre-approves exactly its tool when that only reads"
+        );
     }
+}
+
+/// `name` found on PATH, or why the test that needs it is skipped.
+fn installed(name: &str) -> Option<PathBuf> {
+    let found = std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|path| path.is_file());
+    if found.is_none() {
+        eprintln!("skipped: `{name}` is not on PATH (CI installs it: see .ci/run)");
+    }
+    found
+}
+
+/// `claude` with a throwaway home: no login, no settings of the user's, and no
+/// traffic but what a command needs.
+fn claude(claude: &Path, home: &Path, path: &str, args: &[&str]) -> Output {
+    Command::new(claude)
+        .args(args)
+        .current_dir(home)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", home)
+        .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .output()
+        .expect("run claude")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+#[test]
+fn claude_code_validates_the_marketplace_and_the_plugin_strictly() {
+    let Some(bin) = installed("claude") else { return };
+    let home = tempfile::tempdir().unwrap();
+    for target in [repo(), repo().join("plugin")] {
+        let target = target.to_str().unwrap();
+        let run = claude(
+            &bin,
+            home.path(),
+            BARE_PATH,
+            &["plugin", "validate", "--strict", target],
+        );
+        assert!(
+            run.status.success(),
+            "claude plugin validate --strict {target}:\n{}",
+            text(&run)
+        );
+    }
+}
+
+/// Installs the plugin from this repo's marketplace into `home`.
+fn install_plugin(bin: &Path, home: &Path) {
+    let repo = repo();
+    for args in [
+        &["plugin", "marketplace", "add", repo.to_str().unwrap()][..],
+        &["plugin", "install", "unity-assets@unity-assets"][..],
+    ] {
+        let run = claude(bin, home, BARE_PATH, args);
+        assert!(run.status.success(), "claude {args:?}:\n{}", text(&run));
+    }
+}
+
+/// The `claude mcp list` line of the plugin's server.
+fn server_line(bin: &Path, home: &Path, path: &str) -> String {
+    let run = claude(bin, home, path, &["mcp", "list"]);
+    let out = text(&run);
+    out.lines()
+        .find(|l| l.starts_with("plugin:unity-assets:unity-assets:"))
+        .unwrap_or_else(|| panic!("claude mcp list names no plugin server:\n{out}"))
+        .to_owned()
+}
+
+#[test]
+fn claude_code_connects_to_the_installed_plugins_server() {
+    let Some(bin) = installed("claude") else { return };
+    let home = tempfile::tempdir().unwrap();
+    install_plugin(&bin, home.path());
+    let with_binary = folder_with_binary();
+    let node = bin.parent().unwrap().display().to_string();
+    let path = format!("{}:{node}:{BARE_PATH}", with_binary.path().display());
+    let line = server_line(&bin, home.path(), &path);
+    assert!(line.ends_with("✔ Connected"), "{line}");
+}
+
+#[test]
+fn without_the_binary_claude_code_records_the_install_step() {
+    let Some(bin) = installed("claude") else { return };
+    let home = tempfile::tempdir().unwrap();
+    install_plugin(&bin, home.path());
+    let node = bin.parent().unwrap().display().to_string();
+    let line = server_line(&bin, home.path(), &format!("{node}:{BARE_PATH}"));
+    assert!(line.ends_with("✘ Failed to connect"), "{line}");
+    // `claude mcp list` prints no server output; Claude Code keeps the server's
+    // stderr in its MCP log (`/mcp` and `claude --debug` show it).
+    let logs = walk(&home.path().join(".cache"));
+    let logged = logs
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .collect::<String>();
+    assert!(
+        logged.contains(&format!("cargo install --locked --path {}", repo().display())),
+        "no install step in Claude Code's MCP logs ({logs:?}):\n{logged}"
+    );
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return vec![];
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .flat_map(|e| {
+            if e.path().is_dir() {
+                walk(&e.path())
+            } else {
+                vec![e.path()]
+            }
+        })
+        .collect()
+}
+
+/// The MCP Inspector's CLI mode against the server on the example project.
+fn inspector(bin: &Path, project: &Path, method: &[&str]) -> Value {
+    let run = Command::new(bin)
+        .args([
+            "--cli",
+            binary(),
+            "--project",
+            project.to_str().unwrap(),
+            "mcp",
+            "--method",
+        ])
+        .args(method)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run the MCP Inspector");
+    assert!(run.status.success(), "mcp-inspector --cli {method:?}:\n{}", text(&run));
+    serde_json::from_slice(&run.stdout).unwrap_or_else(|e| panic!("{e}:\n{}", text(&run)))
+}
+
+#[test]
+fn the_mcp_inspector_lists_the_tools_and_searches_the_example_project() {
+    let Some(bin) = installed("mcp-inspector") else { return };
+    let project = tempfile::tempdir().unwrap();
+    test_support::project::copy_tree(&repo().join("examples/zombie-survival"), project.path());
+    let index = Command::new(binary())
+        .args(["-q", "--project"])
+        .arg(project.path())
+        .arg("index")
+        .output()
+        .unwrap();
+    assert!(index.status.success(), "index: {}", text(&index));
+
+    let listed = inspector(&bin, project.path(), &["tools/list"]);
+    let names: BTreeSet<&str> = listed["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    for tool in [
+        "search",
+        "pick",
+        "build",
+        "index",
+        "reindex",
+        "doctor",
+        "web_search",
+        "list_pipelines",
+        "graph",
+    ] {
+        assert!(names.contains(tool), "{tool} not listed: {names:?}");
+    }
+
+    let found = inspector(
+        &bin,
+        project.path(),
+        &[
+            "tools/call",
+            "--tool-name",
+            "search",
+            "--tool-arg",
+            "query=zombie enemy character",
+        ],
+    );
+    assert_ne!(found["isError"], true, "{found}");
+    assert_eq!(found["structuredContent"]["status"], "ok", "{found}");
+    let first = &found["structuredContent"]["groups"][0]["candidates"][0]["path"];
+    assert!(first.as_str().is_some_and(|p| p.contains("Zombie")), "{found}");
+    let lines = found["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(lines.starts_with("[unity-assets:search] "), "{lines}");
 }

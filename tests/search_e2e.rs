@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
+use unity_assets::eval::seed_guid;
 
 use test_support::cli::{self, Run};
 use test_support::llm_server::{LlmServer, Reply};
@@ -19,16 +19,6 @@ const INDEX_DIR: &str = ".claude/unity-asset-index";
 /// A generated Unity project.
 struct Project {
     dir: tempfile::TempDir,
-}
-
-/// The guid the seed fixture builder gives `rel`: the first 16 bytes of its
-/// sha256, as 32 lowercase hex digits.
-fn guid_of(rel: &str) -> String {
-    Sha256::digest(rel.as_bytes())
-        .iter()
-        .take(16)
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 impl Project {
@@ -47,7 +37,7 @@ impl Project {
         let file = self.path().join(rel);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, "").unwrap();
-        let mut meta = format!("fileFormatVersion: 2\nguid: {}\n", guid_of(rel));
+        let mut meta = format!("fileFormatVersion: 2\nguid: {}\n", seed_guid(rel));
         if !labels.is_empty() {
             meta.push_str("labels:\n");
             for label in labels {
@@ -646,7 +636,7 @@ async fn a_model_ranks_each_chunk_for_every_sub_intent_in_one_call() {
         {"intent": "좀비 적", "category_hint": "character", "subtype_hint": "Prefab/character"},
         {"intent": "배경 음악", "category_hint": "audio", "subtype_hint": null},
     ]});
-    let candidate = |path: &str, confidence: f64| json!({"guid": guid_of(path), "path": path, "confidence": confidence, "reasoning": "It is what was asked."});
+    let candidate = |path: &str, confidence: f64| json!({"guid": seed_guid(path), "path": path, "confidence": confidence, "reasoning": "It is what was asked."});
     // Every chunk names the same two assets: the merge must not list them twice.
     // One of them with an altered path, and an asset the index does not hold:
     // the index's path wins, the invented asset is dropped.

@@ -59,7 +59,14 @@ pub struct Summary {
 pub fn sha256_file(path: &Path) -> Result<String, Error> {
     let mut file = File::open(path).map_err(Error::io(path))?;
     let mut hasher = Sha256::new();
-    std::io::copy(&mut file, &mut hasher).map_err(Error::io(path))?;
+    let mut buffer = vec![0u8; 1 << 16];
+    loop {
+        let read = std::io::Read::read(&mut file, &mut buffer).map_err(Error::io(path))?;
+        if read == 0 {
+            break;
+        }
+        hasher.update(&buffer[..read]);
+    }
     Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 

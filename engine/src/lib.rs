@@ -12,7 +12,7 @@
 //!
 //! Modules depend only on modules above them in this list:
 //!
-//! 1. `cancel`, `diagnostic`, `io`, `output`, `progress` — leaves.
+//! 1. `cancel`, `diagnostic`, `digest`, `io`, `output`, `progress` — leaves.
 //! 2. `asker` (a person's answer), `template`, `resources`, `render` (the
 //!    graph drawn), `llm`, `mcp`.
 //! 3. `registry` (native functions), `spec` (the YAML as written).
@@ -30,6 +30,7 @@ mod asker;
 mod cancel;
 mod compile;
 pub mod diagnostic;
+pub mod digest;
 pub mod io;
 pub mod llm;
 pub mod mcp;

@@ -165,19 +165,34 @@ pub fn summarize(
     let failed = verdicts
         .iter()
         .any(|v| matches!(v, Verdict::Failed | Verdict::ScopeViolation));
-    lines.push(format!(
-        "{PREFIX} next: {}",
-        if failed {
-            "see the reasons above; the audit log is .claude/unity-asset-index/orchestrator-audit.jsonl"
-        } else {
-            "check the assets added to the scene, then review the changes with git diff"
-        }
-    ));
+    lines.push(format!("{PREFIX} next: {}", next_step(&verdicts, failed)));
     Summary {
         verdicts,
         lines,
         unconfirmed,
         exit_code: i32::from(failed),
+    }
+}
+
+/// What to do after this build: only a build that added something points
+/// at the scene.
+fn next_step(verdicts: &[Verdict], failed: bool) -> &'static str {
+    let added = verdicts
+        .iter()
+        .any(|v| matches!(v, Verdict::AutoApplied | Verdict::ConfirmedAndApplied));
+    let open = verdicts.contains(&Verdict::Unconfirmed);
+    match (failed, added, open) {
+        (true, ..) => "see the reasons above; the audit log is .claude/unity-asset-index/orchestrator-audit.jsonl",
+        (false, true, false) => "check the assets added to the scene, then review the changes with git diff",
+        (false, true, true) => {
+            "check the assets added to the scene; for the unconfirmed groups, rerun with --choose G=N or --yes"
+        }
+        (false, false, true) => {
+            "nothing was added to the scene; rerun with --choose G=N or --yes to apply the unconfirmed groups"
+        }
+        (false, false, false) => {
+            "nothing was added to the scene; rephrase the request (see the closest candidates above)"
+        }
     }
 }
 
@@ -284,5 +299,27 @@ mod tests {
             s.lines
         );
         assert_eq!(s.exit_code, 1);
+    }
+
+    #[test]
+    fn a_build_that_added_nothing_does_not_point_at_the_scene() {
+        let groups = json!([
+            {"sub_intent": "music", "candidates": [{"guid": "b", "path": "Assets/M.ogg", "confidence": 0.5, "reasoning": "r"}]},
+        ]);
+        let thresholds = Thresholds {
+            auto: 0.7,
+            confirm: 0.4,
+        };
+        let answers = Answers {
+            non_interactive: true,
+            ..Answers::default()
+        };
+        let decisions = decide(&groups, thresholds, &answers).unwrap();
+        let s = summarize(&decisions, None, &BTreeMap::new(), Caller::Cli);
+        assert_eq!(s.verdicts, [Verdict::Unconfirmed]);
+        assert_eq!(
+            s.lines.last().unwrap(),
+            "[unity-assets:build] next: nothing was added to the scene; rerun with --choose G=N or --yes to apply the unconfirmed groups"
+        );
     }
 }

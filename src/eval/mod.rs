@@ -86,10 +86,7 @@ pub struct Hit {
 /// The guid the seed's fixture builder gave `dir/name+ext`: the first 16
 /// bytes of its SHA-256, as 32 lowercase hex digits.
 pub fn seed_guid(relative_path: &str) -> String {
-    Sha256::digest(relative_path.as_bytes())[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    engine::digest::hex(&Sha256::digest(relative_path.as_bytes())[..16])
 }
 
 /// An entry of the seed's `assets-template.yml`.

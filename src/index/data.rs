@@ -109,7 +109,7 @@ impl IndexData {
                 hasher.update(text.len().to_le_bytes());
                 hasher.update(text.as_bytes());
             }
-            format!("{:x}", hasher.finalize())
+            engine::digest::hex(&hasher.finalize())
         };
         let mut types: AssetTypes =
             serde_yaml::from_str(types).context("data/asset-types.yml is not a valid type table")?;

@@ -100,12 +100,19 @@ struct Parsed {
     yaml: Option<YamlFacts>,
 }
 
-pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOptions) -> anyhow::Result<ScanResult> {
+/// A folder without `Assets/` is no Unity project: said before anything
+/// (an index folder, a reindex suggestion) treats it as one.
+pub fn require_unity_project(project: &Path) -> anyhow::Result<()> {
     anyhow::ensure!(
         project.join("Assets").is_dir(),
         "{} has no Assets/ folder: run in a Unity project's root folder or pass --project DIR",
         project.display()
     );
+    Ok(())
+}
+
+pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOptions) -> anyhow::Result<ScanResult> {
+    require_unity_project(project)?;
     let started_at = time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339)?;
     let labels = super::labels::read(project, limits)?;
     let curated = CuratedLabels::from_file(project, labels.as_deref())?;
@@ -251,27 +258,33 @@ fn fingerprint(
     options: &ScanOptions,
 ) -> String {
     use sha2::{Digest, Sha256};
-    use std::io::Write as _;
-    // Written straight into the hasher (a 100k-file tree would make a
-    // 10 MB string first); writing to a hasher cannot fail.
+    use std::fmt::Write as _;
+    // Hashed a line at a time (a 100k-file tree would make a 10 MB string
+    // first); writing to a String cannot fail.
     let mut hasher = Sha256::new();
+    let mut line = String::new();
     let _ = writeln!(
-        hasher,
+        line,
         "{}\n{}\n{:?}\n{}",
         env!("CARGO_PKG_VERSION"),
         options.index_depth.as_str(),
         options.ignore_paths,
         data.digest
     );
+    hasher.update(&line);
     for entry in entries {
         let (mtime, len) = entry.stat.unwrap_or_default();
-        let _ = writeln!(hasher, "{}\t{}\t{mtime}\t{len}", entry.path, entry.is_dir);
+        line.clear();
+        let _ = writeln!(line, "{}\t{}\t{mtime}\t{len}", entry.path, entry.is_dir);
+        hasher.update(&line);
     }
     for problem in problems {
-        let _ = writeln!(hasher, "! {}\t{}", problem.path, problem.detail);
+        line.clear();
+        let _ = writeln!(line, "! {}\t{}", problem.path, problem.detail);
+        hasher.update(&line);
     }
     hasher.update(labels.unwrap_or_default());
-    format!("{:x}", hasher.finalize())
+    engine::digest::hex(&hasher.finalize())
 }
 
 struct ParseContext<'a> {

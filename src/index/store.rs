@@ -236,6 +236,7 @@ pub struct IndexLock {
 }
 
 pub fn lock_index(project: &Path, waiting: impl FnOnce()) -> anyhow::Result<IndexLock> {
+    super::scan::require_unity_project(project)?;
     let dir = index_dir(project);
     fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let file = fs::File::open(&dir).with_context(|| format!("cannot open {}", dir.display()))?;

@@ -11,6 +11,7 @@ use super::scan::{self, ScanOptions, ScanResult, WarningKind};
 use super::store::{self, index_freshness, TaggedBy};
 use super::tagger::{self, TagRequest};
 use engine::io::Limits;
+use test_support::project::copy_tree;
 
 const ZOMBIE: &str = "a1000000000000000000000000000001";
 const BUTTON: &str = "b2000000000000000000000000000002";
@@ -766,19 +767,6 @@ fn written_files_satisfy_their_schemas() {
             index_depth: depth,
         });
         check(&tags, &serde_json::to_value(&builtin).unwrap(), "builtin tags");
-    }
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            fs::create_dir_all(&target).unwrap();
-            copy_tree(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), target).unwrap();
-        }
     }
 }
 

@@ -332,7 +332,13 @@ pub fn register(registry: &mut Registry) {
                         Some(reason.clone())
                     }
                 };
-                let warning = reason.as_ref().map(|r| stale_warning(r));
+                // Outside a Unity project, reindexing cannot help: say where to run instead.
+                let warning = reason
+                    .as_ref()
+                    .map(|r| match crate::index::scan::require_unity_project(&ctx.workdir) {
+                        Ok(()) => stale_warning(r),
+                        Err(e) => format!("[unity-assets:search] error: {e:#}"),
+                    });
                 Ok(FreshnessOut {
                     fresh: freshness.is_fresh(),
                     missing: matches!(freshness, crate::index::Freshness::Missing { .. }),

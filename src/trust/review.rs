@@ -153,7 +153,7 @@ impl Reviewer<'_> {
                 None => hasher.update([0]),
             }
         }
-        format!("sha256:{:x}", hasher.finalize())
+        format!("sha256:{}", engine::digest::hex(&hasher.finalize()))
     }
 
     /// `.claude/unity-assets.yml`, parsed by the config loader's own parser.

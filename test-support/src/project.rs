@@ -137,3 +137,18 @@ pub fn candidates(result: &Value, field: &str) -> Vec<Vec<String>> {
         })
         .collect()
 }
+
+/// Copies the folder `from` (files and subfolders) into `to`, creating it:
+/// the example project as a test's own throwaway copy.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}

@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test file uses its own share of these
 
 use std::path::Path;
+use test_support::project::copy_tree;
 
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
@@ -37,19 +38,6 @@ pub fn example_project() -> tempfile::TempDir {
     let index = Run::of(cli::command(Path::new(BIN), dir.path()).args(["-q", "--trust", "index"]));
     assert_eq!(index.code, 0, "index: {}", index.output());
     dir
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// Our rmcp client on an in-process server for the project (`trust`: as

@@ -197,7 +197,7 @@ impl<'a> Compiler<'a> {
         let mut errors = Diagnostics::default();
         let file = spec.file.clone();
         let src = &spec.source;
-        let (params, resolved_params) = self.layers.resolve(&spec.params);
+        let (params, resolved_params) = self.layers.resolve(&spec.params, &file, src);
         let mut leaves = vec![];
         params::flatten(&spec.params, "", &mut leaves);
         self.param_leaves.extend(leaves);

@@ -1,4 +1,4 @@
-//! Params layering: pipeline defaults < config file < `--set key=value`.
+//! Params layering: the pipeline file's values < config file < `--set key=value`.
 
 use std::collections::BTreeSet;
 
@@ -33,7 +33,8 @@ pub struct ResolvedParam {
     pub key: String,
     /// Its value after layering.
     pub value: Value,
-    /// `default`, `config (<file>:<line>:<col>)` or `--set`.
+    /// `pipeline (<file>:<line>:<col>)` — the embedded pipeline or the override
+    /// that replaced it —, `config (<file>:<line>:<col>)` or `--set`.
     pub source: String,
 }
 
@@ -48,27 +49,33 @@ impl ParamLayers {
     /// Resolve a pipeline's params: each leaf from the highest layer that
     /// has it. Config keys a pipeline does not use are left for other
     /// pipelines (the product validates the config file itself).
-    pub fn resolve(&self, defaults: &Value) -> (Value, Vec<ResolvedParam>) {
+    /// `file` and `source`: the pipeline file the defaults were read from.
+    pub fn resolve(&self, defaults: &Value, file: &str, source: &SourceMap) -> (Value, Vec<ResolvedParam>) {
         let mut resolved = defaults.clone();
         let mut leaves = Vec::new();
         flatten(defaults, "", &mut leaves);
         let mut report = Vec::new();
         for key in leaves {
             let mut value = get_path(defaults, &key).cloned().unwrap_or(Value::Null);
-            let mut source = "default".to_owned();
+            let (l, c) = source.value(&format!("params.{key}"));
+            let mut from = format!("pipeline ({file}:{l}:{c})");
             if let Some(cfg) = &self.config {
                 if let Some(v) = get_path(&cfg.values, &key) {
                     value = v.clone();
                     let (l, c) = cfg.source.value(&key);
-                    source = format!("config ({}:{l}:{c})", cfg.file);
+                    from = format!("config ({}:{l}:{c})", cfg.file);
                 }
             }
             if let Some((_, v)) = self.sets.iter().rev().find(|(k, _)| *k == key) {
                 value = v.clone();
-                source = "--set".to_owned();
+                from = "--set".to_owned();
             }
             set_path(&mut resolved, &key, value.clone());
-            report.push(ResolvedParam { key, value, source });
+            report.push(ResolvedParam {
+                key,
+                value,
+                source: from,
+            });
         }
         (resolved, report)
     }
@@ -155,14 +162,16 @@ mod tests {
             sets: vec![ParamLayers::parse_set("k=5").unwrap()],
         };
         let defaults = json!({"k": 3, "confidence_threshold": {"auto": 0.7, "confirm": 0.4}});
-        let (v, report) = layers.resolve(&defaults);
+        let pipeline = "params:\n  k: 3\n  confidence_threshold: {auto: 0.7, confirm: 0.4}\n";
+        let (v, report) = layers.resolve(&defaults, "my.yaml", &SourceMap::parse(pipeline));
         assert_eq!(
             v,
             json!({"k": 5, "confidence_threshold": {"auto": 0.8, "confirm": 0.4}})
         );
         let src: Vec<_> = report.iter().map(|r| r.source.as_str()).collect();
         // Leaves come in the defaults' own order: k, confidence_threshold.auto, .confirm.
-        assert_eq!(src, vec!["--set", "config (cfg.yml:2:9)", "default"]);
+        // A value from the pipeline file names the file: an ejected copy is not "the default".
+        assert_eq!(src, vec!["--set", "config (cfg.yml:2:9)", "pipeline (my.yaml:3:46)"]);
     }
 
     #[test]

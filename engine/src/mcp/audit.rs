@@ -5,7 +5,6 @@
 //! sorted, no whitespace), so identical calls audit identically whatever
 //! order their keys were written in.
 
-use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -64,12 +63,7 @@ impl AuditRow {
 /// `sha256:<hex>` of the canonical JSON of `args`.
 pub fn args_digest(args: &Value) -> String {
     let hash = Sha256::digest(canonical_json(args).as_bytes());
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for byte in hash {
-        let _ = write!(out, "{byte:02x}");
-    }
-    out
+    format!("sha256:{}", crate::digest::hex(&hash))
 }
 
 /// JSON with object keys sorted at every depth and no whitespace.

@@ -324,7 +324,7 @@ fn top_k_sorted<T>(items: &mut Vec<T>, k: usize, order: impl Fn(&T, &T) -> std::
     items.sort_by(order);
 }
 
-/// "Matches 2 of 3 query concepts: zombie (name, tags), … Not found: …."
+/// "Matches 2 of 3 query concepts: zombie (name, tags); …; not found: …."
 fn explain(query: &Query, scored: &Scored) -> String {
     let mut found = Vec::new();
     let mut missing = Vec::new();
@@ -341,16 +341,14 @@ fn explain(query: &Query, scored: &Scored) -> String {
             found.push(format!("{} ({})", concept.label, fields.join(", ")));
         }
     }
-    let mut text = format!(
-        "Matches {} of {} query concepts: {}.",
-        found.len(),
-        scored.found_in.len(),
-        found.join("; ")
-    );
+    // The missing concepts stay in the first sentence: it is the one the
+    // search lines show.
+    let total = scored.found_in.len();
+    let matched = found.len();
     if !missing.is_empty() {
-        text.push_str(&format!(" Not found: {}.", missing.join(", ")));
+        found.push(format!("not found: {}", missing.join(", ")));
     }
-    text
+    format!("Matches {matched} of {total} query concepts: {}.", found.join("; "))
 }
 
 #[cfg(test)]
@@ -438,11 +436,9 @@ mod tests {
         let got = rank("좀비 신음 효과음 공포", None);
         assert_eq!(got[0].guid, "c");
         assert!((0.40..0.99).contains(&got[0].confidence), "{got:?}");
-        assert!(
-            got[0].reasoning.contains("Not found: 공포 (horror)"),
-            "{}",
-            got[0].reasoning
-        );
+        // The search lines show the first sentence: it names what is missing.
+        let shown = got[0].reasoning.split(". ").next().unwrap();
+        assert!(shown.contains("not found: 공포 (horror)"), "{}", got[0].reasoning);
     }
 
     #[test]
