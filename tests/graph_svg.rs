@@ -11,8 +11,10 @@ use test_support::cli::{self, Run};
 /// The old renderer drew `search` 1556×6890 px, expanding every sub-pipeline
 /// inside each stage that runs it (drill-down and map-reduce twice).
 const OLD_SEARCH_AREA: f64 = 1556.0 * 6890.0;
-const MAX_WIDTH: u32 = 3200;
-const MAX_HEIGHT: u32 = 3000;
+// Raised from 3200×3000 when search gained its `semantic` and `fuse` stages and build its
+// hidden `caller` input (issues 23 and 24): search 2455×3048, build 3247×3099.
+const MAX_WIDTH: u32 = 3400;
+const MAX_HEIGHT: u32 = 3200;
 
 /// Runs `unity-assets graph NAME --format FORMAT` in an empty project.
 fn graph(project: &Path, name: &str, format: &str) -> String {
@@ -112,9 +114,9 @@ fn embedded_pipelines_render_to_a_screen_sized_picture_with_each_sub_pipeline_on
         }
         if name == "search" {
             let area = f64::from(width) * f64::from(height);
-            if area > 0.6 * OLD_SEARCH_AREA {
+            if area > 0.75 * OLD_SEARCH_AREA {
                 problems.push(format!(
-                    "search: {area} px² is {:.0}% of the old renderer's 1556×6890 (at most 60%)",
+                    "search: {area} px² is {:.0}% of the old renderer's 1556×6890 (at most 75%)",
                     100.0 * area / OLD_SEARCH_AREA
                 ));
             }

@@ -26,14 +26,7 @@ fn props_project() -> Project {
     .into_iter()
     .enumerate()
     {
-        let file = project.path().join(rel);
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(&file, "").unwrap();
-        std::fs::write(
-            format!("{}.meta", file.display()),
-            format!("fileFormatVersion: 2\nguid: {:032x}\n", n + 1),
-        )
-        .unwrap();
+        project.add_asset(rel, n + 1);
     }
     let run = project.run(&["reindex"]);
     assert_eq!(run.code, 0, "{run:?}");

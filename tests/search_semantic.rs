@@ -75,14 +75,7 @@ fn project(server: &LlmServer, extra: &str) -> Project {
     .iter()
     .enumerate()
     {
-        let file = project.path().join(rel);
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(&file, "").unwrap();
-        std::fs::write(
-            format!("{}.meta", file.display()),
-            format!("fileFormatVersion: 2\nguid: f{i:031x}\n"),
-        )
-        .unwrap();
+        project.add_asset(rel, 0xf000 + i);
     }
     project.configure(&format!(
         "embeddings:\n  provider: openai\n  base_url: \"{}/v1\"\n  model: concepts\n  api_key_env: TEST_EMBED_KEY\n  batch_size: 8\n{extra}",

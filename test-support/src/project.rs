@@ -60,7 +60,8 @@ impl Project {
         self.dir.path()
     }
 
-    fn add_asset(&self, rel: &str, n: usize) {
+    /// An empty asset file at `rel` with a `.meta` whose guid is `n` in hex.
+    pub fn add_asset(&self, rel: &str, n: usize) {
         let file = self.dir.path().join(rel);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, "").unwrap();
