@@ -74,6 +74,14 @@ pub enum Caller {
 }
 
 impl Caller {
+    /// How to apply any unconfirmed group, in the caller's own terms.
+    fn rerun_any(self) -> &'static str {
+        match self {
+            Caller::Cli => "rerun with --choose G=N or --yes",
+            Caller::Mcp => "call `build` again with \"choose\": [\"G=N\"] or \"yes\": true",
+        }
+    }
+
     fn rerun(self, group: usize) -> String {
         match self {
             Caller::Cli => format!("rerun with --choose {group}=N (N counts from 1) or --yes"),
@@ -165,7 +173,7 @@ pub fn summarize(
     let failed = verdicts
         .iter()
         .any(|v| matches!(v, Verdict::Failed | Verdict::ScopeViolation));
-    lines.push(format!("{PREFIX} next: {}", next_step(&verdicts, failed)));
+    lines.push(format!("{PREFIX} next: {}", next_step(&verdicts, failed, caller)));
     Summary {
         verdicts,
         lines,
@@ -176,22 +184,21 @@ pub fn summarize(
 
 /// What to do after this build: only a build that added something points
 /// at the scene.
-fn next_step(verdicts: &[Verdict], failed: bool) -> &'static str {
+fn next_step(verdicts: &[Verdict], failed: bool, caller: Caller) -> String {
     let added = verdicts
         .iter()
         .any(|v| matches!(v, Verdict::AutoApplied | Verdict::ConfirmedAndApplied));
     let open = verdicts.contains(&Verdict::Unconfirmed);
+    let rerun = caller.rerun_any();
     match (failed, added, open) {
-        (true, ..) => "see the reasons above; the audit log is .claude/unity-asset-index/orchestrator-audit.jsonl",
-        (false, true, false) => "check the assets added to the scene, then review the changes with git diff",
-        (false, true, true) => {
-            "check the assets added to the scene; for the unconfirmed groups, rerun with --choose G=N or --yes"
+        (true, ..) => {
+            "see the reasons above; the audit log is .claude/unity-asset-index/orchestrator-audit.jsonl".into()
         }
-        (false, false, true) => {
-            "nothing was added to the scene; rerun with --choose G=N or --yes to apply the unconfirmed groups"
-        }
+        (false, true, false) => "check the assets added to the scene, then review the changes with git diff".into(),
+        (false, true, true) => format!("check the assets added to the scene; for the unconfirmed groups, {rerun}"),
+        (false, false, true) => format!("nothing was added to the scene; {rerun} to apply the unconfirmed groups"),
         (false, false, false) => {
-            "nothing was added to the scene; rephrase the request (see the closest candidates above)"
+            "nothing was added to the scene; rephrase the request (see the closest candidates above)".into()
         }
     }
 }
