@@ -17,7 +17,15 @@ pub mod vectors;
 
 use std::sync::{Arc, OnceLock};
 
-use engine::{CallContext, Registry};
+use engine::{CallContext, Reach, Registry};
+
+/// What the two embedding calls can reach: the configured embeddings server,
+/// with the key its variable holds.
+const EMBEDDINGS_SERVER: Reach = Reach {
+    programs: false,
+    network: true,
+    credentials: true,
+};
 
 pub use config::{EmbeddingsConfig, EmbeddingsProvider};
 pub use embedder::{Embedder, Unavailable};
@@ -59,6 +67,9 @@ pub fn register(registry: &mut Registry, config: EmbeddingsConfig) {
                 async move { Ok(nearest::embed_assets(&shared.embedder(&ctx)?, &ctx).await?) }
             },
         )
+        // With `embeddings.provider: openai` both calls send text and the key
+        // to a server: a project pipeline calling them is a trust item.
+        .reaching(EMBEDDINGS_SERVER)
         .async_function(
             "semantic.nearest",
             "the assets nearest in meaning to each sub-intent, with how they matched",
@@ -67,9 +78,25 @@ pub fn register(registry: &mut Registry, config: EmbeddingsConfig) {
                 async move { Ok(nearest::nearest(&shared.embedder(&ctx)?, args, &ctx).await?) }
             },
         )
+        .reaching(EMBEDDINGS_SERVER)
         .function(
             "semantic.fuse",
             "lexical and semantic candidates fused per sub-intent; meaning alone never reaches auto",
             |args: fuse::FuseArgs, _| Ok(fuse::fuse(args)),
         );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedding_calls_are_declared_as_reaching_a_server_with_a_key() {
+        let mut registry = Registry::new();
+        register(&mut registry, EmbeddingsConfig::default());
+        for name in ["semantic.embed-assets", "semantic.nearest"] {
+            assert_eq!(registry.reach(name), EMBEDDINGS_SERVER, "{name}");
+        }
+        assert_eq!(registry.reach("semantic.fuse"), Reach::NONE);
+    }
 }
