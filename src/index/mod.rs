@@ -10,6 +10,7 @@
 //! builtin, append to the partial) → `index.finalize` (merge, write, close).
 
 mod classify;
+mod content;
 pub mod data;
 pub mod labels;
 mod meta;
@@ -21,6 +22,8 @@ pub mod store;
 pub mod tagger;
 mod unity_yaml;
 
+#[cfg(test)]
+mod content_tests;
 #[cfg(test)]
 mod tests;
 

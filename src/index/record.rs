@@ -7,12 +7,16 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Depth {
-    /// guid, path, name, type, labels, tags, summary (+ subtype, signals).
-    #[default]
+    /// guid, path, name, type, labels, tags, summary (+ subtype, signals):
+    /// `.meta` files only, the fastest.
     Minimal,
-    /// + size, last_modified, package_id, dependencies, llm_use_cases.
+    /// + size, last_modified, package_id, dependencies, llm_use_cases and
+    /// the content facts read from Unity YAML (components, child names,
+    /// variant parent, shader, textures, animator states, script class,
+    /// missing scripts).
+    #[default]
     Normal,
-    /// + component_types (Prefab), shader_props (Material), animator_states (AnimatorController).
+    /// + shader_props (Material); search switches to map-reduce.
     Rich,
 }
 
@@ -54,7 +58,8 @@ pub struct ScannedAsset {
     pub details: Option<Details>,
 }
 
-/// What normal and rich rows add from the asset's content.
+/// What normal and rich rows add from the asset's content
+/// (`docs/contracts.md#index-depth`); `None` fields are left out of the row.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Details {
     pub dependencies: Vec<String>,
@@ -64,6 +69,18 @@ pub struct Details {
     pub shader_props: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub animator_states: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child_names: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant_of: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shader: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub textures: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script_class: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing_scripts: Option<Vec<String>>,
 }
 
 /// The tag stage's answer for one asset (`schemas/index-tags.schema.json`).
@@ -108,6 +125,24 @@ pub struct AssetRecord {
     pub shader_props: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub animator_states: Option<Vec<String>>,
+    /// GameObject names of a prefab or scene, sorted, at most 128.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child_names: Option<Vec<String>>,
+    /// A prefab variant's parent prefab (guid).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant_of: Option<String>,
+    /// A material's shader name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shader: Option<String>,
+    /// Names of the textures a material uses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub textures: Option<Vec<String>>,
+    /// A ScriptableObject asset's script class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script_class: Option<String>,
+    /// `m_Script` guids that resolve to no script (`docs/indexing.md#content-facts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing_scripts: Option<Vec<String>>,
 }
 
 /// One line of `packages.jsonl` (`schemas/package-record.schema.json`).

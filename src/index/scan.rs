@@ -18,16 +18,13 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::classify::{self, Subject};
+use super::content::{self, Lookup};
 use super::data::IndexData;
 use super::labels::{merge_labels, CuratedLabels};
 use super::meta::{parse_meta, Meta};
 use super::packages::{self, PackageRoot};
 use super::record::{Depth, Details, ScannedAsset};
 use super::unity_yaml::{self, YamlFacts};
-
-const MONO_BEHAVIOUR: u32 = 114;
-/// Object classes that are a prefab's structure rather than its components.
-const NOT_COMPONENTS: [u32; 2] = [1, 1001];
 
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ScanOptions {
@@ -118,7 +115,7 @@ pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOpt
     let curated = CuratedLabels::from_file(project, labels.as_deref())?;
     let (entries, mut warnings) = walk(project, &options.ignore_paths);
     let files = entries.iter().filter(|e| !e.is_dir).count();
-    let fingerprint = fingerprint(labels.as_deref(), &entries, &warnings, data, options);
+    let fingerprint = fingerprint(project, labels.as_deref(), &entries, &warnings, data, options);
 
     let dirs: HashSet<&str> = entries.iter().filter(|e| e.is_dir).map(|e| e.path.as_str()).collect();
     // Asset files with the stat the walk read (reused for their signatures).
@@ -188,15 +185,14 @@ pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOpt
         }
     }
 
-    let script_names: HashMap<&str, &str> = parsed
+    let with_yaml: Vec<(&ScannedAsset, Option<&YamlFacts>)> =
+        parsed.iter().map(|p| (&p.asset, p.yaml.as_ref())).collect();
+    let lookup = Lookup::new(project, data, options.index_depth, &with_yaml);
+    let details: Vec<Option<Details>> = with_yaml
         .iter()
-        .filter(|p| p.asset.asset_type == "MonoScript")
-        .map(|p| (p.asset.guid.as_str(), p.asset.name.as_str()))
+        .map(|(asset, yaml)| content::details(data, options.index_depth, asset, *yaml, &lookup))
         .collect();
-    let details: Vec<Option<Details>> = parsed
-        .iter()
-        .map(|p| details(data, options.index_depth, p, &script_names))
-        .collect();
+    drop(lookup);
 
     let roots: BTreeSet<PackageRoot> = parsed
         .iter()
@@ -246,11 +242,19 @@ pub fn tree_fingerprint(
 ) -> anyhow::Result<String> {
     let labels = super::labels::read(project, limits)?;
     let (entries, problems) = walk(project, &options.ignore_paths);
-    Ok(fingerprint(labels.as_deref(), &entries, &problems, data, options))
+    Ok(fingerprint(
+        project,
+        labels.as_deref(),
+        &entries,
+        &problems,
+        data,
+        options,
+    ))
 }
 
 /// `labels`: the labels file's text, which changes what a scan finds.
 fn fingerprint(
+    project: &Path,
     labels: Option<&str>,
     entries: &[Entry],
     problems: &[Warning],
@@ -265,11 +269,12 @@ fn fingerprint(
     let mut line = String::new();
     let _ = writeln!(
         line,
-        "{}\n{}\n{:?}\n{}",
+        "{}\n{}\n{:?}\n{}\n{:?}",
         env!("CARGO_PKG_VERSION"),
         options.index_depth.as_str(),
         options.ignore_paths,
-        data.digest
+        data.digest,
+        content::package_cache_state(project, options.index_depth)
     );
     hasher.update(&line);
     for entry in entries {
@@ -393,66 +398,24 @@ impl ParseContext<'_> {
 }
 
 impl ParseContext<'_> {
-    /// An asset whose content may be read: inside the project (a link may
-    /// point elsewhere in it) and a regular file, so a FIFO never blocks the
-    /// walk and a device is never read.
+    /// [`readable`] in this project.
     fn readable(&self, path: &str) -> Option<PathBuf> {
-        let full = engine::io::confine(self.project, path).ok()?;
-        fs::metadata(&full).ok().filter(fs::Metadata::is_file).map(|_| full)
+        readable(self.project, path)
     }
+}
+
+/// `path` of `project` when its content may be read: inside the project (a
+/// link may point elsewhere in it) and a regular file, so a FIFO never
+/// blocks the walk and a device is never read.
+pub(super) fn readable(project: &Path, path: &str) -> Option<PathBuf> {
+    let full = engine::io::confine(project, path).ok()?;
+    fs::metadata(&full).ok().filter(fs::Metadata::is_file).map(|_| full)
 }
 
 fn main_class(meta: &Meta, yaml: Option<&YamlFacts>, peek: impl FnOnce() -> Option<u32>) -> Option<u32> {
     meta.main_class_id()
         .or_else(|| yaml.and_then(|y| y.classes.first().copied()))
         .or_else(peek)
-}
-
-/// Normal/rich extras; `None` at minimal depth.
-fn details(data: &IndexData, depth: Depth, parsed: &Parsed, script_names: &HashMap<&str, &str>) -> Option<Details> {
-    if depth == Depth::Minimal {
-        return None;
-    }
-    let asset = &parsed.asset;
-    let mut details = Details::default();
-    let Some(yaml) = &parsed.yaml else { return Some(details) };
-    details.dependencies = yaml.guids.iter().filter(|g| **g != asset.guid).cloned().collect();
-    if depth < Depth::Rich {
-        return Some(details);
-    }
-    match asset.asset_type.as_str() {
-        "Prefab" => details.component_types = Some(component_types(data, yaml, script_names)),
-        "Material" => details.shader_props = Some(yaml.shader_props.iter().cloned().collect()),
-        "AnimatorController" => details.animator_states = Some(yaml.animator_states.iter().cloned().collect()),
-        _ => {}
-    }
-    Some(details)
-}
-
-/// Component class names of a prefab; MonoBehaviours by their script's name
-/// when the script is in the project.
-fn component_types(data: &IndexData, yaml: &YamlFacts, script_names: &HashMap<&str, &str>) -> Vec<String> {
-    let mut names = BTreeSet::new();
-    let mut unresolved_script = false;
-    for guid in &yaml.script_guids {
-        match script_names.get(guid.as_str()) {
-            Some(name) => names.insert((*name).to_owned()),
-            None => {
-                unresolved_script = true;
-                false
-            }
-        };
-    }
-    for &class in yaml.classes.iter().filter(|c| !NOT_COMPONENTS.contains(c)) {
-        if class == MONO_BEHAVIOUR && !unresolved_script {
-            continue;
-        }
-        names.insert(
-            data.class_name(class)
-                .map_or_else(|| format!("Class{class}"), str::to_owned),
-        );
-    }
-    names.into_iter().collect()
 }
 
 /// A `.meta` is a few hundred bytes; anything above this is not one.
@@ -463,7 +426,7 @@ const ASSET_TEXT_LIMIT: u64 = 256 * 1024 * 1024;
 /// A `.meta` file's bytes and metadata. It must be a regular file of the
 /// project, not a link (Unity never writes one): a link to `/dev/zero` or a
 /// FIFO is refused before it is opened, and its size is bounded.
-fn read_with_metadata(path: &Path) -> std::io::Result<(Vec<u8>, fs::Metadata)> {
+pub(super) fn read_with_metadata(path: &Path) -> std::io::Result<(Vec<u8>, fs::Metadata)> {
     use std::io::Read as _;
     let refuse = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
     let metadata = fs::symlink_metadata(path)?;

@@ -493,7 +493,7 @@ fn rich_rows_hold_dependencies_components_properties_and_states() {
     assert_eq!(zombie.dependencies, Some(deps));
     assert_eq!(zombie.package_id.as_deref(), Some("zombie-kit"));
     assert_eq!(
-        zombie.component_types.unwrap(),
+        zombie.component_types.clone().unwrap(),
         ["Animator", "MeshRenderer", "Transform", "ZombieBrain"],
         "the MonoBehaviour shows as its script's name"
     );
@@ -504,6 +504,14 @@ fn rich_rows_hold_dependencies_components_properties_and_states() {
     assert_eq!(row(CONTROLLER).animator_states.unwrap(), ["Bite", "Walk"]);
     assert_eq!(row(THEME).dependencies, Some(vec![]));
     assert!(row(THEME).component_types.is_none());
+
+    // Normal depth (the default) has every content fact but the properties.
+    index(project, Depth::Normal, false);
+    let records = rows(project);
+    let row = |g: &str| records.iter().find(|r| r.guid == g).unwrap().clone();
+    assert_eq!(row(ZOMBIE).component_types, zombie.component_types);
+    assert_eq!(row(CONTROLLER).animator_states.unwrap(), ["Bite", "Walk"]);
+    assert!(row(STONE).shader_props.is_none());
 }
 
 /// A project to interrupt and a copy of it indexed in one go, to compare with.

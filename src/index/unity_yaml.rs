@@ -3,14 +3,24 @@
 //! Unity's serialisation is regular — `--- !u!<class> &<id>` object headers,
 //! `{fileID: …, guid: …, type: …}` references — so one pass over the lines
 //! finds what the index needs, much faster than a YAML parser would and
-//! without failing on Unity's non-standard tags.
+//! without failing on Unity's non-standard tags. Every set it fills is
+//! bounded ([`MAX_NAMES`]), so a hostile file costs its length, not more.
 
 use std::collections::BTreeSet;
 
+const GAME_OBJECT: u32 = 1;
+const MATERIAL: u32 = 21;
 /// MonoBehaviour: its `m_Script` names the script's GUID.
 const MONO_BEHAVIOUR: u32 = 114;
-const MATERIAL: u32 = 21;
+/// PrefabInstance (Unity 2018.3+): a nested prefab, or a variant's parent.
+const PREFAB_INSTANCE: u32 = 1001;
 const ANIMATOR_STATE: u32 = 1102;
+/// The `fileID` of a reference to a script file (`.cs`); a class inside a
+/// DLL is referenced by a hash of its name instead.
+pub const SCRIPT_FILE_ID: &str = "11500000";
+/// At most this many names per set: a scene with 50,000 objects still
+/// gives a bounded row.
+pub const MAX_NAMES: usize = 128;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct YamlFacts {
@@ -24,6 +34,21 @@ pub struct YamlFacts {
     pub shader_props: BTreeSet<String>,
     /// Names of AnimatorState objects, sorted.
     pub animator_states: BTreeSet<String>,
+    /// GameObject names, and names given to prefab instances' objects
+    /// (`propertyPath: m_Name`), sorted; at most [`MAX_NAMES`].
+    pub object_names: BTreeSet<String>,
+    /// `m_Script` GUIDs referenced as a script file ([`SCRIPT_FILE_ID`]).
+    pub script_file_guids: BTreeSet<String>,
+    /// The script of the first object when it is a MonoBehaviour (a
+    /// ScriptableObject asset's class).
+    pub main_script_guid: Option<String>,
+    /// `m_SourcePrefab` of a PrefabInstance at the root (no transform
+    /// parent): in a prefab file, the variant's parent.
+    pub root_instance_source: Option<String>,
+    /// A material's `m_Shader` as `(fileID, guid)`.
+    pub shader: Option<(String, String)>,
+    /// GUIDs of the textures a material's `m_TexEnvs` use, sorted.
+    pub texture_guids: BTreeSet<String>,
 }
 
 /// Whether `text` is Unity YAML (and not a binary-serialised asset).
@@ -31,49 +56,122 @@ pub fn is_unity_yaml(text: &str) -> bool {
     text.trim_start_matches('\u{feff}').starts_with("%YAML")
 }
 
+/// Where the line pass stands inside the current object.
+#[derive(Default)]
+struct Cursor {
+    class: Option<u32>,
+    /// Inside a material's `m_SavedProperties`.
+    in_saved_properties: bool,
+    /// After `- first:` in a Unity 5 era material: the name comes next.
+    awaiting_old_style_name: bool,
+    /// After `propertyPath: m_Name` in a prefab instance's modifications.
+    awaiting_name_value: bool,
+    /// This PrefabInstance has no transform parent.
+    instance_at_root: bool,
+}
+
 /// Scan Unity YAML text.
 pub fn scan(text: &str) -> YamlFacts {
     let mut facts = YamlFacts::default();
-    let mut class = None;
-    let mut in_saved_properties = false;
-    let mut awaiting_old_style_name = false;
-
+    let mut at = Cursor::default();
     for raw in text.lines() {
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         if let Some(header) = line.strip_prefix("--- !u!") {
-            class = header.split_whitespace().next().and_then(|id| id.parse::<u32>().ok());
-            facts.classes.extend(class);
-            in_saved_properties = false;
+            at = Cursor {
+                class: header.split_whitespace().next().and_then(|id| id.parse::<u32>().ok()),
+                ..Cursor::default()
+            };
+            facts.classes.extend(at.class);
             continue;
         }
         for guid in guids_in(line) {
             facts.guids.insert(guid.to_owned());
         }
-        let content = line.trim_start();
-        let indent = line.len() - content.len();
-        match class {
-            Some(MONO_BEHAVIOUR) if content.starts_with("m_Script:") => {
-                facts.script_guids.extend(guids_in(line).map(str::to_owned));
-            }
-            Some(MATERIAL) => {
-                if indent == 2 {
-                    in_saved_properties = content.starts_with("m_SavedProperties:");
-                } else if in_saved_properties {
-                    saved_property(content, &mut awaiting_old_style_name, &mut facts.shader_props);
-                }
-            }
-            Some(ANIMATOR_STATE) if indent == 2 => {
-                if let Some(name) = content.strip_prefix("m_Name:") {
-                    let name = name.trim();
-                    if !name.is_empty() {
-                        facts.animator_states.insert(name.to_owned());
-                    }
-                }
-            }
-            _ => {}
-        }
+        object_line(line, &mut at, &mut facts);
     }
     facts
+}
+
+/// One line of the object `at` stands in.
+fn object_line(line: &str, at: &mut Cursor, facts: &mut YamlFacts) {
+    let content = line.trim_start();
+    let indent = line.len() - content.len();
+    match at.class {
+        Some(GAME_OBJECT) if indent == 2 => {
+            if let Some(name) = content.strip_prefix("m_Name:") {
+                insert_name(&mut facts.object_names, name);
+            }
+        }
+        Some(MONO_BEHAVIOUR) if content.starts_with("m_Script:") => {
+            let guid = guids_in(line).next().map(str::to_owned);
+            if facts.classes.len() == 1 && facts.main_script_guid.is_none() {
+                facts.main_script_guid.clone_from(&guid);
+            }
+            if let Some(guid) = guid {
+                if file_id(content) == Some(SCRIPT_FILE_ID) {
+                    facts.script_file_guids.insert(guid.clone());
+                }
+                facts.script_guids.insert(guid);
+            }
+        }
+        Some(MATERIAL) => {
+            if indent == 2 {
+                at.in_saved_properties = content.starts_with("m_SavedProperties:");
+                if content.starts_with("m_Shader:") {
+                    facts.shader = file_id(content)
+                        .zip(guids_in(line).next())
+                        .map(|(id, guid)| (id.to_owned(), guid.to_owned()));
+                }
+            } else if at.in_saved_properties {
+                if content.starts_with("m_Texture:") {
+                    facts.texture_guids.extend(guids_in(line).map(str::to_owned));
+                } else {
+                    saved_property(content, &mut at.awaiting_old_style_name, &mut facts.shader_props);
+                }
+            }
+        }
+        Some(PREFAB_INSTANCE) => {
+            if content.starts_with("m_TransformParent:") {
+                at.instance_at_root = file_id(content) == Some("0");
+            } else if indent == 2 && content.starts_with("m_SourcePrefab:") {
+                if at.instance_at_root && facts.root_instance_source.is_none() {
+                    facts.root_instance_source = guids_in(line).next().map(str::to_owned);
+                }
+            } else if let Some(path) = content.strip_prefix("propertyPath:") {
+                at.awaiting_name_value = path.trim() == "m_Name";
+            } else if let Some(value) = content.strip_prefix("value:").filter(|_| at.awaiting_name_value) {
+                insert_name(&mut facts.object_names, value);
+                at.awaiting_name_value = false;
+            }
+        }
+        Some(ANIMATOR_STATE) if indent == 2 => {
+            if let Some(name) = content.strip_prefix("m_Name:") {
+                insert_name(&mut facts.animator_states, name);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Add a YAML scalar (plain or quoted) to a bounded set of names.
+fn insert_name(names: &mut BTreeSet<String>, value: &str) {
+    let value = value.trim();
+    let unquoted = ['\'', '"']
+        .iter()
+        .find_map(|q| value.strip_prefix(*q).and_then(|v| v.strip_suffix(*q)))
+        .unwrap_or(value)
+        .trim();
+    if !unquoted.is_empty() && names.len() < MAX_NAMES {
+        names.insert(unquoted.to_owned());
+    }
+}
+
+/// The `fileID` of a `{fileID: …}` reference on a line.
+fn file_id(content: &str) -> Option<&str> {
+    let (_, rest) = content.split_once("fileID:")?;
+    let rest = rest.trim_start();
+    let end = rest.find([',', '}', ' ']).unwrap_or(rest.len());
+    Some(&rest[..end]).filter(|id| !id.is_empty())
 }
 
 /// One line inside `m_SavedProperties`: `- _Name: …` (current format) or
@@ -147,6 +245,89 @@ mod tests {
         assert_eq!(
             scan(text).animator_states.iter().collect::<Vec<_>>(),
             ["Attack", "Idle"]
+        );
+    }
+
+    #[test]
+    fn object_names_scripts_and_the_variant_parent() {
+        let text = format!(
+            "--- !u!1 &1\nGameObject:\n  m_Name: Door\n--- !u!1 &2\nGameObject:\n  m_Name: 'Door: Lock'\n\
+             --- !u!114 &3\nMonoBehaviour:\n  m_Script: {{fileID: 11500000, guid: {A}, type: 3}}\n\
+             --- !u!114 &4\nMonoBehaviour:\n  m_Script: {{fileID: 1392445389, guid: {B}, type: 3}}\n\
+             --- !u!1001 &5\nPrefabInstance:\n  m_Modification:\n    m_TransformParent: {{fileID: 0}}\n    \
+             m_Modifications:\n    - target: {{fileID: 9, guid: {B}, type: 3}}\n      propertyPath: m_Name\n      \
+             value: Door_Variant\n      objectReference: {{fileID: 0}}\n    - target: {{fileID: 9, guid: {B}, type: 3}}\n      \
+             propertyPath: m_IsActive\n      value: 0\n  m_SourcePrefab: {{fileID: 100100000, guid: {B}, type: 3}}\n"
+        );
+        let facts = scan(&text);
+        assert_eq!(
+            facts.object_names.iter().collect::<Vec<_>>(),
+            ["Door", "Door: Lock", "Door_Variant"]
+        );
+        assert_eq!(facts.script_guids.iter().collect::<Vec<_>>(), [B, A]);
+        assert_eq!(
+            facts.script_file_guids.iter().collect::<Vec<_>>(),
+            [A],
+            "a DLL class is no script file"
+        );
+        assert_eq!(facts.root_instance_source.as_deref(), Some(B));
+        assert_eq!(facts.main_script_guid, None, "the first object is a GameObject");
+    }
+
+    #[test]
+    fn a_nested_prefab_is_no_variant_parent() {
+        let text = format!(
+            "--- !u!1001 &5\nPrefabInstance:\n  m_Modification:\n    m_TransformParent: {{fileID: 77}}\n  \
+             m_SourcePrefab: {{fileID: 100100000, guid: {B}, type: 3}}\n"
+        );
+        assert_eq!(scan(&text).root_instance_source, None);
+    }
+
+    #[test]
+    fn scriptable_object_main_script() {
+        let text = format!(
+            "%YAML 1.1\n--- !u!114 &11400000\nMonoBehaviour:\n  m_Script: {{fileID: 11500000, guid: {A}, type: 3}}\n  \
+             m_Name: Sword\n  icon: {{fileID: 0}}\n"
+        );
+        assert_eq!(scan(&text).main_script_guid.as_deref(), Some(A));
+    }
+
+    #[test]
+    fn material_shader_and_textures() {
+        let text = format!(
+            "--- !u!21 &2100000\nMaterial:\n  m_Name: Rock\n  m_Shader: {{fileID: 46, guid: 0000000000000000f000000000000000, type: 0}}\n  \
+             m_SavedProperties:\n    m_TexEnvs:\n    - _MainTex:\n        m_Texture: {{fileID: 2800000, guid: {A}, type: 3}}\n        \
+             m_Scale: {{x: 1, y: 1}}\n    - _BumpMap:\n        m_Texture: {{fileID: 0}}\n"
+        );
+        let facts = scan(&text);
+        assert_eq!(
+            facts.shader,
+            Some(("46".to_owned(), "0000000000000000f000000000000000".to_owned()))
+        );
+        assert_eq!(facts.texture_guids.iter().collect::<Vec<_>>(), [A]);
+        assert_eq!(facts.shader_props.iter().collect::<Vec<_>>(), ["_BumpMap", "_MainTex"]);
+    }
+
+    #[test]
+    fn names_are_bounded_and_hostile_text_never_panics() {
+        let many: String = (0..1000)
+            .map(|i| format!("--- !u!1 &{i}\nGameObject:\n  m_Name: Object{i}\n"))
+            .collect();
+        assert_eq!(scan(&many).object_names.len(), MAX_NAMES);
+        for hostile in [
+            "--- !u!\n--- !u!99999999999999999999 &\n  m_Name:\n",
+            "--- !u!21 &1\n  m_Shader: {fileID:\n  m_Shader: fileID:,guid:\n",
+            "--- !u!1001 &1\n  propertyPath: m_Name\n  value: '\n  value: \"\n",
+            "--- !u!114 &1\n  m_Script: {guid: é\u{0}}\n--- !u!1 &2\n  m_Name: 'é\n",
+        ] {
+            let _ = scan(hostile);
+        }
+        assert_eq!(
+            scan("--- !u!1 &1\n  m_Name: '\n")
+                .object_names
+                .iter()
+                .collect::<Vec<_>>(),
+            ["'"]
         );
     }
 

@@ -33,12 +33,22 @@ pub struct AssetRow {
     pub llm_use_cases: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package_id: Option<String>,
-    /// Rich depth: component class names, animator state names and a
-    /// material's saved properties.
+    /// Content facts (normal depth and up): a prefab's or scene's
+    /// component classes and GameObject names, a material's shader and
+    /// textures, a controller's states, a ScriptableObject's class; and, at
+    /// rich depth, a material's saved properties.
     #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
     pub component_types: Vec<String>,
     #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
+    pub child_names: Vec<String>,
+    #[serde(default, deserialize_with = "text", skip_serializing_if = "String::is_empty")]
+    pub shader: String,
+    #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
+    pub textures: Vec<String>,
+    #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
     pub animator_states: Vec<String>,
+    #[serde(default, deserialize_with = "text", skip_serializing_if = "String::is_empty")]
+    pub script_class: String,
     #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
     pub shader_props: Vec<String>,
 }

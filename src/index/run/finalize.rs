@@ -236,6 +236,12 @@ fn asset_record(asset: &ScannedAsset, tags: TagRow, depth: Depth) -> AssetRecord
         component_types: details.component_types,
         shader_props: details.shader_props,
         animator_states: details.animator_states,
+        child_names: details.child_names,
+        variant_of: details.variant_of,
+        shader: details.shader,
+        textures: details.textures,
+        script_class: details.script_class,
+        missing_scripts: details.missing_scripts,
     }
 }
 

@@ -21,12 +21,26 @@ pub enum Field {
     UseCases,
     /// A package's asset vocabulary ([`PackageRow::asset_vocabulary`]).
     Contents,
-    /// What a rich-depth asset is made of: component types, animator
-    /// states, material properties.
-    Parts,
+    /// The content facts of an asset (`docs/indexing.md#content-facts`):
+    /// what it is made of, evidence weaker than what it is called.
+    /// A prefab's or scene's component classes.
+    Components,
+    /// A ScriptableObject's script class: what kind of data it holds.
+    Script,
+    /// GameObject names inside a prefab or scene.
+    Children,
+    /// A material's shader.
+    Shader,
+    /// The textures a material uses.
+    Textures,
+    /// An animator controller's states.
+    States,
+    /// A material's saved properties (rich depth).
+    Properties,
 }
 
-const FIELDS: usize = 10;
+/// Sixteen at most: a concept's fields are a `u16` mask ([`Scored::found_in`]).
+const FIELDS: usize = 16;
 
 impl Field {
     /// BM25F boost, length-normalisation `b`, and coverage credit.
@@ -43,9 +57,18 @@ impl Field {
             // Words of some asset inside, not of the package itself: the
             // package holds a match, but a whole package rarely is one.
             Field::Contents => (1.5, 0.3, 0.9),
-            // Evidence of what the asset does (a Canvas, an Attack state),
-            // weaker than what it is called.
-            Field::Parts => (1.0, 0.5, 0.8),
+            // Evidence of what the asset is made of, weaker than what it is
+            // called: a script class says what data an asset holds, a
+            // component what a prefab does (a `PlayerController`), a state
+            // what a controller animates; a child, shader or texture name
+            // is one part among many, and a property name is the shader's.
+            Field::Script => (1.5, 0.3, 0.85),
+            Field::Components => (1.2, 0.5, 0.8),
+            Field::States => (1.0, 0.5, 0.8),
+            Field::Shader => (0.8, 0.3, 0.7),
+            Field::Textures => (0.6, 0.5, 0.7),
+            Field::Children => (0.6, 0.75, 0.7),
+            Field::Properties => (0.4, 0.5, 0.5),
         }
     }
 
@@ -60,7 +83,41 @@ impl Field {
             Field::Summary => "summary",
             Field::UseCases => "use cases",
             Field::Contents => "its assets",
-            Field::Parts => "components, states or properties",
+            Field::Components => "components",
+            Field::Script => "script class",
+            Field::Children => "child objects",
+            Field::Shader => "shader",
+            Field::Textures => "textures",
+            Field::States => "animator states",
+            Field::Properties => "shader properties",
+        }
+    }
+
+    /// A content fact's field: reasoning names the value that matched
+    /// ("has component PlayerController") rather than the field alone.
+    pub(super) fn is_content_fact(self) -> bool {
+        matches!(
+            self,
+            Field::Components
+                | Field::Script
+                | Field::Children
+                | Field::Shader
+                | Field::Textures
+                | Field::States
+                | Field::Properties
+        )
+    }
+
+    /// How reasoning names a matched value of this field.
+    pub(super) fn evidence(self, value: &str) -> String {
+        match self {
+            Field::Components => format!("has component {value}"),
+            Field::Script => format!("script {value}"),
+            Field::Children => format!("child '{value}'"),
+            Field::Shader => format!("shader {value}"),
+            Field::Textures => format!("texture {value}"),
+            Field::States => format!("state {value}"),
+            _ => format!("shader property {value}"),
         }
     }
 
@@ -74,7 +131,13 @@ impl Field {
         Field::Summary,
         Field::UseCases,
         Field::Contents,
-        Field::Parts,
+        Field::Components,
+        Field::Script,
+        Field::Children,
+        Field::Shader,
+        Field::Textures,
+        Field::States,
+        Field::Properties,
     ];
 }
 
@@ -97,11 +160,17 @@ impl Document for AssetRow {
         f(Field::Path, self.path.rsplit_once('/').map_or("", |(dirs, _)| dirs));
         f(Field::Summary, &self.llm_summary);
         self.llm_use_cases.iter().for_each(|t| f(Field::UseCases, t));
-        self.component_types
-            .iter()
-            .chain(&self.animator_states)
-            .chain(&self.shader_props)
-            .for_each(|t| f(Field::Parts, t));
+        self.component_types.iter().for_each(|t| f(Field::Components, t));
+        if !self.script_class.is_empty() {
+            f(Field::Script, &self.script_class);
+        }
+        self.child_names.iter().for_each(|t| f(Field::Children, t));
+        if !self.shader.is_empty() {
+            f(Field::Shader, &self.shader);
+        }
+        self.textures.iter().for_each(|t| f(Field::Textures, t));
+        self.animator_states.iter().for_each(|t| f(Field::States, t));
+        self.shader_props.iter().for_each(|t| f(Field::Properties, t));
     }
 }
 

@@ -60,8 +60,9 @@ use serde::{Deserialize, Serialize};
 
 use super::intent::TypeIntents;
 use super::loanword::LoanIndex;
-use super::query::Query;
+use super::query::{Concept, Query};
 use super::records::AssetRow;
+use super::text::{for_each_term, Scratch};
 
 pub use bm25f::{score, score_each, Document, Field, Scored};
 pub use packages::{rank_packages, PackageChoice};
@@ -273,7 +274,7 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
         .into_iter()
         .map(|(confidence, s, tier, past, calibration)| {
             let row = &rows[s.index];
-            let mut reasoning = explain(query, &s);
+            let mut reasoning = explain(row, query, &s);
             let subject = query
                 .subject
                 .and_then(|i| query.concepts.get(i))
@@ -311,6 +312,35 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
         .collect()
 }
 
+/// The first value of `field` in `record` holding one of the concept's terms,
+/// shortened to one short phrase: it is shown inside the reasoning's first
+/// sentence, which a ". " would end.
+fn matched_value(record: &dyn Document, field: Field, concept: &Concept) -> Option<String> {
+    const SHOWN_CHARS: usize = 40;
+    let mut scratch = Scratch::default();
+    let mut value = None;
+    record.visit(&mut |f, text| {
+        if f != field || value.is_some() {
+            return;
+        }
+        let mut hit = false;
+        for_each_term(text, &mut scratch, |term| {
+            hit |= concept.terms.iter().any(|(t, _)| t == term);
+        });
+        if hit {
+            value = Some(
+                text.split(". ")
+                    .next()
+                    .unwrap_or(text)
+                    .chars()
+                    .take(SHOWN_CHARS)
+                    .collect(),
+            );
+        }
+    });
+    value
+}
+
 /// Keep the best `k` of `items` under `order`, sorted.
 fn top_k_sorted<T>(items: &mut Vec<T>, k: usize, order: impl Fn(&T, &T) -> std::cmp::Ordering) {
     if k == 0 {
@@ -324,19 +354,24 @@ fn top_k_sorted<T>(items: &mut Vec<T>, k: usize, order: impl Fn(&T, &T) -> std::
     items.sort_by(order);
 }
 
-/// "Matches 2 of 3 query concepts: zombie (name, tags); …; not found: …."
-fn explain(query: &Query, scored: &Scored) -> String {
+/// "Matches 2 of 3 query concepts: zombie (name, tags); 문 (door) (has
+/// component LockedDoor); …; not found: …."
+fn explain(record: &dyn Document, query: &Query, scored: &Scored) -> String {
     let mut found = Vec::new();
     let mut missing = Vec::new();
     for (concept, &mask) in query.concepts.iter().zip(&scored.found_in) {
         if mask == 0 {
             missing.push(concept.label.clone());
         } else {
-            let fields: Vec<&str> = Field::ALL
+            let fields: Vec<String> = Field::ALL
                 .iter()
                 .enumerate()
                 .filter(|(i, _)| mask & (1 << i) != 0)
-                .map(|(_, f)| f.label())
+                .map(|(_, &field)| match field.is_content_fact() {
+                    true => matched_value(record, field, concept)
+                        .map_or_else(|| field.label().to_owned(), |value| field.evidence(&value)),
+                    false => field.label().to_owned(),
+                })
                 .collect();
             found.push(format!("{} ({})", concept.label, fields.join(", ")));
         }
@@ -495,7 +530,7 @@ mod tests {
         assert_eq!(ranked[0].guid, "b", "{ranked:?}");
         assert!(ranked[0].confidence > ranked[1].confidence);
         assert!(
-            ranked[0].reasoning.contains("components, states or properties"),
+            ranked[0].reasoning.contains("attack (state Heavy_Attack)"),
             "{}",
             ranked[0].reasoning
         );

@@ -34,7 +34,7 @@ pub fn rank_packages(packages: &[PackageRow], query: &Query, top_k: usize) -> Ve
         .map(|(confidence, s)| PackageChoice {
             package_id: packages[s.index].package_id.clone(),
             confidence,
-            reasoning: explain(query, &s),
+            reasoning: explain(&packages[s.index], query, &s),
         })
         .collect();
     // A package shows only its most used words, so a rare query word
