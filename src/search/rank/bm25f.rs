@@ -93,6 +93,13 @@ impl Field {
         }
     }
 
+    /// A field naming a part of the asset (a child object, a texture, a
+    /// shader property): a match says the asset holds the thing, not that
+    /// it is one — a spawner with an `Imp` child is no imp.
+    pub(super) fn names_a_part(self) -> bool {
+        matches!(self, Field::Children | Field::Textures | Field::Properties)
+    }
+
     /// A content fact's field: reasoning names the value that matched
     /// ("has component PlayerController") rather than the field alone.
     pub(super) fn is_content_fact(self) -> bool {

@@ -2,8 +2,9 @@
 //!
 //! # Method
 //! A record is a set of *fields* (name, tags, labels, filename signals, type,
-//! path folders, summary, use cases and, at `index_depth: rich`, its
-//! component types, animator states and material properties). One streaming pass tokenises every
+//! path folders, summary, use cases and, from `index_depth: normal`, its
+//! content facts: components, script class, child objects, shader,
+//! textures, animator states; material properties at `rich`). One streaming pass tokenises every
 //! field ([`super::text`]) and looks each term up in the query's term table,
 //! so nothing is cloned or interned per record and only matching records are
 //! kept; the same pass sums field lengths for BM25F's length normalisation.
@@ -33,7 +34,9 @@
 //!   +0.02, anything else nothing; the tier is stated in every reasoning.
 //! - **Subject** ([`Query::subject`]): a record without the query's subject
 //!   is capped just under confirm ([`Thresholds::subject_missing_cap`]:
-//!   "a crate" is no answer to "a wooden bridge" however much wood it has);
+//!   "a crate" is no answer to "a wooden bridge" however much wood it has),
+//!   and so is one that has it only as a part — a child object, a texture,
+//!   a shader property (a spawner holding an `Imp` is no imp);
 //!   a record with it is kept at confirm ([`Thresholds::subject_found_floor`])
 //!   or above when other words are missing (a barrel is an answer to "sci-fi
 //!   barrel", to be confirmed).
@@ -206,9 +209,21 @@ pub fn rank_assets_each(rows: &[AssetRow], requests: &[(Query, RankOptions)]) ->
 enum Calibration {
     Plain,
     SubjectMissing,
+    /// The subject is found only in what the record holds (a child, a texture).
+    SubjectOnlyPart,
     SubjectFound,
     NonContent,
     OtherType,
+}
+
+/// The fields that name a part of a record ([`Field::names_a_part`]), as a
+/// [`Scored::found_in`] mask.
+fn part_fields() -> u16 {
+    Field::ALL
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.names_a_part())
+        .fold(0, |mask, (i, _)| mask | 1 << i)
 }
 
 /// The calibrated confidence of one scored record (see the module docs).
@@ -218,7 +233,8 @@ fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32, thresholds: 
     let intents = TypeIntents::embedded();
     let preference = intents.preference(query.type_intent.as_deref(), row);
     let content = !intents.is_non_content(row) || query.type_intent.as_deref() == Some("script");
-    let subject_found = query.subject.and_then(|i| s.found_in.get(i)).map(|&mask| mask != 0);
+    let subject_mask = query.subject.and_then(|i| s.found_in.get(i)).copied();
+    let subject_found = subject_mask.map(|mask| mask & !part_fields() != 0);
     // Only the subject itself, or a translation of it, in the record's own
     // words holds a record at confirm; a sibling translation or a folder
     // name (a ship for "boat") is weaker evidence, ranked but not lifted.
@@ -232,6 +248,7 @@ fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32, thresholds: 
         return (raw.min(cap), Calibration::OtherType);
     }
     let (c, calibration) = match subject_found {
+        Some(false) if subject_mask.is_some_and(|mask| mask != 0) => (raw.min(cap), Calibration::SubjectOnlyPart),
         Some(false) => (raw.min(cap), Calibration::SubjectMissing),
         Some(true) if content && subject_strong && s.found_in.len() > 1 && raw < floor => {
             (floor, Calibration::SubjectFound)
@@ -283,6 +300,9 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
             match (calibration, subject) {
                 (Calibration::SubjectMissing, Some(subject)) => reasoning.push_str(&format!(
                     " The subject {subject} is not in it, so it stays under {floor:.2}."
+                )),
+                (Calibration::SubjectOnlyPart, Some(subject)) => reasoning.push_str(&format!(
+                    " The subject {subject} is only a part it holds, so it stays under {floor:.2}."
                 )),
                 (Calibration::SubjectFound, Some(subject)) => reasoning.push_str(&format!(
                     " It has the subject {subject}, so it stays at {floor:.2} or above."
