@@ -52,6 +52,8 @@
 //! the gate; the defaults (0.40 / 0.70) give the figures above.
 
 mod bm25f;
+#[cfg(test)]
+mod content_tests;
 mod packages;
 #[cfg(test)]
 mod subject_tests;
