@@ -74,7 +74,7 @@ fn measure(c: &mut Criterion, label: &str, prepare: impl Fn() -> (TempDir, PathB
     let mut group = c.benchmark_group(format!("index/{label}"));
     // Up to seconds per run: a fixed count per sample, not a ramp.
     group.sampling_mode(SamplingMode::Flat).sample_size(10);
-    for depth in [Depth::Minimal, Depth::Rich] {
+    for depth in [Depth::Minimal, Depth::Normal, Depth::Rich] {
         group.bench_function(format!("{}/full", depth.as_str()), |b| {
             let project = project();
             b.iter_batched(
