@@ -28,7 +28,7 @@ fn project() -> Vec<AssetRow> {
         },
         AssetRow {
             component_types: strings(&["BoxCollider", "LockedDoor", "Transform"]),
-            ..prefab("gate", "Gate_A")
+            ..prefab("gate", "Prop_07")
         },
         AssetRow {
             component_types: strings(&["Transform", "WaveSpawner"]),

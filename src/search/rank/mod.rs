@@ -334,33 +334,42 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
         .collect()
 }
 
-/// The first value of `field` in `record` holding one of the concept's terms,
-/// shortened to one short phrase: it is shown inside the reasoning's first
-/// sentence, which a ". " would end.
-fn matched_value(record: &dyn Document, field: Field, concept: &Concept) -> Option<String> {
+/// The value of `field` in `record` that best shows why `concept` matched:
+/// of the values holding one of its terms, the one touching most of the
+/// query's concepts (`PlayerController` rather than `CharacterController`
+/// for "player controller"), the first on a tie. Shortened to one short
+/// phrase: it is shown inside the reasoning's first sentence, which a ". "
+/// would end.
+fn matched_value(record: &dyn Document, field: Field, concept: &Concept, query: &Query) -> Option<String> {
     const SHOWN_CHARS: usize = 40;
     let mut scratch = Scratch::default();
-    let mut value = None;
+    let mut best: Option<(usize, String)> = None;
+    let has_term = |c: &Concept, term: &str| c.terms.iter().any(|(t, _)| t == term);
     record.visit(&mut |f, text| {
-        if f != field || value.is_some() {
+        if f != field {
             return;
         }
+        let mut touched = vec![false; query.concepts.len()];
         let mut hit = false;
         for_each_term(text, &mut scratch, |term| {
-            hit |= concept.terms.iter().any(|(t, _)| t == term);
+            hit |= has_term(concept, term);
+            for (seen, c) in touched.iter_mut().zip(&query.concepts) {
+                *seen |= has_term(c, term);
+            }
         });
-        if hit {
-            value = Some(
-                text.split(". ")
-                    .next()
-                    .unwrap_or(text)
-                    .chars()
-                    .take(SHOWN_CHARS)
-                    .collect(),
-            );
+        let touched = touched.iter().filter(|t| **t).count();
+        if hit && best.as_ref().is_none_or(|(n, _)| touched > *n) {
+            let shown = text
+                .split(". ")
+                .next()
+                .unwrap_or(text)
+                .chars()
+                .take(SHOWN_CHARS)
+                .collect();
+            best = Some((touched, shown));
         }
     });
-    value
+    best.map(|(_, value)| value)
 }
 
 /// Keep the best `k` of `items` under `order`, sorted.
@@ -390,7 +399,7 @@ fn explain(record: &dyn Document, query: &Query, scored: &Scored) -> String {
                 .enumerate()
                 .filter(|(i, _)| mask & (1 << i) != 0)
                 .map(|(_, &field)| match field.is_content_fact() {
-                    true => matched_value(record, field, concept)
+                    true => matched_value(record, field, concept, query)
                         .map_or_else(|| field.label().to_owned(), |value| field.evidence(&value)),
                     false => field.label().to_owned(),
                 })
