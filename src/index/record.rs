@@ -10,13 +10,13 @@ pub enum Depth {
     /// guid, path, name, type, labels, tags, summary (+ subtype, signals):
     /// `.meta` files only, the fastest.
     Minimal,
-    /// + size, last_modified, package_id, dependencies, llm_use_cases and
-    /// the content facts read from Unity YAML (components, child names,
+    /// Adds size, last_modified, package_id, dependencies, llm_use_cases
+    /// and the content facts read from Unity YAML (components, child names,
     /// variant parent, shader, textures, animator states, script class,
     /// missing scripts).
     #[default]
     Normal,
-    /// + shader_props (Material); search switches to map-reduce.
+    /// Adds shader_props (Material); search switches to map-reduce.
     Rich,
 }
 
