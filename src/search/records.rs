@@ -33,14 +33,29 @@ pub struct AssetRow {
     pub llm_use_cases: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package_id: Option<String>,
-    /// Rich depth: component class names, animator state names and a
-    /// material's saved properties.
+    /// Component class names (prefabs and scenes), animator state names and
+    /// a material's saved properties.
     #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
     pub component_types: Vec<String>,
     #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
     pub animator_states: Vec<String>,
     #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
     pub shader_props: Vec<String>,
+    /// A ScriptableObject `.asset`'s script class (normal depth).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script_class: Option<String>,
+    /// The guids the file references (normal depth). Read by the `ref:`
+    /// filter where rows are loaded, never written back: guids tell a
+    /// model nothing and cost it tokens.
+    #[serde(default, deserialize_with = "strings", skip_serializing)]
+    pub dependencies: Vec<String>,
+    /// A prefab variant's parent prefab guid (`prefab:variant`; not written back).
+    #[serde(default, skip_serializing)]
+    pub variant_of: Option<String>,
+    /// `m_Script` guids of MonoBehaviours that resolve to no script of the
+    /// project (`missing:scripts`; not written back).
+    #[serde(default, deserialize_with = "strings", skip_serializing)]
+    pub missing_scripts: Vec<String>,
 }
 
 /// A row given as its JSONL line or as an object; `None` when it does not
