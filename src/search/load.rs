@@ -325,6 +325,39 @@ mod tests {
     }
 
     #[test]
+    fn narrowed_files_hold_only_matching_rows_and_their_packages() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(PACKAGES_FILE),
+            "{\"package_id\":\"audio\",\"root\":\"Assets/Audio\",\"asset_count\":2}\n\
+             {\"package_id\":\"props\",\"root\":\"Assets/Props\",\"asset_count\":2}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join(ASSETS_FILE),
+            "{\"guid\":\"a\",\"path\":\"Assets/Audio/Theme.ogg\",\"type\":\"AudioClip\"}\n\
+             {\"guid\":\"b\",\"path\":\"Assets/Audio/Hit.wav\",\"type\":\"AudioClip\"}\n\
+             {\"guid\":\"c\",\"path\":\"Assets/Props/Crate.prefab\",\"type\":\"Prefab\"}\n\
+             {\"guid\":\"d\",\"path\":\"Assets/Props/Crate.mat\",\"type\":\"Material\"}\n",
+        )
+        .unwrap();
+        let narrowed = || files(dir.path()).narrowed(crate::search::filters::parse("t:Prefab").unwrap().filters);
+        let packages = narrowed().packages_with_vocabulary(0).unwrap();
+        assert_eq!(packages.len(), 1, "the audio package holds no prefab: {packages:?}");
+        assert_eq!((packages[0].package_id.as_str(), packages[0].asset_count), ("props", 1));
+        let lines = narrowed().asset_lines(None).unwrap();
+        assert!(lines.len() == 1 && lines[0].contains("Crate.prefab"), "{lines:?}");
+        let paths = narrowed().indexed_paths(&HashSet::from(["c", "d"])).unwrap();
+        assert_eq!(paths.keys().collect::<Vec<_>>(), ["c"]);
+        assert_eq!(narrowed().rows_matching().unwrap().len(), 1);
+        assert_eq!(
+            files(dir.path()).packages_with_vocabulary(0).unwrap().len(),
+            2,
+            "unnarrowed: both"
+        );
+    }
+
+    #[test]
     fn package_vocabulary_comes_from_its_assets_most_used_first() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(

@@ -587,8 +587,12 @@ fn keep_indexed(groups: &mut [ResultGroup], filters: &Filters, ctx: &CallContext
                 true
             }
             None => {
+                let why = match filters.is_empty() {
+                    true => "not in the index",
+                    false => "not in the index or excluded by the query's filters",
+                };
                 ctx.output.line(&format!(
-                    "[unity-assets:search] warning: dropped candidate {:?} ({:?}): not in the index or not passing the filters",
+                    "[unity-assets:search] warning: dropped candidate {:?} ({:?}): {why}",
                     c.guid, c.path
                 ));
                 false

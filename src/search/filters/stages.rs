@@ -27,8 +27,6 @@ struct ResolveOut {
     words: bool,
     /// With filters: how many assets pass them all.
     matched: Option<usize>,
-    /// A warning for `ref:` values that name no indexed asset.
-    warning: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -58,23 +56,21 @@ pub(in crate::search) fn register(registry: &mut Registry) {
                         filters: a.filters,
                         words: has_words,
                         matched: None,
-                        warning: None,
                     });
                 }
                 let rows = index_files(ctx).rows_matching()?;
                 let unresolved = a.filters.resolve(&rows);
                 let matched = rows.iter().filter(|row| a.filters.matches(row)).count();
-                let warning = (!unresolved.is_empty()).then(|| {
-                    format!(
+                if !unresolved.is_empty() {
+                    ctx.output.line(&format!(
                         "[unity-assets:search] warning: ref: {} names no asset of the index (write its path from Assets/ or its guid); that filter matches nothing",
                         unresolved.join(", ")
-                    )
-                });
+                    ));
+                }
                 Ok(ResolveOut {
                     filters: a.filters,
                     words: has_words && matched > 0,
                     matched: Some(matched),
-                    warning,
                 })
             },
         )
