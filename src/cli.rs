@@ -33,7 +33,7 @@ Exit codes: 0 ok · 1 the run failed or refused (stale index, locked file, MCP u
 const SEARCH_FILTERS: &str = "\
 Filters (Unity Search's spelling; they narrow, the words rank, filters alone list the matches):
   t:TYPE          type, subtype, component or script class contains TYPE (t=TYPE: the whole name)
-  l:LABEL         an asset label (l=LABEL: the whole label)
+  l:LABEL         an asset label contains LABEL (l=LABEL: the whole label)
   dir:FOLDER      a folder on the path has exactly this name
   path:TEXT       the path contains TEXT (path=PATH: is PATH)
   ext:EXT         the file extension (ext:png)
@@ -41,7 +41,8 @@ Filters (Unity Search's spelling; they narrow, the words rank, filters alone lis
   GUID            a bare 32-digit guid: that asset (also guid:GUID)
   prefab:KIND     variant, regular, model or any (variant, regular: index depth normal or rich)
   missing:scripts a MonoBehaviour's script is not in the project (index depth normal or rich)
-  -KEY:VALUE      negation; several filters all apply; quote a value with spaces: ref:\"Assets/My Props/A.prefab\"
+  -KEY:VALUE      negation; several filters all apply
+  KEY:\"A B\"       a value with spaces, quoted: ref:\"Assets/My Props/A.prefab\"
 A token is a filter when KEY is ASCII letters directly followed by : or = and a value; anything else
 (Korean, `UI: button`, URLs) is words, and words in quotes are never filters. An unknown KEY is an error.
 Example: unity-assets search \"t:Prefab dir:Environment 이끼 낀 바위\"";
