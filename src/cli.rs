@@ -29,6 +29,24 @@ Exit codes: 0 ok · 1 the run failed or refused (stale index, locked file, MCP u
             2 invalid input (bad query, pipeline, template, schema or config)
             3 untrusted project (see `unity-assets trust`) · 130 interrupted";
 
+/// The filters `search` takes beside the words (docs/filters.md).
+const SEARCH_FILTERS: &str = "\
+Filters (Unity Search's spelling; they narrow, the words rank, filters alone list the matches):
+  t:TYPE          type, subtype, component or script class contains TYPE (t=TYPE: the whole name)
+  l:LABEL         an asset label contains LABEL (l=LABEL: the whole label)
+  dir:FOLDER      a folder on the path has exactly this name
+  path:TEXT       the path contains TEXT (path=PATH: is PATH)
+  ext:EXT         the file extension (ext:png)
+  ref:ASSET       references ASSET, a path from Assets/ or a guid (index depth normal or rich)
+  GUID            a bare 32-digit guid: that asset (also guid:GUID)
+  prefab:KIND     variant, regular, model or any (variant, regular: index depth normal or rich)
+  missing:scripts a MonoBehaviour's script is not in the project (index depth normal or rich)
+  -KEY:VALUE      negation; several filters all apply
+  KEY:\"A B\"       a value with spaces, quoted: ref:\"Assets/My Props/A.prefab\"
+A token is a filter when KEY is ASCII letters directly followed by : or = and a value; anything else
+(Korean, `UI: button`, URLs) is words, and words in quotes are never filters. An unknown KEY is an error.
+Example: unity-assets search \"t:Prefab dir:Environment 이끼 낀 바위\"";
+
 #[derive(Debug, Parser)]
 #[command(name = "unity-assets", version, about = ABOUT, after_help = AFTER, propagate_version = true)]
 pub struct Cli {
@@ -132,8 +150,12 @@ pub struct RunOptions {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Search the project's assets in natural language (indexes first if needed with --reindex).
+    #[command(after_help = SEARCH_FILTERS)]
     Search {
-        /// What to find, in Korean or English ("탑다운 좀비 적 캐릭터", "mossy stone material").
+        /// What to find, in Korean or English ("탑다운 좀비 적 캐릭터", "mossy stone material"),
+        /// with filters beside the words (`t:Prefab dir:Environment 바위`; listed below).
+        /// A query may start with a negated filter (`-t:Prefab rock`).
+        #[arg(allow_hyphen_values = true)]
         query: String,
         /// Rebuild the index first, then search.
         #[arg(long)]

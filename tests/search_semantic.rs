@@ -160,6 +160,20 @@ async fn meaning_finds_what_no_word_shares_says_how_and_stays_under_auto() {
         "meaning alone is confirmed, never auto: {confidence}"
     );
 
+    // Filters narrow what meaning searches too (docs/filters.md): excluded,
+    // the flask is found by no path; kept, it is found among the matches.
+    let excluded = run(&project, &["search", "-dir:Laboratory 비커"]);
+    assert_eq!(excluded.code, 0, "{excluded:?}");
+    assert!(!result(&project).to_string().contains("Flask_Glass_A"), "{excluded:?}");
+    let kept = run(&project, &["search", "t:Prefab dir:Laboratory 비커"]);
+    assert_eq!(kept.code, 0, "{kept:?}");
+    let doc = result(&project);
+    assert_eq!(doc["matched"], 1, "{doc:#}");
+    assert_eq!(
+        doc["groups"][0]["candidates"][0]["path"], "Assets/Props/Laboratory/Flask_Glass_A.prefab",
+        "{doc:#}"
+    );
+
     // The same query with words only: the lexicon does not know the word.
     let lexical = run(
         &project,

@@ -7,6 +7,10 @@
 //! ([`IndexFiles::asset_lines`]): a string is cheap to pass between stages,
 //! the ranker decodes only what it scores, and a model is shown the same line.
 //!
+//! Rows pass the query's filters here, where they are read
+//! ([`IndexFiles::narrowed`]): every stage that loads rows, packages or
+//! candidate paths through these files sees only matching assets.
+//!
 //! The index folder sits in the project, which may come from anyone: every
 //! file is read within the run's size limits (`limits.file_mb` for a file,
 //! `limits.line_kb` for one row), so a hostile index fails with a message
@@ -17,6 +21,7 @@ use std::path::PathBuf;
 
 use engine::io::Limits;
 
+use super::filters::Filters;
 use super::records::{AssetRow, PackageRow};
 use super::text::{for_each_part, Scratch};
 
@@ -28,6 +33,8 @@ pub const MANIFEST_FILE: &str = "manifest.json";
 pub struct IndexFiles {
     dir: PathBuf,
     limits: Limits,
+    /// Only rows matching these are read (none: every row).
+    filters: Filters,
 }
 
 impl IndexFiles {
@@ -35,7 +42,13 @@ impl IndexFiles {
         Self {
             dir: dir.into(),
             limits,
+            filters: Filters::default(),
         }
+    }
+
+    /// The same files, read as if they held only the rows `filters` keep.
+    pub fn narrowed(self, filters: Filters) -> Self {
+        Self { filters, ..self }
     }
 
     /// The text of one index file (empty when there is none).
@@ -78,7 +91,7 @@ impl IndexFiles {
     pub fn asset_lines(&self, packages: Option<&HashSet<String>>) -> anyhow::Result<Vec<String>> {
         let text = self.text(ASSETS_FILE)?;
         let verbatim = self.manifest_field("schema_tier").is_none_or(|tier| tier == "minimal");
-        if verbatim && packages.is_none() {
+        if verbatim && packages.is_none() && self.filters.is_empty() {
             return Ok(row_lines(&text).map(str::to_owned).collect());
         }
         let package_of = PackageOf::new(&match packages {
@@ -90,6 +103,9 @@ impl IndexFiles {
             let Ok(row) = serde_json::from_str::<AssetRow>(line) else {
                 continue;
             };
+            if !self.filters.matches(&row) {
+                continue;
+            }
             if packages.is_some_and(|set| !package_of.get(&row).is_some_and(|p| set.contains(p))) {
                 continue;
             }
@@ -102,7 +118,15 @@ impl IndexFiles {
         Ok(out)
     }
 
-    /// The paths of those of `guids` the index holds. A line is decoded only
+    /// Every decodable row that passes the filters, in the index's order.
+    pub fn rows_matching(&self) -> anyhow::Result<Vec<AssetRow>> {
+        Ok(row_lines(&self.text(ASSETS_FILE)?)
+            .filter_map(|line| serde_json::from_str::<AssetRow>(line).ok())
+            .filter(|row| self.filters.matches(row))
+            .collect())
+    }
+
+    /// The paths of those of `guids` the index holds (and the filters keep). A line is decoded only
     /// when its guid is wanted (or when it does not start the way the indexer
     /// writes rows), so checking a few candidates against a large index costs
     /// one pass over its text.
@@ -116,7 +140,7 @@ impl IndexFiles {
                 None => true,
             };
             if let Some(row) = wanted.then(|| serde_json::from_str::<AssetRow>(line).ok()).flatten() {
-                if guids.contains(row.guid.as_str()) {
+                if guids.contains(row.guid.as_str()) && self.filters.matches(&row) {
                     found.insert(row.guid, row.path);
                 }
             }
@@ -128,6 +152,8 @@ impl IndexFiles {
     /// assets use in their name, type, folders, tags, labels and filename
     /// signals ([`PackageRow::asset_vocabulary`]; ties in alphabetical order).
     /// Summaries are left out: their sentence words would crowd the list.
+    /// Narrowed by filters, a package holding no matching asset drops out
+    /// and `asset_count` counts the matching ones.
     pub fn packages_with_vocabulary(&self, words_per_package: usize) -> anyhow::Result<Vec<PackageRow>> {
         let mut packages = self.packages()?;
         let package_of = PackageOf::new(&packages);
@@ -138,6 +164,7 @@ impl IndexFiles {
             .collect();
         // Per package: word → how many of its assets use it.
         let mut counts: Vec<HashMap<String, u32>> = vec![HashMap::new(); packages.len()];
+        let mut matching = vec![0u64; packages.len()];
         let mut scratch = Scratch::default();
         let mut seen: HashSet<String> = HashSet::new();
         let text = self.text(ASSETS_FILE)?;
@@ -145,6 +172,10 @@ impl IndexFiles {
             let Some(&at) = package_of.get(&row).and_then(|id| position.get(id)) else {
                 continue;
             };
+            if !self.filters.matches(&row) {
+                continue;
+            }
+            matching[at] += 1;
             seen.clear();
             let folders = row.path.rsplit_once('/').map_or("", |(dirs, _)| dirs);
             let texts = [row.name.as_str(), row.kind.as_str(), folders]
@@ -168,6 +199,13 @@ impl IndexFiles {
             let mut words: Vec<(String, u32)> = words.into_iter().collect();
             words.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
             package.asset_vocabulary = words.into_iter().take(words_per_package).map(|(w, _)| w).collect();
+        }
+        if !self.filters.is_empty() {
+            let mut matching = matching.into_iter();
+            packages.retain_mut(|package| {
+                package.asset_count = matching.next().unwrap_or(0);
+                package.asset_count > 0
+            });
         }
         Ok(packages)
     }
@@ -284,6 +322,39 @@ mod tests {
         );
         assert_eq!(files(dir.path()).manifest_version().as_deref(), Some("v2.0"));
         assert!(files(dir.path()).packages().unwrap().is_empty());
+    }
+
+    #[test]
+    fn narrowed_files_hold_only_matching_rows_and_their_packages() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(PACKAGES_FILE),
+            "{\"package_id\":\"audio\",\"root\":\"Assets/Audio\",\"asset_count\":2}\n\
+             {\"package_id\":\"props\",\"root\":\"Assets/Props\",\"asset_count\":2}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join(ASSETS_FILE),
+            "{\"guid\":\"a\",\"path\":\"Assets/Audio/Theme.ogg\",\"type\":\"AudioClip\"}\n\
+             {\"guid\":\"b\",\"path\":\"Assets/Audio/Hit.wav\",\"type\":\"AudioClip\"}\n\
+             {\"guid\":\"c\",\"path\":\"Assets/Props/Crate.prefab\",\"type\":\"Prefab\"}\n\
+             {\"guid\":\"d\",\"path\":\"Assets/Props/Crate.mat\",\"type\":\"Material\"}\n",
+        )
+        .unwrap();
+        let narrowed = || files(dir.path()).narrowed(crate::search::filters::parse("t:Prefab").unwrap().filters);
+        let packages = narrowed().packages_with_vocabulary(0).unwrap();
+        assert_eq!(packages.len(), 1, "the audio package holds no prefab: {packages:?}");
+        assert_eq!((packages[0].package_id.as_str(), packages[0].asset_count), ("props", 1));
+        let lines = narrowed().asset_lines(None).unwrap();
+        assert!(lines.len() == 1 && lines[0].contains("Crate.prefab"), "{lines:?}");
+        let paths = narrowed().indexed_paths(&HashSet::from(["c", "d"])).unwrap();
+        assert_eq!(paths.keys().collect::<Vec<_>>(), ["c"]);
+        assert_eq!(narrowed().rows_matching().unwrap().len(), 1);
+        assert_eq!(
+            files(dir.path()).packages_with_vocabulary(0).unwrap().len(),
+            2,
+            "unnarrowed: both"
+        );
     }
 
     #[test]

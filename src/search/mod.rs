@@ -6,6 +6,7 @@
 //! [`route`] splits it into sub-intents, [`rank`] scores packages and assets.
 //! The pipeline YAML owns the flow, thresholds and K values.
 
+pub mod filters;
 pub mod hints;
 pub mod intent;
 pub mod lexicon;
@@ -30,6 +31,7 @@ use std::sync::Arc;
 use engine::{CallContext, Registry};
 use serde::{Deserialize, Serialize};
 
+use filters::Filters;
 use hints::PastPickGroup;
 use query::Query;
 use rank::{Candidate, PackageChoice, RankOptions, Thresholds};
@@ -142,6 +144,9 @@ struct PackagesArgs {
     /// for choosing packages by what they hold.
     #[serde(default)]
     vocabulary_words: usize,
+    /// The query's filters: a package holding no matching asset drops out.
+    #[serde(default)]
+    filters: Filters,
 }
 
 #[derive(Serialize)]
@@ -154,6 +159,9 @@ struct RowsArgs {
     /// Only these packages' rows; all rows when absent.
     #[serde(default)]
     package_ids: Option<Vec<String>>,
+    /// The query's filters: only matching rows.
+    #[serde(default)]
+    filters: Filters,
 }
 
 #[derive(Serialize)]
@@ -244,6 +252,9 @@ struct GroupsArgs {
     sub_intents: Vec<SubIntent>,
     /// Per sub-intent, in the same order: `{candidates}` (or null when skipped).
     retrieved: Vec<Option<Retrieved>>,
+    /// The query's filters: a candidate failing them (a model's invention) is dropped.
+    #[serde(default)]
+    filters: Filters,
 }
 
 #[derive(Serialize, Deserialize, Default)]
@@ -282,6 +293,15 @@ struct ResultArgs {
     /// Whether search by meaning ran (an embedder with vectors).
     #[serde(default)]
     by_meaning: bool,
+    /// The query's filters (`search.filters`), recorded in the document.
+    #[serde(default)]
+    filters: Filters,
+    /// With filters: how many assets pass them.
+    #[serde(default)]
+    matched: Option<usize>,
+    /// The groups are `search.list`'s listing (a query of filters only).
+    #[serde(default)]
+    listing: bool,
 }
 
 fn default_confirm() -> f32 {
@@ -315,6 +335,7 @@ struct RecordArgs {
 /// Register the search and pick functions and the search builtins.
 pub fn register(registry: &mut Registry) {
     rerank::register(registry);
+    filters::register(registry);
     registry
         .function(
             "query.validate",
@@ -381,9 +402,9 @@ pub fn register(registry: &mut Registry) {
             "search.packages",
             "the index's packages, with the words their assets use most",
             |a: PackagesArgs, ctx| {
-                let packages = match a.vocabulary_words {
-                    0 => index_files(ctx).packages()?,
-                    words => index_files(ctx).packages_with_vocabulary(words)?,
+                let packages = match (a.vocabulary_words, a.filters.is_empty()) {
+                    (0, true) => index_files(ctx).packages()?,
+                    (words, _) => index_files(ctx).narrowed(a.filters).packages_with_vocabulary(words)?,
                 };
                 Ok(PackagesOut { packages })
             },
@@ -393,7 +414,7 @@ pub fn register(registry: &mut Registry) {
             "asset rows of the chosen packages (all rows without a choice)",
             |a: RowsArgs, ctx| {
                 let wanted: Option<HashSet<String>> = a.package_ids.map(|ids| ids.into_iter().collect());
-                let rows = index_files(ctx).asset_lines(wanted.as_ref())?;
+                let rows = index_files(ctx).narrowed(a.filters).asset_lines(wanted.as_ref())?;
                 Ok(RowsOut {
                     count: rows.len(),
                     rows,
@@ -445,7 +466,7 @@ pub fn register(registry: &mut Registry) {
                         candidates: r.map(|r| r.candidates).unwrap_or_default(),
                     })
                     .collect();
-                keep_indexed(&mut groups, ctx)?;
+                keep_indexed(&mut groups, &a.filters, ctx)?;
                 Ok(GroupsOut {
                     best_confidence: SearchResult::best_confidence(&groups),
                     groups,
@@ -460,7 +481,8 @@ pub fn register(registry: &mut Registry) {
                     (Some(reason), _) => SearchResult::no_query(&a.query, a.manifest_version, &reason),
                     (None, Some(groups)) => SearchResult::found(&a.query, a.manifest_version, groups),
                     (None, None) => SearchResult::no_match(&a.query, a.manifest_version, a.closest.unwrap_or_default()),
-                };
+                }
+                .narrowed(a.filters, a.matched, a.listing);
                 let situation = result::Situation {
                     confirm: a.confirm,
                     index_fresh: a.index_fresh,
@@ -546,10 +568,10 @@ fn merge_chunks(chunks: Vec<Option<Ranked>>, intents: usize, top_k: usize) -> Ve
 }
 
 /// A candidate is an asset of the index, with the index's path: a model's
-/// answer is data, so a guid it invented is dropped (with a warning) and a
-/// path it altered is replaced — `pick` and `build` only ever see indexed
-/// assets.
-fn keep_indexed(groups: &mut [ResultGroup], ctx: &CallContext) -> anyhow::Result<()> {
+/// answer is data, so a guid it invented (or one the query's filters
+/// exclude) is dropped with a warning and a path it altered is replaced —
+/// `pick` and `build` only ever see indexed assets that pass the filters.
+fn keep_indexed(groups: &mut [ResultGroup], filters: &Filters, ctx: &CallContext) -> anyhow::Result<()> {
     let wanted: HashSet<&str> = groups
         .iter()
         .flat_map(|g| g.candidates.iter().map(|c| c.guid.as_str()))
@@ -557,7 +579,7 @@ fn keep_indexed(groups: &mut [ResultGroup], ctx: &CallContext) -> anyhow::Result
     if wanted.is_empty() {
         return Ok(());
     }
-    let paths = index_files(ctx).indexed_paths(&wanted)?;
+    let paths = index_files(ctx).narrowed(filters.clone()).indexed_paths(&wanted)?;
     for group in groups.iter_mut() {
         group.candidates.retain_mut(|c| match paths.get(&c.guid) {
             Some(path) => {
@@ -565,8 +587,12 @@ fn keep_indexed(groups: &mut [ResultGroup], ctx: &CallContext) -> anyhow::Result
                 true
             }
             None => {
+                let why = match filters.is_empty() {
+                    true => "not in the index",
+                    false => "not in the index or excluded by the query's filters",
+                };
                 ctx.output.line(&format!(
-                    "[unity-assets:search] warning: dropped candidate {:?} ({:?}): not in the index",
+                    "[unity-assets:search] warning: dropped candidate {:?} ({:?}): {why}",
                     c.guid, c.path
                 ));
                 false
@@ -686,6 +712,8 @@ mod tests {
             "search.merge-chunks",
             "search.groups",
             "search.result",
+            "search.filters",
+            "search.list",
             "pick.resolve",
             "pick.record",
         ] {

@@ -51,6 +51,18 @@ pub struct AssetRow {
     pub script_class: String,
     #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
     pub shader_props: Vec<String>,
+    /// The guids the file references (normal depth). Read by the `ref:`
+    /// filter where rows are loaded, never written back: guids tell a
+    /// model nothing and cost it tokens.
+    #[serde(default, deserialize_with = "strings", skip_serializing)]
+    pub dependencies: Vec<String>,
+    /// A prefab variant's parent prefab guid (`prefab:variant`; not written back).
+    #[serde(default, skip_serializing)]
+    pub variant_of: Option<String>,
+    /// `m_Script` guids of MonoBehaviours that resolve to no script of the
+    /// project (`missing:scripts`; not written back).
+    #[serde(default, deserialize_with = "strings", skip_serializing)]
+    pub missing_scripts: Vec<String>,
 }
 
 /// A row given as its JSONL line or as an object; `None` when it does not

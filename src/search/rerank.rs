@@ -36,6 +36,9 @@ struct RetrieveArgs {
     /// after the builtin's rows so the model judges both.
     #[serde(default)]
     also: Vec<Vec<String>>,
+    /// The query's filters: only matching rows are retrieved.
+    #[serde(default)]
+    filters: super::filters::Filters,
 }
 
 /// One sub-intent's retrieval, in the ids the model sees.
@@ -129,7 +132,9 @@ pub(super) fn register(registry: &mut Registry) {
             "the builtin's top N rows per sub-intent, as compact rows for a model to rerank",
             |a: RetrieveArgs, ctx| {
                 let vocab = vocabulary(a.aliases.as_deref(), ctx)?;
-                let rows: Vec<AssetRow> = index_files(ctx).asset_lines(None)?
+                let rows: Vec<AssetRow> = index_files(ctx)
+                    .narrowed(a.filters)
+                    .asset_lines(None)?
                     .into_iter()
                     .filter_map(|line| decode_row(Value::String(line)))
                     .collect();

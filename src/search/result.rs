@@ -7,6 +7,7 @@ use std::path::Path;
 use engine::io::{ConfineError, Limits};
 use serde::{Deserialize, Serialize};
 
+use super::filters::{Filter, Filters};
 use super::rank::Candidate;
 
 pub const RESULT_FILE: &str = "search-result.json";
@@ -47,6 +48,15 @@ pub struct SearchResult {
     /// threshold — shown so a person can judge, never picked or placed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub closest: Vec<ResultGroup>,
+    /// The query's filters (`docs/filters.md`), `ref:` resolved to its guid.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filters: Vec<Filter>,
+    /// With filters: how many assets of the index pass them all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched: Option<usize>,
+    /// A query of filters only: `groups` lists matches by path, not a ranking.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub listing: bool,
 }
 
 /// What the search knows about why nothing reached confirm, for the next
@@ -89,6 +99,9 @@ impl SearchResult {
             suggested_action: None,
             groups,
             closest: Vec::new(),
+            filters: Vec::new(),
+            matched: None,
+            listing: false,
         }
     }
 
@@ -105,6 +118,9 @@ impl SearchResult {
             suggested_action: Some("reindex".to_owned()),
             groups: Vec::new(),
             closest: closest.into_iter().filter(|g| !g.candidates.is_empty()).collect(),
+            filters: Vec::new(),
+            matched: None,
+            listing: false,
         }
     }
 
@@ -118,6 +134,20 @@ impl SearchResult {
             suggested_action: None,
             groups: Vec::new(),
             closest: Vec::new(),
+            filters: Vec::new(),
+            matched: None,
+            listing: false,
+        }
+    }
+
+    /// Record what narrowed the search: the filters, how many assets pass
+    /// them, and whether the groups are a listing (a query of filters only).
+    pub fn narrowed(self, filters: Filters, matched: Option<usize>, listing: bool) -> Self {
+        Self {
+            filters: filters.0,
+            matched,
+            listing,
+            ..self
         }
     }
 
@@ -136,6 +166,9 @@ impl SearchResult {
     /// help in `situation`).
     pub fn summary(&self, shown_per_group: usize, situation: Situation) -> String {
         let query = self.query.as_deref().unwrap_or_default();
+        if let Some(text) = self.filtered_summary(shown_per_group, situation) {
+            return text;
+        }
         match self.status {
             Status::NoQuery => {
                 format!(
@@ -184,6 +217,42 @@ impl SearchResult {
 }
 
 impl SearchResult {
+    /// With filters: a listing (each match numbered for `pick`), no match at
+    /// all, or the line saying what narrowed before the usual answer.
+    fn filtered_summary(&self, shown_per_group: usize, situation: Situation) -> Option<String> {
+        let matched = self
+            .matched
+            .filter(|_| !self.filters.is_empty() && self.status != Status::NoQuery)?;
+        let filters = Filters(self.filters.clone()).to_string();
+        if matched == 0 {
+            return Some(format!(
+                "[unity-assets:search] no asset matches {filters}\n\
+                 Next: loosen a filter (`t:` matches a part of a type, subtype or component name, `=` the whole; \
+                 `dir:` a whole folder name); component, reference and prefab filters need an index at depth normal or rich."
+            ));
+        }
+        if self.listing {
+            let listed: Vec<&Candidate> = self.groups.iter().flat_map(|g| &g.candidates).collect();
+            let mut lines = vec![match listed.len() {
+                n if n < matched => {
+                    format!("[unity-assets:search] {matched} asset(s) match {filters}; the first {n} by path:")
+                }
+                _ => format!("[unity-assets:search] {matched} asset(s) match {filters}, by path:"),
+            }];
+            for (i, c) in listed.iter().enumerate() {
+                lines.push(format!("   [{i}] {} — {}", c.path, first_sentence(&c.reasoning)));
+            }
+            lines.push("Next: `unity-assets pick N` to choose asset [N], or add words to rank the matches.".to_owned());
+            return Some(lines.join("\n"));
+        }
+        let narrowed = format!("[unity-assets:search] filters {filters} keep {matched} asset(s); the words rank them");
+        let rest = Self {
+            matched: None,
+            ..self.clone()
+        };
+        Some(format!("{narrowed}\n{}", rest.summary(shown_per_group, situation)))
+    }
+
     /// Nothing reached confirm: the closest candidates, labelled as under
     /// it and unnumbered (they cannot be picked), then the next step — other
     /// words, a lower threshold, search by meaning; reindex only when the

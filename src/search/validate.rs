@@ -1,10 +1,12 @@
 //! `query.validate`: reject what cannot be searched before anything runs —
-//! empty, unbalanced quotes, only symbols or emoji, no readable word — with a
-//! short Korean reason for the `no_query` line, never a panic
-//! (`docs/contracts.md#query-validation`).
+//! empty, unbalanced quotes, an unknown filter, only symbols or emoji, no
+//! readable word — with a short Korean reason for the `no_query` line, never
+//! a panic (`docs/contracts.md#query-validation`). The query's filters
+//! (`docs/filters.md`) are split from its words here.
 
 use serde::Serialize;
 
+use super::filters::{self, Filters};
 use super::query::Query;
 use super::vocab::Vocabulary;
 
@@ -17,8 +19,11 @@ pub struct Validation {
     pub ok: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// The query to search for (trimmed, the reindex phrase removed).
+    /// The words to search for (trimmed, the reindex phrase and the filters
+    /// removed; empty for a query of filters only). Rejected: the whole query.
     pub query: String,
+    /// The query's filters, in order (`t:Prefab`, `-dir:Old`, …).
+    pub filters: Filters,
     /// Whether the query asked to reindex first.
     pub reindex: bool,
 }
@@ -34,6 +39,7 @@ pub fn validate(raw: &str, vocab: &Vocabulary) -> Validation {
         ok: false,
         reason: Some(reason.to_owned()),
         query: query.clone(),
+        filters: Filters::default(),
         reindex,
     };
     if query.is_empty() {
@@ -44,6 +50,20 @@ pub fn validate(raw: &str, vocab: &Vocabulary) -> Validation {
     if straight % 2 == 1 || open != close {
         return reject("따옴표 짝이 맞지 않습니다");
     }
+    let parsed = match filters::parse(&query) {
+        Ok(parsed) => parsed,
+        Err(e) => return reject(&format!("알 수 없는 필터 {e}")),
+    };
+    if parsed.words.is_empty() {
+        return Validation {
+            ok: true,
+            reason: None,
+            query: parsed.words,
+            filters: parsed.filters,
+            reindex,
+        };
+    }
+    let query = parsed.words;
     if !query.chars().any(char::is_alphanumeric) {
         return reject("검색할 단어가 없습니다 (기호나 이모지만 있음)");
     }
@@ -59,6 +79,7 @@ pub fn validate(raw: &str, vocab: &Vocabulary) -> Validation {
         ok: true,
         reason: None,
         query,
+        filters: parsed.filters,
         reindex,
     }
 }
@@ -103,6 +124,24 @@ mod tests {
         assert!(v.reindex);
         assert_eq!(v.query, "좀비 \"적\" 캐릭터");
         assert!(check("zombie 😀").ok);
+    }
+
+    #[test]
+    fn filters_are_split_from_the_words() {
+        let v = check("t:Prefab dir:Environment 이끼 낀 바위");
+        assert!(v.ok, "{v:?}");
+        assert_eq!(v.query, "이끼 낀 바위");
+        assert_eq!(v.filters.to_string(), "t:Prefab dir:Environment");
+        let v = check("t=Material -l:Old");
+        assert!(v.ok && v.query.is_empty(), "filters alone are a query: {v:?}");
+        let v = check("tpye:Prefab 바위");
+        assert!(!v.ok);
+        let reason = v.reason.unwrap();
+        assert!(
+            reason.starts_with("알 수 없는 필터 \"tpye:Prefab\"") && reason.contains("`type:`"),
+            "{reason}"
+        );
+        assert!(!check("t:Prefab ㅋㅋㅋ").ok, "the words still have to be readable");
     }
 
     proptest! {

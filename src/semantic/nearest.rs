@@ -11,6 +11,7 @@ use super::asset_text::{asset_text, VERSION};
 use super::embedder::{Embedder, Unavailable};
 use super::vectors::{self, text_hash, Vectors};
 use crate::index::store;
+use crate::search::filters::Filters;
 use crate::search::load::IndexFiles;
 use crate::search::records::{decode_row, AssetRow};
 use crate::search::route::SubIntent;
@@ -149,6 +150,9 @@ pub struct NearestArgs {
     /// which costs a few more encodings each.
     #[serde(default = "default_explained")]
     explained: usize,
+    /// The query's filters: only matching assets are searched by meaning.
+    #[serde(default)]
+    filters: Filters,
 }
 
 fn default_explained() -> usize {
@@ -218,10 +222,18 @@ pub async fn nearest(
     }
     let intents: Vec<String> = args.sub_intents.iter().map(|s| s.intent.clone()).collect();
     let queries = embedder.embed(&intents).await?;
-    let mut found: Vec<Vec<(usize, f32)>> = queries.iter().map(|q| vectors.nearest(q, args.top_n)).collect();
+    let index = IndexFiles::new(index_dir(ctx), ctx.limits).narrowed(args.filters.clone());
+    // Narrowed, the nearest are sought among the matching assets only, so
+    // filters never leave fewer than `top_n` when more match.
+    let allowed: Option<HashSet<String>> = match args.filters.is_empty() {
+        true => None,
+        false => Some(index.rows_matching()?.into_iter().map(|row| row.guid).collect()),
+    };
+    let keep = |row: usize| allowed.as_ref().is_none_or(|guids| guids.contains(vectors.guid(row)));
+    let mut found: Vec<Vec<(usize, f32)>> = queries.iter().map(|q| vectors.nearest(q, args.top_n, keep)).collect();
     let paths = {
         let wanted: HashSet<&str> = found.iter().flatten().map(|(row, _)| vectors.guid(*row)).collect();
-        IndexFiles::new(index_dir(ctx), ctx.limits).indexed_paths(&wanted)?
+        index.indexed_paths(&wanted)?
     };
     // Vectors of rows no longer in the index (a stale file) are not answers.
     found

@@ -101,9 +101,12 @@ impl Vectors {
         dot * self.scales[row]
     }
 
-    /// The `n` rows nearest to `query`, most similar first.
-    pub fn nearest(&self, query: &[f32], n: usize) -> Vec<(usize, f32)> {
-        let mut scored: Vec<(usize, f32)> = (0..self.len()).map(|row| (row, self.cosine(query, row))).collect();
+    /// The `n` rows nearest to `query` among those `keep` accepts, most similar first.
+    pub fn nearest(&self, query: &[f32], n: usize, keep: impl Fn(usize) -> bool) -> Vec<(usize, f32)> {
+        let mut scored: Vec<(usize, f32)> = (0..self.len())
+            .filter(|row| keep(*row))
+            .map(|row| (row, self.cosine(query, row)))
+            .collect();
         let n = n.min(scored.len());
         if n == 0 {
             return vec![];
@@ -249,7 +252,11 @@ mod tests {
             let exact: f32 = unit(i, 64).iter().zip(unit(2, 64)).map(|(a, b)| a * b).sum();
             assert!((back.cosine(&unit(2, 64), i as usize) - exact).abs() < 1e-3);
         }
-        assert_eq!(back.nearest(&unit(3, 64), 2)[0].0, 3);
+        assert_eq!(back.nearest(&unit(3, 64), 2, |_| true)[0].0, 3);
+        assert!(back
+            .nearest(&unit(3, 64), 2, |row| row != 3)
+            .iter()
+            .all(|(row, _)| *row != 3));
     }
 
     #[test]
