@@ -11,6 +11,7 @@
 
 mod classify;
 pub mod data;
+pub mod graph;
 pub mod labels;
 mod meta;
 mod packages;
