@@ -28,7 +28,7 @@ Shell completions: unity-assets completions bash > ~/.local/share/bash-completio
 Manual page:       unity-assets man > unity-assets.1
 
 Exit codes: 0 ok · 1 the run failed or refused (stale index, locked file, MCP unavailable)
-            2 invalid input (bad query, pipeline, template, schema or config)
+            2 invalid input (bad query, unknown asset, pipeline, template, schema or config)
             3 untrusted project (see `unity-assets trust`) · 130 interrupted";
 
 #[derive(Debug, Parser)]

@@ -23,7 +23,8 @@ fn guid(n: u32) -> String {
 
 /// Unity YAML whose objects reference `guids`.
 fn yaml(guids: &[String]) -> String {
-    let mut text = "%YAML 1.1\n%TAG !u! tag:unity3d.com,2011:\n--- !u!1 &100\nGameObject:\n  m_Name: Thing\n".to_owned();
+    let mut text =
+        "%YAML 1.1\n%TAG !u! tag:unity3d.com,2011:\n--- !u!1 &100\nGameObject:\n  m_Name: Thing\n".to_owned();
     for (i, g) in guids.iter().enumerate() {
         text.push_str(&format!(
             "--- !u!114 &{}\nMonoBehaviour:\n  m_Script: {{fileID: 11500000, guid: {g}, type: 3}}\n",
@@ -110,7 +111,10 @@ fn refs_and_deps_follow_references_to_a_depth_by_path_guid_or_name() {
     );
     let (code, two) = json_of(&project, &["refs", &guid(3), "--depth", "2"]);
     assert_eq!(code, 0);
-    assert_eq!(paths(&two, "assets"), ["Assets/Prefabs/Rock.prefab", "Assets/Scenes/Main.unity"]);
+    assert_eq!(
+        paths(&two, "assets"),
+        ["Assets/Prefabs/Rock.prefab", "Assets/Scenes/Main.unity"]
+    );
     assert_eq!(two["assets"][1]["via"], "Assets/Prefabs/Rock.prefab");
     assert_eq!(two["asset"]["path"], "Assets/Materials/Rock.mat");
     let (_, all) = json_of(&project, &["refs", "Moss.png", "--depth", "0"]);
@@ -125,13 +129,24 @@ fn refs_and_deps_follow_references_to_a_depth_by_path_guid_or_name() {
 
     let (code, deps) = json_of(&project, &["deps", "Assets/Prefabs/Rock.prefab"]);
     assert_eq!(code, 0);
-    assert_eq!(paths(&deps, "assets"), ["Assets/Materials/Rock.mat", "Assets/Scripts/Door.cs"]);
+    assert_eq!(
+        paths(&deps, "assets"),
+        ["Assets/Materials/Rock.mat", "Assets/Scripts/Door.cs"]
+    );
     let (_, deep) = json_of(&project, &["deps", "Assets/Prefabs/Rock.prefab", "--depth", "2"]);
     assert!(paths(&deep, "assets").contains(&"Assets/Textures/Moss.png".to_owned()));
     let (_, lonely) = json_of(&project, &["deps", "Assets/Prefabs/Lonely.prefab"]);
-    assert_eq!(lonely["missing"], json!([MISSING]), "the built-in shader is no missing asset");
+    assert_eq!(
+        lonely["missing"],
+        json!([MISSING]),
+        "the built-in shader is no missing asset"
+    );
     let nothing = project.run(&["refs", "Assets/Unused/Orphan.mat"]);
-    assert!(nothing.stdout.contains("nothing in the index uses it"), "{}", nothing.stdout);
+    assert!(
+        nothing.stdout.contains("nothing in the index uses it"),
+        "{}",
+        nothing.stdout
+    );
 }
 
 #[test]
@@ -144,7 +159,11 @@ fn unknown_outside_ambiguous_and_missing_index_are_refused_with_their_codes() {
     assert!(outside.stdout.contains("error:"), "{}", outside.stdout);
     let nowhere = project.run(&["deps", "Assets/Nope/None.mat"]);
     assert_eq!(nowhere.code, 2);
-    assert!(nowhere.stdout.contains("no asset at Assets/Nope/None.mat"), "{}", nowhere.stdout);
+    assert!(
+        nowhere.stdout.contains("no asset at Assets/Nope/None.mat"),
+        "{}",
+        nowhere.stdout
+    );
     let (code, twins) = json_of(&project, &["refs", "Icon.png"]);
     assert_eq!((code, twins["status"].as_str()), (1, Some("ambiguous")));
     let candidates: BTreeSet<&str> = twins["candidates"]
@@ -153,11 +172,17 @@ fn unknown_outside_ambiguous_and_missing_index_are_refused_with_their_codes() {
         .iter()
         .map(|c| c["path"].as_str().unwrap())
         .collect();
-    assert_eq!(candidates, BTreeSet::from(["Assets/HUD/Icon.png", "Assets/UI/Icon.png"]));
+    assert_eq!(
+        candidates,
+        BTreeSet::from(["Assets/HUD/Icon.png", "Assets/UI/Icon.png"])
+    );
     // A query is searched; nothing here is about spaceships.
     let (code, query) = json_of(&project, &["refs", "purple spaceship engine"]);
     assert_ne!(code, 0, "{query}");
-    assert!(matches!(query["status"].as_str(), Some("unknown_asset" | "ambiguous")), "{query}");
+    assert!(
+        matches!(query["status"].as_str(), Some("unknown_asset" | "ambiguous")),
+        "{query}"
+    );
 
     let bare = Project::configured(BIN, "index_depth: normal\n");
     std::fs::create_dir_all(bare.path().join("Assets")).unwrap();
@@ -191,9 +216,15 @@ fn unused_lists_what_no_root_reaches_and_roots_add_more() {
     assert_eq!(unused["roots"]["scenes"], json!(["Assets/Scenes/Main.unity"]));
     assert_eq!(unused["roots"]["resources"], 1);
     assert_eq!(unused["not_listed"]["editor_only"], 1);
-    assert_eq!(unused["not_listed"]["code"], 0, "the script is reached through the prefab");
+    assert_eq!(
+        unused["not_listed"]["code"], 0,
+        "the script is reached through the prefab"
+    );
 
-    let (_, rooted) = json_of(&project, &["unused", "--roots", "Assets/Tools", "Assets/Scenes/Old.unity"]);
+    let (_, rooted) = json_of(
+        &project,
+        &["unused", "--roots", "Assets/Tools", "Assets/Scenes/Old.unity"],
+    );
     assert_eq!(
         paths(&rooted, "unused"),
         ["Assets/HUD/Icon.png", "Assets/UI/Icon.png", "Assets/Unused/Orphan.mat"]
@@ -244,18 +275,22 @@ async fn refs_deps_and_unused_are_mcp_tools() {
         assert!(tools.iter().any(|t| t.name == name), "{name} is not a tool");
     }
     let refs = client
-        .call_tool(CallToolRequestParams::new("refs").with_arguments(support::args(
-            json!({"asset": "Assets/Textures/Moss.png", "depth": 2}),
-        )))
+        .call_tool(
+            CallToolRequestParams::new("refs")
+                .with_arguments(support::args(json!({"asset": "Assets/Textures/Moss.png", "depth": 2}))),
+        )
         .await
         .expect("tools/call refs");
     assert_ne!(refs.is_error, Some(true), "{}", support::text(&refs));
     let document = refs.structured_content.clone().expect("structured content");
-    assert_eq!(paths(&document, "assets"), ["Assets/Materials/Rock.mat", "Assets/Prefabs/Rock.prefab"]);
+    assert_eq!(
+        paths(&document, "assets"),
+        ["Assets/Materials/Rock.mat", "Assets/Prefabs/Rock.prefab"]
+    );
     let unused = client
-        .call_tool(CallToolRequestParams::new("unused").with_arguments(support::args(
-            json!({"roots": ["Assets/Tools"]}),
-        )))
+        .call_tool(
+            CallToolRequestParams::new("unused").with_arguments(support::args(json!({"roots": ["Assets/Tools"]}))),
+        )
         .await
         .expect("tools/call unused");
     let document = unused.structured_content.clone().expect("structured content");
@@ -349,7 +384,12 @@ fn check_corpus(name: &str, project: &Path) {
     let guid_of: HashMap<String, String> = rows
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .map(|r| (r["path"].as_str().unwrap().to_owned(), r["guid"].as_str().unwrap().to_owned()))
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().to_owned(),
+                r["guid"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect();
     let brute = brute_force_uses(project, &guid_of);
     let mut brute_users: HashMap<&str, BTreeSet<&str>> = HashMap::new();
@@ -375,7 +415,10 @@ fn check_corpus(name: &str, project: &Path) {
         assert_eq!(users, expected, "{name}: refs of {}", node.path);
         edges += uses.len();
     }
-    assert!(edges > 100, "{name}: only {edges} references; the corpus should have many");
+    assert!(
+        edges > 100,
+        "{name}: only {edges} references; the corpus should have many"
+    );
 
     // The CLI answers what the graph holds: the most used assets and the users of the first.
     let mut most_used: Vec<usize> = (0..graph.nodes.len()).collect();
@@ -383,26 +426,43 @@ fn check_corpus(name: &str, project: &Path) {
     for &i in most_used.iter().take(3) {
         let node = &graph.nodes[i];
         let users = walked(project, "refs", &node.guid);
-        assert_eq!(users, brute_users[node.path.as_str()].iter().map(|p| p.to_string()).collect(), "{name}: refs {}", node.path);
+        assert_eq!(
+            users,
+            brute_users[node.path.as_str()].iter().map(|p| p.to_string()).collect(),
+            "{name}: refs {}",
+            node.path
+        );
         let user = users.iter().next().unwrap();
-        assert_eq!(walked(project, "deps", user), brute[user.as_str()], "{name}: deps {user}");
+        assert_eq!(
+            walked(project, "deps", user),
+            brute[user.as_str()],
+            "{name}: deps {user}"
+        );
     }
 
     // Whatever a scene reaches (by the scan, transitively) is never unused.
     let mut reached: HashSet<&str> = HashSet::new();
-    let mut todo: Vec<&str> = guid_of.keys().filter(|p| p.ends_with(".unity")).map(String::as_str).collect();
+    let mut todo: Vec<&str> = guid_of
+        .keys()
+        .filter(|p| p.ends_with(".unity"))
+        .map(String::as_str)
+        .collect();
     while let Some(path) = todo.pop() {
         if reached.insert(path) {
             todo.extend(brute.get(path).into_iter().flatten().map(String::as_str));
         }
     }
-    let run = test_support::cli::Run::of(test_support::cli::command(Path::new(BIN), project).args(["unused", "--json"]));
+    let run =
+        test_support::cli::Run::of(test_support::cli::command(Path::new(BIN), project).args(["unused", "--json"]));
     assert_eq!(run.code, 0, "{name}: {}", run.stderr);
     let unused: Value = serde_json::from_str(&run.stdout).unwrap();
     let listed = paths(&unused, "unused");
     assert!(!listed.is_empty(), "{name}: nothing unused at all is unlikely");
     for path in &listed {
-        assert!(!reached.contains(path.as_str()), "{name}: unused lists {path}, which a scene reaches");
+        assert!(
+            !reached.contains(path.as_str()),
+            "{name}: unused lists {path}, which a scene reaches"
+        );
     }
     eprintln!(
         "{name}: {} assets, {edges} references agree with the scan; {} scenes reach {} assets; {} unused",

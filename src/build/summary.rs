@@ -254,7 +254,13 @@ mod tests {
             audit_lines: 3,
             mcp_ms: 0,
         };
-        let s = summarize(&decisions, Some(&execution), &BTreeMap::new(), &BTreeMap::new(), Caller::Cli);
+        let s = summarize(
+            &decisions,
+            Some(&execution),
+            &BTreeMap::new(),
+            &BTreeMap::new(),
+            Caller::Cli,
+        );
         assert_eq!(
             s.verdicts,
             [
@@ -267,6 +273,12 @@ mod tests {
         assert_eq!(
             s.lines[0],
             "[unity-assets:build] 1. enemy — auto applied: Assets/Z.prefab (0.90)"
+        );
+        let pulled = BTreeMap::from([(1, "pulls in 2 assets (Material 2): A.mat, B.mat".to_owned())]);
+        let s = summarize(&decisions, Some(&execution), &BTreeMap::new(), &pulled, Caller::Cli);
+        assert_eq!(
+            s.lines[0],
+            "[unity-assets:build] 1. enemy — auto applied: Assets/Z.prefab (0.90); pulls in 2 assets (Material 2): A.mat, B.mat"
         );
         assert!(s
             .lines
@@ -302,7 +314,13 @@ mod tests {
             mcp_ms: 0,
         };
         let why = "nothing applied: the planner gave no valid plan".to_owned();
-        let s = summarize(&decisions, Some(&execution), &BTreeMap::from([(1, why)]), &BTreeMap::new(), Caller::Cli);
+        let s = summarize(
+            &decisions,
+            Some(&execution),
+            &BTreeMap::from([(1, why)]),
+            &BTreeMap::new(),
+            Caller::Cli,
+        );
         assert_eq!(
             s.lines[0],
             "[unity-assets:build] 1. enemy — failed: Assets/Z.prefab (0.90): nothing applied: the planner gave no valid plan"

@@ -119,8 +119,16 @@ impl ReferenceGraph {
                 }
             }
         }
-        let by_guid = nodes.iter().enumerate().map(|(i, n)| (n.guid.clone(), i as u32)).collect();
-        let by_path = nodes.iter().enumerate().map(|(i, n)| (n.path.clone(), i as u32)).collect();
+        let by_guid = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.guid.clone(), i as u32))
+            .collect();
+        let by_path = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.path.clone(), i as u32))
+            .collect();
         Self {
             nodes,
             used_by,
@@ -159,9 +167,7 @@ impl ReferenceGraph {
 /// Unity's built-in resources (`Library/unity default resources` and
 /// friends): referenced everywhere, never a file of the project.
 fn is_builtin(guid: &str) -> bool {
-    guid.len() == 32
-        && guid[..16].bytes().all(|b| b == b'0')
-        && guid[17..].bytes().all(|b| b == b'0')
+    guid.len() == 32 && guid[..16].bytes().all(|b| b == b'0') && guid[17..].bytes().all(|b| b == b'0')
 }
 
 /// Write the graph of `rows` for the index whose manifest version is

@@ -97,7 +97,11 @@ impl Outcome {
 
 /// The graph with the lines its loading said, or the refusal when there is
 /// nothing to load (no index; an index that reads no references).
-fn load_graph(command: &str, ctx: &CallContext, asset: &str) -> anyhow::Result<Result<(Arc<ReferenceGraph>, Vec<String>), Outcome>> {
+fn load_graph(
+    command: &str,
+    ctx: &CallContext,
+    asset: &str,
+) -> anyhow::Result<Result<(Arc<ReferenceGraph>, Vec<String>), Outcome>> {
     let project = &ctx.workdir;
     let manifest = store::read_manifest(project, &ctx.limits)?;
     if manifest.as_ref().is_some_and(|m| m.schema_tier == Depth::Minimal) {
@@ -120,7 +124,10 @@ fn load_graph(command: &str, ctx: &CallContext, asset: &str) -> anyhow::Result<R
             "run `unity-assets index` first",
         )));
     };
-    let mut notes: Vec<String> = rebuilt.into_iter().map(|why| format!("[unity-assets:{command}] {why}")).collect();
+    let mut notes: Vec<String> = rebuilt
+        .into_iter()
+        .map(|why| format!("[unity-assets:{command}] {why}"))
+        .collect();
     if let store::Freshness::Stale { reason } = store::index_freshness(project, &ctx.limits) {
         notes.push(format!(
             "[unity-assets:{command}] warning: the index is stale ({reason}); references are as of the last index run: run `unity-assets index` for current ones"
@@ -148,9 +155,16 @@ fn stamp(project: &Path) -> Stamp {
 /// the calls of an MCP server) load it once while its files stay the same.
 static LOADED: Mutex<Option<(PathBuf, Stamp, Arc<ReferenceGraph>)>> = Mutex::new(None);
 
-fn cached_graph(project: &Path, limits: &engine::io::Limits) -> anyhow::Result<Option<(Arc<ReferenceGraph>, Option<String>)>> {
+fn cached_graph(
+    project: &Path,
+    limits: &engine::io::Limits,
+) -> anyhow::Result<Option<(Arc<ReferenceGraph>, Option<String>)>> {
     let before = stamp(project);
-    if let Some((dir, seen, graph)) = LOADED.lock().map_err(|_| anyhow::anyhow!("graph cache poisoned"))?.as_ref() {
+    if let Some((dir, seen, graph)) = LOADED
+        .lock()
+        .map_err(|_| anyhow::anyhow!("graph cache poisoned"))?
+        .as_ref()
+    {
         if dir == project && *seen == before {
             return Ok(Some((graph.clone(), None)));
         }
@@ -204,23 +218,25 @@ fn resolve_asset(a: ResolveArgs, ctx: &CallContext) -> anyhow::Result<Outcome> {
         vocabulary: &vocabulary,
         auto: a.auto,
     };
-    Ok(match resolve::resolve(&a.command, &ctx.workdir, &graph, &a.asset, &source)? {
-        Resolution::Refused(refusal) => refusal.noted(notes),
-        Resolution::Found(index, found_by) => {
-            let asset = AssetRef::of(&graph, index);
-            Outcome {
-                ok: true,
-                code: crate::exit::OK,
-                status: "ok".into(),
-                line: String::new(),
-                help: None,
-                notes,
-                document: json!({"status": "ok", "asset": asset, "found_by": found_by}),
-                asset: Some(asset),
-                found_by: Some(found_by),
+    Ok(
+        match resolve::resolve(&a.command, &ctx.workdir, &graph, &a.asset, &source)? {
+            Resolution::Refused(refusal) => refusal.noted(notes),
+            Resolution::Found(index, found_by) => {
+                let asset = AssetRef::of(&graph, index);
+                Outcome {
+                    ok: true,
+                    code: crate::exit::OK,
+                    status: "ok".into(),
+                    line: String::new(),
+                    help: None,
+                    notes,
+                    document: json!({"status": "ok", "asset": asset, "found_by": found_by}),
+                    asset: Some(asset),
+                    found_by: Some(found_by),
+                }
             }
-        }
-    })
+        },
+    )
 }
 
 /// Register `references.*`.

@@ -54,7 +54,9 @@ pub fn resolve(
 ) -> anyhow::Result<Resolution> {
     let text = asset.trim();
     let refuse = |code, status: &str, line: String, help: &str| {
-        Ok(Resolution::Refused(Outcome::refused(command, code, status, text, line, help)))
+        Ok(Resolution::Refused(Outcome::refused(
+            command, code, status, text, line, help,
+        )))
     };
     if text.is_empty() {
         return refuse(
@@ -138,7 +140,12 @@ pub fn resolve(
 }
 
 /// The confident top pick of a search for `text`.
-fn by_search(command: &str, graph: &ReferenceGraph, text: &str, search: &SearchSource<'_>) -> anyhow::Result<Resolution> {
+fn by_search(
+    command: &str,
+    graph: &ReferenceGraph,
+    text: &str,
+    search: &SearchSource<'_>,
+) -> anyhow::Result<Resolution> {
     let rows = (search.rows)()?;
     let vocabulary = (search.vocabulary)()?;
     let groups = crate::search::search_rows(&rows, text, &vocabulary, 5);
@@ -151,7 +158,9 @@ fn by_search(command: &str, graph: &ReferenceGraph, text: &str, search: &SearchS
             confidence: c.confidence,
         })
         .collect();
-    let top = candidates.first().filter(|c| c.confidence >= search.auto && groups.len() == 1);
+    let top = candidates
+        .first()
+        .filter(|c| c.confidence >= search.auto && groups.len() == 1);
     if let Some(index) = top.and_then(|c| graph.by_guid(&c.guid)) {
         return Ok(Resolution::Found(index, FoundBy::Search));
     }

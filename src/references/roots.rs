@@ -58,7 +58,8 @@ fn in_resources(path: &str) -> bool {
 pub fn find(project: &Path, limits: &Limits, graph: &ReferenceGraph) -> Roots {
     let mut roots = Roots::default();
     let by_guid_or_path = |guid: Option<&str>, path: Option<&str>| {
-        guid.and_then(|g| graph.by_guid(g)).or_else(|| path.and_then(|p| graph.by_path(p)))
+        guid.and_then(|g| graph.by_guid(g))
+            .or_else(|| path.and_then(|p| graph.by_path(p)))
     };
     match read(project, BUILD_SETTINGS, limits) {
         Some(text) => {
@@ -170,7 +171,11 @@ fn addressables(project: &Path, limits: &Limits, graph: &ReferenceGraph) -> Vec<
         }
     }
     let mut found: Vec<u32> = entries.iter().filter_map(|g| graph.by_guid(g)).collect();
-    let folders: HashSet<&str> = entries.iter().map(String::as_str).filter(|g| graph.by_guid(g).is_none()).collect();
+    let folders: HashSet<&str> = entries
+        .iter()
+        .map(String::as_str)
+        .filter(|g| graph.by_guid(g).is_none())
+        .collect();
     if !folders.is_empty() {
         let mut prefixes = vec![];
         folder_guids(project, "Assets", &folders, &mut prefixes, limits);
@@ -186,10 +191,14 @@ fn addressables(project: &Path, limits: &Limits, graph: &ReferenceGraph) -> Vec<
 /// The folders under `rel` whose `.meta` guid is one of `wanted`, as
 /// `path/` prefixes (real folders only: a link is not followed).
 fn folder_guids(project: &Path, rel: &str, wanted: &HashSet<&str>, out: &mut Vec<String>, limits: &Limits) {
-    let Ok(entries) = std::fs::read_dir(project.join(rel)) else { return };
+    let Ok(entries) = std::fs::read_dir(project.join(rel)) else {
+        return;
+    };
     for entry in entries.flatten() {
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
         if !is_dir || name.starts_with('.') {
             continue;
         }

@@ -94,7 +94,14 @@ pub fn unused(project: &Path, limits: &Limits, graph: &ReferenceGraph, extra: &[
     }
     listed.sort_by(|a, b| a.path.cmp(&b.path));
     let reached_count = reached.iter().filter(|r| **r).count();
-    let summary = summary_lines(&roots, added.len(), graph.nodes.len(), reached_count, &listed, [code, editor, packages]);
+    let summary = summary_lines(
+        &roots,
+        added.len(),
+        graph.nodes.len(),
+        reached_count,
+        &listed,
+        [code, editor, packages],
+    );
     let scene_paths: Vec<&str> = roots.scenes.iter().map(|&i| graph.node(i).path.as_str()).collect();
     Ok(Outcome {
         ok: true,
@@ -181,7 +188,10 @@ fn summary_lines(
             lines.push_str(&format!("\n  {}  {}", a.path, a.asset_type));
         }
         if listed.len() > SHOWN {
-            lines.push_str(&format!("\n  … and {} more (--json lists them all)", listed.len() - SHOWN));
+            lines.push_str(&format!(
+                "\n  … and {} more (--json lists them all)",
+                listed.len() - SHOWN
+            ));
         }
     }
     lines.push_str(&format!(

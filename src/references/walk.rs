@@ -97,7 +97,10 @@ pub fn report(graph: &ReferenceGraph, start: u32, direction: Direction, depth: u
             Direction::UsedBy => "nothing in the index uses it",
             Direction::Uses => "it uses no asset of the index",
         };
-        format!("[unity-assets:{command}] {} ({}): {nothing}", asset.path, asset.asset_type)
+        format!(
+            "[unity-assets:{command}] {} ({}): {nothing}",
+            asset.path, asset.asset_type
+        )
     } else {
         format!(
             "[unity-assets:{command}] {} ({}): {verb} {}{depth_words} ({})",
@@ -114,7 +117,10 @@ pub fn report(graph: &ReferenceGraph, start: u32, direction: Direction, depth: u
         }
     }
     if reached.len() > SHOWN {
-        summary.push_str(&format!("\n  … and {} more (--json lists them all)", reached.len() - SHOWN));
+        summary.push_str(&format!(
+            "\n  … and {} more (--json lists them all)",
+            reached.len() - SHOWN
+        ));
     }
     if !missing.is_empty() {
         summary.push_str(&format!(
@@ -177,4 +183,63 @@ pub fn pulls_in(graph: &ReferenceGraph, start: u32) -> String {
         by_type(reached.iter().map(|&(n, _, _)| graph.node(n).asset_type.as_str())),
         names.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::record::AssetRecord;
+
+    fn row(guid: &str, path: &str, kind: &str, deps: &[&str]) -> AssetRecord {
+        serde_json::from_value(json!({
+            "guid": guid, "path": path, "name": guid, "type": kind,
+            "labels": [], "llm_tags": [], "llm_summary": "", "dependencies": deps,
+        }))
+        .unwrap()
+    }
+
+    /// A prefab → two materials → one shared texture, and a cycle back.
+    fn graph() -> ReferenceGraph {
+        ReferenceGraph::from_records(&[
+            row("p", "Assets/Hero.prefab", "Prefab", &["m1", "m2"]),
+            row("m1", "Assets/Skin.mat", "Material", &["t"]),
+            row("m2", "Assets/Eyes.mat", "Material", &["t"]),
+            row("t", "Assets/Skin.png", "Texture2D", &["p"]),
+        ])
+    }
+
+    #[test]
+    fn each_asset_once_at_its_nearest_depth_and_cycles_end() {
+        let g = graph();
+        let p = g.by_guid("p").unwrap();
+        let one: Vec<u32> = reach(&g, p, Direction::Uses, 1).iter().map(|r| r.0).collect();
+        assert_eq!(one.len(), 2);
+        let all = reach(&g, p, Direction::Uses, 0);
+        assert_eq!(
+            all.len(),
+            3,
+            "the texture once; the cycle back to the prefab ends: {all:?}"
+        );
+        assert_eq!(
+            all[2],
+            (
+                g.by_guid("t").unwrap(),
+                2,
+                g.by_guid("m2").unwrap().min(g.by_guid("m1").unwrap())
+            )
+        );
+        let users = reach(&g, g.by_guid("t").unwrap(), Direction::UsedBy, 0);
+        assert_eq!(users.len(), 3);
+    }
+
+    #[test]
+    fn pulls_in_counts_by_type_and_names_the_nearest_first() {
+        let g = graph();
+        assert_eq!(
+            pulls_in(&g, g.by_guid("p").unwrap()),
+            "pulls in 3 assets (Material 2, Texture2D 1): Skin.mat, Eyes.mat, Skin.png"
+        );
+        let lonely = ReferenceGraph::from_records(&[row("x", "Assets/X.prefab", "Prefab", &[])]);
+        assert_eq!(pulls_in(&lonely, 0), "pulls in no other asset");
+    }
 }
