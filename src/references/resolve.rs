@@ -32,7 +32,13 @@ pub struct Candidate {
 /// What `asset` names: found (with how), or the refusal to show.
 pub enum Resolution {
     Found(u32, FoundBy),
-    Refused(Outcome),
+    Refused(Box<Outcome>),
+}
+
+impl Resolution {
+    fn refused(outcome: Outcome) -> Self {
+        Self::Refused(Box::new(outcome))
+    }
 }
 
 /// What a query's pick needs besides the graph: the rows and vocabulary of
@@ -54,7 +60,7 @@ pub fn resolve(
 ) -> anyhow::Result<Resolution> {
     let text = asset.trim();
     let refuse = |code, status: &str, line: String, help: &str| {
-        Ok(Resolution::Refused(Outcome::refused(
+        Ok(Resolution::refused(Outcome::refused(
             command, code, status, text, line, help,
         )))
     };
@@ -79,7 +85,7 @@ pub fn resolve(
     }
     if text.contains('/') || text.contains('\\') {
         return Ok(match project_path(project, text) {
-            Err(why) => Resolution::Refused(Outcome::refused(
+            Err(why) => Resolution::refused(Outcome::refused(
                 command,
                 crate::exit::INVALID,
                 "outside_project",
@@ -89,7 +95,7 @@ pub fn resolve(
             )),
             Ok(rel) => match graph.by_path(&rel) {
                 Some(i) => Resolution::Found(i, FoundBy::Path),
-                None if project.join(&rel).is_file() => Resolution::Refused(Outcome::refused(
+                None if project.join(&rel).is_file() => Resolution::refused(Outcome::refused(
                     command,
                     crate::exit::FAILED,
                     "not_indexed",
@@ -97,7 +103,7 @@ pub fn resolve(
                     format!("{rel} is not in the index"),
                     "run `unity-assets index` (a new asset, or one without a .meta file yet, is not indexed)",
                 )),
-                None => Resolution::Refused(Outcome::refused(
+                None => Resolution::refused(Outcome::refused(
                     command,
                     crate::exit::INVALID,
                     "unknown_asset",
@@ -123,7 +129,7 @@ pub fn resolve(
                     confidence: 1.0,
                 })
                 .collect();
-            return Ok(Resolution::Refused(
+            return Ok(Resolution::refused(
                 Outcome::refused(
                     command,
                     crate::exit::FAILED,
@@ -182,7 +188,7 @@ fn by_search(
             "name one of these by its path or guid",
         )
     };
-    Ok(Resolution::Refused(
+    Ok(Resolution::refused(
         Outcome::refused(command, code, status, text, line, help).with_candidates(candidates),
     ))
 }
