@@ -100,11 +100,7 @@ type Usable = (Arc<ReferenceGraph>, Vec<String>);
 
 /// The graph with the lines its loading said, or the refusal when there is
 /// nothing to load (no index; an index that reads no references).
-fn load_graph(
-    command: &str,
-    ctx: &CallContext,
-    asset: &str,
-) -> anyhow::Result<Result<Usable, Outcome>> {
+fn load_graph(command: &str, ctx: &CallContext, asset: &str) -> anyhow::Result<Result<Usable, Outcome>> {
     let project = &ctx.workdir;
     let manifest = store::read_manifest(project, &ctx.limits)?;
     if manifest.as_ref().is_some_and(|m| m.schema_tier == Depth::Minimal) {
