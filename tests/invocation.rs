@@ -97,11 +97,25 @@ async fn every_tool_ends_and_speaks_the_same_through_both_doors() {
     );
     // References refuse alike: a path outside the project, or (at minimal depth) no references read.
     assert_ne!(
-        both(dir, true, &["refs", "../outside.mat"], "refs", json!({"asset": "../outside.mat"})).await,
+        both(
+            dir,
+            true,
+            &["refs", "../outside.mat"],
+            "refs",
+            json!({"asset": "../outside.mat"})
+        )
+        .await,
         0
     );
     assert_ne!(
-        both(dir, true, &["unused", "--roots", "../x"], "unused", json!({"roots": ["../x"]})).await,
+        both(
+            dir,
+            true,
+            &["unused", "--roots", "../x"],
+            "unused",
+            json!({"roots": ["../x"]})
+        )
+        .await,
         0
     );
     // The project adds an exec stage: untrusted, every run is refused alike.

@@ -250,10 +250,9 @@ pub fn register(registry: &mut Registry) {
             "references.walk",
             "the assets that use an asset (used_by) or that it uses (uses), to a depth, with readable lines",
             |a: WalkArgs, ctx| {
-                let (graph, _) = match load_graph("refs", ctx, &a.guid)? {
-                    Ok(loaded) => loaded,
-                    Err(refusal) => return Err(refusal.line.into()),
-                };
+                // Resolve loaded it (and said what there was to say): this is the cached graph.
+                let (graph, _) = cached_graph(&ctx.workdir, &ctx.limits)?
+                    .ok_or_else(|| anyhow::anyhow!("the index was removed during the run; run `unity-assets index`"))?;
                 let start = graph
                     .by_guid(&a.guid)
                     .ok_or_else(|| anyhow::anyhow!("guid {} left the index during the run; run again", a.guid))?;
