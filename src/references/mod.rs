@@ -184,6 +184,8 @@ struct ResolveArgs {
     asset: String,
     /// The search's auto threshold: a query's pick under it is refused.
     auto: f32,
+    /// The lead a query's pick needs over the next candidate.
+    margin: f32,
 }
 
 #[derive(Deserialize)]
@@ -216,6 +218,7 @@ fn resolve_asset(a: ResolveArgs, ctx: &CallContext) -> anyhow::Result<Outcome> {
         rows: &rows,
         vocabulary: &vocabulary,
         auto: a.auto,
+        margin: a.margin,
     };
     Ok(
         match resolve::resolve(&a.command, &ctx.workdir, &graph, &a.asset, &source)? {

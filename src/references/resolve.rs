@@ -48,6 +48,8 @@ pub struct SearchSource<'a> {
     pub vocabulary: &'a dyn Fn() -> anyhow::Result<std::sync::Arc<Vocabulary>>,
     /// The search's `confidence_threshold.auto`: a pick under it is refused.
     pub auto: f32,
+    /// How far the top candidate must lead the next one: a tie is no pick.
+    pub margin: f32,
 }
 
 /// Resolve `asset` against `graph` (`project` confines a path).
@@ -164,9 +166,14 @@ fn by_search(
             confidence: c.confidence,
         })
         .collect();
+    let leads = |top: &Candidate| {
+        candidates
+            .get(1)
+            .is_none_or(|next| top.confidence - next.confidence >= search.margin)
+    };
     let top = candidates
         .first()
-        .filter(|c| c.confidence >= search.auto && groups.len() == 1);
+        .filter(|c| c.confidence >= search.auto && leads(c) && groups.len() == 1);
     if let Some(index) = top.and_then(|c| graph.by_guid(&c.guid)) {
         return Ok(Resolution::Found(index, FoundBy::Search));
     }
@@ -182,8 +189,8 @@ fn by_search(
             crate::exit::FAILED,
             "ambiguous",
             format!(
-                "`{text}` names no asset with confidence (best {:.2}, needs {:.2} and one request)",
-                candidates[0].confidence, search.auto
+                "`{text}` names no one asset with confidence (best {:.2}; a pick needs {:.2}, a lead of {:.2} over the next and one request)",
+                candidates[0].confidence, search.auto, search.margin
             ),
             "name one of these by its path or guid",
         )
