@@ -13,7 +13,7 @@ use engine::io::Limits;
 use serde_json::json;
 
 use super::roots::{self, Roots};
-use super::walk::{by_type, count, reach, Direction};
+use super::walk::{by_type, count, reached_from};
 use super::{AssetRef, Outcome};
 use crate::index::graph::ReferenceGraph;
 
@@ -71,15 +71,7 @@ pub fn unused(project: &Path, limits: &Limits, graph: &ReferenceGraph, extra: &[
         added.extend(matched);
     }
 
-    let mut reached = vec![false; graph.nodes.len()];
-    for start in roots.all().chain(added.iter().copied()) {
-        if std::mem::replace(&mut reached[start as usize], true) {
-            continue;
-        }
-        for (n, _, _) in reach(graph, start, Direction::Uses, 0) {
-            reached[n as usize] = true;
-        }
-    }
+    let reached = reached_from(graph, roots.all().chain(added.iter().copied()));
     let (mut listed, mut code, mut editor, mut packages) = (vec![], 0, 0, 0);
     for (i, node) in graph.nodes.iter().enumerate() {
         if reached[i] {

@@ -67,6 +67,23 @@ pub fn reach(graph: &ReferenceGraph, start: u32, direction: Direction, depth: u3
     reached
 }
 
+/// Which nodes `starts` reach forward at any depth, themselves included:
+/// one pass however many starts there are.
+pub fn reached_from(graph: &ReferenceGraph, starts: impl Iterator<Item = u32>) -> Vec<bool> {
+    let mut reached = vec![false; graph.nodes.len()];
+    let mut todo: Vec<u32> = starts
+        .filter(|&s| !std::mem::replace(&mut reached[s as usize], true))
+        .collect();
+    while let Some(node) = todo.pop() {
+        for &n in &graph.node(node).uses {
+            if !std::mem::replace(&mut reached[n as usize], true) {
+                todo.push(n);
+            }
+        }
+    }
+    reached
+}
+
 /// The `refs`/`deps` answer for `start`.
 pub fn report(graph: &ReferenceGraph, start: u32, direction: Direction, depth: u32) -> Walked {
     let (command, verb) = match direction {
