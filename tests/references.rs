@@ -164,6 +164,9 @@ fn unknown_outside_ambiguous_and_missing_index_are_refused_with_their_codes() {
         "{}",
         nowhere.stdout
     );
+    project.add_asset("Assets/Materials/New.mat", 50);
+    let (code, new) = json_of(&project, &["refs", "Assets/Materials/New.mat"]);
+    assert_eq!((code, new["status"].as_str()), (1, Some("not_indexed")));
     let (code, twins) = json_of(&project, &["refs", "Icon.png"]);
     assert_eq!((code, twins["status"].as_str()), (1, Some("ambiguous")));
     let candidates: BTreeSet<&str> = twins["candidates"]
