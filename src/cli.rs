@@ -20,13 +20,15 @@ Examples:
   unity-assets pick 0
   unity-assets build \"좀비 서바이벌 프로토타입 만들어줘\" --yes
   unity-assets doctor --offline
+  unity-assets refs Assets/Materials/Rock.mat --depth 2
+  unity-assets unused --roots Assets/Tools
   unity-assets web-search \"Unity addressables\" --type official --format detailed
 
 Shell completions: unity-assets completions bash > ~/.local/share/bash-completion/completions/unity-assets
 Manual page:       unity-assets man > unity-assets.1
 
 Exit codes: 0 ok · 1 the run failed or refused (stale index, locked file, MCP unavailable)
-            2 invalid input (bad query, pipeline, template, schema or config)
+            2 invalid input (bad query, unknown asset, pipeline, template, schema or config)
             3 untrusted project (see `unity-assets trust`) · 130 interrupted";
 
 /// The filters `search` takes beside the words (docs/filters.md).
@@ -208,6 +210,54 @@ pub enum Command {
         #[command(flatten)]
         model: ModelOptions,
     },
+    /// What uses an asset: the assets that reference it (--depth for theirs too).
+    ///
+    /// ASSET is a path in the project (Assets/…), a guid, a file name, or a few words
+    /// whose search pick is taken when it is confident (otherwise the candidates are
+    /// listed and nothing is walked). Needs an index at index_depth normal or rich.
+    Refs {
+        /// The asset: a path, a guid, a file name or a search query.
+        asset: String,
+        /// Steps of references to follow: 1 direct users, 2 also theirs, 0 every level.
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        depth: u32,
+        #[command(flatten)]
+        run: RunOptions,
+    },
+    /// What an asset uses: the assets it references (--depth for theirs too).
+    ///
+    /// ASSET is a path in the project (Assets/…), a guid, a file name, or a few words
+    /// whose search pick is taken when it is confident. References to guids no asset of
+    /// the index has (deleted assets, packages not indexed) are listed apart.
+    Deps {
+        /// The asset: a path, a guid, a file name or a search query.
+        asset: String,
+        /// Steps of references to follow: 1 what it references, 2 also theirs, 0 every level.
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        depth: u32,
+        #[command(flatten)]
+        run: RunOptions,
+    },
+    /// Assets nothing in a build reaches, by the index's references.
+    ///
+    /// Roots: the enabled scenes of ProjectSettings/EditorBuildSettings.asset (every
+    /// scene when that file is absent) and its config objects, every asset in a
+    /// Resources/ folder (outside editor folders), StreamingAssets/, the Addressables
+    /// entries of AddressableAssetsData/ groups (a folder entry: all under it), and
+    /// --roots. Whatever they reference, at any depth, is used.
+    ///
+    /// Counted but never listed: scripts, assembly definitions and plugins (code uses
+    /// them by name, unseen by references), assets of editor-only folders (Editor/,
+    /// Editor Default Resources/, Gizmos/: never in a build) and of Packages/. Not seen
+    /// either: a shader found only by name (Shader.Find, Always Included Shaders) or
+    /// an asset loaded by path in editor code; add them with --roots.
+    Unused {
+        /// More roots: files or folders inside the project that count as used.
+        #[arg(long, value_name = "PATH", num_args = 1..)]
+        roots: Vec<String>,
+        #[command(flatten)]
+        run: RunOptions,
+    },
     /// Index the project (incremental: only changed assets are re-tagged).
     Index {
         #[command(flatten)]
@@ -371,6 +421,9 @@ impl Command {
                 command: ProvidersCommand::Check { model },
             } => model.clone(),
             Command::Pick { .. }
+            | Command::Refs { .. }
+            | Command::Deps { .. }
+            | Command::Unused { .. }
             | Command::Validate { .. }
             | Command::Graph { .. }
             | Command::Eject { .. }

@@ -139,6 +139,13 @@ impl Invocation {
                 run,
             ),
             Command::Pick { index, run } => ("pick", json!({ "index": index }), run),
+            Command::Refs { asset, depth, run } => {
+                ("refs", json!({"asset": asset, "depth": depth, "json": run.json}), run)
+            }
+            Command::Deps { asset, depth, run } => {
+                ("deps", json!({"asset": asset, "depth": depth, "json": run.json}), run)
+            }
+            Command::Unused { roots, run } => ("unused", json!({"roots": roots, "json": run.json}), run),
             Command::Build {
                 request,
                 yes,

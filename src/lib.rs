@@ -2,7 +2,7 @@
 //! projects. Each command is a pipeline (`pipelines/*.yaml`) run by the
 //! generic `engine`; this crate holds the CLI and the Unity domain functions
 //! those pipelines call: [`index`], [`search`], [`semantic`] (search by
-//! meaning), [`build`], [`eval`], [`websearch`].
+//! meaning), [`build`], [`eval`], [`websearch`], [`references`] (what uses what).
 
 pub mod build;
 pub mod cli;
@@ -18,6 +18,7 @@ pub mod mcp_server;
 pub mod model;
 pub mod progress;
 pub mod project;
+pub mod references;
 pub mod search;
 pub mod semantic;
 pub mod trust;

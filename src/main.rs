@@ -117,6 +117,9 @@ async fn dispatch(cli: Cli) -> Outcome {
         | Command::Search { .. }
         | Command::WebSearch { .. }
         | Command::Pick { .. }
+        | Command::Refs { .. }
+        | Command::Deps { .. }
+        | Command::Unused { .. }
         | Command::Build { .. }
         | Command::Index { .. }
         | Command::Reindex { .. }

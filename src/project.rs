@@ -273,6 +273,7 @@ fn registry(config: &Config, resources: &Resources) -> Result<Registry, Diagnost
     crate::semantic::register(&mut registry, config.embeddings.clone());
     crate::websearch::register(&mut registry);
     crate::build::register(&mut registry);
+    crate::references::register(&mut registry);
     crate::doctor::register(&mut registry, config.llm.clone());
     registry.guard("unity", Arc::new(unity_guard(resources)?));
     Ok(registry)

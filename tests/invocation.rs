@@ -95,6 +95,29 @@ async fn every_tool_ends_and_speaks_the_same_through_both_doors() {
         both(dir, true, &["web-search", "ab"], "web_search", json!({"query": "ab"})).await,
         2
     );
+    // References refuse alike: a path outside the project, or (at minimal depth) no references read.
+    assert_ne!(
+        both(
+            dir,
+            true,
+            &["refs", "../outside.mat"],
+            "refs",
+            json!({"asset": "../outside.mat"})
+        )
+        .await,
+        0
+    );
+    assert_ne!(
+        both(
+            dir,
+            true,
+            &["unused", "--roots", "../x"],
+            "unused",
+            json!({"roots": ["../x"]})
+        )
+        .await,
+        0
+    );
     // The project adds an exec stage: untrusted, every run is refused alike.
     assert_eq!(
         both(dir, false, &["search", query], "search", json!({ "query": query })).await,

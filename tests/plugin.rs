@@ -12,11 +12,22 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 /// The plugin's slash commands, `/unity-assets:<name>`.
-const COMMANDS: &[&str] = &["build", "doctor", "index", "pick", "reindex", "search", "web-search"];
+const COMMANDS: &[&str] = &[
+    "build",
+    "deps",
+    "doctor",
+    "index",
+    "pick",
+    "refs",
+    "reindex",
+    "search",
+    "unused",
+    "web-search",
+];
 
 /// The tools that only read (`search` writes nothing but its own result file):
 /// their commands pre-approve them; every other tool asks first.
-const READ_ONLY_TOOLS: &[&str] = &["doctor", "search"];
+const READ_ONLY_TOOLS: &[&str] = &["deps", "doctor", "refs", "search", "unused"];
 
 /// How Claude Code names a tool of this plugin's server (`plugin:unity-assets:unity-assets`).
 const TOOL_PREFIX: &str = "mcp__plugin_unity-assets_unity-assets__";

@@ -185,7 +185,7 @@ pub fn register(registry: &mut Registry) {
         .function(
             "build.summary",
             "Per sub-intent verdicts, audit lines and the next step",
-            |a: SummaryArgs, _| {
+            |a: SummaryArgs, ctx| {
                 // A plan without calls applied nothing; its note says why.
                 let empty: std::collections::BTreeMap<usize, String> = a
                     .targets
@@ -194,7 +194,23 @@ pub fn register(registry: &mut Registry) {
                     .filter(|(_, p)| p.calls.is_empty())
                     .map(|(t, p)| (t.group, p.note.clone()))
                     .collect();
-                Ok(summary::summarize(&a.decisions, a.execution.as_ref(), &empty, a.caller))
+                // A placed prefab brings what it references into the scene: say what.
+                let pulls_in: std::collections::BTreeMap<usize, String> = a
+                    .decisions
+                    .iter()
+                    .filter_map(|d| Some((d.group, d.chosen.as_ref()?)))
+                    .filter(|(_, c)| c.path.ends_with(".prefab"))
+                    .filter_map(|(group, c)| {
+                        Some((group, crate::references::pulls_in(&ctx.workdir, &ctx.limits, &c.guid)?))
+                    })
+                    .collect();
+                Ok(summary::summarize(
+                    &a.decisions,
+                    a.execution.as_ref(),
+                    &empty,
+                    &pulls_in,
+                    a.caller,
+                ))
             },
         );
 }

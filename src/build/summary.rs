@@ -92,11 +92,14 @@ impl Caller {
     }
 }
 
-/// `empty_plans`: groups whose plan had no calls, with the plan's note.
+/// `empty_plans`: groups whose plan had no calls, with the plan's note;
+/// `pulls_in`: for groups that place a prefab, what it pulls in (the
+/// reference graph's line), appended to the group's applied line.
 pub fn summarize(
     decisions: &[Decision],
     execution: Option<&Execution>,
     empty_plans: &BTreeMap<usize, String>,
+    pulls_in: &BTreeMap<usize, String>,
     caller: Caller,
 ) -> Summary {
     let audit_lines = execution.map_or(0, |e| e.audit_lines);
@@ -111,14 +114,18 @@ pub fn summarize(
             .as_ref()
             .map(|c| format!("{} ({:.2})", c.path, c.confidence))
             .unwrap_or_default();
+        let applied_detail = match pulls_in.get(&d.group) {
+            Some(pulled) => format!("{chosen}; {pulled}"),
+            None => chosen.clone(),
+        };
         let (verdict, detail) = match (d.choice, violation, applied) {
             (_, Some(v), _) => (
                 Verdict::ScopeViolation,
                 format!("{} — nothing was sent for this group", v.reason),
             ),
             (_, _, Some(a)) if !a.ok => (Verdict::Failed, a.error.clone().unwrap_or_default()),
-            (Choice::Auto, _, Some(_)) => (Verdict::AutoApplied, chosen),
-            (Choice::Confirmed, _, Some(_)) => (Verdict::ConfirmedAndApplied, chosen),
+            (Choice::Auto, _, Some(_)) => (Verdict::AutoApplied, applied_detail),
+            (Choice::Confirmed, _, Some(_)) => (Verdict::ConfirmedAndApplied, applied_detail),
             (Choice::Auto | Choice::Confirmed, _, None) => match empty_plans.get(&d.group) {
                 Some(note) => (Verdict::Failed, format!("{chosen}: {note}")),
                 None => (Verdict::Failed, format!("{chosen} was not applied")),
@@ -247,7 +254,13 @@ mod tests {
             audit_lines: 3,
             mcp_ms: 0,
         };
-        let s = summarize(&decisions, Some(&execution), &BTreeMap::new(), Caller::Cli);
+        let s = summarize(
+            &decisions,
+            Some(&execution),
+            &BTreeMap::new(),
+            &BTreeMap::new(),
+            Caller::Cli,
+        );
         assert_eq!(
             s.verdicts,
             [
@@ -260,6 +273,12 @@ mod tests {
         assert_eq!(
             s.lines[0],
             "[unity-assets:build] 1. enemy — auto applied: Assets/Z.prefab (0.90)"
+        );
+        let pulled = BTreeMap::from([(1, "pulls in 2 assets (Material 2): A.mat, B.mat".to_owned())]);
+        let s = summarize(&decisions, Some(&execution), &BTreeMap::new(), &pulled, Caller::Cli);
+        assert_eq!(
+            s.lines[0],
+            "[unity-assets:build] 1. enemy — auto applied: Assets/Z.prefab (0.90); pulls in 2 assets (Material 2): A.mat, B.mat"
         );
         assert!(s
             .lines
@@ -295,7 +314,13 @@ mod tests {
             mcp_ms: 0,
         };
         let why = "nothing applied: the planner gave no valid plan".to_owned();
-        let s = summarize(&decisions, Some(&execution), &BTreeMap::from([(1, why)]), Caller::Cli);
+        let s = summarize(
+            &decisions,
+            Some(&execution),
+            &BTreeMap::from([(1, why)]),
+            &BTreeMap::new(),
+            Caller::Cli,
+        );
         assert_eq!(
             s.lines[0],
             "[unity-assets:build] 1. enemy — failed: Assets/Z.prefab (0.90): nothing applied: the planner gave no valid plan"
@@ -322,7 +347,7 @@ mod tests {
             ..Answers::default()
         };
         let decisions = decide(&groups, thresholds, &answers).unwrap();
-        let s = summarize(&decisions, None, &BTreeMap::new(), Caller::Cli);
+        let s = summarize(&decisions, None, &BTreeMap::new(), &BTreeMap::new(), Caller::Cli);
         assert_eq!(s.verdicts, [Verdict::Unconfirmed]);
         assert_eq!(
             s.lines.last().unwrap(),

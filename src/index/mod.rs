@@ -12,6 +12,7 @@
 mod classify;
 mod content;
 pub mod data;
+pub mod graph;
 pub mod labels;
 mod meta;
 mod packages;

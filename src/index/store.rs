@@ -82,6 +82,9 @@ pub struct Manifest {
     /// The vectors of search by meaning beside the rows, when there are any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embedding: Option<Embedding>,
+    /// `graph.json`, the reference graph of the rows (index_depth normal and rich).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph: Option<super::graph::GraphEntry>,
 }
 
 /// What `assets.vectors` holds: which embedder made it, from which text, how many rows.
@@ -418,6 +421,7 @@ mod tests {
             last_run: String::new(),
             schema_tier: tier,
             embedding: None,
+            graph: None,
         };
         assert_eq!(next_version(None, Depth::Minimal, true), "v1.0");
         assert_eq!(
@@ -504,6 +508,7 @@ mod tests {
             last_run: String::new(),
             schema_tier: Depth::Minimal,
             embedding: None,
+            graph: None,
         };
         write_manifest(project, &manifest).unwrap();
         let last_run = touch(&index.join(ASSETS_FILE)).unwrap();

@@ -191,9 +191,12 @@ fn saved_property(content: &str, awaiting_old_style_name: &mut bool, props: &mut
     }
 }
 
-/// The 32-hex GUIDs after each `guid:` on a line.
+/// The 32-hex guids of a line: after `guid:`, and after keys that end in `GUID:`
+/// (TextMesh Pro's `referencedFontAssetGUID`, Addressables' `m_AssetGUID`
+/// and group entries' `m_GUID`), which reference assets as well.
 fn guids_in(line: &str) -> impl Iterator<Item = &str> {
-    line.match_indices("guid:").filter_map(move |(at, key)| {
+    let keys = line.match_indices("guid:").chain(line.match_indices("GUID:"));
+    keys.filter_map(move |(at, key)| {
         let value = line[at + key.len()..].trim_start();
         let guid = value.get(..32)?;
         let ends = value[32..].chars().next().is_none_or(|c| !c.is_ascii_hexdigit());

@@ -87,6 +87,8 @@ fn annotations(pipeline: &str) -> ToolAnnotations {
         "build" => (false, true, false, false),
         "index" | "reindex" => (false, false, true, false),
         "doctor" => (true, false, true, false),
+        // Read the index (and rebuild graph.json when it is stale).
+        "refs" | "deps" | "unused" => (false, false, true, false),
         // Reaches search engines and web pages.
         "web-search" => (true, false, true, true),
         // A team's own pipeline may do anything: the spec's cautious defaults.

@@ -53,7 +53,7 @@ fn index_files(ctx: &CallContext) -> load::IndexFiles {
 /// or the embedded one, with the lexicon of the run's resources (the
 /// project's `data/lexicon/` files over the embedded ones); an unusable
 /// aliases file warns once, a path that leaves the project is an error.
-fn vocabulary(aliases: Option<&Path>, ctx: &CallContext) -> anyhow::Result<Arc<Vocabulary>> {
+pub(crate) fn vocabulary(aliases: Option<&Path>, ctx: &CallContext) -> anyhow::Result<Arc<Vocabulary>> {
     let path = aliases
         .map(|p| ctx.path(p))
         .transpose()

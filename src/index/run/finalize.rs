@@ -14,6 +14,7 @@ use time::OffsetDateTime;
 use super::checkpoint::forget_finished_batches;
 use super::diff::Diff;
 use super::plan::tag_subject;
+use crate::index::graph;
 use crate::index::labels::tags_without_labels;
 use crate::index::record::{AssetRecord, Depth, PackageRecord, ScannedAsset, TagRow};
 use crate::index::scan::{warning_counts, ScanResult};
@@ -131,16 +132,19 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff)
     };
 
     let previous_manifest = store::read_manifest(project, limits)?;
+    let version = store::next_version(
+        previous_manifest.as_ref(),
+        depth,
+        assets_rewritten || packages_rewritten,
+    );
+    let graph = write_graph(project, &records, depth, &version, assets_bytes.len() as u64)?;
     let manifest = store::Manifest {
-        version: store::next_version(
-            previous_manifest.as_ref(),
-            depth,
-            assets_rewritten || packages_rewritten,
-        ),
+        version,
         last_run: last_run.clone(),
         schema_tier: depth,
         // The embed stage that follows brings the vectors up to date.
         embedding: previous_manifest.as_ref().and_then(|m| m.embedding.clone()),
+        graph,
     };
     store::write_manifest(project, &manifest)?;
     for w in &scan.warnings {
@@ -204,6 +208,25 @@ pub(super) fn elapsed_since(started_at: &str) -> Duration {
         .ok()
         .and_then(|d| Duration::try_from(d).ok())
         .unwrap_or_default()
+}
+
+/// The reference graph of the rows, beside them (before the manifest that
+/// names it); at minimal depth the rows hold no references, so there is none.
+fn write_graph(
+    project: &Path,
+    records: &[AssetRecord],
+    depth: Depth,
+    version: &str,
+    assets_bytes: u64,
+) -> anyhow::Result<Option<graph::GraphEntry>> {
+    let path = store::index_dir(project).join(graph::GRAPH_FILE);
+    if depth == Depth::Minimal {
+        store::remove_if_present(&path)?;
+        return Ok(None);
+    }
+    let graph = graph::ReferenceGraph::from_records(records);
+    graph::write(project, &graph, version, assets_bytes)?;
+    Ok(Some(graph.entry()))
 }
 
 /// Whether a previous row has the fields the current tier needs from the tagger.
