@@ -49,7 +49,7 @@ fn tags_for(request: &Value) -> Value {
     guids.dedup();
     let rows: Vec<Value> = guids
         .iter()
-        .map(|g| json!({"guid": g, "llm_tags": ["scripted", "slow-tagger"], "llm_summary": format!("A scripted summary of asset {}.", &g[..8])}))
+        .map(|g| json!({"guid": g, "llm_tags": ["scripted", "slow-tagger"], "llm_summary": format!("A scripted summary of asset {}.", &g[..8]), "llm_use_cases": ["testing"]}))
         .collect();
     json!({"rows": rows})
 }
