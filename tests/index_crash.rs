@@ -73,10 +73,11 @@ fn project(dir: &Path, tagger: &LlmServer) {
     use_tagger(dir, tagger);
 }
 
-/// Point the project's model provider at `tagger`.
+/// Point the project's model provider at `tagger`, at minimal depth: rows
+/// without mtimes, so two projects made seconds apart give the same bytes.
 fn use_tagger(dir: &Path, tagger: &LlmServer) {
     let config = format!(
-        "batch_size: {BATCH}\nparallel_subagents: 1\nllm:\n  provider: openai\n  base_url: {}/v1\n  retries: 0\n  timeout_s: 20\n",
+        "index_depth: minimal\nbatch_size: {BATCH}\nparallel_subagents: 1\nllm:\n  provider: openai\n  base_url: {}/v1\n  retries: 0\n  timeout_s: 20\n",
         tagger.url()
     );
     std::fs::create_dir_all(dir.join(".claude")).expect("create .claude");
