@@ -19,6 +19,7 @@ pub mod records;
 pub mod rerank;
 pub mod result;
 pub mod route;
+pub mod term_index;
 pub mod text;
 pub mod validate;
 pub mod vocab;
@@ -225,6 +226,26 @@ struct Ranked {
 }
 
 #[derive(Deserialize)]
+struct RankedArgs {
+    intents: Vec<SubIntent>,
+    top_k: usize,
+    #[serde(default)]
+    past_picks: Vec<PastPickGroup>,
+    #[serde(default)]
+    aliases: Option<PathBuf>,
+    #[serde(default)]
+    thresholds: Thresholds,
+}
+
+/// Per sub-intent, its candidates among every asset (`search.ranked`).
+#[derive(Serialize)]
+struct RankedOut {
+    /// The index's asset count (what a map-reduce would have read).
+    assets: usize,
+    retrieved: Vec<Retrieved>,
+}
+
+#[derive(Deserialize)]
 struct MergeArgs {
     /// `map_reduce` items: one [`Ranked`] per chunk (null for a chunk that failed).
     chunks: Vec<Option<Ranked>>,
@@ -371,9 +392,15 @@ pub fn register(registry: &mut Registry) {
             "the manifest version and asset count of the index",
             |_: serde_json::Value, ctx| {
                 let index = index_files(ctx);
+                let manifest_version = index.manifest_version();
+                // A fresh search index knows the count without reading the rows.
+                let total_assets = match fresh_term_index(ctx, manifest_version.as_deref())? {
+                    Some(terms) => terms.lines(),
+                    None => index.count_assets()?,
+                };
                 Ok(IndexOut {
-                    manifest_version: index.manifest_version(),
-                    total_assets: index.count_assets()?,
+                    manifest_version,
+                    total_assets,
                 })
             },
         )
@@ -398,6 +425,35 @@ pub fn register(registry: &mut Registry) {
                     count: rows.len(),
                     rows,
                 })
+            },
+        )
+        .function(
+            "search.ranked",
+            "every asset ranked for each sub-intent from the search index: the builtin's exhaustive ranking, reading only the rows that hold a query word",
+            |a: RankedArgs, ctx| {
+                let vocab = vocabulary(a.aliases.as_deref(), ctx)?;
+                let requests = rank_requests(&a.intents, a.top_k, &a.past_picks, &vocab, a.thresholds);
+                let version = index_files(ctx).manifest_version();
+                let (assets, ranked) = term_index::rank(
+                    &index_dir(ctx),
+                    version.as_deref(),
+                    &ctx.limits,
+                    &requests,
+                    &mut |line| ctx.output.line(line),
+                )?;
+                Ok(RankedOut {
+                    assets,
+                    retrieved: ranked.into_iter().map(|candidates| Retrieved { candidates }).collect(),
+                })
+            },
+        )
+        .function(
+            "search.write-index",
+            "write the search index beside assets.jsonl when it is missing or stale",
+            |_: serde_json::Value, ctx| {
+                let version = index_files(ctx).manifest_version();
+                let line = term_index::TermIndex::refresh(&index_dir(ctx), version.as_deref(), &ctx.limits)?;
+                Ok(serde_json::json!({ "line": line }))
             },
         )
         .function(
@@ -557,7 +613,15 @@ fn keep_indexed(groups: &mut [ResultGroup], ctx: &CallContext) -> anyhow::Result
     if wanted.is_empty() {
         return Ok(());
     }
-    let paths = index_files(ctx).indexed_paths(&wanted)?;
+    let files = index_files(ctx);
+    let from_terms = match fresh_term_index(ctx, files.manifest_version().as_deref())? {
+        Some(terms) => terms.indexed_paths(&wanted)?,
+        None => None,
+    };
+    let paths = match from_terms {
+        Some(paths) => paths,
+        None => files.indexed_paths(&wanted)?,
+    };
     for group in groups.iter_mut() {
         group.candidates.retain_mut(|c| match paths.get(&c.guid) {
             Some(path) => {
@@ -574,6 +638,12 @@ fn keep_indexed(groups: &mut [ResultGroup], ctx: &CallContext) -> anyhow::Result
         });
     }
     Ok(())
+}
+
+/// The search index when it is present and fresh (else the caller reads
+/// the rows, as before there was one).
+fn fresh_term_index(ctx: &CallContext, manifest_version: Option<&str>) -> anyhow::Result<Option<term_index::TermIndex>> {
+    Ok(term_index::TermIndex::open_fresh(&index_dir(ctx), manifest_version, &ctx.limits)?.ok())
 }
 
 /// The structured stale-index warning with both options: A, run `reindex`
@@ -604,7 +674,18 @@ fn rank_for_intents(
     vocab: &Vocabulary,
     thresholds: Thresholds,
 ) -> Vec<Vec<Candidate>> {
-    let requests: Vec<(Query, RankOptions)> = intents
+    rank::rank_assets_each(rows, &rank_requests(intents, top_k, past_picks, vocab, thresholds))
+}
+
+/// What to rank for each sub-intent: its query and options.
+fn rank_requests<'a>(
+    intents: &'a [SubIntent],
+    top_k: usize,
+    past_picks: &[PastPickGroup],
+    vocab: &Vocabulary,
+    thresholds: Thresholds,
+) -> Vec<(Query, RankOptions<'a>)> {
+    intents
         .iter()
         .map(|intent| {
             let query = Query::analyze(&intent.intent, vocab);
@@ -616,8 +697,7 @@ fn rank_for_intents(
             };
             (query, options)
         })
-        .collect();
-    rank::rank_assets_each(rows, &requests)
+        .collect()
 }
 
 /// The builtin search in one call, without the pipeline: route the query,
@@ -631,6 +711,29 @@ pub fn search_rows(rows: &[AssetRow], query: &str, vocab: &Vocabulary, top_k: us
         .zip(ranked)
         .map(|(sub_intent, candidates)| Group { sub_intent, candidates })
         .collect()
+}
+
+/// [`search_rows`] answered from the search index of the index folder
+/// `dir` (rebuilt first when missing or stale, `announce` told): the same
+/// groups, reading only the rows that hold a query word.
+pub fn search_indexed(
+    dir: &Path,
+    limits: &engine::io::Limits,
+    query: &str,
+    vocab: &Vocabulary,
+    top_k: usize,
+    announce: &mut dyn FnMut(&str),
+) -> anyhow::Result<Vec<Group>> {
+    let sub_intents = route::route(query, vocab).sub_intents;
+    let requests = rank_requests(&sub_intents, top_k, &[], vocab, Thresholds::default());
+    let files = load::IndexFiles::new(dir, *limits);
+    let (_, ranked) = term_index::rank(dir, files.manifest_version().as_deref(), limits, &requests, announce)?;
+    drop(requests);
+    Ok(sub_intents
+        .into_iter()
+        .zip(ranked)
+        .map(|(sub_intent, candidates)| Group { sub_intent, candidates })
+        .collect())
 }
 
 #[cfg(test)]
@@ -683,6 +786,8 @@ mod tests {
             "search.index",
             "search.packages",
             "search.rows",
+            "search.ranked",
+            "search.write-index",
             "search.merge-chunks",
             "search.groups",
             "search.result",
