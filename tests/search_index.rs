@@ -71,10 +71,27 @@ fn row_line(guid: &str, path: &str, kind: &str, tags: &[&str], summary: &str) ->
 /// folders, Korean file names, a few words everywhere and some nowhere.
 fn generated_rows() -> Vec<String> {
     const SUBJECTS: &[&str] = &[
-        "Zombie", "Barrel", "Crate", "Lantern", "Helicopter", "Rock", "Tree", "Door", "Sword", "Potion", "Robot",
-        "Wall", "Button", "Footstep", "Torch", "Container", "Barricade",
+        "Zombie",
+        "Barrel",
+        "Crate",
+        "Lantern",
+        "Helicopter",
+        "Rock",
+        "Tree",
+        "Door",
+        "Sword",
+        "Potion",
+        "Robot",
+        "Wall",
+        "Button",
+        "Footstep",
+        "Torch",
+        "Container",
+        "Barricade",
     ];
-    const MODIFIERS: &[&str] = &["Scifi", "Wooden", "Mossy", "Old", "Metal", "Broken", "Red", "Big", "Small"];
+    const MODIFIERS: &[&str] = &[
+        "Scifi", "Wooden", "Mossy", "Old", "Metal", "Broken", "Red", "Big", "Small",
+    ];
     const KINDS: &[(&str, &str, &str)] = &[
         ("Prefab", "prefab", "Prefabs"),
         ("Material", "mat", "Materials"),
@@ -257,10 +274,15 @@ fn the_dev_sets_rank_the_same_from_the_index() {
         let run = test_support::cli::Run::of(test_support::cli::command(Path::new(BIN), &project).arg("index"));
         assert_eq!(run.code, 0, "{name}: {}", run.output());
         let index = project.join(".claude/unity-asset-index");
-        assert!(index.join(SEARCH_INDEX_FILE).is_file(), "`index` writes the search index");
+        assert!(
+            index.join(SEARCH_INDEX_FILE).is_file(),
+            "`index` writes the search index"
+        );
         let mut queries = Vec::new();
         for set in [format!("{name}.yml"), format!("{name}-meaning.yml")] {
-            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/queries").join(set);
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("benchmarks/queries")
+                .join(set);
             if path.is_file() {
                 let golden = load_golden(&path, &Limits::default()).unwrap();
                 queries.extend(golden.queries.into_iter().map(|q| q.query));

@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use engine::io::Limits;
 
 use super::records::{AssetRow, PackageRow};
+use super::term_index::TermIndex;
 use super::text::{for_each_part, Scratch};
 
 pub const ASSETS_FILE: &str = "assets.jsonl";
@@ -102,11 +103,24 @@ impl IndexFiles {
         Ok(out)
     }
 
-    /// The paths of those of `guids` the index holds. A line is decoded only
-    /// when its guid is wanted (or when it does not start the way the indexer
-    /// writes rows), so checking a few candidates against a large index costs
-    /// one pass over its text.
+    /// The search index when it is present and fresh; else (whatever the
+    /// reason) callers read the rows, as before there was one.
+    fn fresh_term_index(&self) -> Option<TermIndex> {
+        TermIndex::open_fresh(&self.dir, self.manifest_version().as_deref(), &self.limits)
+            .ok()?
+            .ok()
+    }
+
+    /// The paths of those of `guids` the index holds: from the search index
+    /// when it is fresh (the rows of those guids only), else by a scan in
+    /// which a line is decoded only when its guid is wanted (or when it does
+    /// not start the way the indexer writes rows).
     pub fn indexed_paths(&self, guids: &HashSet<&str>) -> anyhow::Result<HashMap<String, String>> {
+        if let Some(paths) = self.fresh_term_index().map(|index| index.indexed_paths(guids)) {
+            if let Some(paths) = paths? {
+                return Ok(paths);
+            }
+        }
         const HEAD: &str = "{\"guid\":\"";
         let text = self.text(ASSETS_FILE)?;
         let mut found = HashMap::new();
@@ -172,8 +186,12 @@ impl IndexFiles {
         Ok(packages)
     }
 
-    /// How many asset rows the index holds (non-blank lines).
+    /// How many asset rows the index holds (non-blank lines): the search
+    /// index knows when it is fresh, else the rows are counted.
     pub fn count_assets(&self) -> anyhow::Result<usize> {
+        if let Some(index) = self.fresh_term_index() {
+            return Ok(index.lines());
+        }
         Ok(row_lines(&self.text(ASSETS_FILE)?).count())
     }
 }

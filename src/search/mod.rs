@@ -392,15 +392,9 @@ pub fn register(registry: &mut Registry) {
             "the manifest version and asset count of the index",
             |_: serde_json::Value, ctx| {
                 let index = index_files(ctx);
-                let manifest_version = index.manifest_version();
-                // A fresh search index knows the count without reading the rows.
-                let total_assets = match fresh_term_index(ctx, manifest_version.as_deref())? {
-                    Some(terms) => terms.lines(),
-                    None => index.count_assets()?,
-                };
                 Ok(IndexOut {
-                    manifest_version,
-                    total_assets,
+                    manifest_version: index.manifest_version(),
+                    total_assets: index.count_assets()?,
                 })
             },
         )
@@ -613,15 +607,7 @@ fn keep_indexed(groups: &mut [ResultGroup], ctx: &CallContext) -> anyhow::Result
     if wanted.is_empty() {
         return Ok(());
     }
-    let files = index_files(ctx);
-    let from_terms = match fresh_term_index(ctx, files.manifest_version().as_deref())? {
-        Some(terms) => terms.indexed_paths(&wanted)?,
-        None => None,
-    };
-    let paths = match from_terms {
-        Some(paths) => paths,
-        None => files.indexed_paths(&wanted)?,
-    };
+    let paths = index_files(ctx).indexed_paths(&wanted)?;
     for group in groups.iter_mut() {
         group.candidates.retain_mut(|c| match paths.get(&c.guid) {
             Some(path) => {
@@ -638,12 +624,6 @@ fn keep_indexed(groups: &mut [ResultGroup], ctx: &CallContext) -> anyhow::Result
         });
     }
     Ok(())
-}
-
-/// The search index when it is present and fresh (else the caller reads
-/// the rows, as before there was one).
-fn fresh_term_index(ctx: &CallContext, manifest_version: Option<&str>) -> anyhow::Result<Option<term_index::TermIndex>> {
-    Ok(term_index::TermIndex::open_fresh(&index_dir(ctx), manifest_version, &ctx.limits)?.ok())
 }
 
 /// The structured stale-index warning with both options: A, run `reindex`

@@ -4,9 +4,9 @@
 
 use std::collections::HashMap;
 
+use super::super::query::Concept;
 use super::super::query::Query;
 use super::super::records::{AssetRow, PackageRow};
-use super::super::query::Concept;
 use super::super::text::{for_each_term, for_each_term_where, Scratch};
 
 /// The fields a record is scored on.

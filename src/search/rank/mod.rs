@@ -63,11 +63,11 @@ use super::loanword::LoanIndex;
 use super::query::Query;
 use super::records::AssetRow;
 
+pub(crate) use bm25f::Fnv;
 pub use bm25f::{
     add_field_lengths, for_each_field_term, score, score_each, score_each_in, scored_concepts, Corpus, Document, Field,
     Scored, FIELDS,
 };
-pub(crate) use bm25f::Fnv;
 pub use packages::{rank_packages, PackageChoice};
 pub use thresholds::Thresholds;
 

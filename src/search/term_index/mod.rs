@@ -23,7 +23,8 @@ use std::collections::{HashMap, HashSet};
 use std::io::{Read as _, Seek as _, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use anyhow::Context as _;
 use engine::io::Limits;
@@ -61,18 +62,44 @@ pub struct TermIndex {
     limits: Limits,
 }
 
+/// A parsed index file: its header and the sections after it.
+type Parsed = (Header, Arc<[u8]>);
+
+/// The last index file read — path, length, modification time — and what
+/// it held: the stages of one search (and every search of a long-running
+/// MCP server) read the file once.
+static LAST_READ: Mutex<Option<(PathBuf, u64, SystemTime, Parsed)>> = Mutex::new(None);
+
 /// The index on disk in `dir`, or why it cannot answer.
 fn open(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> anyhow::Result<Result<TermIndex, String>> {
     let path = dir.join(SEARCH_INDEX_FILE);
-    match engine::io::read_limited(&path, limits.file_bytes, engine::io::FILE_KEY) {
-        Ok(bytes) => Ok(load(&bytes, dir, manifest_version, limits)),
-        Err(e) if e.is_not_found() => Ok(Err("missing".into())),
-        Err(e) => Err(e.into()),
+    let stamp = std::fs::metadata(&path).and_then(|m| Ok((m.len(), m.modified()?)));
+    let cached = |(len, modified): &(u64, SystemTime)| {
+        let last = LAST_READ.lock().unwrap_or_else(|e| e.into_inner());
+        last.as_ref()
+            .filter(|(p, l, m, _)| *p == path && l == len && m == modified)
+            .map(|(_, _, _, parsed)| parsed.clone())
+    };
+    if let Some(parsed) = stamp.as_ref().ok().and_then(cached) {
+        return Ok(load(parsed, dir, manifest_version, limits));
     }
+    let bytes = match engine::io::read_limited(&path, limits.file_bytes, engine::io::FILE_KEY) {
+        Ok(bytes) => bytes,
+        Err(e) if e.is_not_found() => return Ok(Err("missing".into())),
+        Err(e) => return Err(e.into()),
+    };
+    let parsed = match parse(&bytes) {
+        Ok(parsed) => parsed,
+        Err(why) => return Ok(Err(why)),
+    };
+    if let Ok((len, modified)) = stamp {
+        *LAST_READ.lock().unwrap_or_else(|e| e.into_inner()) = Some((path, len, modified, parsed.clone()));
+    }
+    Ok(load(parsed, dir, manifest_version, limits))
 }
 
-/// The index in `bytes`, or why it cannot answer for `dir`'s `assets.jsonl`.
-fn load(bytes: &[u8], dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> Result<TermIndex, String> {
+/// The header and sections of an index file's bytes, or why they are not one.
+fn parse(bytes: &[u8]) -> Result<Parsed, String> {
     let Some(header_len) = bytes
         .strip_prefix(MAGIC)
         .and_then(|rest| rest.get(..4))
@@ -87,12 +114,21 @@ fn load(bytes: &[u8], dir: &Path, manifest_version: Option<&str>, limits: &Limit
     else {
         return Err("damaged".into());
     };
+    Ok((header, Arc::from(&bytes[body_at..])))
+}
+
+/// The parsed index, or why it cannot answer for `dir`'s `assets.jsonl`.
+fn load(
+    (header, body): Parsed,
+    dir: &Path,
+    manifest_version: Option<&str>,
+    limits: &Limits,
+) -> Result<TermIndex, String> {
     let assets = dir.join(ASSETS_FILE);
     let assets_bytes = std::fs::metadata(&assets).map(|m| m.len()).unwrap_or(0);
     if header.assets_bytes != assets_bytes || header.manifest_version.as_deref() != manifest_version {
         return Err("stale".into());
     }
-    let body: Arc<[u8]> = Arc::from(&bytes[body_at..]);
     let section = |(start, end): (usize, usize)| {
         (start <= end && end <= body.len()).then(|| Section {
             bytes: body.clone(),
@@ -133,14 +169,19 @@ fn rebuild(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> anyho
     let not_written = engine::io::write_atomic(&path, &bytes)
         .err()
         .map(|e| format!("cannot write {}: {e}", path.display()));
-    let index = load(&bytes, dir, manifest_version, limits)
+    let index = parse(&bytes)
+        .and_then(|parsed| load(parsed, dir, manifest_version, limits))
         .map_err(|why| anyhow::anyhow!("the search index just built is {why}"))?;
     Ok((index, not_written))
 }
 
 impl TermIndex {
     /// The index of `dir` when it is present and fresh; else why not.
-    pub fn open_fresh(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> anyhow::Result<Result<Self, String>> {
+    pub fn open_fresh(
+        dir: &Path,
+        manifest_version: Option<&str>,
+        limits: &Limits,
+    ) -> anyhow::Result<Result<Self, String>> {
         open(dir, manifest_version, limits)
     }
 
@@ -169,7 +210,9 @@ impl TermIndex {
         announce(&format!(
             "[unity-assets:search] the search index was {why}: rebuilt from {ASSETS_FILE} ({} rows){}",
             index.header.rows,
-            not_written.map(|e| format!(", kept in memory only ({e})")).unwrap_or_default()
+            not_written
+                .map(|e| format!(", kept in memory only ({e})"))
+                .unwrap_or_default()
         ));
         Ok(index)
     }
@@ -199,7 +242,8 @@ impl TermIndex {
             return Ok(vec![]);
         };
         let bytes = &self.body[self.header.postings.0..self.header.postings.1];
-        let damaged = || anyhow::anyhow!("the search index is damaged (postings of {term:?}); delete {SEARCH_INDEX_FILE}");
+        let damaged =
+            || anyhow::anyhow!("the search index is damaged (postings of {term:?}); delete {SEARCH_INDEX_FILE}");
         let mut at = usize::try_from(at)?;
         let count = read_varint(bytes, &mut at).ok_or_else(damaged)?;
         let mut ids = Vec::with_capacity(usize::try_from(count)?.min(self.header.rows));
@@ -220,7 +264,8 @@ impl TermIndex {
         if !meta.is_file() {
             anyhow::bail!("{} is not a regular file", self.assets.display());
         }
-        let mut file = std::fs::File::open(&self.assets).with_context(|| format!("cannot read {}", self.assets.display()))?;
+        let mut file =
+            std::fs::File::open(&self.assets).with_context(|| format!("cannot read {}", self.assets.display()))?;
         let mut rows = Vec::with_capacity(ids.len());
         let mut line = Vec::new();
         for &id in ids {
