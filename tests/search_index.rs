@@ -109,11 +109,11 @@ fn generated_rows() -> Vec<String> {
                     n += 1;
                     let pack = ["Environment", "Characters", "Props/Kit", "UI/Shared"][(s + variant) % 4];
                     let path = format!("Assets/{pack}/{folder}/{subject}_{modifier}_{variant:02}.{ext}");
-                    let tags: Vec<&str> = [subject, modifier]
-                        .iter()
-                        .map(|w| if n % 3 == 0 { w.to_owned() } else { "misc" })
-                        .collect();
-                    let tags: Vec<String> = tags.iter().map(|t| t.to_lowercase()).collect();
+                    // A third of the rows tagged with their words, the rest with one common word.
+                    let tags: Vec<String> = match n.is_multiple_of(3) {
+                        true => vec![subject.to_lowercase(), modifier.to_lowercase()],
+                        false => vec!["misc".to_owned()],
+                    };
                     let tags: Vec<&str> = tags.iter().map(String::as_str).collect();
                     let summary = format!("A {} {} {}.", modifier.to_lowercase(), subject.to_lowercase(), kind);
                     rows.push(row_line(&format!("{n:032x}"), &path, kind, &tags, &summary));

@@ -428,7 +428,7 @@ pub fn register(registry: &mut Registry) {
                 let vocab = vocabulary(a.aliases.as_deref(), ctx)?;
                 let requests = rank_requests(&a.intents, a.top_k, &a.past_picks, &vocab, a.thresholds);
                 let version = index_files(ctx).manifest_version();
-                let (assets, ranked) = term_index::rank(
+                let (index, ranked) = term_index::rank(
                     &index_dir(ctx),
                     version.as_deref(),
                     &ctx.limits,
@@ -436,7 +436,7 @@ pub fn register(registry: &mut Registry) {
                     &mut |line| ctx.output.line(line),
                 )?;
                 Ok(RankedOut {
-                    assets,
+                    assets: index.lines(),
                     retrieved: ranked.into_iter().map(|candidates| Retrieved { candidates }).collect(),
                 })
             },

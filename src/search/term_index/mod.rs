@@ -291,17 +291,29 @@ impl TermIndex {
         Ok(Some(rows))
     }
 
-    /// The paths of those of `guids` the index holds (the candidate check);
-    /// `None` when `assets.jsonl` changed since the index was built.
-    pub fn indexed_paths(&self, guids: &HashSet<&str>) -> anyhow::Result<Option<HashMap<String, String>>> {
+    /// Rows that decode (what a ranking counts).
+    pub fn rows(&self) -> usize {
+        self.header.rows
+    }
+
+    /// The rows of those of `guids` the index holds; `None` when
+    /// `assets.jsonl` changed since the index was built.
+    pub fn rows_of<'g>(&self, guids: impl IntoIterator<Item = &'g str>) -> anyhow::Result<Option<Vec<AssetRow>>> {
         let mut ids: Vec<u32> = guids
-            .iter()
+            .into_iter()
             .filter_map(|g| self.guids.get(g))
             .filter_map(|id| u32::try_from(id).ok())
             .collect();
         ids.sort_unstable();
+        ids.dedup();
+        self.fetch(&ids)
+    }
+
+    /// The paths of those of `guids` the index holds (the candidate check);
+    /// `None` when `assets.jsonl` changed since the index was built.
+    pub fn indexed_paths(&self, guids: &HashSet<&str>) -> anyhow::Result<Option<HashMap<String, String>>> {
         Ok(self
-            .fetch(&ids)?
+            .rows_of(guids.iter().copied())?
             .map(|rows| rows.into_iter().map(|r| (r.guid, r.path)).collect()))
     }
 
@@ -350,21 +362,24 @@ impl TermIndex {
 }
 
 /// Rank with the index of `dir`, rebuilding it once when it (or a row it
-/// points at) turns out stale.
+/// points at) turns out stale; the index it ranked with comes back too.
 pub fn rank(
     dir: &Path,
     manifest_version: Option<&str>,
     limits: &Limits,
     requests: &[(Query, RankOptions)],
     announce: &mut dyn FnMut(&str),
-) -> anyhow::Result<(usize, Vec<Vec<Candidate>>)> {
+) -> anyhow::Result<(TermIndex, Vec<Vec<Candidate>>)> {
     let index = TermIndex::open_or_build(dir, manifest_version, limits, announce)?;
     if let Some(ranked) = index.rank(requests)? {
-        return Ok((index.lines(), ranked));
+        return Ok((index, ranked));
     }
     let index = TermIndex::rebuilt(dir, manifest_version, limits, "stale", announce)?;
-    let ranked = index
-        .rank(requests)?
-        .with_context(|| format!("{ASSETS_FILE} changed while it was searched; search again"))?;
-    Ok((index.lines(), ranked))
+    let ranked = index.rank(requests)?.with_context(changed_while_searched)?;
+    Ok((index, ranked))
+}
+
+/// The error of a search whose `assets.jsonl` was rewritten under it.
+pub fn changed_while_searched() -> String {
+    format!("{ASSETS_FILE} changed while it was searched; search again")
 }
