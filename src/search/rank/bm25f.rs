@@ -151,7 +151,7 @@ struct Hit {
     cover: Vec<f32>,
 }
 
-/// The concepts of `query` that are scored (the first [`MAX_CONCEPTS`]).
+/// The concepts of `query` that are scored (the first 32: a bit mask tracks them).
 pub fn scored_concepts(query: &Query) -> &[Concept] {
     &query.concepts[..query.concepts.len().min(MAX_CONCEPTS)]
 }
