@@ -7,6 +7,7 @@
 //! The pipeline YAML owns the flow, thresholds and K values.
 
 pub mod hints;
+mod indexed;
 pub mod intent;
 pub mod lexicon;
 pub mod load;
@@ -23,6 +24,8 @@ pub mod term_index;
 pub mod text;
 pub mod validate;
 pub mod vocab;
+
+pub use indexed::search_indexed;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -226,26 +229,6 @@ struct Ranked {
 }
 
 #[derive(Deserialize)]
-struct RankedArgs {
-    intents: Vec<SubIntent>,
-    top_k: usize,
-    #[serde(default)]
-    past_picks: Vec<PastPickGroup>,
-    #[serde(default)]
-    aliases: Option<PathBuf>,
-    #[serde(default)]
-    thresholds: Thresholds,
-}
-
-/// Per sub-intent, its candidates among every asset (`search.ranked`).
-#[derive(Serialize)]
-struct RankedOut {
-    /// The index's asset count (what a map-reduce would have read).
-    assets: usize,
-    retrieved: Vec<Retrieved>,
-}
-
-#[derive(Deserialize)]
 struct MergeArgs {
     /// `map_reduce` items: one [`Ranked`] per chunk (null for a chunk that failed).
     chunks: Vec<Option<Ranked>>,
@@ -336,6 +319,7 @@ struct RecordArgs {
 /// Register the search and pick functions and the search builtins.
 pub fn register(registry: &mut Registry) {
     rerank::register(registry);
+    indexed::register(registry);
     registry
         .function(
             "query.validate",
@@ -419,35 +403,6 @@ pub fn register(registry: &mut Registry) {
                     count: rows.len(),
                     rows,
                 })
-            },
-        )
-        .function(
-            "search.ranked",
-            "every asset ranked for each sub-intent from the search index: the builtin's exhaustive ranking, reading only the rows that hold a query word",
-            |a: RankedArgs, ctx| {
-                let vocab = vocabulary(a.aliases.as_deref(), ctx)?;
-                let requests = rank_requests(&a.intents, a.top_k, &a.past_picks, &vocab, a.thresholds);
-                let version = index_files(ctx).manifest_version();
-                let (index, ranked) = term_index::rank(
-                    &index_dir(ctx),
-                    version.as_deref(),
-                    &ctx.limits,
-                    &requests,
-                    &mut |line| ctx.output.line(line),
-                )?;
-                Ok(RankedOut {
-                    assets: index.lines(),
-                    retrieved: ranked.into_iter().map(|candidates| Retrieved { candidates }).collect(),
-                })
-            },
-        )
-        .function(
-            "search.write-index",
-            "write the search index beside assets.jsonl when it is missing or stale",
-            |_: serde_json::Value, ctx| {
-                let version = index_files(ctx).manifest_version();
-                let line = term_index::TermIndex::refresh(&index_dir(ctx), version.as_deref(), &ctx.limits)?;
-                Ok(serde_json::json!({ "line": line }))
             },
         )
         .function(
@@ -691,29 +646,6 @@ pub fn search_rows(rows: &[AssetRow], query: &str, vocab: &Vocabulary, top_k: us
         .zip(ranked)
         .map(|(sub_intent, candidates)| Group { sub_intent, candidates })
         .collect()
-}
-
-/// [`search_rows`] answered from the search index of the index folder
-/// `dir` (rebuilt first when missing or stale, `announce` told): the same
-/// groups, reading only the rows that hold a query word.
-pub fn search_indexed(
-    dir: &Path,
-    limits: &engine::io::Limits,
-    query: &str,
-    vocab: &Vocabulary,
-    top_k: usize,
-    announce: &mut dyn FnMut(&str),
-) -> anyhow::Result<Vec<Group>> {
-    let sub_intents = route::route(query, vocab).sub_intents;
-    let requests = rank_requests(&sub_intents, top_k, &[], vocab, Thresholds::default());
-    let files = load::IndexFiles::new(dir, *limits);
-    let (_, ranked) = term_index::rank(dir, files.manifest_version().as_deref(), limits, &requests, announce)?;
-    drop(requests);
-    Ok(sub_intents
-        .into_iter()
-        .zip(ranked)
-        .map(|(sub_intent, candidates)| Group { sub_intent, candidates })
-        .collect())
 }
 
 #[cfg(test)]

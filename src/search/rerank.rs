@@ -141,7 +141,6 @@ pub(super) fn register(registry: &mut Registry) {
                     &requests,
                     &mut |line| ctx.output.line(line),
                 )?;
-                drop(requests);
                 let wanted = ranked.iter().flatten().map(|c| c.guid.as_str()).chain(a.also.iter().flatten().map(String::as_str));
                 let rows = index.rows_of(wanted)?.with_context(term_index::changed_while_searched)?;
                 let by_guid: HashMap<&str, &AssetRow> = rows.iter().map(|r| (r.guid.as_str(), r)).collect();
