@@ -134,7 +134,8 @@ fn game_project() -> Project {
 const NOTHING_MATCHES: &str = "spaceship laser cannon";
 const FALLBACK_1_K5: &str = "[unity-assets:search] fallback stage 1: top-K expansion (K=5)";
 const FALLBACK_1_K8: &str = "[unity-assets:search] fallback stage 1: top-K expansion (K=8)";
-const FALLBACK_2: &str = "[unity-assets:search] fallback stage 2: map-reduce forced (chunks=1)";
+/// The builtin ranks every asset from the search index (a model would map-reduce chunks).
+const FALLBACK_2: &str = "[unity-assets:search] fallback stage 2: every asset ranked (search index)";
 const FALLBACK_3: &str = "[unity-assets:search] fallback stage 3: no_match (suggested_action=reindex)";
 
 #[test]
@@ -305,10 +306,8 @@ fn a_rich_index_or_a_small_context_takes_the_map_reduce_branch() {
         .count();
     let run = project.run(&["search", "zombie enemy"]);
     assert_eq!(run.code, 0, "{run:?}");
-    let line = format!(
-        "[unity-assets:search] map-reduce 분기 활성 (assets={assets}, chunks={})",
-        assets.div_ceil(4)
-    );
+    // The builtin ranks every asset from the search index: no chunks.
+    let line = format!("[unity-assets:search] map-reduce 분기 활성 (assets={assets}, search index)");
     assert_eq!(run.count(&line), 1, "expected {line}\n{run:?}");
     let paths = candidate_paths(&project.result());
     assert!(paths[0][0].contains("/Zombie_"), "{paths:?}");
@@ -324,7 +323,7 @@ fn more_than_2000_assets_take_the_map_reduce_branch() {
     let run = project.run(&["search", "mossy rock"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
-        run.count("[unity-assets:search] map-reduce 분기 활성 (assets=2010, chunks=5)"),
+        run.count("[unity-assets:search] map-reduce 분기 활성 (assets=2010, search index)"),
         1,
         "{run:?}"
     );

@@ -11,7 +11,7 @@ use super::Check;
 use crate::index::store::{self, Freshness};
 
 /// Files the index folder may hold; anything else there is stray.
-const INDEX_FILES: [&str; 9] = [
+const INDEX_FILES: [&str; 10] = [
     store::MANIFEST_FILE,
     store::PACKAGES_FILE,
     store::ASSETS_FILE,
@@ -21,6 +21,7 @@ const INDEX_FILES: [&str; 9] = [
     "search-result.json",
     "feedback.jsonl",
     "orchestrator-audit.jsonl",
+    crate::search::term_index::SEARCH_INDEX_FILE,
 ];
 
 /// `Assets/` is where the doctor runs.

@@ -23,6 +23,7 @@ use engine::io::Limits;
 
 use super::filters::Filters;
 use super::records::{AssetRow, PackageRow};
+use super::term_index::TermIndex;
 use super::text::{for_each_part, Scratch};
 
 pub const ASSETS_FILE: &str = "assets.jsonl";
@@ -126,11 +127,26 @@ impl IndexFiles {
             .collect())
     }
 
-    /// The paths of those of `guids` the index holds (and the filters keep). A line is decoded only
-    /// when its guid is wanted (or when it does not start the way the indexer
-    /// writes rows), so checking a few candidates against a large index costs
-    /// one pass over its text.
+    /// The search index when it is present and fresh; else (whatever the
+    /// reason) callers read the rows, as before there was one.
+    fn fresh_term_index(&self) -> Option<TermIndex> {
+        TermIndex::open_fresh(&self.dir, self.manifest_version().as_deref(), &self.limits)
+            .ok()?
+            .ok()
+    }
+
+    /// The paths of those of `guids` the index holds (and the filters keep):
+    /// from the search index when it is fresh and no filter needs the rows,
+    /// else by a scan in
+    /// which a line is decoded only when its guid is wanted (or when it does
+    /// not start the way the indexer writes rows).
     pub fn indexed_paths(&self, guids: &HashSet<&str>) -> anyhow::Result<HashMap<String, String>> {
+        let term_index = self.filters.is_empty().then(|| self.fresh_term_index()).flatten();
+        if let Some(paths) = term_index.map(|index| index.indexed_paths(guids)) {
+            if let Some(paths) = paths? {
+                return Ok(paths);
+            }
+        }
         const HEAD: &str = "{\"guid\":\"";
         let text = self.text(ASSETS_FILE)?;
         let mut found = HashMap::new();
@@ -210,8 +226,12 @@ impl IndexFiles {
         Ok(packages)
     }
 
-    /// How many asset rows the index holds (non-blank lines).
+    /// How many asset rows the index holds (non-blank lines): the search
+    /// index knows when it is fresh, else the rows are counted.
     pub fn count_assets(&self) -> anyhow::Result<usize> {
+        if let Some(index) = self.fresh_term_index() {
+            return Ok(index.lines());
+        }
         Ok(row_lines(&self.text(ASSETS_FILE)?).count())
     }
 }

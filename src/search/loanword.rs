@@ -9,7 +9,7 @@
 //! and folders) are searched for the key, so an unseen loanword finds its
 //! asset without a lexicon entry.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::morph::decompose;
 use super::records::AssetRow;
@@ -118,6 +118,19 @@ fn is_vowel(b: u8) -> bool {
     matches!(b, b'a' | b'e' | b'i' | b'o' | b'u' | b'y')
 }
 
+/// Add the words of `row` a loanword may stand for: every part of its
+/// name and folders, three ASCII letters or more.
+pub fn collect_words(row: &AssetRow, scratch: &mut Scratch, words: &mut HashSet<String>) {
+    let folders = row.path.rsplit_once('/').map_or("", |(dirs, _)| dirs);
+    for text in [row.name.as_str(), folders] {
+        for_each_part(text, scratch, |part| {
+            if part.len() >= 3 && part.bytes().all(|b| b.is_ascii_alphabetic()) && !words.contains(part) {
+                words.insert(part.to_owned());
+            }
+        });
+    }
+}
+
 /// The project's English words by phonetic key: every part of every asset
 /// name and folder (stemmed like record terms), three letters or more.
 #[derive(Debug, Default)]
@@ -127,18 +140,18 @@ pub struct LoanIndex {
 
 impl LoanIndex {
     pub fn build(rows: &[AssetRow]) -> Self {
-        let mut words: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut words = HashSet::new();
         let mut scratch = Scratch::default();
         for row in rows {
-            let folders = row.path.rsplit_once('/').map_or("", |(dirs, _)| dirs);
-            for text in [row.name.as_str(), folders] {
-                for_each_part(text, &mut scratch, |part| {
-                    if part.len() >= 3 && part.bytes().all(|b| b.is_ascii_alphabetic()) && !words.contains(part) {
-                        words.insert(part.to_owned());
-                    }
-                });
-            }
+            collect_words(row, &mut scratch, &mut words);
         }
+        Self::from_words(words)
+    }
+
+    /// The index of words [`collect_words`] gathered (the search index
+    /// stores them, so a query reads the loanwords of the whole project
+    /// without its rows).
+    pub fn from_words(words: impl IntoIterator<Item = String>) -> Self {
         let mut by_key: HashMap<String, Vec<String>> = HashMap::new();
         for word in words {
             let key = latin_key(&word);

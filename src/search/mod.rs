@@ -8,6 +8,7 @@
 
 pub mod filters;
 pub mod hints;
+mod indexed;
 pub mod intent;
 pub mod lexicon;
 pub mod load;
@@ -20,9 +21,12 @@ pub mod records;
 pub mod rerank;
 pub mod result;
 pub mod route;
+pub mod term_index;
 pub mod text;
 pub mod validate;
 pub mod vocab;
+
+pub use indexed::search_indexed;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -336,6 +340,7 @@ struct RecordArgs {
 pub fn register(registry: &mut Registry) {
     rerank::register(registry);
     filters::register(registry);
+    indexed::register(registry);
     registry
         .function(
             "query.validate",
@@ -630,7 +635,18 @@ fn rank_for_intents(
     vocab: &Vocabulary,
     thresholds: Thresholds,
 ) -> Vec<Vec<Candidate>> {
-    let requests: Vec<(Query, RankOptions)> = intents
+    rank::rank_assets_each(rows, &rank_requests(intents, top_k, past_picks, vocab, thresholds))
+}
+
+/// What to rank for each sub-intent: its query and options.
+fn rank_requests<'a>(
+    intents: &'a [SubIntent],
+    top_k: usize,
+    past_picks: &[PastPickGroup],
+    vocab: &Vocabulary,
+    thresholds: Thresholds,
+) -> Vec<(Query, RankOptions<'a>)> {
+    intents
         .iter()
         .map(|intent| {
             let query = Query::analyze(&intent.intent, vocab);
@@ -642,8 +658,7 @@ fn rank_for_intents(
             };
             (query, options)
         })
-        .collect();
-    rank::rank_assets_each(rows, &requests)
+        .collect()
 }
 
 /// The builtin search in one call, without the pipeline: route the query,
@@ -709,6 +724,8 @@ mod tests {
             "search.index",
             "search.packages",
             "search.rows",
+            "search.ranked",
+            "search.write-index",
             "search.merge-chunks",
             "search.groups",
             "search.result",

@@ -7,15 +7,16 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use anyhow::Context as _;
 use engine::Registry;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::hints::PastPickGroup;
 use super::rank::{Candidate, Thresholds};
-use super::records::{decode_row, AssetRow};
+use super::records::AssetRow;
 use super::route::SubIntent;
-use super::{index_files, rank_for_intents, vocabulary, Retrieved};
+use super::{index_dir, index_files, rank_requests, term_index, vocabulary, Retrieved};
 
 #[derive(Deserialize)]
 struct RetrieveArgs {
@@ -132,13 +133,20 @@ pub(super) fn register(registry: &mut Registry) {
             "the builtin's top N rows per sub-intent, as compact rows for a model to rerank",
             |a: RetrieveArgs, ctx| {
                 let vocab = vocabulary(a.aliases.as_deref(), ctx)?;
-                let rows: Vec<AssetRow> = index_files(ctx)
-                    .narrowed(a.filters)
-                    .asset_lines(None)?
-                    .into_iter()
-                    .filter_map(|line| decode_row(Value::String(line)))
-                    .collect();
-                let mut ranked = rank_for_intents(&rows, &a.sub_intents, a.top_n, &a.past_picks, &vocab, a.thresholds);
+                // Every row ranked from the search index (the same ranking as a scan),
+                // then the rows of the ranked and the found-by-meaning guids only.
+                let requests = rank_requests(&a.sub_intents, a.top_n, &a.past_picks, &vocab, a.thresholds);
+                let version = index_files(ctx).manifest_version();
+                let (index, mut ranked) = term_index::rank(
+                    &index_dir(ctx),
+                    version.as_deref(),
+                    &ctx.limits,
+                    &requests,
+                    &a.filters,
+                    &mut |line| ctx.output.line(line),
+                )?;
+                let wanted = ranked.iter().flatten().map(|c| c.guid.as_str()).chain(a.also.iter().flatten().map(String::as_str));
+                let rows = index.rows_of(wanted)?.with_context(term_index::changed_while_searched)?;
                 let by_guid: HashMap<&str, &AssetRow> = rows.iter().map(|r| (r.guid.as_str(), r)).collect();
                 for (candidates, also) in ranked.iter_mut().zip(&a.also) {
                     add_found_by_meaning(candidates, also, &by_guid);
@@ -155,7 +163,7 @@ pub(super) fn register(registry: &mut Registry) {
                     })
                     .collect();
                 Ok(RetrieveOut {
-                    total_assets: rows.len(),
+                    total_assets: index.rows(),
                     retrieved,
                 })
             },

@@ -4,9 +4,10 @@
 
 use std::collections::HashMap;
 
+use super::super::query::Concept;
 use super::super::query::Query;
 use super::super::records::{AssetRow, PackageRow};
-use super::super::text::{for_each_term_where, Scratch};
+use super::super::text::{for_each_term, for_each_term_where, Scratch};
 
 /// The fields a record is scored on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,7 +41,7 @@ pub enum Field {
 }
 
 /// Sixteen at most: a concept's fields are a `u16` mask ([`Scored::found_in`]).
-const FIELDS: usize = 16;
+pub const FIELDS: usize = 16;
 
 impl Field {
     /// BM25F boost, length-normalisation `b`, and coverage credit.
@@ -225,13 +226,46 @@ struct Hit {
     cover: Vec<f32>,
 }
 
+/// The concepts of `query` that are scored (the first 32: a bit mask tracks them).
+pub fn scored_concepts(query: &Query) -> &[Concept] {
+    &query.concepts[..query.concepts.len().min(MAX_CONCEPTS)]
+}
+
+/// Every term of `doc`, field by field, as the scorer reads them: the
+/// search index posts these, so what it finds is what a scan would.
+pub fn for_each_field_term(doc: &dyn Document, scratch: &mut Scratch, f: &mut dyn FnMut(Field, &str)) {
+    doc.visit(&mut |field, text| for_each_term(text, scratch, |term| f(field, term)));
+}
+
+/// A record's length per field in terms, as BM25F normalises it (the
+/// scan counts the same positions, whether or not it stems them).
+pub fn add_field_lengths(lens: &mut [u16; FIELDS], field: Field) {
+    let f = field as usize;
+    lens[f] = lens[f].saturating_add(1);
+}
+
+/// Corpus statistics measured beforehand, by the search index, instead of
+/// over the records scored: so scoring only the records that match gives
+/// each the score a scan of the whole corpus would.
+#[derive(Debug, Clone)]
+pub struct Corpus {
+    /// How many records the corpus holds.
+    pub docs: usize,
+    /// Per field, the summed lengths of every record.
+    pub len_sums: [f64; FIELDS],
+    /// Per query, per scored concept ([`scored_concepts`]): how many
+    /// records hold one of its terms (of a weight above zero).
+    pub df: Vec<Vec<f32>>,
+}
+
 /// Records per parallel task: large enough that splitting costs nothing.
 const CHUNK: usize = 4096;
 
 /// FNV-1a: the term table is probed for every term of every record, and
-/// its keys are short strings, where SipHash's setup dominates.
+/// its keys are short strings, where SipHash's setup dominates. Stable
+/// across runs and platforms, so the search index also fingerprints rows with it.
 #[derive(Default)]
-struct Fnv(u64);
+pub(crate) struct Fnv(u64);
 
 impl std::hash::Hasher for Fnv {
     fn finish(&self) -> u64 {
@@ -337,11 +371,17 @@ pub fn score<D: Document + Sync>(docs: &[D], query: &Query) -> Vec<Scored> {
 /// concepts. Records are scanned in parallel chunks; the corpus statistics
 /// (lengths, document frequencies) are shared, the weights are per query.
 pub fn score_each<D: Document + Sync>(docs: &[D], queries: &[&Query]) -> Vec<Vec<Scored>> {
+    score_each_in(docs, queries, None)
+}
+
+/// [`score_each`] with the corpus statistics of `corpus` when given (then
+/// `docs` need only be the records that match), else measured over `docs`.
+pub fn score_each_in<D: Document + Sync>(docs: &[D], queries: &[&Query], corpus: Option<&Corpus>) -> Vec<Vec<Scored>> {
     use rayon::prelude::*;
     let mut concepts = Vec::new();
     let mut spans = Vec::with_capacity(queries.len());
     for query in queries {
-        let own = &query.concepts[..query.concepts.len().min(MAX_CONCEPTS)];
+        let own = scored_concepts(query);
         spans.push(concepts.len()..concepts.len() + own.len());
         concepts.extend(own);
     }
@@ -371,17 +411,26 @@ pub fn score_each<D: Document + Sync>(docs: &[D], queries: &[&Query]) -> Vec<Vec
         }
     }
 
-    let n = docs.len().max(1) as f32;
-    let avg: Vec<f32> = len_sums.iter().map(|s| (*s as f32 / n).max(1.0)).collect();
     let found = |hit: &Hit, c: usize| hit.tf[c * FIELDS..(c + 1) * FIELDS].iter().any(|&x| x > 0.0);
-    let mut df = vec![0f32; n_concepts];
-    for hit in &hits {
-        for (c, d) in df.iter_mut().enumerate() {
-            if found(hit, c) {
-                *d += 1.0;
-            }
+    let (n, df) = match corpus {
+        Some(corpus) => {
+            len_sums = corpus.len_sums;
+            (corpus.docs, corpus.df.iter().flatten().copied().collect())
         }
-    }
+        None => {
+            let mut df = vec![0f32; n_concepts];
+            for hit in &hits {
+                for (c, d) in df.iter_mut().enumerate() {
+                    if found(hit, c) {
+                        *d += 1.0;
+                    }
+                }
+            }
+            (docs.len(), df)
+        }
+    };
+    let n = n.max(1) as f32;
+    let avg: Vec<f32> = len_sums.iter().map(|s| (*s as f32 / n).max(1.0)).collect();
     let idf: Vec<f32> = df.iter().map(|&d| (1.0 + (n - d + 0.5) / (d + 0.5)).ln()).collect();
     let idf_max = (1.0 + (n + 0.5) / 0.5).ln();
 

@@ -69,7 +69,11 @@ use super::loanword::LoanIndex;
 use super::query::Query;
 use super::records::AssetRow;
 
-pub use bm25f::{score, score_each, Document, Field, Scored};
+pub(crate) use bm25f::Fnv;
+pub use bm25f::{
+    add_field_lengths, for_each_field_term, score, score_each, score_each_in, scored_concepts, Corpus, Document, Field,
+    Scored, FIELDS,
+};
 pub use packages::{rank_packages, PackageChoice};
 pub use thresholds::Thresholds;
 
@@ -183,25 +187,38 @@ pub fn rank_assets(rows: &[AssetRow], query: &Query, options: &RankOptions) -> V
 pub fn rank_assets_each(rows: &[AssetRow], requests: &[(Query, RankOptions)]) -> Vec<Vec<Candidate>> {
     // Unknown Korean words are read as loanwords of these rows' words; the
     // index is built only when a query has one.
-    let index = requests
+    let loans = requests
         .iter()
         .any(|(q, _)| q.has_unknown_korean())
         .then(|| LoanIndex::build(rows));
-    let resolved: Vec<Option<Query>> = requests
+    let resolved = with_loanwords(requests, loans.as_ref());
+    rank_resolved(rows, requests, &resolved, None)
+}
+
+/// Each request's query with its unknown Korean words read as loanwords
+/// of `loans` (the corpus's words); `None` where nothing changed.
+pub fn with_loanwords(requests: &[(Query, RankOptions)], loans: Option<&LoanIndex>) -> Vec<Option<Query>> {
+    requests
         .iter()
-        .map(|(q, _)| {
-            index
-                .as_ref()
-                .filter(|_| q.has_unknown_korean())
-                .map(|i| q.with_loanwords(i))
-        })
-        .collect();
+        .map(|(q, _)| loans.filter(|_| q.has_unknown_korean()).map(|i| q.with_loanwords(i)))
+        .collect()
+}
+
+/// Rank `rows` for each request, its query as [`with_loanwords`] resolved
+/// it; with `corpus`, `rows` may be only the records that match, scored
+/// with the whole corpus's statistics ([`Corpus`]).
+pub fn rank_resolved(
+    rows: &[AssetRow],
+    requests: &[(Query, RankOptions)],
+    resolved: &[Option<Query>],
+    corpus: Option<&Corpus>,
+) -> Vec<Vec<Candidate>> {
     let queries: Vec<&Query> = requests
         .iter()
-        .zip(&resolved)
+        .zip(resolved)
         .map(|((q, _), r)| r.as_ref().unwrap_or(q))
         .collect();
-    score_each(rows, &queries)
+    score_each_in(rows, &queries, corpus)
         .into_iter()
         .zip(requests.iter().zip(&queries))
         .map(|(scored, ((_, options), query))| candidates(rows, query, options, scored))

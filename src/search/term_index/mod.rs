@@ -1,0 +1,393 @@
+//! The search index (`search-index.bin`, beside `assets.jsonl`): the terms
+//! of every row, field by field as the ranker reads them
+//! ([`super::rank::Document::visit`]), in an `fst` term dictionary with
+//! postings of row ids, plus the corpus statistics BM25F needs (row count,
+//! summed field lengths), the loanword words, a guid dictionary and each
+//! row's offset in `assets.jsonl`.
+//!
+//! A search then reads only the rows that hold one of its terms and scores
+//! them with the whole corpus's statistics ([`super::rank::Corpus`]): every
+//! candidate gets the score a scan of every row would give it, and a row
+//! without any query term scores nothing either way, so the ranking is the
+//! exhaustive one (`tests/search_index.rs` holds that on every dev query).
+//!
+//! Freshness: the index records the length of `assets.jsonl` and the
+//! manifest version it was built from; every row read back is checked
+//! against its line's fingerprint. An index that is missing, of another
+//! format or stale is rebuilt from `assets.jsonl` with a line saying so —
+//! a stale index never answers.
+
+mod build;
+
+use std::collections::{HashMap, HashSet};
+use std::io::{Read as _, Seek as _, SeekFrom};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use anyhow::Context as _;
+use engine::io::Limits;
+
+use super::filters::Filters;
+use super::loanword::LoanIndex;
+use super::query::Query;
+use super::rank::{rank_resolved, scored_concepts, with_loanwords, Candidate, Corpus, RankOptions};
+use super::records::AssetRow;
+use build::{fingerprint, read_varint, Header, MAGIC, ROW_BYTES};
+
+pub const SEARCH_INDEX_FILE: &str = "search-index.bin";
+const ASSETS_FILE: &str = super::load::ASSETS_FILE;
+
+/// Part of the index file's bytes: an `fst` map reads its section in place.
+#[derive(Clone)]
+struct Section {
+    bytes: Arc<[u8]>,
+    range: Range<usize>,
+}
+
+impl AsRef<[u8]> for Section {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes[self.range.clone()]
+    }
+}
+
+/// A loaded search index, fresh against the `assets.jsonl` beside it.
+pub struct TermIndex {
+    header: Header,
+    /// The sections after the header.
+    body: Arc<[u8]>,
+    terms: fst::Map<Section>,
+    guids: fst::Map<Section>,
+    assets: PathBuf,
+    limits: Limits,
+}
+
+/// A parsed index file: its header and the sections after it.
+type Parsed = (Header, Arc<[u8]>);
+
+/// The last index file read — path, length, modification time — and what
+/// it held: the stages of one search (and every search of a long-running
+/// MCP server) read the file once.
+static LAST_READ: Mutex<Option<(PathBuf, u64, SystemTime, Parsed)>> = Mutex::new(None);
+
+/// The index on disk in `dir`, or why it cannot answer.
+fn open(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> anyhow::Result<Result<TermIndex, String>> {
+    let path = dir.join(SEARCH_INDEX_FILE);
+    let stamp = std::fs::metadata(&path).and_then(|m| Ok((m.len(), m.modified()?)));
+    let cached = |(len, modified): &(u64, SystemTime)| {
+        let last = LAST_READ.lock().unwrap_or_else(|e| e.into_inner());
+        last.as_ref()
+            .filter(|(p, l, m, _)| *p == path && l == len && m == modified)
+            .map(|(_, _, _, parsed)| parsed.clone())
+    };
+    if let Some(parsed) = stamp.as_ref().ok().and_then(cached) {
+        return Ok(load(parsed, dir, manifest_version, limits));
+    }
+    let bytes = match engine::io::read_limited(&path, limits.file_bytes, engine::io::FILE_KEY) {
+        Ok(bytes) => bytes,
+        Err(e) if e.is_not_found() => return Ok(Err("missing".into())),
+        Err(e) => return Err(e.into()),
+    };
+    let parsed = match parse(&bytes) {
+        Ok(parsed) => parsed,
+        Err(why) => return Ok(Err(why)),
+    };
+    if let Ok((len, modified)) = stamp {
+        *LAST_READ.lock().unwrap_or_else(|e| e.into_inner()) = Some((path, len, modified, parsed.clone()));
+    }
+    Ok(load(parsed, dir, manifest_version, limits))
+}
+
+/// The header and sections of an index file's bytes, or why they are not one.
+fn parse(bytes: &[u8]) -> Result<Parsed, String> {
+    let Some(header_len) = bytes
+        .strip_prefix(MAGIC)
+        .and_then(|rest| rest.get(..4))
+        .map(|len| u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize)
+    else {
+        return Err("of another format".into());
+    };
+    let body_at = MAGIC.len() + 4 + header_len;
+    let Some(header) = bytes
+        .get(MAGIC.len() + 4..body_at)
+        .and_then(|h| serde_json::from_slice::<Header>(h).ok())
+    else {
+        return Err("damaged".into());
+    };
+    Ok((header, Arc::from(&bytes[body_at..])))
+}
+
+/// The parsed index, or why it cannot answer for `dir`'s `assets.jsonl`.
+fn load(
+    (header, body): Parsed,
+    dir: &Path,
+    manifest_version: Option<&str>,
+    limits: &Limits,
+) -> Result<TermIndex, String> {
+    let assets = dir.join(ASSETS_FILE);
+    let assets_bytes = std::fs::metadata(&assets).map(|m| m.len()).unwrap_or(0);
+    if header.assets_bytes != assets_bytes || header.manifest_version.as_deref() != manifest_version {
+        return Err("stale".into());
+    }
+    let section = |(start, end): (usize, usize)| {
+        (start <= end && end <= body.len()).then(|| Section {
+            bytes: body.clone(),
+            range: start..end,
+        })
+    };
+    let maps = section(header.terms)
+        .zip(section(header.guids))
+        .zip(section(header.row_table).filter(|s| s.range.len() == header.rows * ROW_BYTES))
+        .zip(section(header.postings));
+    let Some((((terms, guids), _), _)) = maps else {
+        return Err("damaged".into());
+    };
+    let (Ok(terms), Ok(guids)) = (fst::Map::new(terms), fst::Map::new(guids)) else {
+        return Err("damaged".into());
+    };
+    Ok(TermIndex {
+        header,
+        body,
+        terms,
+        guids,
+        assets,
+        limits: *limits,
+    })
+}
+
+/// Build the index of `dir`'s `assets.jsonl` and write it atomically; a
+/// folder that cannot be written keeps the index in memory only.
+fn rebuild(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> anyhow::Result<(TermIndex, Option<String>)> {
+    let assets = dir.join(ASSETS_FILE);
+    let text = match engine::io::read_lines_limited(&assets, limits) {
+        Ok(text) => text,
+        Err(e) if e.is_not_found() => String::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let bytes = build::build(text.as_bytes(), manifest_version.map(str::to_owned))?;
+    let path = dir.join(SEARCH_INDEX_FILE);
+    let not_written = engine::io::write_atomic(&path, &bytes)
+        .err()
+        .map(|e| format!("cannot write {}: {e}", path.display()));
+    let index = parse(&bytes)
+        .and_then(|parsed| load(parsed, dir, manifest_version, limits))
+        .map_err(|why| anyhow::anyhow!("the search index just built is {why}"))?;
+    Ok((index, not_written))
+}
+
+impl TermIndex {
+    /// The index of `dir` when it is present and fresh; else why not.
+    pub fn open_fresh(
+        dir: &Path,
+        manifest_version: Option<&str>,
+        limits: &Limits,
+    ) -> anyhow::Result<Result<Self, String>> {
+        open(dir, manifest_version, limits)
+    }
+
+    /// The index of `dir`, rebuilt from `assets.jsonl` first when it is
+    /// missing or stale (`announce` gets the line saying so).
+    pub fn open_or_build(
+        dir: &Path,
+        manifest_version: Option<&str>,
+        limits: &Limits,
+        announce: &mut dyn FnMut(&str),
+    ) -> anyhow::Result<Self> {
+        match open(dir, manifest_version, limits)? {
+            Ok(index) => Ok(index),
+            Err(why) => Self::rebuilt(dir, manifest_version, limits, &why, announce),
+        }
+    }
+
+    fn rebuilt(
+        dir: &Path,
+        manifest_version: Option<&str>,
+        limits: &Limits,
+        why: &str,
+        announce: &mut dyn FnMut(&str),
+    ) -> anyhow::Result<Self> {
+        let (index, not_written) = rebuild(dir, manifest_version, limits)?;
+        announce(&format!(
+            "[unity-assets:search] the search index was {why}: rebuilt from {ASSETS_FILE} ({} rows){}",
+            index.header.rows,
+            not_written
+                .map(|e| format!(", kept in memory only ({e})"))
+                .unwrap_or_default()
+        ));
+        Ok(index)
+    }
+
+    /// Write the index of `dir` when it is missing or stale (the `index`
+    /// pipeline's last step); the line says what was done, `None` when the
+    /// index was fresh.
+    pub fn refresh(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> anyhow::Result<Option<String>> {
+        if open(dir, manifest_version, limits)?.is_ok() {
+            return Ok(None);
+        }
+        let (index, not_written) = rebuild(dir, manifest_version, limits)?;
+        Ok(Some(match not_written {
+            None => format!("search index: {} rows", index.header.rows),
+            Some(e) => format!("search index not written: {e}"),
+        }))
+    }
+
+    /// Non-blank lines of `assets.jsonl` (the asset count search reports).
+    pub fn lines(&self) -> usize {
+        self.header.lines
+    }
+
+    /// The row ids holding `term`, ascending.
+    fn postings(&self, term: &str) -> anyhow::Result<Vec<u32>> {
+        let Some(at) = self.terms.get(term) else {
+            return Ok(vec![]);
+        };
+        let bytes = &self.body[self.header.postings.0..self.header.postings.1];
+        let damaged =
+            || anyhow::anyhow!("the search index is damaged (postings of {term:?}); delete {SEARCH_INDEX_FILE}");
+        let mut at = usize::try_from(at)?;
+        let count = read_varint(bytes, &mut at).ok_or_else(damaged)?;
+        let mut ids = Vec::with_capacity(usize::try_from(count)?.min(self.header.rows));
+        let mut id = 0u64;
+        for _ in 0..count {
+            id += read_varint(bytes, &mut at).ok_or_else(damaged)?;
+            ids.push(u32::try_from(id)?);
+        }
+        Ok(ids)
+    }
+
+    /// The rows `ids` (ascending) read from `assets.jsonl` by offset; `None`
+    /// when one no longer is what was indexed (the file changed).
+    fn fetch(&self, ids: &[u32]) -> anyhow::Result<Option<Vec<AssetRow>>> {
+        let table = &self.body[self.header.row_table.0..self.header.row_table.1];
+        let meta = std::fs::symlink_metadata(&self.assets)
+            .with_context(|| format!("cannot read {}", self.assets.display()))?;
+        if !meta.is_file() {
+            anyhow::bail!("{} is not a regular file", self.assets.display());
+        }
+        let mut file =
+            std::fs::File::open(&self.assets).with_context(|| format!("cannot read {}", self.assets.display()))?;
+        let mut rows = Vec::with_capacity(ids.len());
+        let mut line = Vec::new();
+        for &id in ids {
+            let Some(entry) = table.get(id as usize * ROW_BYTES..(id as usize + 1) * ROW_BYTES) else {
+                return Ok(None);
+            };
+            let offset = u64::from_le_bytes(entry[0..8].try_into()?);
+            let len = u32::from_le_bytes(entry[8..12].try_into()?);
+            let print = u64::from_le_bytes(entry[12..20].try_into()?);
+            if u64::from(len) > self.limits.line_bytes {
+                return Ok(None);
+            }
+            line.resize(len as usize, 0);
+            file.seek(SeekFrom::Start(offset))?;
+            if file.read_exact(&mut line).is_err() || fingerprint(&line) != print {
+                return Ok(None);
+            }
+            match serde_json::from_slice::<AssetRow>(&line) {
+                Ok(row) => rows.push(row),
+                Err(_) => return Ok(None),
+            }
+        }
+        Ok(Some(rows))
+    }
+
+    /// Rows that decode (what a ranking counts).
+    pub fn rows(&self) -> usize {
+        self.header.rows
+    }
+
+    /// The rows of those of `guids` the index holds; `None` when
+    /// `assets.jsonl` changed since the index was built.
+    pub fn rows_of<'g>(&self, guids: impl IntoIterator<Item = &'g str>) -> anyhow::Result<Option<Vec<AssetRow>>> {
+        let mut ids: Vec<u32> = guids
+            .into_iter()
+            .filter_map(|g| self.guids.get(g))
+            .filter_map(|id| u32::try_from(id).ok())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        self.fetch(&ids)
+    }
+
+    /// The paths of those of `guids` the index holds (the candidate check);
+    /// `None` when `assets.jsonl` changed since the index was built.
+    pub fn indexed_paths(&self, guids: &HashSet<&str>) -> anyhow::Result<Option<HashMap<String, String>>> {
+        Ok(self
+            .rows_of(guids.iter().copied())?
+            .map(|rows| rows.into_iter().map(|r| (r.guid, r.path)).collect()))
+    }
+
+    /// Each request ranked over every row, as [`super::rank::rank_assets_each`]
+    /// ranks a scan of them, reading only the rows that hold a query term;
+    /// `None` when `assets.jsonl` changed since the index was built.
+    pub fn rank(
+        &self,
+        requests: &[(Query, RankOptions)],
+        filters: &Filters,
+    ) -> anyhow::Result<Option<Vec<Vec<Candidate>>>> {
+        let loans = requests
+            .iter()
+            .any(|(q, _)| q.has_unknown_korean())
+            .then(|| LoanIndex::from_words(self.header.loan_words.iter().cloned()));
+        let resolved = with_loanwords(requests, loans.as_ref());
+        let mut postings: HashMap<&str, Vec<u32>> = HashMap::new();
+        let mut df = Vec::with_capacity(requests.len());
+        let mut candidates: Vec<u32> = Vec::new();
+        for ((query, _), own) in requests.iter().zip(&resolved) {
+            let query = own.as_ref().unwrap_or(query);
+            let mut per_concept = Vec::new();
+            for concept in scored_concepts(query) {
+                let mut holding: Vec<u32> = Vec::new();
+                for (term, _) in concept.terms.iter().filter(|(_, weight)| *weight > 0.0) {
+                    if !postings.contains_key(term.as_str()) {
+                        postings.insert(term, self.postings(term)?);
+                    }
+                    holding.extend(&postings[term.as_str()]);
+                }
+                holding.sort_unstable();
+                holding.dedup();
+                per_concept.push(holding.len() as f32);
+                candidates.extend(holding);
+            }
+            df.push(per_concept);
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        let Some(mut rows) = self.fetch(&candidates)? else {
+            return Ok(None);
+        };
+        // Filters narrow after the statistics: a row scores as it would unfiltered.
+        rows.retain(|row| filters.matches(row));
+        let corpus = Corpus {
+            docs: self.header.rows,
+            len_sums: self.header.len_sums,
+            df,
+        };
+        Ok(Some(rank_resolved(&rows, requests, &resolved, Some(&corpus))))
+    }
+}
+
+/// Rank with the index of `dir`, rebuilding it once when it (or a row it
+/// points at) turns out stale; the index it ranked with comes back too.
+pub fn rank(
+    dir: &Path,
+    manifest_version: Option<&str>,
+    limits: &Limits,
+    requests: &[(Query, RankOptions)],
+    filters: &Filters,
+    announce: &mut dyn FnMut(&str),
+) -> anyhow::Result<(TermIndex, Vec<Vec<Candidate>>)> {
+    let index = TermIndex::open_or_build(dir, manifest_version, limits, announce)?;
+    if let Some(ranked) = index.rank(requests, filters)? {
+        return Ok((index, ranked));
+    }
+    let index = TermIndex::rebuilt(dir, manifest_version, limits, "stale", announce)?;
+    let ranked = index.rank(requests, filters)?.with_context(changed_while_searched)?;
+    Ok((index, ranked))
+}
+
+/// The error of a search whose `assets.jsonl` was rewritten under it.
+pub fn changed_while_searched() -> String {
+    format!("{ASSETS_FILE} changed while it was searched; search again")
+}
