@@ -52,7 +52,8 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// Add `fields` to the rows of these paths, keeping `assets.jsonl`'s
-/// modification time so the index stays fresh.
+/// modification time so the index stays fresh; the search index, built from
+/// the rows before, is removed so the first search builds it from these.
 fn augment(project: &Project, fields: &[(&str, Value)]) {
     let file = project.path().join(INDEX_DIR).join("assets.jsonl");
     let modified = std::fs::metadata(&file).unwrap().modified().unwrap();
@@ -74,6 +75,7 @@ fn augment(project: &Project, fields: &[(&str, Value)]) {
         .unwrap()
         .set_modified(modified)
         .unwrap();
+    std::fs::remove_file(project.path().join(INDEX_DIR).join("search-index.bin")).unwrap();
 }
 
 fn rows(project: &Project) -> Vec<Value> {
