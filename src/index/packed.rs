@@ -45,9 +45,7 @@ impl<'de> Visitor<'de> for AssetsVisitor {
         text.lines()
             .filter(|line| !line.is_empty())
             .enumerate()
-            .map(|(i, line)| {
-                serde_json::from_str(line).map_err(|e| E::custom(format!("scanned asset {}: {e}", i + 1)))
-            })
+            .map(|(i, line)| serde_json::from_str(line).map_err(|e| E::custom(format!("scanned asset {}: {e}", i + 1))))
             .collect()
     }
 

@@ -35,10 +35,11 @@ pub(super) fn walk(project: &Path, ignore_paths: &[String]) -> (Vec<Entry>, Vec<
     if let Ok(read) = fs::read_dir(project.join("Packages")) {
         roots.extend(
             read.filter_map(Result::ok)
-                .filter(|e| e.path().is_dir())
                 .filter_map(|e| e.file_name().to_str().map(|name| format!("Packages/{name}"))),
         );
     }
+    // A linked root is not followed either: it may lead out of the project.
+    roots.retain(|root| fs::symlink_metadata(project.join(root)).is_ok_and(|m| m.is_dir()));
     let ignored: Vec<String> = ignore_paths
         .iter()
         .map(|p| p.trim_end_matches('/').to_owned())
@@ -107,7 +108,9 @@ impl Walker<'_> {
             let file_type = match item.file_type() {
                 Ok(t) => t,
                 Err(e) => {
-                    found.problems.push(unreadable(&format!("{rel}/{lossy}"), &e.to_string()));
+                    found
+                        .problems
+                        .push(unreadable(&format!("{rel}/{lossy}"), &e.to_string()));
                     continue;
                 }
             };
@@ -165,4 +168,58 @@ pub(super) fn mtime_nanos(meta: &fs::Metadata) -> u128 {
         .ok()
         .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths(project: &Path, ignore: &[&str]) -> Vec<String> {
+        let ignore: Vec<String> = ignore.iter().map(|s| (*s).to_owned()).collect();
+        walk(project, &ignore).0.into_iter().map(|e| e.path).collect()
+    }
+
+    #[test]
+    fn the_walk_skips_what_unity_skips_and_never_follows_a_linked_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret.txt"), "x").unwrap();
+        let project = dir.path();
+        for folder in [
+            "Assets/A/B",
+            "Assets/.git",
+            "Assets/Docs~",
+            "Assets/Plugins/Editor",
+            "Packages/com.x",
+        ] {
+            fs::create_dir_all(project.join(folder)).unwrap();
+        }
+        for file in [
+            "Assets/A/B/c.png",
+            "Assets/.hidden",
+            "Assets/Docs~/d.md",
+            "Assets/Plugins/Editor/e.cs",
+            "Packages/com.x/f.mat",
+        ] {
+            fs::write(project.join(file), "").unwrap();
+        }
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(outside.path(), project.join("Assets/Linked")).unwrap();
+            std::os::unix::fs::symlink(outside.path(), project.join("Packages/com.linked")).unwrap();
+        }
+        let mut expected = vec![
+            "Assets/A",
+            "Assets/A/B",
+            "Assets/A/B/c.png",
+            "Assets/Plugins",
+            "Packages/com.x/f.mat",
+        ];
+        // A linked folder is an entry (signed by what it links to), never walked into.
+        if cfg!(unix) {
+            expected.push("Assets/Linked");
+        }
+        expected.sort();
+        assert_eq!(paths(project, &["Assets/Plugins/Editor"]), expected);
+    }
 }

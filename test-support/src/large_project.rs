@@ -95,7 +95,10 @@ fn name_words(stem: &str) -> Vec<String> {
         .map(|w| {
             let lower = w.to_ascii_lowercase();
             let mut chars = lower.chars();
-            chars.next().map(|f| f.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
+            chars
+                .next()
+                .map(|f| f.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
         })
         .collect()
 }
@@ -103,24 +106,178 @@ fn name_words(stem: &str) -> Vec<String> {
 /// Always among the words, whatever the corpora hold: the things a game
 /// project is made of, so fixed queries have answers at every size.
 const BUILT_IN_WORDS: &[&str] = &[
-    "Zombie", "Soldier", "Knight", "Orc", "Goblin", "Dragon", "Robot", "Player", "Enemy", "Boss", "Villager",
-    "Tree", "Pine", "Oak", "Bush", "Grass", "Flower", "Rock", "Stone", "Cliff", "Mossy", "Wall", "Floor", "Door",
-    "Window", "Roof", "Crate", "Barrel", "Chest", "Lamp", "Torch", "Fence", "Bridge", "House", "Tavern",
-    "Castle", "Tower", "Sword", "Shield", "Axe", "Bow", "Rifle", "Pistol", "Bullet", "Grenade", "Potion", "Coin",
-    "Gem", "Key", "Button", "Icon", "Panel", "Menu", "Cursor", "Health", "Music", "Ambience", "Footstep",
-    "Explosion", "Impact", "Hit", "Attack", "Death", "Idle", "Walk", "Run", "Jump", "Fire", "Smoke", "Spark",
-    "Water", "Rain", "Snow", "Sky", "Cloud", "Forest", "Desert", "Dungeon", "Village", "City", "Corridor",
-    "SciFi", "Medieval", "Metal", "Wood", "Brick", "Dirt", "Sand", "Ice", "Lava", "Heavy", "Small", "Large",
-    "Dark", "Red", "Blue", "Green", "Old", "Broken",
+    "Zombie",
+    "Soldier",
+    "Knight",
+    "Orc",
+    "Goblin",
+    "Dragon",
+    "Robot",
+    "Player",
+    "Enemy",
+    "Boss",
+    "Villager",
+    "Tree",
+    "Pine",
+    "Oak",
+    "Bush",
+    "Grass",
+    "Flower",
+    "Rock",
+    "Stone",
+    "Cliff",
+    "Mossy",
+    "Wall",
+    "Floor",
+    "Door",
+    "Window",
+    "Roof",
+    "Crate",
+    "Barrel",
+    "Chest",
+    "Lamp",
+    "Torch",
+    "Fence",
+    "Bridge",
+    "House",
+    "Tavern",
+    "Castle",
+    "Tower",
+    "Sword",
+    "Shield",
+    "Axe",
+    "Bow",
+    "Rifle",
+    "Pistol",
+    "Bullet",
+    "Grenade",
+    "Potion",
+    "Coin",
+    "Gem",
+    "Key",
+    "Button",
+    "Icon",
+    "Panel",
+    "Menu",
+    "Cursor",
+    "Health",
+    "Music",
+    "Ambience",
+    "Footstep",
+    "Explosion",
+    "Impact",
+    "Hit",
+    "Attack",
+    "Death",
+    "Idle",
+    "Walk",
+    "Run",
+    "Jump",
+    "Fire",
+    "Smoke",
+    "Spark",
+    "Water",
+    "Rain",
+    "Snow",
+    "Sky",
+    "Cloud",
+    "Forest",
+    "Desert",
+    "Dungeon",
+    "Village",
+    "City",
+    "Corridor",
+    "SciFi",
+    "Medieval",
+    "Metal",
+    "Wood",
+    "Brick",
+    "Dirt",
+    "Sand",
+    "Ice",
+    "Lava",
+    "Heavy",
+    "Small",
+    "Large",
+    "Dark",
+    "Red",
+    "Blue",
+    "Green",
+    "Old",
+    "Broken",
 ];
 
 /// Korean words for the names of about one file in twenty.
 const KOREAN_WORDS: &[&str] = &[
-    "좀비", "병사", "기사", "용", "적", "보스", "주민", "나무", "소나무", "풀", "꽃", "바위", "돌", "절벽", "벽",
-    "바닥", "문", "창문", "상자", "드럼통", "보물상자", "등불", "횃불", "다리", "집", "성", "탑", "검", "방패",
-    "도끼", "활", "소총", "권총", "총알", "수류탄", "물약", "동전", "보석", "열쇠", "버튼", "아이콘", "메뉴",
-    "체력바", "배경음악", "환경음", "발소리", "폭발", "타격", "공격", "사망", "대기", "걷기", "달리기", "점프",
-    "불꽃", "연기", "물", "비", "눈", "하늘", "구름", "숲", "사막", "던전", "마을", "도시", "복도", "금속", "나무판",
+    "좀비",
+    "병사",
+    "기사",
+    "용",
+    "적",
+    "보스",
+    "주민",
+    "나무",
+    "소나무",
+    "풀",
+    "꽃",
+    "바위",
+    "돌",
+    "절벽",
+    "벽",
+    "바닥",
+    "문",
+    "창문",
+    "상자",
+    "드럼통",
+    "보물상자",
+    "등불",
+    "횃불",
+    "다리",
+    "집",
+    "성",
+    "탑",
+    "검",
+    "방패",
+    "도끼",
+    "활",
+    "소총",
+    "권총",
+    "총알",
+    "수류탄",
+    "물약",
+    "동전",
+    "보석",
+    "열쇠",
+    "버튼",
+    "아이콘",
+    "메뉴",
+    "체력바",
+    "배경음악",
+    "환경음",
+    "발소리",
+    "폭발",
+    "타격",
+    "공격",
+    "사망",
+    "대기",
+    "걷기",
+    "달리기",
+    "점프",
+    "불꽃",
+    "연기",
+    "물",
+    "비",
+    "눈",
+    "하늘",
+    "구름",
+    "숲",
+    "사막",
+    "던전",
+    "마을",
+    "도시",
+    "복도",
+    "금속",
+    "나무판",
 ];
 
 /// What an asset is: its folder name, extension, importer block and how its
@@ -274,7 +431,10 @@ pub fn generate(root: &Path, assets: usize, words: &[String], seed: u64) -> io::
         words.swap(i, j);
     }
     fs::create_dir_all(root.join("ProjectSettings"))?;
-    fs::write(root.join("ProjectSettings/ProjectVersion.txt"), "m_EditorVersion: 2022.3.20f1\n")?;
+    fs::write(
+        root.join("ProjectSettings/ProjectVersion.txt"),
+        "m_EditorVersion: 2022.3.20f1\n",
+    )?;
     let mut generated = Generated {
         assets,
         ..Generated::default()
@@ -347,7 +507,14 @@ fn make_packages(
 ) -> io::Result<Vec<Package>> {
     let count = (assets / 1000).max(8);
     let mut packages = Vec::with_capacity(count + 6);
-    for area in ["Art/Characters", "Art/Environment", "Art/Props", "Audio", "Gameplay", "UI"] {
+    for area in [
+        "Art/Characters",
+        "Art/Environment",
+        "Art/Props",
+        "Audio",
+        "Gameplay",
+        "UI",
+    ] {
         packages.push(Package {
             root: format!("Assets/{area}"),
             weight: 10,
@@ -381,7 +548,10 @@ fn make_packages(
         fs::write(folder.join(marker), body)?;
         fs::write(
             meta_path(&folder.join(marker)),
-            format!("fileFormatVersion: 2\nguid: {}\nTextScriptImporter:\n  externalObjects: {{}}\n", rng.guid()),
+            format!(
+                "fileFormatVersion: 2\nguid: {}\nTextScriptImporter:\n  externalObjects: {{}}\n",
+                rng.guid()
+            ),
         )?;
         generated.files += 2;
         packages.push(Package {
@@ -422,7 +592,11 @@ fn english_stem(rng: &mut Rng, words: &[&str], kind: Kind) -> String {
     let mut stem = match rng.below(3) {
         0 => picked.join("_"),
         1 => picked.concat(),
-        _ => picked.iter().map(|w| w.to_ascii_lowercase()).collect::<Vec<_>>().join("-"),
+        _ => picked
+            .iter()
+            .map(|w| w.to_ascii_lowercase())
+            .collect::<Vec<_>>()
+            .join("-"),
     };
     if rng.percent(40) {
         let _ = write!(stem, "_{:02}", rng.below(30));
@@ -468,8 +642,14 @@ const BUILTIN_GUID: &str = "0000000000000000f000000000000000";
 
 fn content(kind: Kind, name: &str, rng: &mut Rng, referable: &Referable) -> String {
     match kind {
-        Kind::Script => format!("using UnityEngine;\n\npublic class {} : MonoBehaviour\n{{\n}}\n", class_name(name)),
-        Kind::Shader => format!("Shader \"Custom/{}\"\n{{\n  SubShader {{ Pass {{ }} }}\n}}\n", class_name(name)),
+        Kind::Script => format!(
+            "using UnityEngine;\n\npublic class {} : MonoBehaviour\n{{\n}}\n",
+            class_name(name)
+        ),
+        Kind::Shader => format!(
+            "Shader \"Custom/{}\"\n{{\n  SubShader {{ Pass {{ }} }}\n}}\n",
+            class_name(name)
+        ),
         Kind::Material => material(name, rng, referable),
         Kind::Prefab => prefab(name, rng, referable),
         Kind::Scene => scene(rng, referable),
@@ -538,7 +718,11 @@ fn prefab(name: &str, rng: &mut Rng, referable: &Referable) -> String {
     let children = 1 + rng.below(3);
     let mut id = 1000u64;
     for child in 0..children {
-        let object_name = if child == 0 { name.to_owned() } else { format!("{name}_Part{child}") };
+        let object_name = if child == 0 {
+            name.to_owned()
+        } else {
+            format!("{name}_Part{child}")
+        };
         let (go, transform, renderer, filter, behaviour) = (id, id + 1, id + 2, id + 3, id + 4);
         id += 10;
         let _ = write!(
@@ -618,7 +802,11 @@ fn animator(name: &str, rng: &mut Rng, referable: &Referable) -> String {
         "{YAML_HEADER}--- !u!91 &9100000\nAnimatorController:\n  m_Name: {name}\n  serializedVersion: 5\n  m_AnimatorLayers:\n  \
          - serializedVersion: 5\n    m_Name: Base Layer\n    m_StateMachine: {{fileID: 1107000}}\n"
     );
-    for (n, state) in ["Idle", "Walk", "Run", "Attack"].iter().enumerate().take(1 + rng.below(4)) {
+    for (n, state) in ["Idle", "Walk", "Run", "Attack"]
+        .iter()
+        .enumerate()
+        .take(1 + rng.below(4))
+    {
         let motion = any(rng, &referable.clips).map_or_else(
             || "{fileID: 0}".to_owned(),
             |g| format!("{{fileID: 7400000, guid: {g}, type: 2}}"),
@@ -647,7 +835,13 @@ fn scriptable_object(name: &str, rng: &mut Rng, referable: &Referable) -> String
 fn meta(kind: Kind, extension: &str, guid: &str, rng: &mut Rng) -> String {
     let mut text = format!("fileFormatVersion: 2\nguid: {guid}\n");
     if rng.percent(2) {
-        text.push_str(["labels:\n- Environment\n", "labels:\n- Character\n", "labels:\n- UI\n- Icon\n"][rng.below(3)]);
+        text.push_str(
+            [
+                "labels:\n- Environment\n",
+                "labels:\n- Character\n",
+                "labels:\n- UI\n- Icon\n",
+            ][rng.below(3)],
+        );
     }
     text.push_str(match kind {
         Kind::Texture => "TextureImporter:\n  serializedVersion: 12\n  mipmaps:\n    enableMipMap: 1\n  textureType: 0\n  spriteMode: 0\n  alphaIsTransparency: 0\n",
