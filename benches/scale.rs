@@ -146,6 +146,8 @@ fn main() {
 
 /// Run the binary on `project` and wait for it with `wait4`, which gives
 /// the child's own peak resident memory.
+// The child is reaped by `wait4` below, which clippy cannot see.
+#[allow(clippy::zombie_processes)]
 fn run(bin: &Path, project: &Path, cache: &Path, args: &[&str]) -> Measured {
     let started = Instant::now();
     let child = Command::new(bin)
