@@ -254,22 +254,34 @@ pub(super) fn package_cache_state(project: &Path, depth: Depth) -> Vec<String> {
 /// class is the file's name), at most [`PACKAGE_CACHE_FILES`] files looked at.
 fn cached_scripts(cache: &Path, data: &IndexData) -> HashMap<String, String> {
     let mut scripts = HashMap::new();
-    let walk = ignore::WalkBuilder::new(cache)
-        .standard_filters(false)
-        .follow_links(false)
-        .build();
-    for entry in walk.filter_map(Result::ok).take(PACKAGE_CACHE_FILES) {
-        let Some(class) = entry.file_name().to_str().and_then(|n| n.strip_suffix(".cs.meta")) else {
-            continue;
-        };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let Ok((bytes, _)) = super::scan::read_with_metadata(entry.path()) else {
-            continue;
-        };
-        if let Ok(meta) = parse_meta(&String::from_utf8_lossy(&bytes), &data.setting_keys) {
-            scripts.insert(meta.guid, class.to_owned());
+    // Depth-first, links not followed (a link could lead out of the project).
+    let mut folders = vec![cache.to_path_buf()];
+    let mut looked_at = 0;
+    while let Some(folder) = folders.pop() {
+        let Ok(read) = std::fs::read_dir(&folder) else { continue };
+        for entry in read.filter_map(Result::ok) {
+            looked_at += 1;
+            if looked_at > PACKAGE_CACHE_FILES {
+                return scripts;
+            }
+            let Ok(file_type) = entry.file_type() else { continue };
+            if file_type.is_dir() {
+                folders.push(entry.path());
+                continue;
+            }
+            let name = entry.file_name();
+            let Some(class) = name.to_str().and_then(|n| n.strip_suffix(".cs.meta")) else {
+                continue;
+            };
+            if !file_type.is_file() {
+                continue;
+            }
+            let Ok((bytes, _)) = super::scan::read_with_metadata(&entry.path()) else {
+                continue;
+            };
+            if let Ok(meta) = parse_meta(&String::from_utf8_lossy(&bytes), &data.setting_keys) {
+                scripts.insert(meta.guid, class.to_owned());
+            }
         }
     }
     scripts

@@ -16,12 +16,14 @@ pub mod graph;
 pub mod labels;
 mod meta;
 mod packages;
+mod packed;
 pub mod record;
 pub mod run;
 pub mod scan;
 pub mod store;
 pub mod tagger;
 mod unity_yaml;
+mod walk;
 
 #[cfg(test)]
 mod content_tests;

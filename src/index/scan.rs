@@ -10,8 +10,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::time::SystemTime;
 
 use engine::io::Limits;
 use rayon::prelude::*;
@@ -25,6 +23,7 @@ use super::meta::{parse_meta, Meta};
 use super::packages::{self, PackageRoot};
 use super::record::{Depth, Details, ScannedAsset};
 use super::unity_yaml::{self, YamlFacts};
+use super::walk::{mtime_nanos, walk, Entry};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ScanOptions {
@@ -71,7 +70,8 @@ pub struct ScanResult {
     pub index_depth: Depth,
     /// When the scan began (RFC 3339), for the run's elapsed time.
     pub started_at: String,
-    /// Sorted by path.
+    /// Sorted by path; one JSONL string between stages (see `packed.rs`).
+    #[serde(with = "super::packed")]
     pub assets: Vec<ScannedAsset>,
     /// Sorted by root.
     pub packages: Vec<PackageInfo>,
@@ -81,14 +81,6 @@ pub struct ScanResult {
     pub files: usize,
     /// [`tree_fingerprint`] of what this scan read.
     pub fingerprint: String,
-}
-
-/// A walked file or folder, project-relative with `/` separators.
-struct Entry {
-    path: String,
-    is_dir: bool,
-    /// A file's mtime (ns) and size, read during the walk.
-    stat: Option<(u128, u64)>,
 }
 
 /// One asset with its parsed meta, before cross-asset steps (duplicates, script names).
@@ -451,13 +443,6 @@ fn warning(kind: WarningKind, path: &str, detail: &str) -> Warning {
     }
 }
 
-fn mtime_nanos(meta: &fs::Metadata) -> u128 {
-    meta.modified()
-        .ok()
-        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos())
-}
-
 /// A modification time in nanoseconds since the epoch as RFC 3339, in seconds.
 fn rfc3339_seconds(nanos: u128) -> String {
     let secs = i64::try_from(nanos / 1_000_000_000).unwrap_or(i64::MAX);
@@ -465,112 +450,6 @@ fn rfc3339_seconds(nanos: u128) -> String {
         .ok()
         .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
         .unwrap_or_default()
-}
-
-/// Every file and folder under `Assets/` and `Packages/<name>/`, sorted by
-/// path, and a warning for each entry the walk could not read.
-fn walk(project: &Path, ignore_paths: &[String]) -> (Vec<Entry>, Vec<Warning>) {
-    let mut roots = vec![project.join("Assets")];
-    if let Ok(read) = fs::read_dir(project.join("Packages")) {
-        roots.extend(
-            read.filter_map(Result::ok)
-                .filter(|e| e.path().is_dir())
-                .map(|e| e.path()),
-        );
-    }
-    let ignored: Vec<String> = ignore_paths
-        .iter()
-        .map(|p| p.trim_end_matches('/').to_owned())
-        .collect();
-    let relative = {
-        let project = project.to_path_buf();
-        move |path: &Path| -> Option<String> {
-            let rel = path.strip_prefix(&project).ok()?;
-            let parts: Vec<_> = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect();
-            Some(parts.join("/"))
-        }
-    };
-
-    let mut builder = ignore::WalkBuilder::new(&roots[0]);
-    for root in &roots[1..] {
-        builder.add(root);
-    }
-    let filter_relative = relative.clone();
-    builder
-        .standard_filters(false)
-        .follow_links(false)
-        .filter_entry(move |entry| {
-            if entry.depth() == 0 {
-                return true;
-            }
-            let name = entry.file_name().to_string_lossy();
-            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            if name.starts_with('.') || (is_dir && name.ends_with('~')) {
-                return false;
-            }
-            let rel = filter_relative(entry.path()).unwrap_or_default();
-            !ignored
-                .iter()
-                .any(|i| rel == *i || rel.strip_prefix(i.as_str()).is_some_and(|rest| rest.starts_with('/')))
-        });
-
-    let found = Mutex::new(Vec::new());
-    let problems = Mutex::new(Vec::new());
-    builder.build_parallel().run(|| {
-        let found = &found;
-        let problems = &problems;
-        let relative = relative.clone();
-        Box::new(move |result| {
-            match result {
-                // A name that is not UTF-8 would not open once read back lossily (nor import in
-                // Unity): one warning at that name, nothing below it.
-                Ok(entry) if entry.depth() > 0 && entry.path().to_str().is_none() => {
-                    if entry.file_name().to_str().is_none() {
-                        let path = relative(entry.path()).unwrap_or_default();
-                        let w = warning(WarningKind::Unreadable, &path, "the name is not UTF-8 text; rename it");
-                        problems.lock().unwrap_or_else(|e| e.into_inner()).push(w);
-                    }
-                }
-                Ok(entry) if entry.depth() > 0 => {
-                    let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-                    // A linked asset is signed by what it links to.
-                    let stat = (!is_dir)
-                        .then(|| match entry.path_is_symlink() {
-                            true => fs::metadata(entry.path()).ok(),
-                            false => entry.metadata().ok(),
-                        })
-                        .flatten()
-                        .map(|m| (mtime_nanos(&m), m.len()));
-                    if let Some(path) = relative(entry.path()) {
-                        found
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .push(Entry { path, is_dir, stat });
-                    }
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    let path = walk_error_path(&e).and_then(&relative).unwrap_or_default();
-                    let w = warning(WarningKind::Unreadable, &path, &e.to_string());
-                    problems.lock().unwrap_or_else(|e| e.into_inner()).push(w);
-                }
-            }
-            ignore::WalkState::Continue
-        })
-    });
-    let mut entries = found.into_inner().unwrap_or_else(|e| e.into_inner());
-    entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    let mut problems = problems.into_inner().unwrap_or_else(|e| e.into_inner());
-    problems.sort_unstable_by(|a, b| (&a.path, &a.detail).cmp(&(&b.path, &b.detail)));
-    (entries, problems)
-}
-
-fn walk_error_path(error: &ignore::Error) -> Option<&Path> {
-    match error {
-        ignore::Error::WithPath { path, .. } => Some(path),
-        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => walk_error_path(err),
-        _ => None,
-    }
 }
 
 /// Group counts of warnings by kind, for summaries.

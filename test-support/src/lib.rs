@@ -2,6 +2,8 @@
 //! dev-dependency of both crates; it depends on neither).
 //!
 //! - [`project`]: a generated Unity project (asset files and `.meta` files);
+//! - [`large_project`]: a realistic large project (5k to 10^6 assets) for
+//!   the scale bench and tests;
 //! - [`cli`]: runs of the `unity-assets` binary and what they printed;
 //! - [`llm_server`]: one scripted HTTP server standing in for LLM vendors,
 //!   web search APIs and web pages;
@@ -9,5 +11,6 @@
 
 pub mod cli;
 pub mod fake_unity;
+pub mod large_project;
 pub mod llm_server;
 pub mod project;

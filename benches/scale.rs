@@ -1,0 +1,247 @@
+//! The scale bench (`cargo bench --bench scale`): index and search through
+//! the real binary on realistic generated projects
+//! (`test_support::large_project`) at 5,000 and 100,000 assets, and on
+//! FPSSample side by side when `../shared/corpora` holds it. Per project:
+//! full index time and the child's peak memory (`wait4`'s max RSS), index
+//! size on disk, no-op `index` time, and search latency p50/p95 over a fixed
+//! query list (English, Korean, no-answer), as a markdown table.
+//!
+//! Environment:
+//! - `SCALE_SIZES`: comma-separated asset counts (default `5000,100000`;
+//!   add `1000000` for the million-asset row);
+//! - `SCALE_DIR`: where projects are generated and kept between runs
+//!   (default `target/scale-projects`; a project is regenerated only when its
+//!   size, seed or word source changed);
+//! - `SCALE_BIN`: the binary to measure (default: this build's
+//!   `unity-assets`), to compare two builds on the same projects;
+//! - `SCALE_ROUNDS`: search rounds over the query list (default 5) and no-op
+//!   runs (the same).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use test_support::large_project;
+
+const SEED: u64 = 26;
+
+/// The fixed query list: (kind, query). `no-answer` queries name nothing
+/// the generated projects hold.
+const QUERIES: &[(&str, &str)] = &[
+    ("en", "mossy rock prefab"),
+    ("en", "zombie attack sound"),
+    ("en", "wooden door"),
+    ("en", "fire explosion particle"),
+    ("ko", "좀비 공격 소리"),
+    ("ko", "나무 상자 프리팹"),
+    ("ko", "폭발하는 드럼통 소리"),
+    ("ko", "배경 음악"),
+    ("no-answer", "quantum spreadsheet tax form"),
+    ("no-answer", "아스테로이드 벨트 우주선 격납고"),
+];
+
+/// What one command run cost.
+struct Measured {
+    wall: Duration,
+    max_rss_kib: i64,
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; nothing else is read from the arguments.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin = std::env::var_os("SCALE_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_unity-assets")));
+    let sizes: Vec<usize> = std::env::var("SCALE_SIZES")
+        .unwrap_or_else(|_| "5000,100000".to_owned())
+        .split(',')
+        .filter_map(|s| s.trim().replace('_', "").parse().ok())
+        .collect();
+    let rounds: usize = std::env::var("SCALE_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5)
+        .max(1);
+    let work = std::env::var_os("SCALE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/scale-projects"));
+    fs::create_dir_all(&work).expect("create SCALE_DIR");
+    // No sentence-encoder model: words-only search, the same for every build.
+    let cache = tempfile::tempdir().expect("temp dir");
+
+    let corpora = root.join("../shared/corpora");
+    let (words, source) = large_project::vocabulary(&corpora);
+    println!("binary: {}", bin.display());
+    println!("words: {source}; {}", load_average());
+
+    let mut projects: Vec<(String, PathBuf)> = Vec::new();
+    if let Some(fps) = unpack_once(&corpora.join("fpssample.tar.gz"), &work.join("fpssample")) {
+        projects.push(("FPSSample".to_owned(), fps));
+    }
+    for &size in &sizes {
+        let dir = work.join(format!("assets-{size}"));
+        let stamp = format!("{size} seed {SEED} {source}\n");
+        let stamp_file = dir.join("generated.txt");
+        if fs::read_to_string(&stamp_file).ok().as_deref() != Some(stamp.as_str()) {
+            let _ = fs::remove_dir_all(&dir);
+            let started = Instant::now();
+            let generated = large_project::generate(&dir, size, &words, SEED).expect("generate the project");
+            fs::write(&stamp_file, &stamp).expect("stamp");
+            println!(
+                "generated {size} assets in {:.1} s: {} files, {} packages, {} Korean names, {} YAML files",
+                started.elapsed().as_secs_f64(),
+                generated.files,
+                generated.packages,
+                generated.korean_names,
+                generated.yaml_files
+            );
+        }
+        projects.push((format!("{size} assets"), dir));
+    }
+
+    println!();
+    println!("| project | full index | peak memory | index on disk | no-op index (median) | search p50 / p95: all | English | Korean | no answer |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (label, project) in &projects {
+        fs::create_dir_all(project.join(".claude")).expect("create .claude");
+        fs::write(project.join(".claude/unity-assets.yml"), "index_depth: normal\n").expect("write config");
+        let _ = fs::remove_dir_all(project.join(".claude/unity-asset-index"));
+        let full = run(&bin, project, cache.path(), &["index"]);
+        let disk = index_bytes(&project.join(".claude/unity-asset-index"));
+        let mut no_op: Vec<Duration> = (0..rounds)
+            .map(|_| run(&bin, project, cache.path(), &["index"]).wall)
+            .collect();
+        no_op.sort();
+        let mut by_kind: Vec<(&str, Vec<Duration>)> = Vec::new();
+        for _ in 0..rounds {
+            for &(kind, query) in QUERIES {
+                let took = run(&bin, project, cache.path(), &["search", "--json", query]).wall;
+                match by_kind.iter_mut().find(|(k, _)| *k == kind) {
+                    Some((_, times)) => times.push(took),
+                    None => by_kind.push((kind, vec![took])),
+                }
+            }
+        }
+        let all: Vec<Duration> = by_kind.iter().flat_map(|(_, t)| t.iter().copied()).collect();
+        let cell = |times: &[Duration]| {
+            let (p50, p95) = percentiles(times);
+            format!("{} / {}", ms(p50), ms(p95))
+        };
+        println!(
+            "| {label} | {:.2} s | {} MB | {:.1} MB | {} | {} | {} | {} | {} |",
+            full.wall.as_secs_f64(),
+            full.max_rss_kib / 1024,
+            disk as f64 / 1e6,
+            ms(no_op[no_op.len() / 2]),
+            cell(&all),
+            cell(&by_kind[0].1),
+            cell(&by_kind[1].1),
+            cell(&by_kind[2].1),
+        );
+    }
+    println!();
+    println!("after: {}", load_average());
+}
+
+/// Run the binary on `project` and wait for it with `wait4`, which gives
+/// the child's own peak resident memory.
+// The child is reaped by `wait4` below, which clippy cannot see.
+#[allow(clippy::zombie_processes)]
+fn run(bin: &Path, project: &Path, cache: &Path, args: &[&str]) -> Measured {
+    let started = Instant::now();
+    let child = Command::new(bin)
+        .arg("--project")
+        .arg(project)
+        .arg("-q")
+        .args(args)
+        .env("XDG_CACHE_HOME", cache)
+        .env_remove("RUST_LOG")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the binary");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: rusage is plain data, zeroed is a valid value; the pid is our own child, reaped once here.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let wall = started.elapsed();
+    assert_eq!(reaped, pid, "wait4 failed");
+    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    // Search exits 0 with or without an answer; anything else is a failed run.
+    if !ok {
+        let mut stderr = String::new();
+        if let Some(mut pipe) = child.stderr {
+            use std::io::Read as _;
+            let _ = pipe.read_to_string(&mut stderr);
+        }
+        panic!("{} {args:?} failed ({status}): {stderr}", project.display());
+    }
+    Measured {
+        wall,
+        max_rss_kib: usage.ru_maxrss,
+    }
+}
+
+/// p50 and p95 by the nearest-rank rule.
+fn percentiles(times: &[Duration]) -> (Duration, Duration) {
+    let mut sorted = times.to_vec();
+    sorted.sort();
+    let rank = |p: f64| sorted[((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1];
+    (rank(0.50), rank(0.95))
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.0} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// Bytes of the index folder's files.
+fn index_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => index_bytes(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+/// `/proc/loadavg`'s three averages: the machine is shared, so every report says how loaded it was.
+fn load_average() -> String {
+    let text = fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let averages: Vec<&str> = text.split_whitespace().take(3).collect();
+    format!("load average {}", averages.join(" "))
+}
+
+/// The corpus project unpacked into `into` once (kept between runs).
+fn unpack_once(archive: &Path, into: &Path) -> Option<PathBuf> {
+    let find = |dir: &Path| {
+        fs::read_dir(dir)
+            .ok()?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.join("Assets").is_dir())
+    };
+    if let Some(project) = find(into) {
+        return Some(project);
+    }
+    if !archive.is_file() {
+        eprintln!("FPSSample: skipped, no {}", archive.display());
+        return None;
+    }
+    fs::create_dir_all(into).ok()?;
+    let ok = Command::new("tar")
+        .arg("-xzf")
+        .arg(archive)
+        .arg("-C")
+        .arg(into)
+        .status()
+        .ok()?
+        .success();
+    ok.then(|| find(into)).flatten()
+}

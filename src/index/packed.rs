@@ -1,0 +1,108 @@
+//! The scan's assets as they travel between pipeline stages: one JSONL
+//! string instead of an array of JSON objects.
+//!
+//! Stage outputs are `serde_json::Value`s, and every stage that reads
+//! `{{ scan }}` (diff, plan, finalize) gets its own clone to decode. As
+//! objects, 100,000 assets are millions of small maps: cloning and decoding
+//! them was most of an index run's time and memory. As one string, a clone
+//! is one copy and decoding reads text straight into [`ScannedAsset`]s.
+//! An array of asset objects is still read (a hand-written `scan` input).
+
+use std::fmt;
+
+use serde::de::{self, SeqAccess, Visitor};
+use serde::{Deserializer, Serializer};
+
+use super::record::ScannedAsset;
+
+/// Write the assets as one JSONL string, a line per asset.
+pub fn serialize<S: Serializer>(assets: &[ScannedAsset], serializer: S) -> Result<S::Ok, S::Error> {
+    let mut bytes = Vec::with_capacity(assets.len() * 512);
+    for asset in assets {
+        serde_json::to_writer(&mut bytes, asset).map_err(serde::ser::Error::custom)?;
+        bytes.push(b'\n');
+    }
+    // serde_json writes UTF-8.
+    let text = String::from_utf8(bytes).map_err(serde::ser::Error::custom)?;
+    serializer.serialize_str(&text)
+}
+
+/// Read the assets from a JSONL string or from an array of objects.
+pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<ScannedAsset>, D::Error> {
+    deserializer.deserialize_any(AssetsVisitor)
+}
+
+struct AssetsVisitor;
+
+impl<'de> Visitor<'de> for AssetsVisitor {
+    type Value = Vec<ScannedAsset>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("scanned assets: a JSONL string or an array of objects")
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+        text.lines()
+            .filter(|line| !line.is_empty())
+            .enumerate()
+            .map(|(i, line)| serde_json::from_str(line).map_err(|e| E::custom(format!("scanned asset {}: {e}", i + 1))))
+            .collect()
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut assets = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(asset) = seq.next_element()? {
+            assets.push(asset);
+        }
+        Ok(assets)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::{Deserialize, Serialize};
+    use serde_json::json;
+
+    use super::*;
+
+    #[derive(Serialize, Deserialize)]
+    struct Holder {
+        #[serde(with = "super")]
+        assets: Vec<ScannedAsset>,
+    }
+
+    fn asset(guid: &str) -> ScannedAsset {
+        serde_json::from_value(json!({
+            "guid": guid, "path": format!("Assets/{guid}.prefab"), "name": guid, "type": "Prefab",
+            "labels": [], "package_id": "project", "signature": "1:2:3:4", "size": 2,
+            "last_modified": "2026-12-02T00:00:00Z",
+            "details": {"dependencies": ["b"]}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn assets_survive_a_round_trip_through_a_json_value_as_one_string() {
+        let holder = Holder {
+            assets: vec![asset("a"), asset("b")],
+        };
+        let value = serde_json::to_value(&holder).unwrap();
+        assert!(value["assets"].is_string(), "{value}");
+        let back: Holder = serde_json::from_value(value).unwrap();
+        assert_eq!(back.assets, holder.assets);
+    }
+
+    #[test]
+    fn an_array_of_asset_objects_is_still_read() {
+        let array = json!({"assets": [serde_json::to_value(asset("a")).unwrap()]});
+        let back: Holder = serde_json::from_value(array).unwrap();
+        assert_eq!(back.assets, vec![asset("a")]);
+    }
+
+    #[test]
+    fn a_bad_line_is_an_error_naming_it() {
+        let bad = json!({"assets": format!("{}\n{{\"guid\": 1}}\n", serde_json::to_string(&asset("a")).unwrap())});
+        let error = serde_json::from_value::<Holder>(bad).err().unwrap().to_string();
+        assert!(error.contains("scanned asset 2"), "{error}");
+    }
+}
