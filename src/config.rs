@@ -87,6 +87,7 @@ impl Config {
             values.pointer("/limits/http_mb").and_then(Value::as_u64),
             values.pointer("/limits/line_kb").and_then(Value::as_u64),
         )
+        .with_data_mb(values.pointer("/limits/data_mb").and_then(Value::as_u64))
         .with_template_fuel(values.pointer("/limits/template_fuel").and_then(Value::as_u64));
         Ok(Self {
             llm,

@@ -268,10 +268,10 @@ pub fn discard_corrupt(project: &Path, limits: &Limits) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A JSON file of the index folder, within `limits.file_mb` (a missing file
+/// A JSON file of the index folder, within `limits.data_mb` (a missing file
 /// is `None`; a corrupt one an error saying how to recover).
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path, limits: &Limits) -> anyhow::Result<Option<T>> {
-    let Some(text) = engine::io::read_text_if_present(path, limits.file_bytes, engine::io::FILE_KEY)? else {
+    let Some(text) = engine::io::read_text_if_present(path, limits.data_bytes, engine::io::DATA_KEY)? else {
         return Ok(None);
     };
     serde_json::from_str(&text).map(Some).with_context(|| {
@@ -448,7 +448,7 @@ mod tests {
         let project = dir.path();
         fs::create_dir_all(index_dir(project)).unwrap();
         let small = Limits {
-            file_bytes: 64,
+            data_bytes: 64,
             line_bytes: 32,
             ..Limits::default()
         };
@@ -458,7 +458,7 @@ mod tests {
         )
         .unwrap();
         let error = format!("{:#}", read_state(project, &small).unwrap_err());
-        assert!(error.contains("limits.file_mb"), "{error}");
+        assert!(error.contains("limits.data_mb"), "{error}");
         assert!(read_state(project, &Limits::default()).is_ok());
     }
 
@@ -486,7 +486,7 @@ mod tests {
         assert_eq!(guids, ["a", "c"]);
         assert_eq!(indexed_guids(project, &small).len(), 2);
         let tiny = Limits {
-            file_bytes: 10,
+            data_bytes: 10,
             ..Limits::default()
         };
         assert!(read_assets(project, &tiny).is_empty());

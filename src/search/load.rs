@@ -12,7 +12,7 @@
 //! candidate paths through these files sees only matching assets.
 //!
 //! The index folder sits in the project, which may come from anyone: every
-//! file is read within the run's size limits (`limits.file_mb` for a file,
+//! file is read within the run's size limits (`limits.data_mb` for a file,
 //! `limits.line_kb` for one row), so a hostile index fails with a message
 //! naming the key instead of eating memory.
 

@@ -204,7 +204,7 @@ impl<'a> Reader<'a> {
 /// not parse is an error naming it and the fix.
 pub fn read(index_dir: &Path, limits: &Limits) -> anyhow::Result<Option<Vectors>> {
     let path = index_dir.join(VECTORS_FILE);
-    let bytes = match engine::io::read_limited(&path, limits.file_bytes, engine::io::FILE_KEY) {
+    let bytes = match engine::io::read_limited(&path, limits.data_bytes, engine::io::DATA_KEY) {
         Ok(bytes) => bytes,
         Err(e) if e.is_not_found() => return Ok(None),
         Err(e) => return Err(e.into()),

@@ -210,10 +210,10 @@ pub fn read_text_if_present(path: &Path, limit: u64, key: &str) -> Result<Option
 }
 
 /// The text of a line-per-record file (JSONL), bounded as a whole by
-/// `limits.file_bytes` and line by line by `limits.line_bytes`: one absurd
+/// `limits.data_bytes` and line by line by `limits.line_bytes`: one absurd
 /// row fails with its line number instead of being decoded.
 pub fn read_lines_limited(path: &Path, limits: &super::Limits) -> Result<String, ConfineError> {
-    let text = read_text_limited(path, limits.file_bytes, super::FILE_KEY)?;
+    let text = read_text_limited(path, limits.data_bytes, super::DATA_KEY)?;
     let long = text.split('\n').position(|line| line.len() as u64 > limits.line_bytes);
     match long {
         None => Ok(text),
@@ -254,10 +254,10 @@ impl RowLines {
 }
 
 /// The lines of a line-per-record file (JSONL), bounded as a whole by
-/// `limits.file_bytes`; each line is checked by [`RowLines::iter`].
+/// `limits.data_bytes`; each line is checked by [`RowLines::iter`].
 pub fn read_row_lines(path: &Path, limits: &super::Limits) -> Result<RowLines, ConfineError> {
     Ok(RowLines {
-        bytes: read_limited(path, limits.file_bytes, super::FILE_KEY)?,
+        bytes: read_limited(path, limits.data_bytes, super::DATA_KEY)?,
         line_limit: limits.line_bytes,
     })
 }

@@ -7,6 +7,11 @@
 pub struct Limits {
     /// One file a stage or a native function reads (`limits.file_mb`).
     pub file_bytes: u64,
+    /// One data file that grows with what it describes: a line-per-record
+    /// file (JSONL) and a product's own data files, such as an index of a
+    /// million rows (`limits.data_mb`). Its lines stay bounded by
+    /// `line_bytes`.
+    pub data_bytes: u64,
     /// One HTTP answer: model providers, MCP servers reached over HTTP, the
     /// `http` stage (`limits.http_mb`).
     pub http_bytes: u64,
@@ -22,6 +27,8 @@ pub struct Limits {
 
 /// The config key of [`Limits::file_bytes`], named in its errors.
 pub const FILE_KEY: &str = "limits.file_mb";
+/// The config key of [`Limits::data_bytes`], named in its errors.
+pub const DATA_KEY: &str = "limits.data_mb";
 /// The config key of [`Limits::http_bytes`], named in its errors.
 pub const HTTP_KEY: &str = "limits.http_mb";
 /// The config key of [`Limits::line_bytes`], named in its errors.
@@ -34,6 +41,7 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             file_bytes: 256 * MIB,
+            data_bytes: 4096 * MIB,
             http_bytes: 16 * MIB,
             line_bytes: 1024 * KIB,
             template_fuel: 10_000_000,
@@ -48,9 +56,18 @@ impl Limits {
         let d = Self::default();
         Self {
             file_bytes: file_mb.map_or(d.file_bytes, |m| m.saturating_mul(MIB)),
+            data_bytes: d.data_bytes,
             http_bytes: http_mb.map_or(d.http_bytes, |m| m.saturating_mul(MIB)),
             line_bytes: line_kb.map_or(d.line_bytes, |k| k.saturating_mul(KIB)),
             template_fuel: d.template_fuel,
+        }
+    }
+
+    /// With the config's `limits.data_mb`, if set.
+    pub fn with_data_mb(self, data_mb: Option<u64>) -> Self {
+        Self {
+            data_bytes: data_mb.map_or(self.data_bytes, |m| m.saturating_mul(MIB)),
+            ..self
         }
     }
 

@@ -13,5 +13,5 @@ pub use confine::{
     read_text_limited, ConfineError, RowLines,
 };
 pub(crate) use limits::LINE_KEY;
-pub use limits::{Limits, FILE_KEY, HTTP_KEY};
+pub use limits::{Limits, DATA_KEY, FILE_KEY, HTTP_KEY};
 pub use records::{jsonl_records, read_records, BadRow, Format, Records};

@@ -84,7 +84,7 @@ fn open(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> anyhow::
     if let Some(parsed) = stamp.as_ref().ok().and_then(cached) {
         return Ok(load(parsed, dir, manifest_version, limits));
     }
-    let bytes = match engine::io::read_limited(&path, limits.file_bytes, engine::io::FILE_KEY) {
+    let bytes = match engine::io::read_limited(&path, limits.data_bytes, engine::io::DATA_KEY) {
         Ok(bytes) => bytes,
         Err(e) if e.is_not_found() => return Ok(Err("missing".into())),
         Err(e) => return Err(e.into()),
