@@ -8,8 +8,10 @@
 //!   `benches/scale.rs`); its rows are the real vectors.
 //! - `UNITY_ASSETS_ENCODER_MODEL`: the converted model file (what `model
 //!   install` wrote), to embed the queries of `benchmarks/queries/*.yml`.
-//! - `VECTORS_BENCH_SIZES` (default `10000,100000,1000000`) and
-//!   `VECTORS_BENCH_ROUNDS` (timed rounds per query, default 3).
+//! - `VECTORS_BENCH_SIZES` (default `10000,100000,1000000`),
+//!   `VECTORS_BENCH_ROUNDS` (timed rounds per query, default 3) and
+//!   `VECTORS_BENCH_EXPANSIONS` (the graph search's candidate lists to
+//!   measure, default the product's [`ann::EXPANSION_SEARCH`] and 4× it).
 //!
 //! A size up to the file's rows takes its first rows. A larger size tiles
 //! them: copy `c` of row `r` is the row plus Gaussian noise of standard
@@ -80,11 +82,18 @@ fn main() {
         queries.len(),
         rounds
     );
-    println!("| rows | assets.vectors | exact: read | exact: scan/query | exact: read + scan | assets.ann | build | ann: open | ann: search/query | ann: open + search | recall@10 |");
+    println!("| rows | assets.vectors | exact: read | exact: scan/query | exact: read + scan | assets.ann | build | expansion | ann: open | ann: search/query | ann: open + search | recall@10 |");
+    let expansions: Vec<usize> = match std::env::var("VECTORS_BENCH_EXPANSIONS") {
+        Ok(list) => list
+            .split(',')
+            .map(|s| s.trim().parse().expect("VECTORS_BENCH_EXPANSIONS: numbers separated by commas"))
+            .collect(),
+        Err(_) => vec![ann::EXPANSION_SEARCH, 4 * ann::EXPANSION_SEARCH],
+    };
     let work = tempfile::tempdir().expect("a temp folder");
     for size in sizes {
         let vectors = sized(&base, size);
-        bench_size(work.path(), &vectors, &query_vectors, rounds);
+        bench_size(work.path(), &vectors, &query_vectors, rounds, &expansions);
     }
 }
 
@@ -133,7 +142,7 @@ fn sized(base: &Vectors, size: usize) -> Vectors {
     out
 }
 
-fn bench_size(work: &Path, vectors: &Vectors, queries: &[Vec<f32>], rounds: usize) {
+fn bench_size(work: &Path, vectors: &Vectors, queries: &[Vec<f32>], rounds: usize, expansions: &[usize]) {
     let dir = work.join(format!("rows-{}", vectors.len()));
     std::fs::create_dir_all(&dir).unwrap();
     vectors::write(&dir, vectors).unwrap();
@@ -157,45 +166,75 @@ fn bench_size(work: &Path, vectors: &Vectors, queries: &[Vec<f32>], rounds: usiz
         }
     }
 
-    let started = Instant::now();
+    println!(
+        "  {} rows: exact read {}, scan {} per query",
+        vectors.len(),
+        ms(median(&reads)),
+        ms(median(&scans))
+    );
+    let (started, cpu_before) = (Instant::now(), cpu_time());
     let bytes = ann::build(vectors).unwrap();
     let build = started.elapsed();
+    println!(
+        "  {} rows: index built in {:.1} s wall, {:.1} s CPU",
+        vectors.len(),
+        build.as_secs_f64(),
+        (cpu_time() - cpu_before).as_secs_f64()
+    );
     ann::write(&dir, &bytes).unwrap();
     let fingerprint = vectors.fingerprint();
     drop(bytes);
-    let mut opens = vec![];
-    let mut searches = vec![];
-    let mut hits = 0usize;
-    for round in 0..rounds {
-        let started = Instant::now();
-        let index = Ann::open(&dir, fingerprint, false).unwrap_or_else(|e| panic!("the index opens: {e:?}"));
-        opens.push(started.elapsed());
-        for (query, exact) in queries.iter().zip(&exact_top) {
+    let ann_bytes = std::fs::metadata(dir.join(ann::ANN_FILE)).unwrap().len();
+    let (read, scan) = (median(&reads), median(&scans));
+    for &expansion in expansions {
+        let mut opens = vec![];
+        let mut searches = vec![];
+        let mut hits = 0usize;
+        for round in 0..rounds {
             let started = Instant::now();
-            let top = index.nearest(query, 10).unwrap();
-            searches.push(started.elapsed());
-            if round == 0 {
-                hits += top.iter().filter(|(row, _)| exact.contains(row)).count();
+            let index = Ann::open(&dir, fingerprint, false)
+                .unwrap_or_else(|e| panic!("the index opens: {e:?}"))
+                .with_expansion(expansion);
+            opens.push(started.elapsed());
+            for (query, exact) in queries.iter().zip(&exact_top) {
+                let started = Instant::now();
+                let top = index.nearest(query, 10).unwrap();
+                searches.push(started.elapsed());
+                if round == 0 {
+                    hits += top.iter().filter(|(row, _)| exact.contains(row)).count();
+                }
             }
         }
+        let (open, search) = (median(&opens), median(&searches));
+        println!(
+            "| {} | {:.1} MB | {} | {} | {} | {:.1} MB | {:.1} s | {expansion} | {} | {} | {} | {:.3} |",
+            vectors.len(),
+            vectors_bytes as f64 / 1e6,
+            ms(read),
+            ms(scan),
+            ms(read + scan),
+            ann_bytes as f64 / 1e6,
+            build.as_secs_f64(),
+            ms(open),
+            ms(search),
+            ms(open + search),
+            hits as f64 / (10 * queries.len()) as f64
+        );
     }
-    let ann_bytes = std::fs::metadata(dir.join(ann::ANN_FILE)).unwrap().len();
-    let (read, scan, open, search) = (median(&reads), median(&scans), median(&opens), median(&searches));
-    println!(
-        "| {} | {:.1} MB | {} | {} | {} | {:.1} MB | {:.1} s | {} | {} | {} | {:.3} |",
-        vectors.len(),
-        vectors_bytes as f64 / 1e6,
-        ms(read),
-        ms(scan),
-        ms(read + scan),
-        ann_bytes as f64 / 1e6,
-        build.as_secs_f64(),
-        ms(open),
-        ms(search),
-        ms(open + search),
-        hits as f64 / (10 * queries.len()) as f64
-    );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// This process's user + system CPU time (the machine is shared, so wall
+/// time alone says little about a multi-threaded build).
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage fills the struct it is given.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let tv = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 fn median(times: &[Duration]) -> Duration {

@@ -34,7 +34,7 @@ const MAGIC: &[u8; 8] = b"UAANN\0\0\x01";
 /// usearch's defaults, which gave the recall in docs/benchmarks.md.
 const CONNECTIVITY: usize = 16;
 const EXPANSION_ADD: usize = 128;
-const EXPANSION_SEARCH: usize = 64;
+pub const EXPANSION_SEARCH: usize = 64;
 /// A search asks the graph for this many times the rows it keeps, then
 /// keeps the best by exact cosine: cheap, and it lifts recall.
 const OVERSAMPLE: usize = 2;
@@ -222,6 +222,13 @@ impl Ann {
             guids_at,
             scales_at,
         })
+    }
+
+    /// Search with `expansion` candidates per step instead of
+    /// [`EXPANSION_SEARCH`] (the bench measures recall against it).
+    pub fn with_expansion(self, expansion: usize) -> Self {
+        self.index.change_expansion_search(expansion);
+        self
     }
 
     pub fn len(&self) -> usize {
