@@ -12,7 +12,7 @@
 //!   timeout_s: 60
 //!   retries: 3
 //!   retry_after_max_s: 60
-//!   ann_min_rows: 50000        # from this many vectors on, an approximate index answers
+//!   ann_min_rows: 20000        # from this many vectors on, an approximate index answers
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -60,7 +60,7 @@ impl Default for EmbeddingsConfig {
 
 /// Where scanning every vector stops being fast enough: measured in
 /// docs/benchmarks.md#vectors-at-scale.
-pub const ANN_MIN_ROWS: usize = 50_000;
+pub const ANN_MIN_ROWS: usize = 20_000;
 
 /// Who embeds texts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
