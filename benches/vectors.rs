@@ -206,7 +206,10 @@ fn bench_size(work: &Path, vectors: &Vectors, queries: &[Vec<f32>], rounds: usiz
                 let top = index.nearest(query, 10).unwrap();
                 searches.push(started.elapsed());
                 if round == 0 {
-                    hits += top.iter().filter(|(row, _)| exact.iter().any(|(r, _)| r == row)).count();
+                    hits += top
+                        .iter()
+                        .filter(|(row, _)| exact.iter().any(|(r, _)| r == row))
+                        .count();
                     // A row as similar as the exact 10th is as good an answer:
                     // the exact top 10 breaks ties by row number.
                     let tenth = exact.last().map_or(f32::MIN, |(_, sim)| *sim);

@@ -11,7 +11,7 @@
 //! is approximate (recall@10 against the exact scan: docs/benchmarks.md).
 //!
 //! Layout (little-endian): the magic `UAANN\0\0\x01` (the format version),
-//! a `u32` length and a JSON [`Header`], zero padding to 8 bytes, `count + 1`
+//! a `u32` length and a JSON header (`Header`), zero padding to 8 bytes, `count + 1`
 //! `u32` offsets into the guid bytes, the guid bytes, `count` `f32` scales,
 //! zero padding to 64 bytes, then the `usearch` index (its keys are row
 //! numbers of `assets.vectors`; its vectors are those rows' int8 values).
