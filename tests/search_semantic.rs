@@ -250,3 +250,137 @@ async fn an_untrusted_project_sends_nothing_to_its_embeddings_server() {
     assert!(run.output().contains("embeddings.base_url"), "{run:?}");
     assert!(server.requests().is_empty());
 }
+
+fn index_file(project: &Project, name: &str) -> std::path::PathBuf {
+    project.path().join(INDEX_DIR).join(name)
+}
+
+/// Each group's candidates as (path, confidence, reasoning).
+fn candidates(project: &Project) -> Vec<Vec<(String, f64, String)>> {
+    result(project)["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            g["candidates"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| {
+                    (
+                        c["path"].as_str().unwrap().to_owned(),
+                        c["confidence"].as_f64().unwrap(),
+                        c["reasoning"].as_str().unwrap().to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Past `embeddings.ann_min_rows` (lowered here to 10), `index` writes the
+/// approximate index and search answers from it without reading the rows
+/// of `assets.vectors`; on a set this small its answer is the exact scan's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_threshold_the_approximate_index_answers_as_the_exact_scan_does() {
+    let server = LlmServer::respond_with(Arc::new(embeddings_server_reply)).await;
+    let project = project(&server, "  ann_min_rows: 10\n");
+    let index = run(&project, &["index"]);
+    assert!(
+        index
+            .output()
+            .lines()
+            .any(|l| l.starts_with("[unity-assets:index] approximate vector index (assets.ann) built: 33 rows in ")),
+        "{index:?}"
+    );
+    assert!(index_file(&project, "assets.ann").is_file());
+    let again = run(&project, &["index"]);
+    assert!(!again.output().contains("assets.ann"), "up to date: {again:?}");
+
+    let queries = ["비커", "등대", "zombie box", "우주선 엔진"];
+    let approximate: Vec<_> = queries
+        .iter()
+        .map(|q| {
+            assert_eq!(run(&project, &["search", q]).code, 0);
+            candidates(&project)
+        })
+        .collect();
+    assert_eq!(approximate[0][0][0].0, "Assets/Props/Laboratory/Flask_Glass_A.prefab");
+
+    // The same searches scanning every vector: the same candidates.
+    let exact_config = |min: usize| {
+        format!(
+            "embeddings:\n  provider: openai\n  base_url: \"{}/v1\"\n  model: concepts\n  api_key_env: TEST_EMBED_KEY\n  batch_size: 8\n  ann_min_rows: {min}\n",
+            server.url()
+        )
+    };
+    project.configure(&exact_config(1000));
+    for (query, expected) in queries.iter().zip(&approximate) {
+        assert_eq!(run(&project, &["search", query]).code, 0);
+        assert_eq!(&candidates(&project), expected, "{query}");
+    }
+
+    // The approximate path reads the vectors' header only: with the rows
+    // cut away it still answers, where the exact scan cannot.
+    project.configure(&exact_config(10));
+    let vectors = index_file(&project, "assets.vectors");
+    let bytes = std::fs::read(&vectors).unwrap();
+    let header_end = 12 + u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
+    std::fs::write(&vectors, &bytes[..header_end]).unwrap();
+    let search = run(&project, &["search", "비커"]);
+    assert_eq!(search.code, 0, "{search:?}");
+    assert_eq!(candidates(&project), approximate[0]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_or_damaged_approximate_index_never_answers_and_index_rebuilds_it() {
+    let server = LlmServer::respond_with(Arc::new(embeddings_server_reply)).await;
+    let project = project(&server, "  ann_min_rows: 10\n");
+    assert_eq!(run(&project, &["index"]).code, 0);
+    let ann = index_file(&project, "assets.ann");
+    let first = std::fs::read(&ann).unwrap();
+
+    // A new asset: the index is rebuilt with the vectors.
+    project.add_asset("Assets/Props/Laboratory/Beaker_Tall.prefab", 0xf100);
+    let index = run(&project, &["index"]);
+    assert!(
+        index.has_line("[unity-assets:index] vectors: 1 embedded, 33 reused (openai:concepts)"),
+        "{index:?}"
+    );
+    assert!(
+        index.output().lines().any(|l| l
+            .starts_with("[unity-assets:index] approximate vector index (assets.ann) was stale: rebuilt: 34 rows in ")),
+        "{index:?}"
+    );
+
+    // The old index put back: search says so and scans every vector, which
+    // finds by meaning alone (no word of the query is in the lexicon) the
+    // new asset the old index does not hold.
+    std::fs::write(&ann, &first).unwrap();
+    let search = run(&project, &["search", "비커"]);
+    assert!(
+        search.has_line("[unity-assets:search] the approximate vector index (assets.ann) is stale: every vector scanned instead; `unity-assets index` rebuilds it"),
+        "{search:?}"
+    );
+    assert!(result(&project).to_string().contains("Beaker_Tall"), "{search:?}");
+
+    // Cut short: the same from search, and `index` rebuilds it.
+    let current = {
+        assert_eq!(run(&project, &["index"]).code, 0);
+        std::fs::read(&ann).unwrap()
+    };
+    std::fs::write(&ann, &current[..current.len() / 2]).unwrap();
+    let search = run(&project, &["search", "비커"]);
+    assert!(
+        search.has_line("[unity-assets:search] the approximate vector index (assets.ann) is damaged: every vector scanned instead; `unity-assets index` rebuilds it"),
+        "{search:?}"
+    );
+    assert_eq!(result(&project)["status"], "ok", "{search:?}");
+    let index = run(&project, &["index"]);
+    assert!(
+        index.output().lines().any(|l| l.starts_with(
+            "[unity-assets:index] approximate vector index (assets.ann) was damaged: rebuilt: 34 rows in "
+        )),
+        "{index:?}"
+    );
+}

@@ -12,6 +12,7 @@
 //!   timeout_s: 60
 //!   retries: 3
 //!   retry_after_max_s: 60
+//!   ann_min_rows: 20000        # from this many vectors on, an approximate index answers
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -34,6 +35,10 @@ pub struct EmbeddingsConfig {
     pub timeout_s: u64,
     pub retries: u32,
     pub retry_after_max_s: u64,
+    /// From this many asset vectors on, `index` writes an approximate
+    /// nearest-neighbour index and search uses it instead of scanning every
+    /// vector (docs/search-by-meaning.md#at-scale).
+    pub ann_min_rows: usize,
 }
 
 impl Default for EmbeddingsConfig {
@@ -48,9 +53,14 @@ impl Default for EmbeddingsConfig {
             timeout_s: 60,
             retries: 3,
             retry_after_max_s: 60,
+            ann_min_rows: ANN_MIN_ROWS,
         }
     }
 }
+
+/// Where scanning every vector stops being fast enough: measured in
+/// docs/benchmarks.md#vectors-at-scale.
+pub const ANN_MIN_ROWS: usize = 20_000;
 
 /// Who embeds texts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]

@@ -8,6 +8,7 @@
 //! embedder every function here answers "not available" and search is what
 //! it was.
 
+pub mod ann;
 pub mod asset_text;
 pub mod config;
 pub mod embedder;
@@ -64,7 +65,10 @@ pub fn register(registry: &mut Registry, config: EmbeddingsConfig) {
             "one vector per asset row for search by meaning; only rows whose text changed are embedded",
             move |_: serde_json::Value, ctx: CallContext| {
                 let shared = Arc::clone(&for_index);
-                async move { Ok(nearest::embed_assets(&shared.embedder(&ctx)?, &ctx).await?) }
+                async move {
+                    let embedder = shared.embedder(&ctx)?;
+                    Ok(nearest::embed_assets(&embedder, shared.config.ann_min_rows, &ctx).await?)
+                }
             },
         )
         // With `embeddings.provider: openai` both calls send text and the key
@@ -75,7 +79,10 @@ pub fn register(registry: &mut Registry, config: EmbeddingsConfig) {
             "the assets nearest in meaning to each sub-intent, with how they matched",
             move |args: nearest::NearestArgs, ctx: CallContext| {
                 let shared = Arc::clone(&shared);
-                async move { Ok(nearest::nearest(&shared.embedder(&ctx)?, args, &ctx).await?) }
+                async move {
+                    let embedder = shared.embedder(&ctx)?;
+                    Ok(nearest::nearest(&embedder, shared.config.ann_min_rows, args, &ctx).await?)
+                }
             },
         )
         .reaching(EMBEDDINGS_SERVER)

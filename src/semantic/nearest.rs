@@ -7,6 +7,7 @@ use std::sync::Arc;
 use engine::CallContext;
 use serde::{Deserialize, Serialize};
 
+use super::ann::{self, Ann};
 use super::asset_text::{asset_text, VERSION};
 use super::embedder::{Embedder, Unavailable};
 use super::vectors::{self, text_hash, Vectors};
@@ -42,8 +43,11 @@ pub struct EmbedOut {
 /// Bring `assets.vectors` up to date with `assets.jsonl`: a row whose text
 /// (and embedder) are unchanged keeps its vector; the rest are embedded.
 /// A vectors file that cannot be read is rebuilt, never a reason to fail.
+///
+/// Past `ann_min_rows` rows the approximate index is brought up to date too.
 pub async fn embed_assets(
     embedder: &Result<Arc<Embedder>, Unavailable>,
+    ann_min_rows: usize,
     ctx: &CallContext,
 ) -> anyhow::Result<EmbedOut> {
     let Ok(embedder) = embedder else {
@@ -104,19 +108,27 @@ pub async fn embed_assets(
             ),
         }
     }
-    let unchanged = previous.as_ref() == Some(&out);
+    // A file from before the header carried the fingerprint is rewritten
+    // once, so the approximate index can be checked against it.
+    let fingerprinted = matches!(vectors::summary(&dir), Ok(Some(s)) if s.fingerprint.is_some());
+    let unchanged = previous.as_ref() == Some(&out) && fingerprinted;
     if !unchanged {
         vectors::write(&dir, &out)?;
     }
     record_in_manifest(ctx, &out)?;
+    let ann_line = ann::refresh(&dir, &out, ann_min_rows)?;
     let embedded = wanted.len();
+    let vectors_line = (embedded > 0 || !unchanged).then(|| {
+        format!(
+            "[unity-assets:index] vectors: {embedded} embedded, {} reused ({model})",
+            rows.len() - embedded
+        )
+    });
     Ok(EmbedOut {
-        line: (embedded > 0 || !unchanged).then(|| {
-            format!(
-                "[unity-assets:index] vectors: {embedded} embedded, {} reused ({model})",
-                rows.len() - embedded
-            )
-        }),
+        line: match (vectors_line, ann_line) {
+            (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+            (a, b) => a.or(b),
+        },
         model: Some(model),
         embedded,
         reused: rows.len() - embedded,
@@ -197,6 +209,7 @@ fn unavailable(note: String) -> NearestOut {
 /// The `top_n` assets nearest each sub-intent.
 pub async fn nearest(
     embedder: &Result<Arc<Embedder>, Unavailable>,
+    ann_min_rows: usize,
     args: NearestArgs,
     ctx: &CallContext,
 ) -> anyhow::Result<NearestOut> {
@@ -204,8 +217,9 @@ pub async fn nearest(
         Ok(e) => e,
         Err(Unavailable(why)) => return Ok(unavailable(why.clone())),
     };
-    let vectors = match vectors::read(&index_dir(ctx), &ctx.limits) {
-        Ok(Some(v)) => v,
+    let dir = index_dir(ctx);
+    let summary = match vectors::summary(&dir) {
+        Ok(Some(summary)) => summary,
         Ok(None) => {
             return Ok(unavailable(
                 "the index has no vectors yet; `unity-assets index` embeds them".into(),
@@ -213,44 +227,54 @@ pub async fn nearest(
         }
         Err(e) => return Ok(unavailable(format!("{e:#}"))),
     };
-    if vectors.model != embedder.id() || vectors.text != VERSION {
+    if summary.model != embedder.id() || summary.text != VERSION {
         return Ok(unavailable(format!(
             "the index's vectors come from {} and search would embed with {}; `unity-assets index` re-embeds them",
-            vectors.model,
+            summary.model,
             embedder.id()
         )));
     }
+    let vectors = match open_vectors(&dir, &summary, ann_min_rows, ctx) {
+        Ok(v) => v,
+        Err(e) => return Ok(unavailable(format!("{e:#}"))),
+    };
     let intents: Vec<String> = args.sub_intents.iter().map(|s| s.intent.clone()).collect();
     let queries = embedder.embed(&intents).await?;
-    let index = IndexFiles::new(index_dir(ctx), ctx.limits).narrowed(args.filters.clone());
+    let index = IndexFiles::new(dir, ctx.limits).narrowed(args.filters.clone());
     // Narrowed, the nearest are sought among the matching assets only, so
     // filters never leave fewer than `top_n` when more match.
     let allowed: Option<HashSet<String>> = match args.filters.is_empty() {
         true => None,
         false => Some(index.rows_matching()?.into_iter().map(|row| row.guid).collect()),
     };
-    let keep = |row: usize| allowed.as_ref().is_none_or(|guids| guids.contains(vectors.guid(row)));
-    let mut found: Vec<Vec<(usize, f32)>> = queries.iter().map(|q| vectors.nearest(q, args.top_n, keep)).collect();
+    let mut found: Vec<Vec<(usize, f32)>> = queries
+        .iter()
+        .map(|q| vectors.nearest(q, args.top_n, allowed.as_ref()))
+        .collect::<anyhow::Result<_>>()?;
     let paths = {
-        let wanted: HashSet<&str> = found.iter().flatten().map(|(row, _)| vectors.guid(*row)).collect();
+        let wanted: HashSet<&str> = found
+            .iter()
+            .flatten()
+            .filter_map(|(row, _)| vectors.guid(*row))
+            .collect();
         index.indexed_paths(&wanted)?
     };
     // Vectors of rows no longer in the index (a stale file) are not answers.
     found
         .iter_mut()
-        .for_each(|rows| rows.retain(|(row, _)| paths.contains_key(vectors.guid(*row))));
+        .for_each(|rows| rows.retain(|(row, _)| vectors.guid(*row).is_some_and(|guid| paths.contains_key(guid))));
     let mut groups = vec![];
     for (intent, rows) in intents.iter().zip(found) {
         let mut near: Vec<Near> = rows
             .iter()
-            .map(|(row, similarity)| {
-                let guid = vectors.guid(*row).to_owned();
-                Near {
+            .filter_map(|(row, similarity)| {
+                let guid = vectors.guid(*row)?.to_owned();
+                Some(Near {
                     path: paths[&guid].clone(),
                     guid,
                     similarity: *similarity,
                     because: None,
-                }
+                })
             })
             .collect();
         let explained = args.explained.min(near.len());
@@ -265,6 +289,68 @@ pub async fn nearest(
         note: None,
         groups,
     })
+}
+
+/// The asset vectors as search reads them: every row scanned exactly, or,
+/// past `ann_min_rows`, the approximate index viewed in place.
+enum Searchable {
+    Exact(Vectors),
+    Approximate(Ann),
+}
+
+/// The approximate index when there are enough vectors and it was built
+/// from these; else every vector, read and scanned (a missing, stale or
+/// damaged index says so: `index` rebuilds it, search never trusts it).
+fn open_vectors(
+    dir: &std::path::Path,
+    summary: &vectors::Summary,
+    ann_min_rows: usize,
+    ctx: &CallContext,
+) -> anyhow::Result<Searchable> {
+    if let (true, Some(fingerprint)) = (summary.count >= ann_min_rows.max(1), summary.fingerprint) {
+        match Ann::open(dir, fingerprint, false) {
+            Ok(ann) => return Ok(Searchable::Approximate(ann)),
+            Err(why) => ctx.output.line(&format!(
+                "[unity-assets:search] the approximate vector index ({}) is {}: every vector scanned instead; `unity-assets index` rebuilds it",
+                ann::ANN_FILE,
+                why.word()
+            )),
+        }
+    }
+    match vectors::read(dir, &ctx.limits)? {
+        Some(vectors) => Ok(Searchable::Exact(vectors)),
+        None => anyhow::bail!("the index has no vectors yet; `unity-assets index` embeds them"),
+    }
+}
+
+impl Searchable {
+    fn guid(&self, row: usize) -> Option<&str> {
+        match self {
+            Searchable::Exact(vectors) => (row < vectors.len()).then(|| vectors.guid(row)),
+            Searchable::Approximate(ann) => (row < ann.len()).then(|| ann.guid(row)).flatten(),
+        }
+    }
+
+    /// The `n` rows nearest `query`, among the `allowed` guids when given.
+    /// Filtered, the approximate index is scanned exactly over the rows
+    /// that pass (a graph walk can miss rows a narrow filter leaves apart).
+    fn nearest(&self, query: &[f32], n: usize, allowed: Option<&HashSet<String>>) -> anyhow::Result<Vec<(usize, f32)>> {
+        let passes = |guid: Option<&str>| allowed.is_none_or(|a| guid.is_some_and(|g| a.contains(g)));
+        match (self, allowed) {
+            (Searchable::Exact(vectors), _) => Ok(vectors.nearest(query, n, |row| passes(Some(vectors.guid(row))))),
+            (Searchable::Approximate(ann), None) => ann.nearest(query, n),
+            (Searchable::Approximate(ann), Some(_)) => {
+                let mut buffer = vec![];
+                let mut scored = (0..ann.len())
+                    .filter(|row| passes(ann.guid(*row)))
+                    .map(|row| Ok((row, ann.cosine(query, row, &mut buffer)?)))
+                    .collect::<anyhow::Result<Vec<_>>>()?;
+                scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                scored.truncate(n);
+                Ok(scored)
+            }
+        }
+    }
 }
 
 /// For each asset, the query word and asset word closest in meaning

@@ -7,7 +7,10 @@
 //! keeps a 4,000-asset index near 2 MB and a cosine within ~0.001 of the
 //! float one. Each record carries its text's hash, so a reindex re-embeds
 //! only the rows whose text changed; `model` and `text` name the space, so a
-//! change of either re-embeds every row.
+//! change of either re-embeds every row. The header also carries the
+//! rows' [`Vectors::fingerprint`], so the approximate index beside it
+//! ([`super::ann`]) can tell whether it was built from these rows by reading
+//! the header alone.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -25,6 +28,19 @@ struct Header {
     dim: usize,
     count: usize,
     text: String,
+    /// [`Vectors::fingerprint`]; absent in files written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fingerprint: Option<u64>,
+}
+
+/// What the header of a vectors file says, read without its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub model: String,
+    pub text: String,
+    pub dim: usize,
+    pub count: usize,
+    pub fingerprint: Option<u64>,
 }
 
 /// Every asset's vector, in `assets.jsonl` order.
@@ -94,11 +110,34 @@ impl Vectors {
             .collect()
     }
 
+    /// Row `row`'s int8 values.
+    pub fn values(&self, row: usize) -> &[i8] {
+        &self.values[row * self.dim..(row + 1) * self.dim]
+    }
+
+    /// Row `row`'s scale: its values times it are the unit vector.
+    pub fn scale(&self, row: usize) -> f32 {
+        self.scales[row]
+    }
+
     /// Cosine of `query` (a unit vector) with row `row`.
     pub fn cosine(&self, query: &[f32], row: usize) -> f32 {
-        let values = &self.values[row * self.dim..(row + 1) * self.dim];
-        let dot: f32 = values.iter().zip(query).map(|(v, q)| f32::from(*v) * q).sum();
-        dot * self.scales[row]
+        int8_cosine(self.values(row), self.scales[row], query)
+    }
+
+    /// A hash of what the rows are: the space (model, text, dimension) and
+    /// each row's guid and text hash, in order. Equal fingerprints mean
+    /// equal vectors (one embedder maps one text to one vector), so an index
+    /// built from these rows is still theirs.
+    pub fn fingerprint(&self) -> u64 {
+        let space = format!("{}\n{}\n{}\n", self.model, self.text, self.dim);
+        self.guids
+            .iter()
+            .zip(&self.hashes)
+            .fold(text_hash(&space), |h, (guid, hash)| {
+                let h = fnv_bytes(h, guid.as_bytes());
+                fnv_bytes(h, &hash.to_le_bytes())
+            })
     }
 
     /// The `n` rows nearest to `query` among those `keep` accepts, most similar first.
@@ -123,6 +162,7 @@ impl Vectors {
             dim: self.dim,
             count: self.len(),
             text: self.text.clone(),
+            fingerprint: Some(self.fingerprint()),
         })
         .expect("a header serialises");
         let mut out = Vec::with_capacity(16 + header.len() + self.len() * (45 + self.dim));
@@ -146,14 +186,7 @@ impl Vectors {
 
     pub fn from_bytes(bytes: &[u8]) -> anyhow::Result<Self> {
         let mut reader = Reader { bytes, at: 0 };
-        if reader.take(8)? != MAGIC {
-            bail!("not a vectors file (bad magic)");
-        }
-        let header_len = u32::from_le_bytes(reader.array()?) as usize;
-        let header: Header = serde_json::from_slice(reader.take(header_len)?).context("bad header")?;
-        if header.dim == 0 || header.dim > 8192 {
-            bail!("implausible dimension {}", header.dim);
-        }
+        let header = read_header(&mut reader)?;
         // Each record is at least 13 bytes plus the vector: a count the
         // file cannot hold is refused before anything is allocated for it.
         if header.count > bytes.len() / (13 + header.dim) {
@@ -177,9 +210,68 @@ impl Vectors {
         if reader.at != bytes.len() {
             bail!("{} bytes after the last row", bytes.len() - reader.at);
         }
+        if header.fingerprint.is_some_and(|f| f != vectors.fingerprint()) {
+            bail!("the rows do not match the header's fingerprint");
+        }
         Ok(vectors)
     }
 }
+
+/// Cosine of `query` (a unit vector) with int8 `values` of scale `scale`:
+/// the one formula both the exact scan and the approximate index's
+/// re-scoring use, so a row gets the same similarity either way.
+pub fn int8_cosine(values: &[i8], scale: f32, query: &[f32]) -> f32 {
+    let dot: f32 = values.iter().zip(query).map(|(v, q)| f32::from(*v) * q).sum();
+    dot * scale
+}
+
+/// FNV-1a over `bytes`, continuing from `hash`.
+fn fnv_bytes(hash: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(hash, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+fn read_header(reader: &mut Reader) -> anyhow::Result<Header> {
+    if reader.take(8)? != MAGIC {
+        bail!("not a vectors file (bad magic)");
+    }
+    let header_len = u32::from_le_bytes(reader.array()?) as usize;
+    let header: Header = serde_json::from_slice(reader.take(header_len)?).context("bad header")?;
+    if header.dim == 0 || header.dim > 8192 {
+        bail!("implausible dimension {}", header.dim);
+    }
+    Ok(header)
+}
+
+/// The header of the project's vectors file, read without its rows (a
+/// search that answers from the approximate index reads no more of it);
+/// `None` when there is no file.
+pub fn summary(index_dir: &Path) -> anyhow::Result<Option<Summary>> {
+    use std::io::Read as _;
+    let path = index_dir.join(VECTORS_FILE);
+    let file = match std::fs::File::open(&path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let mut start = vec![];
+    file.take(MAX_HEADER as u64 + 12)
+        .read_to_end(&mut start)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let header = read_header(&mut Reader { bytes: &start, at: 0 })
+        .with_context(|| format!("{} is corrupt; `unity-assets index` rebuilds it", path.display()))?;
+    Ok(Some(Summary {
+        model: header.model,
+        text: header.text,
+        dim: header.dim,
+        count: header.count,
+        fingerprint: header.fingerprint,
+    }))
+}
+
+/// A vectors header is a few hundred bytes; more is not a vectors file.
+const MAX_HEADER: usize = 64 * 1024;
 
 struct Reader<'a> {
     bytes: &'a [u8],
@@ -223,9 +315,7 @@ pub fn write(index_dir: &Path, vectors: &Vectors) -> anyhow::Result<()> {
 /// A stable 64-bit hash of a text (FNV-1a): the same on every machine and
 /// every Rust release, unlike the standard hasher.
 pub fn text_hash(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    fnv_bytes(0xcbf2_9ce4_8422_2325, text.as_bytes())
 }
 
 #[cfg(test)]
