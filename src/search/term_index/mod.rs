@@ -18,6 +18,7 @@
 //! a stale index never answers.
 
 mod build;
+mod ranking;
 
 use std::collections::{HashMap, HashSet};
 use std::io::{Read as _, Seek as _, SeekFrom};
@@ -30,9 +31,8 @@ use anyhow::Context as _;
 use engine::io::Limits;
 
 use super::filters::Filters;
-use super::loanword::LoanIndex;
 use super::query::Query;
-use super::rank::{rank_resolved, scored_concepts, with_loanwords, Candidate, Corpus, RankOptions};
+use super::rank::{Candidate, RankOptions};
 use super::records::AssetRow;
 use build::{fingerprint, read_varint, Header, MAGIC, ROW_BYTES};
 
@@ -259,14 +259,22 @@ impl TermIndex {
     /// The rows `ids` (ascending) read from `assets.jsonl` by offset; `None`
     /// when one no longer is what was indexed (the file changed).
     fn fetch(&self, ids: &[u32]) -> anyhow::Result<Option<Vec<AssetRow>>> {
-        let table = &self.body[self.header.row_table.0..self.header.row_table.1];
+        self.fetch_from(&mut self.open_assets()?, ids)
+    }
+
+    /// `assets.jsonl`, opened to read rows by offset.
+    fn open_assets(&self) -> anyhow::Result<std::fs::File> {
         let meta = std::fs::symlink_metadata(&self.assets)
             .with_context(|| format!("cannot read {}", self.assets.display()))?;
         if !meta.is_file() {
             anyhow::bail!("{} is not a regular file", self.assets.display());
         }
-        let mut file =
-            std::fs::File::open(&self.assets).with_context(|| format!("cannot read {}", self.assets.display()))?;
+        std::fs::File::open(&self.assets).with_context(|| format!("cannot read {}", self.assets.display()))
+    }
+
+    /// [`Self::fetch`] from `file`, the opened `assets.jsonl`.
+    fn fetch_from(&self, file: &mut std::fs::File, ids: &[u32]) -> anyhow::Result<Option<Vec<AssetRow>>> {
+        let table = &self.body[self.header.row_table.0..self.header.row_table.1];
         let mut rows = Vec::with_capacity(ids.len());
         let mut line = Vec::new();
         for &id in ids {
@@ -316,55 +324,6 @@ impl TermIndex {
         Ok(self
             .rows_of(guids.iter().copied())?
             .map(|rows| rows.into_iter().map(|r| (r.guid, r.path)).collect()))
-    }
-
-    /// Each request ranked over every row, as [`super::rank::rank_assets_each`]
-    /// ranks a scan of them, reading only the rows that hold a query term;
-    /// `None` when `assets.jsonl` changed since the index was built.
-    pub fn rank(
-        &self,
-        requests: &[(Query, RankOptions)],
-        filters: &Filters,
-    ) -> anyhow::Result<Option<Vec<Vec<Candidate>>>> {
-        let loans = requests
-            .iter()
-            .any(|(q, _)| q.has_unknown_korean())
-            .then(|| LoanIndex::from_words(self.header.loan_words.iter().cloned()));
-        let resolved = with_loanwords(requests, loans.as_ref());
-        let mut postings: HashMap<&str, Vec<u32>> = HashMap::new();
-        let mut df = Vec::with_capacity(requests.len());
-        let mut candidates: Vec<u32> = Vec::new();
-        for ((query, _), own) in requests.iter().zip(&resolved) {
-            let query = own.as_ref().unwrap_or(query);
-            let mut per_concept = Vec::new();
-            for concept in scored_concepts(query) {
-                let mut holding: Vec<u32> = Vec::new();
-                for (term, _) in concept.terms.iter().filter(|(_, weight)| *weight > 0.0) {
-                    if !postings.contains_key(term.as_str()) {
-                        postings.insert(term, self.postings(term)?);
-                    }
-                    holding.extend(&postings[term.as_str()]);
-                }
-                holding.sort_unstable();
-                holding.dedup();
-                per_concept.push(holding.len() as f32);
-                candidates.extend(holding);
-            }
-            df.push(per_concept);
-        }
-        candidates.sort_unstable();
-        candidates.dedup();
-        let Some(mut rows) = self.fetch(&candidates)? else {
-            return Ok(None);
-        };
-        // Filters narrow after the statistics: a row scores as it would unfiltered.
-        rows.retain(|row| filters.matches(row));
-        let corpus = Corpus {
-            docs: self.header.rows,
-            len_sums: self.header.len_sums,
-            df,
-        };
-        Ok(Some(rank_resolved(&rows, requests, &resolved, Some(&corpus))))
     }
 }
 
