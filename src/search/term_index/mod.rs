@@ -42,7 +42,7 @@ const ASSETS_FILE: &str = super::load::ASSETS_FILE;
 /// Part of the index file's bytes: an `fst` map reads its section in place.
 #[derive(Clone)]
 struct Section {
-    bytes: Arc<[u8]>,
+    bytes: Arc<Vec<u8>>,
     range: Range<usize>,
 }
 
@@ -55,8 +55,9 @@ impl AsRef<[u8]> for Section {
 /// A loaded search index, fresh against the `assets.jsonl` beside it.
 pub struct TermIndex {
     header: Header,
-    /// The sections after the header.
-    body: Arc<[u8]>,
+    /// The file's bytes; the header's ranges count from `body_at`.
+    bytes: Arc<Vec<u8>>,
+    body_at: usize,
     terms: fst::Map<Section>,
     guids: fst::Map<Section>,
     assets: PathBuf,
@@ -64,7 +65,7 @@ pub struct TermIndex {
 }
 
 /// A parsed index file: its header and the sections after it.
-type Parsed = (Header, Arc<[u8]>);
+type Parsed = (Header, Arc<Vec<u8>>, usize);
 
 /// The last index file read — path, length, modification time — and what
 /// it held: the stages of one search (and every search of a long-running
@@ -89,7 +90,7 @@ fn open(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> anyhow::
         Err(e) if e.is_not_found() => return Ok(Err("missing".into())),
         Err(e) => return Err(e.into()),
     };
-    let parsed = match parse(&bytes) {
+    let parsed = match parse(bytes) {
         Ok(parsed) => parsed,
         Err(why) => return Ok(Err(why)),
     };
@@ -100,7 +101,7 @@ fn open(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> anyhow::
 }
 
 /// The header and sections of an index file's bytes, or why they are not one.
-fn parse(bytes: &[u8]) -> Result<Parsed, String> {
+fn parse(bytes: Vec<u8>) -> Result<Parsed, String> {
     let Some(header_len) = bytes
         .strip_prefix(MAGIC)
         .and_then(|rest| rest.get(..4))
@@ -115,12 +116,12 @@ fn parse(bytes: &[u8]) -> Result<Parsed, String> {
     else {
         return Err("damaged".into());
     };
-    Ok((header, Arc::from(&bytes[body_at..])))
+    Ok((header, Arc::new(bytes), body_at))
 }
 
 /// The parsed index, or why it cannot answer for `dir`'s `assets.jsonl`.
 fn load(
-    (header, body): Parsed,
+    (header, bytes, body_at): Parsed,
     dir: &Path,
     manifest_version: Option<&str>,
     limits: &Limits,
@@ -131,9 +132,9 @@ fn load(
         return Err("stale".into());
     }
     let section = |(start, end): (usize, usize)| {
-        (start <= end && end <= body.len()).then(|| Section {
-            bytes: body.clone(),
-            range: start..end,
+        (start <= end && body_at + end <= bytes.len()).then(|| Section {
+            bytes: bytes.clone(),
+            range: body_at + start..body_at + end,
         })
     };
     let maps = section(header.terms)
@@ -148,7 +149,8 @@ fn load(
     };
     Ok(TermIndex {
         header,
-        body,
+        bytes,
+        body_at,
         terms,
         guids,
         assets,
@@ -170,7 +172,7 @@ fn rebuild(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> anyho
     let not_written = engine::io::write_atomic(&path, &bytes)
         .err()
         .map(|e| format!("cannot write {}: {e}", path.display()));
-    let index = parse(&bytes)
+    let index = parse(bytes)
         .and_then(|parsed| load(parsed, dir, manifest_version, limits))
         .map_err(|why| anyhow::anyhow!("the search index just built is {why}"))?;
     Ok((index, not_written))
@@ -237,12 +239,17 @@ impl TermIndex {
         self.header.lines
     }
 
+    /// The bytes of a section the header names (checked when loaded).
+    fn section(&self, (start, end): (usize, usize)) -> &[u8] {
+        &self.bytes[self.body_at + start..self.body_at + end]
+    }
+
     /// The row ids holding `term`, ascending.
     fn postings(&self, term: &str) -> anyhow::Result<Vec<u32>> {
         let Some(at) = self.terms.get(term) else {
             return Ok(vec![]);
         };
-        let bytes = &self.body[self.header.postings.0..self.header.postings.1];
+        let bytes = self.section(self.header.postings);
         let damaged =
             || anyhow::anyhow!("the search index is damaged (postings of {term:?}); delete {SEARCH_INDEX_FILE}");
         let mut at = usize::try_from(at)?;
@@ -274,7 +281,7 @@ impl TermIndex {
 
     /// [`Self::fetch`] from `file`, the opened `assets.jsonl`.
     fn fetch_from(&self, file: &mut std::fs::File, ids: &[u32]) -> anyhow::Result<Option<Vec<AssetRow>>> {
-        let table = &self.body[self.header.row_table.0..self.header.row_table.1];
+        let table = self.section(self.header.row_table);
         let mut rows = Vec::with_capacity(ids.len());
         let mut line = Vec::new();
         for &id in ids {

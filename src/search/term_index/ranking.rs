@@ -26,6 +26,13 @@ use super::TermIndex;
 /// Enough that the first holds a top 10 in most searches.
 const FIRST_BATCH: usize = 64;
 
+#[cfg(test)]
+thread_local! {
+    /// The last ranking's candidate rows (summed over its queries) and rows
+    /// read: what the pruning saved, for tests.
+    static READ: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+}
+
 /// One query's candidate rows as (confidence bound, row id), highest
 /// bound first (then by row id, so the reading order is deterministic).
 type Queue = Vec<(f32, u32)>;
@@ -97,6 +104,8 @@ impl TermIndex {
         let Some(rows) = self.read_reachable(&queues, requests, &resolved, &corpus, filters)? else {
             return Ok(None);
         };
+        #[cfg(test)]
+        READ.with(|read| read.set((queues.iter().map(Vec::len).sum(), rows.len())));
         Ok(Some(rank_resolved(&rows, requests, &resolved, Some(&corpus))))
     }
 
@@ -172,5 +181,59 @@ impl TermIndex {
         }
         kept.sort_unstable_by_key(|(id, _)| *id);
         Ok(Some(kept.into_iter().map(|(_, row)| row).collect()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::rank::rank_assets_each;
+    use super::super::super::vocab::Vocabulary;
+    use super::*;
+
+    fn line(i: usize, name: &str, tags: &[&str]) -> String {
+        serde_json::json!({"guid": format!("{i:032x}"), "path": format!("Assets/Props/{name}.prefab"),
+            "name": name, "type": "Prefab", "llm_tags": tags, "llm_summary": ""})
+        .to_string()
+    }
+
+    #[test]
+    fn a_common_word_reads_only_the_rows_that_can_reach_the_top_k() {
+        let mut lines: Vec<String> = (0..2000)
+            .map(|i| line(i, &format!("Barrel_{i}"), &["barrel"]))
+            .collect();
+        lines.extend((2000..2020).map(|i| line(i, &format!("SciFi_Barrel_{i}"), &["scifi", "barrel"])));
+        lines.extend((2020..2030).map(|i| line(i, &format!("SciFi_Panel_{i}"), &["scifi"])));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("assets.jsonl"), lines.join("\n")).unwrap();
+        let limits = engine::io::Limits::default();
+        let index = TermIndex::open_or_build(dir.path(), None, &limits, &mut |_| {}).unwrap();
+        let rows: Vec<AssetRow> = lines.iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let vocab = Vocabulary::embedded();
+        // A word every row holds ties them all at one bound: each is read
+        // (the order among equal confidences is by BM25, then path).
+        for (query, top_k, pruned) in [
+            ("scifi barrel", 10, true),
+            ("scifi barrel", 3, true),
+            ("scifi", 0, true),
+            ("barrel", 10, false),
+        ] {
+            let request = || {
+                vec![(
+                    Query::analyze(query, &vocab),
+                    RankOptions {
+                        top_k,
+                        ..RankOptions::default()
+                    },
+                )]
+            };
+            let ranked = index.rank(&request(), &Filters::default()).unwrap().unwrap();
+            assert_eq!(ranked, rank_assets_each(&rows, &request()), "{query:?}, top {top_k}");
+            let (candidates, read) = READ.with(std::cell::Cell::get);
+            assert_eq!(
+                read < candidates / 4,
+                pruned,
+                "{query:?}: read {read} of {candidates} candidate rows"
+            );
+        }
     }
 }
