@@ -27,17 +27,18 @@ pub fn index_freshness(project: &Path, limits: &Limits) -> Freshness {
 }
 
 /// `state.json`'s top-level `last_run`, read up to that key; `None` when
-/// the file or the key is absent (or the file is not a regular file:
-/// freshness then reports it missing).
+/// the file or the key is absent. What is not a regular file is refused
+/// before it is opened (a FIFO would block).
 fn last_run(path: &Path, limits: &Limits) -> anyhow::Result<Option<String>> {
-    let file = match std::fs::File::open(path) {
-        Ok(file) => file,
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return Ok(None);
+    if !meta.is_file() {
+        anyhow::bail!("{} is not a regular file", path.display());
     }
+    let file = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut found = None;
     let mut json = serde_json::Deserializer::from_reader(BufReader::new(file.take(limits.file_bytes)));
     let read = json.deserialize_map(LastRun(&mut found));
