@@ -104,11 +104,7 @@ impl TypeIntents {
     /// The ordering bonus of `row` under `intent` (`None`: no type named,
     /// placeable first).
     pub fn preference(&self, intent: Option<&str>, row: &AssetRow) -> f32 {
-        let table = match intent {
-            Some(name) => self.prefer.get(name).map(Vec::as_slice).unwrap_or_default(),
-            None => &self.placeable,
-        };
-        table
+        self.preferences(intent)
             .iter()
             .filter(|(kind, _)| match kind.split_once('/') {
                 Some(_) => row
@@ -119,6 +115,22 @@ impl TypeIntents {
             })
             .map(|(_, bonus)| *bonus)
             .fold(0.0, f32::max)
+    }
+
+    /// The most [`Self::preference`] can give any row for `intent`.
+    pub fn most_preferred(&self, intent: Option<&str>) -> f32 {
+        self.preferences(intent)
+            .iter()
+            .map(|(_, bonus)| *bonus)
+            .fold(0.0, f32::max)
+    }
+
+    /// The (type, bonus) table of `intent` (`None`: placeable types).
+    fn preferences(&self, intent: Option<&str>) -> &[(String, f32)] {
+        match intent {
+            Some(name) => self.prefer.get(name).map(Vec::as_slice).unwrap_or_default(),
+            None => &self.placeable,
+        }
     }
 
     /// Whether `row` is content of a type some intent prefers, but not one

@@ -18,6 +18,8 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::SystemTime;
 
 use engine::io::Limits;
 
@@ -29,6 +31,10 @@ use super::text::{for_each_part, Scratch};
 pub const ASSETS_FILE: &str = "assets.jsonl";
 pub const PACKAGES_FILE: &str = "packages.jsonl";
 pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// The last `manifest.json` read (path, length, modification time) and its JSON.
+type ReadManifest = ((PathBuf, u64, SystemTime), serde_json::Value);
+static LAST_MANIFEST: Mutex<Option<ReadManifest>> = Mutex::new(None);
 
 /// The index folder of a project, read within a run's limits.
 pub struct IndexFiles {
@@ -63,8 +69,22 @@ impl IndexFiles {
 
     /// One field of `manifest.json`, if the manifest exists and has it.
     fn manifest_field(&self, field: &str) -> Option<String> {
+        self.manifest()?[field].as_str().map(str::to_owned)
+    }
+
+    /// `manifest.json`, read again only when its length or modification
+    /// time changed: the stages of a search ask for it several times.
+    fn manifest(&self) -> Option<serde_json::Value> {
+        let path = self.dir.join(MANIFEST_FILE);
+        let meta = std::fs::metadata(&path).ok()?;
+        let stamp = (path, meta.len(), meta.modified().ok()?);
+        let mut last = LAST_MANIFEST.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, manifest)) = last.as_ref().filter(|(read, _)| *read == stamp) {
+            return Some(manifest.clone());
+        }
         let manifest: serde_json::Value = serde_json::from_str(&self.text(MANIFEST_FILE).ok()?).ok()?;
-        manifest[field].as_str().map(str::to_owned)
+        *last = Some((stamp, manifest.clone()));
+        Some(manifest)
     }
 
     /// `manifest.json::version`, if the manifest exists and has one.

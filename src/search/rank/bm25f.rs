@@ -361,6 +361,28 @@ fn scan<D: Document>(docs: &[D], offset: usize, table: &TermTable, n_concepts: u
     (hits, len_sums)
 }
 
+/// Each concept's weight in coverage, and their sum, for a corpus of `n`
+/// records of which `df[c]` hold concept `c`: rarer concepts count more.
+/// Shared with the search index's confidence bounds, which must weigh
+/// coverage exactly as scoring does.
+pub fn coverage_weights(concepts: &[&Concept], df: &[f32], n: f32) -> (Vec<f32>, f32) {
+    let idf_max = (1.0 + (n + 0.5) / 0.5).ln();
+    let weights: Vec<f32> = concepts
+        .iter()
+        .zip(df)
+        .map(|(concept, &d)| {
+            if d == 0.0 {
+                concept.prior * UNSEEN_WEIGHT
+            } else {
+                let idf = (1.0 + (n - d + 0.5) / (d + 0.5)).ln();
+                concept.prior * (0.5 + 0.5 * idf / idf_max)
+            }
+        })
+        .collect();
+    let total = weights.iter().sum::<f32>().max(f32::EPSILON);
+    (weights, total)
+}
+
 /// Scores of every record matching at least one concept, unordered.
 pub fn score<D: Document + Sync>(docs: &[D], query: &Query) -> Vec<Scored> {
     score_each(docs, &[query]).pop().unwrap_or_default()
@@ -432,22 +454,11 @@ pub fn score_each_in<D: Document + Sync>(docs: &[D], queries: &[&Query], corpus:
     let n = n.max(1) as f32;
     let avg: Vec<f32> = len_sums.iter().map(|s| (*s as f32 / n).max(1.0)).collect();
     let idf: Vec<f32> = df.iter().map(|&d| (1.0 + (n - d + 0.5) / (d + 0.5)).ln()).collect();
-    let idf_max = (1.0 + (n + 0.5) / 0.5).ln();
 
     spans
         .into_iter()
         .map(|span| {
-            let weights: Vec<f32> = span
-                .clone()
-                .map(|c| {
-                    if df[c] == 0.0 {
-                        concepts[c].prior * UNSEEN_WEIGHT
-                    } else {
-                        concepts[c].prior * (0.5 + 0.5 * idf[c] / idf_max)
-                    }
-                })
-                .collect();
-            let total_weight: f32 = weights.iter().sum::<f32>().max(f32::EPSILON);
+            let (weights, total_weight) = coverage_weights(&concepts[span.clone()], &df[span.clone()], n);
             hits.iter()
                 .filter(|hit| span.clone().any(|c| found(hit, c)))
                 .map(|hit| {

@@ -52,6 +52,7 @@
 //! the gate; the defaults (0.40 / 0.70) give the figures above.
 
 mod bm25f;
+mod bound;
 #[cfg(test)]
 mod content_tests;
 mod packages;
@@ -74,6 +75,7 @@ pub use bm25f::{
     add_field_lengths, for_each_field_term, score, score_each, score_each_in, scored_concepts, Corpus, Document, Field,
     Scored, FIELDS,
 };
+pub use bound::ConfidenceBound;
 pub use packages::{rank_packages, PackageChoice};
 pub use thresholds::Thresholds;
 

@@ -18,6 +18,7 @@
 //! a stale index never answers.
 
 mod build;
+mod ranking;
 
 use std::collections::{HashMap, HashSet};
 use std::io::{Read as _, Seek as _, SeekFrom};
@@ -30,9 +31,8 @@ use anyhow::Context as _;
 use engine::io::Limits;
 
 use super::filters::Filters;
-use super::loanword::LoanIndex;
 use super::query::Query;
-use super::rank::{rank_resolved, scored_concepts, with_loanwords, Candidate, Corpus, RankOptions};
+use super::rank::{Candidate, RankOptions};
 use super::records::AssetRow;
 use build::{fingerprint, read_varint, Header, MAGIC, ROW_BYTES};
 
@@ -42,7 +42,7 @@ const ASSETS_FILE: &str = super::load::ASSETS_FILE;
 /// Part of the index file's bytes: an `fst` map reads its section in place.
 #[derive(Clone)]
 struct Section {
-    bytes: Arc<[u8]>,
+    bytes: Arc<Vec<u8>>,
     range: Range<usize>,
 }
 
@@ -55,8 +55,9 @@ impl AsRef<[u8]> for Section {
 /// A loaded search index, fresh against the `assets.jsonl` beside it.
 pub struct TermIndex {
     header: Header,
-    /// The sections after the header.
-    body: Arc<[u8]>,
+    /// The file's bytes; the header's ranges count from `body_at`.
+    bytes: Arc<Vec<u8>>,
+    body_at: usize,
     terms: fst::Map<Section>,
     guids: fst::Map<Section>,
     assets: PathBuf,
@@ -64,7 +65,7 @@ pub struct TermIndex {
 }
 
 /// A parsed index file: its header and the sections after it.
-type Parsed = (Header, Arc<[u8]>);
+type Parsed = (Header, Arc<Vec<u8>>, usize);
 
 /// The last index file read — path, length, modification time — and what
 /// it held: the stages of one search (and every search of a long-running
@@ -89,7 +90,7 @@ fn open(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> anyhow::
         Err(e) if e.is_not_found() => return Ok(Err("missing".into())),
         Err(e) => return Err(e.into()),
     };
-    let parsed = match parse(&bytes) {
+    let parsed = match parse(bytes) {
         Ok(parsed) => parsed,
         Err(why) => return Ok(Err(why)),
     };
@@ -100,7 +101,7 @@ fn open(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> anyhow::
 }
 
 /// The header and sections of an index file's bytes, or why they are not one.
-fn parse(bytes: &[u8]) -> Result<Parsed, String> {
+fn parse(bytes: Vec<u8>) -> Result<Parsed, String> {
     let Some(header_len) = bytes
         .strip_prefix(MAGIC)
         .and_then(|rest| rest.get(..4))
@@ -115,12 +116,12 @@ fn parse(bytes: &[u8]) -> Result<Parsed, String> {
     else {
         return Err("damaged".into());
     };
-    Ok((header, Arc::from(&bytes[body_at..])))
+    Ok((header, Arc::new(bytes), body_at))
 }
 
 /// The parsed index, or why it cannot answer for `dir`'s `assets.jsonl`.
 fn load(
-    (header, body): Parsed,
+    (header, bytes, body_at): Parsed,
     dir: &Path,
     manifest_version: Option<&str>,
     limits: &Limits,
@@ -131,9 +132,9 @@ fn load(
         return Err("stale".into());
     }
     let section = |(start, end): (usize, usize)| {
-        (start <= end && end <= body.len()).then(|| Section {
-            bytes: body.clone(),
-            range: start..end,
+        (start <= end && body_at + end <= bytes.len()).then(|| Section {
+            bytes: bytes.clone(),
+            range: body_at + start..body_at + end,
         })
     };
     let maps = section(header.terms)
@@ -148,7 +149,8 @@ fn load(
     };
     Ok(TermIndex {
         header,
-        body,
+        bytes,
+        body_at,
         terms,
         guids,
         assets,
@@ -170,7 +172,7 @@ fn rebuild(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> anyho
     let not_written = engine::io::write_atomic(&path, &bytes)
         .err()
         .map(|e| format!("cannot write {}: {e}", path.display()));
-    let index = parse(&bytes)
+    let index = parse(bytes)
         .and_then(|parsed| load(parsed, dir, manifest_version, limits))
         .map_err(|why| anyhow::anyhow!("the search index just built is {why}"))?;
     Ok((index, not_written))
@@ -237,12 +239,17 @@ impl TermIndex {
         self.header.lines
     }
 
+    /// The bytes of a section the header names (checked when loaded).
+    fn section(&self, (start, end): (usize, usize)) -> &[u8] {
+        &self.bytes[self.body_at + start..self.body_at + end]
+    }
+
     /// The row ids holding `term`, ascending.
     fn postings(&self, term: &str) -> anyhow::Result<Vec<u32>> {
         let Some(at) = self.terms.get(term) else {
             return Ok(vec![]);
         };
-        let bytes = &self.body[self.header.postings.0..self.header.postings.1];
+        let bytes = self.section(self.header.postings);
         let damaged =
             || anyhow::anyhow!("the search index is damaged (postings of {term:?}); delete {SEARCH_INDEX_FILE}");
         let mut at = usize::try_from(at)?;
@@ -259,14 +266,22 @@ impl TermIndex {
     /// The rows `ids` (ascending) read from `assets.jsonl` by offset; `None`
     /// when one no longer is what was indexed (the file changed).
     fn fetch(&self, ids: &[u32]) -> anyhow::Result<Option<Vec<AssetRow>>> {
-        let table = &self.body[self.header.row_table.0..self.header.row_table.1];
+        self.fetch_from(&mut self.open_assets()?, ids)
+    }
+
+    /// `assets.jsonl`, opened to read rows by offset.
+    fn open_assets(&self) -> anyhow::Result<std::fs::File> {
         let meta = std::fs::symlink_metadata(&self.assets)
             .with_context(|| format!("cannot read {}", self.assets.display()))?;
         if !meta.is_file() {
             anyhow::bail!("{} is not a regular file", self.assets.display());
         }
-        let mut file =
-            std::fs::File::open(&self.assets).with_context(|| format!("cannot read {}", self.assets.display()))?;
+        std::fs::File::open(&self.assets).with_context(|| format!("cannot read {}", self.assets.display()))
+    }
+
+    /// [`Self::fetch`] from `file`, the opened `assets.jsonl`.
+    fn fetch_from(&self, file: &mut std::fs::File, ids: &[u32]) -> anyhow::Result<Option<Vec<AssetRow>>> {
+        let table = self.section(self.header.row_table);
         let mut rows = Vec::with_capacity(ids.len());
         let mut line = Vec::new();
         for &id in ids {
@@ -316,55 +331,6 @@ impl TermIndex {
         Ok(self
             .rows_of(guids.iter().copied())?
             .map(|rows| rows.into_iter().map(|r| (r.guid, r.path)).collect()))
-    }
-
-    /// Each request ranked over every row, as [`super::rank::rank_assets_each`]
-    /// ranks a scan of them, reading only the rows that hold a query term;
-    /// `None` when `assets.jsonl` changed since the index was built.
-    pub fn rank(
-        &self,
-        requests: &[(Query, RankOptions)],
-        filters: &Filters,
-    ) -> anyhow::Result<Option<Vec<Vec<Candidate>>>> {
-        let loans = requests
-            .iter()
-            .any(|(q, _)| q.has_unknown_korean())
-            .then(|| LoanIndex::from_words(self.header.loan_words.iter().cloned()));
-        let resolved = with_loanwords(requests, loans.as_ref());
-        let mut postings: HashMap<&str, Vec<u32>> = HashMap::new();
-        let mut df = Vec::with_capacity(requests.len());
-        let mut candidates: Vec<u32> = Vec::new();
-        for ((query, _), own) in requests.iter().zip(&resolved) {
-            let query = own.as_ref().unwrap_or(query);
-            let mut per_concept = Vec::new();
-            for concept in scored_concepts(query) {
-                let mut holding: Vec<u32> = Vec::new();
-                for (term, _) in concept.terms.iter().filter(|(_, weight)| *weight > 0.0) {
-                    if !postings.contains_key(term.as_str()) {
-                        postings.insert(term, self.postings(term)?);
-                    }
-                    holding.extend(&postings[term.as_str()]);
-                }
-                holding.sort_unstable();
-                holding.dedup();
-                per_concept.push(holding.len() as f32);
-                candidates.extend(holding);
-            }
-            df.push(per_concept);
-        }
-        candidates.sort_unstable();
-        candidates.dedup();
-        let Some(mut rows) = self.fetch(&candidates)? else {
-            return Ok(None);
-        };
-        // Filters narrow after the statistics: a row scores as it would unfiltered.
-        rows.retain(|row| filters.matches(row));
-        let corpus = Corpus {
-            docs: self.header.rows,
-            len_sums: self.header.len_sums,
-            df,
-        };
-        Ok(Some(rank_resolved(&rows, requests, &resolved, Some(&corpus))))
     }
 }
 
