@@ -11,11 +11,12 @@ use super::Check;
 use crate::index::store::{self, Freshness};
 
 /// Files the index folder may hold; anything else there is stray.
-const INDEX_FILES: [&str; 10] = [
+const INDEX_FILES: [&str; 11] = [
     store::MANIFEST_FILE,
     store::PACKAGES_FILE,
     store::ASSETS_FILE,
     store::STATE_FILE,
+    store::SIGNATURES_FILE,
     crate::index::graph::GRAPH_FILE,
     crate::semantic::vectors::VECTORS_FILE,
     "search-result.json",
