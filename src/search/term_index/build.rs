@@ -20,6 +20,7 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::Hasher as _;
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::super::loanword::collect_words;
@@ -104,18 +105,42 @@ pub(super) fn build(
     manifest_version: Option<String>,
     mut previous: Option<Previous>,
 ) -> anyhow::Result<Built> {
-    let mut rows = Rows::default();
+    let lines: Vec<(usize, &[u8])> = lines_with_offsets(assets).collect();
+    // Which lines the previous index holds (in order: a line is taken once).
+    let taken: Vec<Option<u32>> = lines
+        .iter()
+        .map(|(_, line)| previous.as_mut().and_then(|p| p.take(line)))
+        .collect();
+    // The rest are decoded and tokenised in parallel, a run of lines per
+    // part, and the parts joined in order.
+    let part = lines.len().div_ceil(rayon::current_num_threads() * 4).max(1024);
+    let reusable = previous.as_ref();
+    let parts: Vec<Rows> = lines
+        .par_chunks(part)
+        .zip(taken.par_chunks(part))
+        .map(|(lines, taken)| {
+            let mut rows = Rows::default();
+            for (&(offset, line), &old) in lines.iter().zip(taken) {
+                rows.lines += 1;
+                match old.zip(reusable) {
+                    Some((old, previous)) => {
+                        rows.reused.push((old, rows.count));
+                        rows.push(offset, line, previous.guid(old).to_owned(), previous.lens(old));
+                    }
+                    None => {
+                        if let Ok(row) = serde_json::from_slice::<AssetRow>(line) {
+                            rows.visit(offset, line, row);
+                        }
+                    }
+                }
+            }
+            rows
+        })
+        .collect();
+    let rows = parts.into_iter().fold(Rows::default(), Rows::join);
     let mut kept = vec![u32::MAX; previous.as_ref().map_or(0, Previous::rows)];
-    for (offset, line) in lines_with_offsets(assets) {
-        rows.lines += 1;
-        let reused = previous.as_mut().and_then(|p| p.take(line).map(|old| (old, p)));
-        if let Some((old, previous)) = reused {
-            kept[old as usize] = rows.count;
-            let lens = previous.lens(old);
-            rows.push(offset, line, previous.guid(old).to_owned(), lens);
-        } else if let Ok(row) = serde_json::from_slice::<AssetRow>(line) {
-            rows.visit(offset, line, row);
-        }
+    for &(old, new) in &rows.reused {
+        kept[old as usize] = new;
     }
     let (old_terms, old_loans) = match previous.as_mut() {
         Some(previous) => (previous.terms(), previous.loan_words()),
@@ -208,6 +233,8 @@ struct Rows {
     lens: Vec<u8>,
     len_sums: LenSums,
     guids: Vec<(String, u32)>,
+    /// Rows reused from the previous index: (previous id, id).
+    reused: Vec<(u32, u32)>,
     term_ids: HashMap<String, u32>,
     postings: Vec<Vec<u32>>,
     loan_ids: HashMap<String, u32>,
@@ -218,6 +245,39 @@ struct Rows {
 }
 
 impl Rows {
+    /// These rows, then `later`'s.
+    fn join(mut self, later: Rows) -> Rows {
+        let base = self.count;
+        self.lines += later.lines;
+        self.count += later.count;
+        self.visited += later.visited;
+        self.table.extend(later.table);
+        self.lens.extend(later.lens);
+        // Sums of whole numbers far below 2^53: exact in any order.
+        for (sum, more) in self.len_sums.iter_mut().zip(later.len_sums) {
+            *sum += more;
+        }
+        self.guids
+            .extend(later.guids.into_iter().map(|(guid, id)| (guid, id + base)));
+        self.reused
+            .extend(later.reused.into_iter().map(|(old, id)| (old, id + base)));
+        join_postings(
+            &mut self.term_ids,
+            &mut self.postings,
+            later.term_ids,
+            later.postings,
+            base,
+        );
+        join_postings(
+            &mut self.loan_ids,
+            &mut self.loan_postings,
+            later.loan_ids,
+            later.loan_postings,
+            base,
+        );
+        self
+    }
+
     /// Add a row: its table entry, guid and field lengths.
     fn push(&mut self, offset: usize, line: &[u8], guid: String, lens: [u16; FIELDS]) {
         self.table.extend_from_slice(&(offset as u64).to_le_bytes());
@@ -267,6 +327,28 @@ fn intern(ids: &mut HashMap<String, u32>, postings: &mut Vec<Vec<u32>>, key: &st
     ids.insert(key.to_owned(), id);
     postings.push(Vec::new());
     id
+}
+
+/// Add the postings of later rows (ids from `base` on) to each key's.
+fn join_postings(
+    ids: &mut HashMap<String, u32>,
+    postings: &mut Vec<Vec<u32>>,
+    later_ids: HashMap<String, u32>,
+    mut later_postings: Vec<Vec<u32>>,
+    base: u32,
+) {
+    for (key, later) in later_ids {
+        let id = match ids.get(&key) {
+            Some(&id) => id,
+            None => {
+                ids.insert(key, postings.len() as u32);
+                postings.push(Vec::new());
+                postings.len() as u32 - 1
+            }
+        };
+        let later = std::mem::take(&mut later_postings[later as usize]);
+        postings[id as usize].extend(later.into_iter().map(|row| row + base));
+    }
 }
 
 /// Each key with its postings.

@@ -11,9 +11,9 @@ use super::build::{read_lens, read_postings, Header, ROW_BYTES};
 /// A previous index whose rows a build may reuse.
 pub(super) struct Previous {
     rows: usize,
-    /// (fingerprint, length) of a row's line → its row id; a row is taken
-    /// (reused) at most once.
-    by_line: HashMap<(u64, u32), u32>,
+    /// (fingerprint, length) of a line → the rows holding it (whose guid
+    /// is known), last first; a row is taken (reused) at most once.
+    by_line: HashMap<(u64, u32), Vec<u32>>,
     /// Per row id, its guid and field lengths.
     guids: Vec<String>,
     lens: Vec<[u16; FIELDS]>,
@@ -28,15 +28,6 @@ impl Previous {
     pub fn decode(header: &Header, body: &[u8]) -> Option<Self> {
         let section = |(start, end): (usize, usize)| body.get(start..end);
         let rows = header.rows;
-        let table = section(header.row_table).filter(|t| t.len() == rows * ROW_BYTES)?;
-        let mut by_line = HashMap::with_capacity(rows);
-        for (id, entry) in table.chunks_exact(ROW_BYTES).enumerate() {
-            let len = u32::from_le_bytes(entry[8..12].try_into().ok()?);
-            let print = u64::from_le_bytes(entry[12..20].try_into().ok()?);
-            // A line twice (a broken index) is reused once; the other is visited.
-            by_line.entry((print, len)).or_insert(id as u32);
-        }
-
         // A row shadowed by a later one of the same guid has no guid to
         // reuse: it is visited again (`String::new()` marks it).
         let mut guids = vec![String::new(); rows];
@@ -44,6 +35,18 @@ impl Previous {
         let mut stream = guid_map.stream();
         while let Some((guid, id)) = fst::Streamer::next(&mut stream) {
             *guids.get_mut(usize::try_from(id).ok()?)? = String::from_utf8(guid.to_vec()).ok()?;
+        }
+
+        let table = section(header.row_table).filter(|t| t.len() == rows * ROW_BYTES)?;
+        let mut by_line: HashMap<(u64, u32), Vec<u32>> = HashMap::with_capacity(rows);
+        for (id, entry) in table.chunks_exact(ROW_BYTES).enumerate().rev() {
+            if guids[id].is_empty() {
+                continue;
+            }
+            let len = u32::from_le_bytes(entry[8..12].try_into().ok()?);
+            let print = u64::from_le_bytes(entry[12..20].try_into().ok()?);
+            // Last id first: `take` pops the first.
+            by_line.entry((print, len)).or_default().push(id as u32);
         }
 
         let lens_bytes = section(header.row_lens)?;
@@ -87,12 +90,7 @@ impl Previous {
     /// byte for byte (and knows its guid), and it was not taken before.
     pub fn take(&mut self, line: &[u8]) -> Option<u32> {
         let key = (super::build::fingerprint(line), u32::try_from(line.len()).ok()?);
-        let id = *self.by_line.get(&key)?;
-        if self.guids[id as usize].is_empty() {
-            return None;
-        }
-        self.by_line.remove(&key);
-        Some(id)
+        self.by_line.get_mut(&key)?.pop()
     }
 
     pub fn guid(&self, id: u32) -> &str {
