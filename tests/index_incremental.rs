@@ -92,12 +92,75 @@ fn an_incremental_index_after_edits_equals_a_full_reindex() {
     );
     let incremental = index_files(project);
     assert!(incremental.0.contains("새_상자") && incremental.0.contains(referenced_guid));
+    // The search index was updated from the rows that changed; the full
+    // build below starts from nothing.
+    let search_index = project.join(INDEX).join("search-index.bin");
+    let updated = fs::read(&search_index).unwrap();
+    fs::remove_file(&search_index).unwrap();
 
     index(project, "reindex");
     let full = index_files(project);
+    assert!(
+        fs::read(&search_index).unwrap() == updated,
+        "search-index.bin differs from a build from nothing"
+    );
     assert!(incremental.0 == full.0, "assets.jsonl differs after an incremental run");
     assert!(
         incremental.1 == full.1,
         "packages.jsonl differs after an incremental run"
     );
+}
+
+/// An index written before `signatures.tsv` existed (the signatures inside
+/// `state.json`) is read as it is: a run that finds nothing changed and one
+/// that finds one asset changed both keep every other asset, and the
+/// signatures move to their own file. A `signatures.tsv` of another format
+/// re-tags every asset rather than missing a change.
+#[test]
+fn signatures_of_an_older_state_are_read_and_moved_to_their_own_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    let (words, _) = large_project::vocabulary(Path::new("no-corpora-here"));
+    large_project::generate(project, 300, &words, 11).unwrap();
+    index(project, "index");
+    let index_dir = project.join(INDEX);
+    let rows = || index_files(project).0.lines().count();
+    let state_path = index_dir.join("state.json");
+    let signatures_path = index_dir.join("signatures.tsv");
+    let to_older_format = || {
+        let text = fs::read_to_string(&signatures_path).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("# unity-assets signatures 1"));
+        let signatures: serde_json::Map<String, serde_json::Value> = lines
+            .map(|l| l.split_once('\t').unwrap())
+            .map(|(guid, signature)| (guid.to_owned(), signature.into()))
+            .collect();
+        assert_eq!(signatures.len(), rows());
+        let mut state: serde_json::Value = serde_json::from_str(&fs::read_to_string(&state_path).unwrap()).unwrap();
+        state["guid_signatures"] = signatures.into();
+        fs::write(&state_path, serde_json::to_string_pretty(&state).unwrap()).unwrap();
+        fs::remove_file(&signatures_path).unwrap();
+    };
+    let moved = || {
+        let state = fs::read_to_string(&state_path).unwrap();
+        assert!(!state.contains("guid_signatures"), "{state}");
+        assert!(fs::read_to_string(&signatures_path).unwrap().lines().count() == rows() + 1);
+    };
+
+    to_older_format();
+    let summary = index(project, "index").stdout;
+    assert!(summary.contains("changed 0,"), "{summary}");
+    moved();
+
+    to_older_format();
+    let assets = asset_files(&project.join("Assets"));
+    fs::write(&assets[5], "other bytes").unwrap();
+    let summary = index(project, "index").stdout;
+    assert!(summary.contains("changed 1,"), "{summary}");
+    moved();
+
+    fs::write(&signatures_path, "guid\tsignature\n").unwrap();
+    fs::write(&assets[6], "other bytes").unwrap();
+    let summary = index(project, "index").stdout;
+    assert!(summary.contains(&format!("changed {},", rows())), "{summary}");
 }

@@ -11,11 +11,12 @@ use super::Check;
 use crate::index::store::{self, Freshness};
 
 /// Files the index folder may hold; anything else there is stray.
-const INDEX_FILES: [&str; 11] = [
+const INDEX_FILES: [&str; 12] = [
     store::MANIFEST_FILE,
     store::PACKAGES_FILE,
     store::ASSETS_FILE,
     store::STATE_FILE,
+    store::SIGNATURES_FILE,
     crate::index::graph::GRAPH_FILE,
     crate::semantic::vectors::VECTORS_FILE,
     crate::semantic::ann::ANN_FILE,

@@ -23,7 +23,7 @@ use super::meta::{parse_meta, Meta};
 use super::packages::{self, PackageRoot};
 use super::record::{Depth, Details, ScannedAsset};
 use super::unity_yaml::{self, YamlFacts};
-use super::walk::{mtime_nanos, walk, Entry};
+use super::walk::{mtime_nanos, tree_digest, walk, Walked};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ScanOptions {
@@ -105,9 +105,13 @@ pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOpt
     let started_at = time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339)?;
     let labels = super::labels::read(project, limits)?;
     let curated = CuratedLabels::from_file(project, labels.as_deref())?;
-    let (entries, mut warnings) = walk(project, &options.ignore_paths);
+    let Walked {
+        entries,
+        problems: mut warnings,
+        digest,
+    } = walk(project, &options.ignore_paths);
     let files = entries.iter().filter(|e| !e.is_dir).count();
-    let fingerprint = fingerprint(project, labels.as_deref(), &entries, &warnings, data, options);
+    let fingerprint = fingerprint(project, labels.as_deref(), &digest, &warnings, data, options);
 
     let dirs: HashSet<&str> = entries.iter().filter(|e| e.is_dir).map(|e| e.path.as_str()).collect();
     // Asset files with the stat the walk read (reused for their signatures).
@@ -233,30 +237,30 @@ pub fn tree_fingerprint(
     options: &ScanOptions,
 ) -> anyhow::Result<String> {
     let labels = super::labels::read(project, limits)?;
-    let (entries, problems) = walk(project, &options.ignore_paths);
+    let walked = tree_digest(project, &options.ignore_paths);
     Ok(fingerprint(
         project,
         labels.as_deref(),
-        &entries,
-        &problems,
+        &walked.digest,
+        &walked.problems,
         data,
         options,
     ))
 }
 
-/// `labels`: the labels file's text, which changes what a scan finds.
+/// `labels`: the labels file's text, which changes what a scan finds;
+/// `tree`: the walk's digest of every path with its mtime and size.
 fn fingerprint(
     project: &Path,
     labels: Option<&str>,
-    entries: &[Entry],
+    tree: &[u8; 32],
     problems: &[Warning],
     data: &IndexData,
     options: &ScanOptions,
 ) -> String {
     use sha2::{Digest, Sha256};
     use std::fmt::Write as _;
-    // Hashed a line at a time (a 100k-file tree would make a 10 MB string
-    // first); writing to a String cannot fail.
+    // Writing to a String cannot fail.
     let mut hasher = Sha256::new();
     let mut line = String::new();
     let _ = writeln!(
@@ -269,12 +273,7 @@ fn fingerprint(
         content::package_cache_state(project, options.index_depth)
     );
     hasher.update(&line);
-    for entry in entries {
-        let (mtime, len) = entry.stat.unwrap_or_default();
-        line.clear();
-        let _ = writeln!(line, "{}\t{}\t{mtime}\t{len}", entry.path, entry.is_dir);
-        hasher.update(&line);
-    }
+    hasher.update(tree);
     for problem in problems {
         line.clear();
         let _ = writeln!(line, "! {}\t{}", problem.path, problem.detail);

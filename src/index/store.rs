@@ -16,7 +16,7 @@
 //! change content; a run that changes neither keeps the version (and only
 //! `last_run` moves).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -35,12 +35,17 @@ pub const PACKAGES_FILE: &str = "packages.jsonl";
 pub const MANIFEST_FILE: &str = "manifest.json";
 pub const STATE_FILE: &str = "state.json";
 pub const PARTIAL_FILE: &str = "assets.jsonl.partial";
+pub const SIGNATURES_FILE: &str = "signatures.tsv";
 
 pub fn index_dir(project: &Path) -> PathBuf {
     project.join(INDEX_DIR)
 }
 
-/// `state.json`.
+/// guid → signature (asset and meta mtime + size).
+pub type Signatures = HashMap<String, String>;
+
+/// `state.json`: small, so a run that changes nothing reads and writes it
+/// in a blink; the guid signatures live in [`SIGNATURES_FILE`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
     /// The mtime of `assets.jsonl` after the last finished run.
@@ -53,9 +58,10 @@ pub struct State {
     pub completed_batches: Vec<String>,
     #[serde(default)]
     pub pending_batches: Vec<String>,
-    /// guid → signature (asset and meta mtime + size) of the last finished run.
-    #[serde(default)]
-    pub guid_signatures: BTreeMap<String, String>,
+    /// The signatures of a `state.json` written before [`SIGNATURES_FILE`]
+    /// existed; [`write_state`] moves them there.
+    #[serde(default, rename = "guid_signatures", skip_serializing)]
+    pub legacy_signatures: Option<Signatures>,
     #[serde(default)]
     pub last_error: Option<String>,
     /// What the last finished run scanned, so a run that finds nothing
@@ -120,8 +126,72 @@ pub fn read_state(project: &Path, limits: &Limits) -> anyhow::Result<State> {
     read_json(&index_dir(project).join(STATE_FILE), limits).map(Option::unwrap_or_default)
 }
 
+/// Write `state.json`. A state read from an older index still
+/// holds the last run's signatures: they move to [`SIGNATURES_FILE`] first,
+/// so no run loses them.
 pub fn write_state(project: &Path, state: &State) -> anyhow::Result<()> {
+    if let Some(signatures) = &state.legacy_signatures {
+        write_signatures(project, signatures.iter())?;
+    }
     write_json(&index_dir(project).join(STATE_FILE), state)
+}
+
+/// The first line of [`SIGNATURES_FILE`]: a file without it is of another
+/// format, and every asset is tagged again.
+const SIGNATURES_HEADER: &str = "# unity-assets signatures 1";
+
+/// The signatures of the last finished run: `state`'s own when it was
+/// written before [`SIGNATURES_FILE`], else that file's (none when it is
+/// missing or of another format: every asset is then tagged again). A
+/// line that is not `guid<TAB>signature` is absent, so its asset is
+/// tagged again too.
+pub fn read_signatures(project: &Path, limits: &Limits, state: &State) -> anyhow::Result<Signatures> {
+    if let Some(signatures) = &state.legacy_signatures {
+        return Ok(signatures.clone());
+    }
+    let path = index_dir(project).join(SIGNATURES_FILE);
+    let Some(text) = engine::io::read_text_if_present(&path, limits.file_bytes, engine::io::FILE_KEY)? else {
+        return Ok(Signatures::new());
+    };
+    let mut lines = text.lines();
+    if lines.next() != Some(SIGNATURES_HEADER) {
+        tracing::warn!("{} is of another format; every asset is indexed again", path.display());
+        return Ok(Signatures::new());
+    }
+    Ok(lines
+        .filter_map(|line| line.split_once('\t'))
+        .filter(|(guid, signature)| !guid.is_empty() && !signature.is_empty() && !signature.contains('\t'))
+        .map(|(guid, signature)| (guid.to_owned(), signature.to_owned()))
+        .collect())
+}
+
+/// Write [`SIGNATURES_FILE`] atomically, sorted by guid (so an unchanged
+/// set writes the same bytes). Written after `assets.jsonl` and before
+/// `state.json`: a crash in between leaves signatures no newer than the
+/// rows, so a changed asset is at worst tagged again, never missed.
+pub fn write_signatures<'a>(
+    project: &Path,
+    signatures: impl Iterator<Item = (&'a String, &'a String)>,
+) -> anyhow::Result<()> {
+    let mut sorted: Vec<(&String, &String)> = signatures.collect();
+    sorted.sort_unstable();
+    let mut text = String::with_capacity(SIGNATURES_HEADER.len() + 1 + sorted.len() * 96);
+    text.push_str(SIGNATURES_HEADER);
+    text.push('\n');
+    for (guid, signature) in sorted {
+        // Guids are 32 hex digits and signatures numbers: a tab or line
+        // break would be a bug, and a row read back wrong would miss a change.
+        anyhow::ensure!(
+            !(guid.contains(['\t', '\n']) || signature.contains(['\t', '\n'])),
+            "cannot record the signature of guid {guid:?}"
+        );
+        text.push_str(guid);
+        text.push('\t');
+        text.push_str(signature);
+        text.push('\n');
+    }
+    let path = index_dir(project).join(SIGNATURES_FILE);
+    engine::io::write_atomic(&path, text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))
 }
 
 pub fn read_manifest(project: &Path, limits: &Limits) -> anyhow::Result<Option<Manifest>> {
@@ -282,8 +352,9 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path, limits: &Limits) -> an
     })
 }
 
+/// Compact: `state.json` is rewritten by every run, the no-op one included.
 fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(value)?;
+    let mut bytes = serde_json::to_vec(value)?;
     bytes.push(b'\n');
     engine::io::write_atomic(path, &bytes).with_context(|| format!("cannot write {}", path.display()))
 }

@@ -5,18 +5,24 @@
 //! million files: folders are read in parallel (rayon), each file is
 //! `stat`ed relative to its open folder (`DirEntry::metadata`, no path
 //! lookup from the root), and relative paths grow from their parent's
-//! instead of being cut from absolute ones.
+//! instead of being cut from absolute ones. Each folder hashes what it
+//! holds into a digest its parent hashes in turn, so the no-op check
+//! ([`tree_digest`]) makes no path string, sorts nothing but a folder's
+//! names, and keeps no entry.
 //!
 //! What Unity skips is skipped: dot-files and dot-folders, folders ending in
 //! `~`, and the configured `ignore_paths`. Links are not followed (a linked
 //! file is signed by what it links to). A name that is not UTF-8 is one
 //! warning and nothing below it; a folder that cannot be read is a warning.
 
+use std::cmp::Ordering;
+use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 use std::time::SystemTime;
 
 use rayon::prelude::*;
+use sha2::{Digest as _, Sha256};
 
 use super::scan::{Warning, WarningKind};
 
@@ -28,31 +34,30 @@ pub(super) struct Entry {
     pub stat: Option<(u128, u64)>,
 }
 
+/// What a walk found: its entries (sorted by path; none for
+/// [`tree_digest`]), a warning for each entry it could not read, and the
+/// digest of the tree.
+pub(super) struct Walked {
+    pub entries: Vec<Entry>,
+    pub problems: Vec<Warning>,
+    /// A SHA-256 over every walked name with its kind, mtime and size,
+    /// folder by folder (each folder's digest in its parent's), so a walk
+    /// that keeps no entries gives the digest a walk that keeps them does.
+    pub digest: [u8; 32],
+}
+
 /// Every file and folder under `Assets/` and `Packages/<name>/`, sorted by
-/// path, and a warning for each entry the walk could not read.
-pub(super) fn walk(project: &Path, ignore_paths: &[String]) -> (Vec<Entry>, Vec<Warning>) {
-    let mut roots = vec!["Assets".to_owned()];
-    if let Ok(read) = fs::read_dir(project.join("Packages")) {
-        roots.extend(
-            read.filter_map(Result::ok)
-                .filter_map(|e| e.file_name().to_str().map(|name| format!("Packages/{name}"))),
-        );
-    }
-    // A linked root is not followed either: it may lead out of the project.
-    roots.retain(|root| fs::symlink_metadata(project.join(root)).is_ok_and(|m| m.is_dir()));
-    let ignored: Vec<String> = ignore_paths
-        .iter()
-        .map(|p| p.trim_end_matches('/').to_owned())
-        .collect();
-    let walker = Walker { project, ignored };
-    let (mut entries, mut problems) = roots
-        .par_iter()
-        .map(|root| walker.folder(root))
-        .reduce(Found::default, Found::join)
-        .into_parts();
-    entries.par_sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    problems.sort_unstable_by(|a, b| (&a.path, &a.detail).cmp(&(&b.path, &b.detail)));
-    (entries, problems)
+/// path, a warning for each entry the walk could not read, and the tree's digest.
+pub(super) fn walk(project: &Path, ignore_paths: &[String]) -> Walked {
+    let mut walked = Walker::new(project, ignore_paths, true).walk();
+    walked.entries.par_sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    walked
+}
+
+/// [`walk`]'s digest and warnings alone, without a path string per entry:
+/// what a no-op `index` compares with the last run's.
+pub(super) fn tree_digest(project: &Path, ignore_paths: &[String]) -> Walked {
+    Walker::new(project, ignore_paths, false).walk()
 }
 
 /// What a part of the walk found.
@@ -71,30 +76,76 @@ impl Found {
         self.problems.append(&mut other.problems);
         self
     }
+}
 
-    fn into_parts(self) -> (Vec<Entry>, Vec<Warning>) {
-        (self.entries, self.problems)
-    }
+/// A name read in a folder.
+struct Child {
+    name: String,
+    is_dir: bool,
+    stat: Option<(u128, u64)>,
 }
 
 struct Walker<'a> {
     project: &'a Path,
     ignored: Vec<String>,
+    /// Keep an [`Entry`] per file and folder (a scan), or only hash them.
+    keep_entries: bool,
 }
 
-impl Walker<'_> {
+impl<'a> Walker<'a> {
+    fn new(project: &'a Path, ignore_paths: &[String], keep_entries: bool) -> Self {
+        let ignored = ignore_paths
+            .iter()
+            .map(|p| p.trim_end_matches('/').to_owned())
+            .collect();
+        Walker {
+            project,
+            ignored,
+            keep_entries,
+        }
+    }
+
+    fn walk(&self) -> Walked {
+        let mut roots = vec!["Assets".to_owned()];
+        if let Ok(read) = fs::read_dir(self.project.join("Packages")) {
+            roots.extend(
+                read.filter_map(Result::ok)
+                    .filter_map(|e| e.file_name().to_str().map(|name| format!("Packages/{name}"))),
+            );
+        }
+        // A linked root is not followed either: it may lead out of the project.
+        roots.retain(|root| fs::symlink_metadata(self.project.join(root)).is_ok_and(|m| m.is_dir()));
+        roots.sort_unstable();
+        let walked: Vec<(Found, [u8; 32])> = roots.par_iter().map(|root| self.folder(root)).collect();
+        let mut hasher = Sha256::new();
+        let mut found = Found::default();
+        for (root, (part, digest)) in roots.iter().zip(walked) {
+            hash_name(&mut hasher, root);
+            hasher.update(digest);
+            found = found.join(part);
+        }
+        found
+            .problems
+            .sort_unstable_by(|a, b| (&a.path, &a.detail).cmp(&(&b.path, &b.detail)));
+        Walked {
+            entries: found.entries,
+            problems: found.problems,
+            digest: hasher.finalize().into(),
+        }
+    }
+
     /// The entries below the folder `rel` (not the folder itself), its
-    /// sub-folders read in parallel.
-    fn folder(&self, rel: &str) -> Found {
+    /// sub-folders read in parallel, and its digest.
+    fn folder(&self, rel: &str) -> (Found, [u8; 32]) {
         let mut found = Found::default();
         let read = match fs::read_dir(self.project.join(rel)) {
             Ok(read) => read,
             Err(e) => {
                 found.problems.push(unreadable(rel, &e.to_string()));
-                return found;
+                return (found, Sha256::digest(b"unreadable").into());
             }
         };
-        let mut folders = Vec::new();
+        let mut children = Vec::new();
         for item in read {
             let item = match item {
                 Ok(item) => item,
@@ -115,20 +166,17 @@ impl Walker<'_> {
                 }
             };
             let is_dir = file_type.is_dir();
-            if lossy.starts_with('.') || (is_dir && lossy.ends_with('~')) {
+            if lossy.starts_with('.') || (is_dir && lossy.ends_with('~')) || self.is_ignored(rel, &lossy) {
                 continue;
             }
-            let path = format!("{rel}/{lossy}");
-            if self.is_ignored(&path) {
-                continue;
-            }
-            if file_name.to_str().is_none() {
+            let Some(name) = file_name.to_str() else {
                 // It would not open once read back lossily (nor import in Unity).
-                found
-                    .problems
-                    .push(unreadable(&path, "the name is not UTF-8 text; rename it"));
+                found.problems.push(unreadable(
+                    &format!("{rel}/{lossy}"),
+                    "the name is not UTF-8 text; rename it",
+                ));
                 continue;
-            }
+            };
             let stat = (!is_dir)
                 .then(|| match file_type.is_symlink() {
                     true => fs::metadata(item.path()).ok(),
@@ -136,23 +184,77 @@ impl Walker<'_> {
                 })
                 .flatten()
                 .map(|m| (mtime_nanos(&m), m.len()));
-            if is_dir {
-                folders.push(path.clone());
-            }
-            found.entries.push(Entry { path, is_dir, stat });
+            children.push(Child {
+                name: name.to_owned(),
+                is_dir,
+                stat,
+            });
         }
-        folders
+        let below: Vec<(Found, [u8; 32])> = children
             .par_iter()
-            .map(|folder| self.folder(folder))
-            .reduce(Found::default, Found::join)
-            .join(found)
+            .filter(|c| c.is_dir)
+            .map(|c| self.folder(&format!("{rel}/{}", c.name)))
+            .collect();
+        let digest = folder_digest(&children, &below);
+        if self.keep_entries {
+            found.entries.extend(children.into_iter().map(|c| Entry {
+                path: format!("{rel}/{}", c.name),
+                is_dir: c.is_dir,
+                stat: c.stat,
+            }));
+        }
+        let found = below.into_iter().fold(found, |found, (part, _)| found.join(part));
+        (found, digest)
     }
 
-    fn is_ignored(&self, rel: &str) -> bool {
-        self.ignored
-            .iter()
-            .any(|i| rel == i || rel.strip_prefix(i.as_str()).is_some_and(|rest| rest.starts_with('/')))
+    fn is_ignored(&self, folder: &str, name: &str) -> bool {
+        self.ignored.iter().any(|i| {
+            i.strip_prefix(folder)
+                .and_then(|rest| rest.strip_prefix('/'))
+                .and_then(|rest| rest.strip_prefix(name))
+                .is_some_and(|rest| rest.is_empty())
+                || folder
+                    .strip_prefix(i.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
     }
+}
+
+/// A folder's digest: each child's name, kind, mtime and size, and each
+/// sub-folder's digest, in name order.
+fn folder_digest(children: &[Child], below: &[(Found, [u8; 32])]) -> [u8; 32] {
+    let mut order: Vec<usize> = (0..children.len()).collect();
+    order.sort_unstable_by(|&a, &b| by_name(&children[a].name, &children[b].name));
+    let mut hasher = Sha256::new();
+    let mut numbers = String::new();
+    let mut sub_folders = below.iter();
+    // Sub-folders were walked in `children` order.
+    let mut digests: Vec<Option<&[u8; 32]>> = children
+        .iter()
+        .map(|c| c.is_dir.then(|| sub_folders.next().map(|(_, d)| d)).flatten())
+        .collect();
+    for i in order {
+        let child = &children[i];
+        hash_name(&mut hasher, &child.name);
+        let (mtime, len) = child.stat.unwrap_or_default();
+        numbers.clear();
+        let _ = write!(numbers, "{}\t{mtime}\t{len}", child.is_dir);
+        hash_name(&mut hasher, &numbers);
+        if let Some(digest) = digests[i].take() {
+            hasher.update(digest);
+        }
+    }
+    hasher.finalize().into()
+}
+
+fn by_name(a: &str, b: &str) -> Ordering {
+    a.as_bytes().cmp(b.as_bytes())
+}
+
+/// A length-prefixed name: no two lists of names hash alike.
+fn hash_name(hasher: &mut Sha256, name: &str) {
+    hasher.update((name.len() as u64).to_le_bytes());
+    hasher.update(name.as_bytes());
 }
 
 fn unreadable(path: &str, detail: &str) -> Warning {
@@ -176,7 +278,7 @@ mod tests {
 
     fn paths(project: &Path, ignore: &[&str]) -> Vec<String> {
         let ignore: Vec<String> = ignore.iter().map(|s| (*s).to_owned()).collect();
-        walk(project, &ignore).0.into_iter().map(|e| e.path).collect()
+        walk(project, &ignore).entries.into_iter().map(|e| e.path).collect()
     }
 
     #[test]
@@ -221,5 +323,45 @@ mod tests {
         }
         expected.sort();
         assert_eq!(paths(project, &["Assets/Plugins/Editor"]), expected);
+    }
+
+    /// The no-op check's digest is the scan's, and moves with any change a
+    /// scan would see: a file's bytes, a new file, a rename, a new folder.
+    #[test]
+    fn the_tree_digest_is_the_walks_and_sees_every_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path();
+        for file in [
+            "Assets/A/x.png",
+            "Assets/A.png",
+            "Assets/B/C/y.mat",
+            "Packages/com.x/z.cs",
+        ] {
+            fs::create_dir_all(project.join(file).parent().unwrap()).unwrap();
+            fs::write(project.join(file), "1").unwrap();
+        }
+        let ignore = ["Assets/B/C".to_owned()];
+        let digest = || {
+            let digest = tree_digest(project, &ignore).digest;
+            assert_eq!(walk(project, &ignore).digest, digest);
+            digest
+        };
+        let mut seen = vec![digest()];
+        let mut changed = |what: &str| {
+            let now = digest();
+            assert!(!seen.contains(&now), "{what} unseen");
+            seen.push(now);
+        };
+        fs::write(project.join("Assets/A/x.png"), "22").unwrap();
+        changed("a file's bytes");
+        fs::write(project.join("Packages/com.x/new.cs"), "").unwrap();
+        changed("a new file");
+        fs::rename(project.join("Assets/A.png"), project.join("Assets/A2.png")).unwrap();
+        changed("a rename");
+        fs::create_dir_all(project.join("Assets/D")).unwrap();
+        changed("a new folder");
+        let before = digest();
+        fs::write(project.join("Assets/B/C/y.mat"), "ignored").unwrap();
+        assert_eq!(digest(), before, "an ignored path changes nothing");
     }
 }

@@ -40,7 +40,7 @@ fn last_run(path: &Path, limits: &Limits) -> anyhow::Result<Option<String>> {
     }
     let file = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut found = None;
-    let mut json = serde_json::Deserializer::from_reader(BufReader::new(file.take(limits.file_bytes)));
+    let mut json = serde_json::Deserializer::from_reader(BufReader::new(file.take(limits.data_bytes)));
     let read = json.deserialize_map(LastRun(&mut found));
     match (found, read) {
         // Stopped at the key: what follows is not read, so not judged either.

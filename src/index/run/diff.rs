@@ -30,6 +30,7 @@ pub fn diff(project: &Path, limits: &Limits, scan: &ScanResult, force: bool) -> 
         store::discard_corrupt(project, limits)?;
     }
     let state = store::read_state(project, limits)?;
+    let signatures = store::read_signatures(project, limits, &state)?;
     let manifest = store::read_manifest(project, limits)?;
     let assets_present = store::index_dir(project).join(store::ASSETS_FILE).is_file();
     let full_reason = if force {
@@ -53,7 +54,7 @@ pub fn diff(project: &Path, limits: &Limits, scan: &ScanResult, force: bool) -> 
         Some(_) => HashSet::new(),
     };
     for asset in &scan.assets {
-        match state.guid_signatures.get(&asset.guid) {
+        match signatures.get(&asset.guid) {
             None => diff.added += 1,
             Some(sig) if *sig != asset.signature => diff.modified += 1,
             Some(_) if diff.full_reason.is_none() && readable.contains(&asset.guid) => {
@@ -64,11 +65,10 @@ pub fn diff(project: &Path, limits: &Limits, scan: &ScanResult, force: bool) -> 
         }
         diff.changed.push(asset.guid.clone());
     }
-    diff.removed = state
-        .guid_signatures
-        .keys()
+    diff.removed = signatures
+        .into_keys()
         .filter(|g| !current.contains(g.as_str()))
-        .cloned()
         .collect();
+    diff.removed.sort_unstable();
     Ok(diff)
 }

@@ -162,13 +162,9 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff)
             )
         })
         .collect();
+    store::write_signatures(project, scan.assets.iter().map(|a| (&a.guid, &a.signature)))?;
     let state = State {
         last_run: Some(last_run.clone()),
-        guid_signatures: scan
-            .assets
-            .iter()
-            .map(|a| (a.guid.clone(), a.signature.clone()))
-            .collect(),
         last_scan: Some(LastScan {
             fingerprint: scan.fingerprint.clone(),
             assets: records.len(),

@@ -19,6 +19,7 @@
 
 mod build;
 mod ranking;
+mod reuse;
 
 use std::collections::{HashMap, HashSet};
 use std::io::{Read as _, Seek as _, SeekFrom};
@@ -126,11 +127,10 @@ fn load(
     manifest_version: Option<&str>,
     limits: &Limits,
 ) -> Result<TermIndex, String> {
-    let assets = dir.join(ASSETS_FILE);
-    let assets_bytes = std::fs::metadata(&assets).map(|m| m.len()).unwrap_or(0);
-    if header.assets_bytes != assets_bytes || header.manifest_version.as_deref() != manifest_version {
+    if is_stale(&header, dir, manifest_version) {
         return Err("stale".into());
     }
+    let assets = dir.join(ASSETS_FILE);
     let section = |(start, end): (usize, usize)| {
         (start <= end && body_at + end <= bytes.len()).then(|| Section {
             bytes: bytes.clone(),
@@ -158,24 +158,57 @@ fn load(
     })
 }
 
-/// Build the index of `dir`'s `assets.jsonl` and write it atomically; a
-/// folder that cannot be written keeps the index in memory only.
-fn rebuild(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> anyhow::Result<(TermIndex, Option<String>)> {
+/// Whether `header` was built from another `assets.jsonl` than `dir`'s or
+/// another manifest version.
+fn is_stale(header: &Header, dir: &Path, manifest_version: Option<&str>) -> bool {
+    let assets_bytes = std::fs::metadata(dir.join(ASSETS_FILE)).map(|m| m.len()).unwrap_or(0);
+    header.assets_bytes != assets_bytes || header.manifest_version.as_deref() != manifest_version
+}
+
+/// The header of the index file at `path` without reading its sections;
+/// `None` when it is missing, of another format or damaged.
+fn read_header(path: &Path, limits: &Limits) -> Option<Header> {
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut prefix = [0u8; MAGIC.len() + 4];
+    file.read_exact(&mut prefix).ok()?;
+    let len = prefix.strip_prefix(MAGIC)?;
+    let len = u64::from(u32::from_le_bytes(len.try_into().ok()?));
+    if len > limits.file_bytes {
+        return None;
+    }
+    let mut header = Vec::new();
+    file.take(len).read_to_end(&mut header).ok()?;
+    serde_json::from_slice(&header).ok()
+}
+
+/// Build the index of `dir`'s `assets.jsonl` and write it atomically,
+/// reusing the rows of the index there whose lines are unchanged; a folder
+/// that cannot be written keeps the index in memory only. Also says how
+/// many rows were decoded and visited.
+fn rebuild(
+    dir: &Path,
+    manifest_version: Option<&str>,
+    limits: &Limits,
+) -> anyhow::Result<(TermIndex, Option<String>, usize)> {
     let assets = dir.join(ASSETS_FILE);
     let text = match engine::io::read_lines_limited(&assets, limits) {
         Ok(text) => text,
         Err(e) if e.is_not_found() => String::new(),
         Err(e) => return Err(e.into()),
     };
-    let bytes = build::build(text.as_bytes(), manifest_version.map(str::to_owned))?;
     let path = dir.join(SEARCH_INDEX_FILE);
-    let not_written = engine::io::write_atomic(&path, &bytes)
+    let previous = engine::io::read_limited(&path, limits.data_bytes, engine::io::DATA_KEY)
+        .ok()
+        .and_then(|bytes| parse(bytes).ok())
+        .and_then(|(header, bytes, body_at)| reuse::Previous::decode(&header, &bytes[body_at..]));
+    let built = build::build(text.as_bytes(), manifest_version.map(str::to_owned), previous)?;
+    let not_written = engine::io::write_atomic(&path, &built.bytes)
         .err()
         .map(|e| format!("cannot write {}: {e}", path.display()));
-    let index = parse(bytes)
+    let index = parse(built.bytes)
         .and_then(|parsed| load(parsed, dir, manifest_version, limits))
         .map_err(|why| anyhow::anyhow!("the search index just built is {why}"))?;
-    Ok((index, not_written))
+    Ok((index, not_written, built.visited))
 }
 
 impl TermIndex {
@@ -209,7 +242,7 @@ impl TermIndex {
         why: &str,
         announce: &mut dyn FnMut(&str),
     ) -> anyhow::Result<Self> {
-        let (index, not_written) = rebuild(dir, manifest_version, limits)?;
+        let (index, not_written, _) = rebuild(dir, manifest_version, limits)?;
         announce(&format!(
             "[unity-assets:search] the search index was {why}: rebuilt from {ASSETS_FILE} ({} rows){}",
             index.header.rows,
@@ -221,15 +254,17 @@ impl TermIndex {
     }
 
     /// Write the index of `dir` when it is missing or stale (the `index`
-    /// pipeline's last step); the line says what was done, `None` when the
-    /// index was fresh.
+    /// pipeline's last step), from the rows that changed; the line says
+    /// what was done, `None` when the index was fresh. Only the header is
+    /// read to tell (a damaged body is rebuilt by the search that finds it).
     pub fn refresh(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> anyhow::Result<Option<String>> {
-        if open(dir, manifest_version, limits)?.is_ok() {
+        let header = read_header(&dir.join(SEARCH_INDEX_FILE), limits);
+        if header.is_some_and(|h| !is_stale(&h, dir, manifest_version)) {
             return Ok(None);
         }
-        let (index, not_written) = rebuild(dir, manifest_version, limits)?;
+        let (index, not_written, visited) = rebuild(dir, manifest_version, limits)?;
         Ok(Some(match not_written {
-            None => format!("search index: {} rows", index.header.rows),
+            None => format!("search index: {} rows ({visited} read anew)", index.header.rows),
             Some(e) => format!("search index not written: {e}"),
         }))
     }
