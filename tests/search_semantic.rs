@@ -255,6 +255,22 @@ fn index_file(project: &Project, name: &str) -> std::path::PathBuf {
     project.path().join(INDEX_DIR).join(name)
 }
 
+/// The approximate index of `project`: in the user's cache the runs were
+/// given, never in the project.
+fn ann_file(project: &Project) -> std::path::PathBuf {
+    let homes = project.path().join(".no-model-cache/unity-assets/ann");
+    let mut found: Vec<_> = std::fs::read_dir(&homes)
+        .map(|dirs| {
+            dirs.flatten()
+                .map(|d| d.path().join("assets.ann"))
+                .filter(|p| p.is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(found.len() <= 1, "one index per project: {found:?}");
+    found.pop().unwrap_or_else(|| homes.join("none"))
+}
+
 /// Each group's candidates as (path, confidence, reasoning).
 fn candidates(project: &Project) -> Vec<Vec<(String, f64, String)>> {
     result(project)["groups"]
@@ -293,7 +309,8 @@ async fn past_the_threshold_the_approximate_index_answers_as_the_exact_scan_does
             .any(|l| l.starts_with("[unity-assets:index] approximate vector index (assets.ann) built: 33 rows in ")),
         "{index:?}"
     );
-    assert!(index_file(&project, "assets.ann").is_file());
+    assert!(ann_file(&project).is_file());
+    assert!(!index_file(&project, "assets.ann").exists(), "never in the project");
     let again = run(&project, &["index"]);
     assert!(!again.output().contains("assets.ann"), "up to date: {again:?}");
 
@@ -337,7 +354,7 @@ async fn a_stale_or_damaged_approximate_index_never_answers_and_index_rebuilds_i
     let server = LlmServer::respond_with(Arc::new(embeddings_server_reply)).await;
     let project = project(&server, "  ann_min_rows: 10\n");
     assert_eq!(run(&project, &["index"]).code, 0);
-    let ann = index_file(&project, "assets.ann");
+    let ann = ann_file(&project);
     let first = std::fs::read(&ann).unwrap();
 
     // A new asset: the index is rebuilt with the vectors.

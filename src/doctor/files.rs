@@ -11,7 +11,7 @@ use super::Check;
 use crate::index::store::{self, Freshness};
 
 /// Files the index folder may hold; anything else there is stray.
-const INDEX_FILES: [&str; 12] = [
+const INDEX_FILES: [&str; 11] = [
     store::MANIFEST_FILE,
     store::PACKAGES_FILE,
     store::ASSETS_FILE,
@@ -19,7 +19,6 @@ const INDEX_FILES: [&str; 12] = [
     store::SIGNATURES_FILE,
     crate::index::graph::GRAPH_FILE,
     crate::semantic::vectors::VECTORS_FILE,
-    crate::semantic::ann::ANN_FILE,
     "search-result.json",
     "feedback.jsonl",
     "orchestrator-audit.jsonl",

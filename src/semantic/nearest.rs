@@ -116,7 +116,10 @@ pub async fn embed_assets(
         vectors::write(&dir, &out)?;
     }
     record_in_manifest(ctx, &out)?;
-    let ann_line = ann::refresh(&dir, &out, ann_min_rows)?;
+    let ann_line = match ann::home(&dir) {
+        Some(home) => ann::refresh(&home, &out, ann_min_rows)?,
+        None => None,
+    };
     let embedded = wanted.len();
     let vectors_line = (embedded > 0 || !unchanged).then(|| {
         format!(
@@ -307,8 +310,9 @@ fn open_vectors(
     ann_min_rows: usize,
     ctx: &CallContext,
 ) -> anyhow::Result<Searchable> {
-    if let (true, Some(fingerprint)) = (summary.count >= ann_min_rows.max(1), summary.fingerprint) {
-        match Ann::open(dir, fingerprint, false) {
+    let home = ann::home(dir);
+    if let (true, Some(fingerprint), Some(home)) = (summary.count >= ann_min_rows.max(1), summary.fingerprint, home) {
+        match Ann::open(&home, fingerprint, false) {
             Ok(ann) => return Ok(Searchable::Approximate(ann)),
             Err(why) => ctx.output.line(&format!(
                 "[unity-assets:search] the approximate vector index ({}) is {}: every vector scanned instead; `unity-assets index` rebuilds it",

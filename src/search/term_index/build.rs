@@ -540,8 +540,7 @@ mod tests {
 
     /// The previous index in `bytes`, as a build reads it back.
     fn previous(bytes: &[u8]) -> Previous {
-        let (header, body) = super::super::parse(bytes).unwrap();
-        Previous::decode(&header, &body).expect("the index just built decodes")
+        super::super::reusable(bytes.to_vec()).expect("the index just built decodes")
     }
 
     proptest! {

@@ -102,6 +102,12 @@ fn open(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> anyhow::
 }
 
 /// The header and sections of an index file's bytes, or why they are not one.
+/// What a build may reuse of an index file's bytes (`None`: build anew).
+fn reusable(bytes: Vec<u8>) -> Option<reuse::Previous> {
+    let (header, bytes, body_at) = parse(bytes).ok()?;
+    reuse::Previous::decode(&header, &bytes[body_at..])
+}
+
 fn parse(bytes: Vec<u8>) -> Result<Parsed, String> {
     let Some(header_len) = bytes
         .strip_prefix(MAGIC)
@@ -199,8 +205,7 @@ fn rebuild(
     let path = dir.join(SEARCH_INDEX_FILE);
     let previous = engine::io::read_limited(&path, limits.data_bytes, engine::io::DATA_KEY)
         .ok()
-        .and_then(|bytes| parse(bytes).ok())
-        .and_then(|(header, bytes, body_at)| reuse::Previous::decode(&header, &bytes[body_at..]));
+        .and_then(reusable);
     let built = build::build(text.as_bytes(), manifest_version.map(str::to_owned), previous)?;
     let not_written = engine::io::write_atomic(&path, &built.bytes)
         .err()
