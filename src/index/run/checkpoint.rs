@@ -56,6 +56,7 @@ fn usable_row<'a>(guid: &str, answers: &[&'a TagBatch], depth: Depth) -> Option<
 /// The output of `index.check_tags`: the assets whose rows must be asked again.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TagCheck {
+    #[serde(with = "crate::index::packed::lines")]
     pub retry: Vec<TagSubject>,
     /// `guid: problem` for each retried asset.
     pub problems: Vec<String>,
