@@ -307,7 +307,7 @@ impl ParseContext<'_> {
         let (meta_bytes, meta_stat) = read_meta(&self.project.join(meta_path), Listed::of(pair.meta.regular))
             .map_err(|e| unreadable(meta_path, e))?;
         let meta = parse_meta(&String::from_utf8_lossy(&meta_bytes), &self.data.setting_keys)
-            .map_err(|e| warning(WarningKind::BadMeta, &meta_path, &e.to_string()))?;
+            .map_err(|e| warning(WarningKind::BadMeta, meta_path, &e.to_string()))?;
         let (asset_mtime, asset_len) = match pair.asset.stat {
             Some(stat) => stat,
             None => {
