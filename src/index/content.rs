@@ -9,6 +9,7 @@ use std::path::Path;
 
 use super::data::IndexData;
 use super::meta::parse_meta;
+use super::open::{open_in_project, read_meta, Listed};
 use super::record::{Depth, Details, ScannedAsset};
 use super::unity_yaml::{YamlFacts, MAX_NAMES};
 
@@ -214,7 +215,8 @@ fn shader_name(project: &Path, asset: &ScannedAsset) -> String {
         if !asset.path.to_ascii_lowercase().ends_with(".shader") {
             return None;
         }
-        let file = std::fs::File::open(super::scan::readable(project, &asset.path)?).ok()?;
+        // Few shaders, and the path is the row's: confined by its path.
+        let (file, _) = open_in_project(project, &asset.path, Listed::Other)?;
         let mut head = Vec::new();
         file.take(SHADER_HEAD as u64).read_to_end(&mut head).ok()?;
         declared_shader_name(&String::from_utf8_lossy(&head))
@@ -276,7 +278,7 @@ fn cached_scripts(cache: &Path, data: &IndexData) -> HashMap<String, String> {
             if !file_type.is_file() {
                 continue;
             }
-            let Ok((bytes, _)) = super::scan::read_with_metadata(&entry.path()) else {
+            let Ok((bytes, _)) = read_meta(&entry.path(), Listed::Other) else {
                 continue;
             };
             if let Ok(meta) = parse_meta(&String::from_utf8_lossy(&bytes), &data.setting_keys) {

@@ -43,12 +43,21 @@ pub struct Node {
 }
 
 /// `graph.json` as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 struct GraphFile {
     format: u32,
     manifest_version: String,
     assets_bytes: u64,
     nodes: Vec<Node>,
+}
+
+/// [`GraphFile`] as written, borrowing its nodes (same fields, same order).
+#[derive(Serialize)]
+struct GraphFileOut<'a> {
+    format: u32,
+    manifest_version: &'a str,
+    assets_bytes: u64,
+    nodes: &'a [Node],
 }
 
 /// What the manifest says of the graph (`manifest.json` `graph`).
@@ -73,41 +82,7 @@ pub struct ReferenceGraph {
 impl ReferenceGraph {
     /// The graph of `rows` (in any order; nodes come out sorted by guid).
     pub fn from_records(rows: &[AssetRecord]) -> Self {
-        let mut sorted: Vec<&AssetRecord> = rows.iter().collect();
-        sorted.sort_unstable_by(|a, b| a.guid.cmp(&b.guid));
-        sorted.dedup_by(|a, b| a.guid == b.guid);
-        let by_guid: HashMap<&str, u32> = sorted
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r.guid.as_str(), i as u32))
-            .collect();
-        let nodes = sorted
-            .iter()
-            .map(|row| {
-                let mut uses = vec![];
-                let mut missing = vec![];
-                for guid in row.dependencies.iter().flatten() {
-                    match by_guid.get(guid.as_str()) {
-                        Some(&i) if guid != &row.guid => uses.push(i),
-                        Some(_) => {}
-                        None if is_builtin(guid) => {}
-                        None => missing.push(guid.clone()),
-                    }
-                }
-                uses.sort_unstable();
-                uses.dedup();
-                missing.sort_unstable();
-                missing.dedup();
-                Node {
-                    guid: row.guid.clone(),
-                    path: row.path.clone(),
-                    asset_type: row.asset_type.clone(),
-                    uses,
-                    missing,
-                }
-            })
-            .collect();
-        Self::from_nodes(nodes)
+        Self::from_nodes(nodes_of(rows))
     }
 
     fn from_nodes(nodes: Vec<Node>) -> Self {
@@ -155,12 +130,67 @@ impl ReferenceGraph {
 
     /// The manifest's entry for this graph.
     pub fn entry(&self) -> GraphEntry {
-        GraphEntry {
-            file: GRAPH_FILE.to_owned(),
-            format: GRAPH_FORMAT,
-            nodes: self.nodes.len(),
-            edges: self.edges(),
+        entry_of(&self.nodes)
+    }
+}
+
+/// The nodes of `rows` (in any order), sorted by guid: what `graph.json`
+/// holds, without the lookups a loaded graph builds.
+pub fn nodes_of(rows: &[AssetRecord]) -> Vec<Node> {
+    let mut sorted: Vec<&AssetRecord> = rows.iter().collect();
+    sorted.sort_unstable_by(|a, b| a.guid.cmp(&b.guid));
+    sorted.dedup_by(|a, b| a.guid == b.guid);
+    let nodes = NodeMaker::new(sorted.iter().map(|r| r.guid.as_str()));
+    sorted.iter().map(|row| nodes.node(row)).collect()
+}
+
+/// Makes the nodes of rows whose guids, sorted and without duplicates,
+/// were given up front (a node names the rows it uses by their index).
+pub struct NodeMaker<'a> {
+    index_of: HashMap<&'a str, u32>,
+}
+
+impl<'a> NodeMaker<'a> {
+    /// `guids`: every row's, sorted by guid, without duplicates.
+    pub fn new(guids: impl Iterator<Item = &'a str>) -> Self {
+        Self {
+            index_of: guids.enumerate().map(|(i, g)| (g, i as u32)).collect(),
         }
+    }
+
+    /// The node of `row`; its references to rows not given are `missing`.
+    pub fn node(&self, row: &AssetRecord) -> Node {
+        let mut uses = vec![];
+        let mut missing = vec![];
+        for guid in row.dependencies.iter().flatten() {
+            match self.index_of.get(guid.as_str()) {
+                Some(&i) if guid != &row.guid => uses.push(i),
+                Some(_) => {}
+                None if is_builtin(guid) => {}
+                None => missing.push(guid.clone()),
+            }
+        }
+        uses.sort_unstable();
+        uses.dedup();
+        missing.sort_unstable();
+        missing.dedup();
+        Node {
+            guid: row.guid.clone(),
+            path: row.path.clone(),
+            asset_type: row.asset_type.clone(),
+            uses,
+            missing,
+        }
+    }
+}
+
+/// The manifest's entry for a graph of `nodes`.
+pub fn entry_of(nodes: &[Node]) -> GraphEntry {
+    GraphEntry {
+        file: GRAPH_FILE.to_owned(),
+        format: GRAPH_FORMAT,
+        nodes: nodes.len(),
+        edges: nodes.iter().map(|n| n.uses.len()).sum(),
     }
 }
 
@@ -170,15 +200,15 @@ fn is_builtin(guid: &str) -> bool {
     guid.len() == 32 && guid[..16].bytes().all(|b| b == b'0') && guid[17..].bytes().all(|b| b == b'0')
 }
 
-/// Write the graph of `rows` for the index whose manifest version is
+/// Write the graph `nodes` for the index whose manifest version is
 /// `manifest_version` and whose `assets.jsonl` is `assets_bytes` long
 /// (atomically; left alone when it already holds the same bytes).
-pub fn write(project: &Path, graph: &ReferenceGraph, manifest_version: &str, assets_bytes: u64) -> anyhow::Result<()> {
-    let file = GraphFile {
+pub fn write(project: &Path, nodes: &[Node], manifest_version: &str, assets_bytes: u64) -> anyhow::Result<()> {
+    let file = GraphFileOut {
         format: GRAPH_FORMAT,
-        manifest_version: manifest_version.to_owned(),
+        manifest_version,
         assets_bytes,
-        nodes: graph.nodes.clone(),
+        nodes,
     };
     let mut bytes = serde_json::to_vec(&file)?;
     bytes.push(b'\n');
@@ -226,7 +256,7 @@ pub fn load(project: &Path, limits: &Limits) -> anyhow::Result<Option<Loaded>> {
         }));
     }
     let graph = ReferenceGraph::from_records(&store::read_assets(project, limits));
-    if let Err(e) = write(project, &graph, &manifest.version, assets_bytes) {
+    if let Err(e) = write(project, &graph.nodes, &manifest.version, assets_bytes) {
         tracing::warn!("{e:#}; the graph is rebuilt again next time");
     }
     Ok(Some(Loaded {

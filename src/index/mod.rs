@@ -15,6 +15,7 @@ pub mod data;
 pub mod graph;
 pub mod labels;
 mod meta;
+mod open;
 mod packages;
 mod packed;
 pub mod record;

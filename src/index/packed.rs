@@ -7,11 +7,17 @@
 //! them was most of an index run's time and memory. As one string, a clone
 //! is one copy and decoding reads text straight into [`ScannedAsset`]s.
 //! An array of asset objects is still read (a hand-written `scan` input).
+//!
+//! [`lines`] does the same for rows a prompt shows one per line (a tag
+//! batch's assets): a list of JSON lines, each one string, which a template
+//! prints as it is and a stage decodes without a map per field.
 
 use std::fmt;
+use std::marker::PhantomData;
 
-use serde::de::{self, SeqAccess, Visitor};
-use serde::{Deserializer, Serializer};
+use serde::de::{self, DeserializeOwned, MapAccess, SeqAccess, Visitor};
+use serde::ser::SerializeSeq as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::record::ScannedAsset;
 
@@ -58,6 +64,52 @@ impl<'de> Visitor<'de> for AssetsVisitor {
     }
 }
 
+/// Rows as a list of JSON lines (`#[serde(with = "packed::lines")]`); a
+/// list of objects is read too.
+pub mod lines {
+    use super::*;
+
+    pub fn serialize<S: Serializer, T: Serialize>(rows: &[T], serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(rows.len()))?;
+        for row in rows {
+            seq.serialize_element(&serde_json::to_string(row).map_err(serde::ser::Error::custom)?)?;
+        }
+        seq.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, T: DeserializeOwned>(deserializer: D) -> Result<Vec<T>, D::Error> {
+        let rows: Vec<LineOrObject<T>> = Vec::deserialize(deserializer)?;
+        Ok(rows.into_iter().map(|row| row.0).collect())
+    }
+}
+
+/// One row: a JSON line, or the object itself.
+struct LineOrObject<T>(T);
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for LineOrObject<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(LineOrObjectVisitor(PhantomData))
+    }
+}
+
+struct LineOrObjectVisitor<T>(PhantomData<T>);
+
+impl<'de, T: DeserializeOwned> Visitor<'de> for LineOrObjectVisitor<T> {
+    type Value = LineOrObject<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a row: a JSON line or an object")
+    }
+
+    fn visit_str<E: de::Error>(self, line: &str) -> Result<Self::Value, E> {
+        serde_json::from_str(line).map(LineOrObject).map_err(E::custom)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        T::deserialize(de::value::MapAccessDeserializer::new(map)).map(LineOrObject)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde::{Deserialize, Serialize};
@@ -97,6 +149,24 @@ mod tests {
         let array = json!({"assets": [serde_json::to_value(asset("a")).unwrap()]});
         let back: Holder = serde_json::from_value(array).unwrap();
         assert_eq!(back.assets, vec![asset("a")]);
+    }
+
+    #[derive(Serialize, Deserialize, PartialEq, Debug)]
+    struct Lines {
+        #[serde(with = "super::lines")]
+        rows: Vec<ScannedAsset>,
+    }
+
+    #[test]
+    fn rows_travel_as_json_lines_and_objects_are_still_read() {
+        let lines = Lines {
+            rows: vec![asset("a"), asset("b")],
+        };
+        let value = serde_json::to_value(&lines).unwrap();
+        assert!(value["rows"][1].is_string(), "{value}");
+        assert_eq!(serde_json::from_value::<Lines>(value).unwrap(), lines);
+        let objects = json!({"rows": [serde_json::to_value(asset("a")).unwrap()]});
+        assert_eq!(serde_json::from_value::<Lines>(objects).unwrap().rows, vec![asset("a")]);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use engine::io::Limits;
 use rayon::prelude::*;
@@ -20,10 +20,11 @@ use super::content::{self, Lookup};
 use super::data::IndexData;
 use super::labels::{merge_labels, CuratedLabels};
 use super::meta::{parse_meta, Meta};
+use super::open::{open_in_project, read_meta, read_to_limit, Listed, ASSET_TEXT_LIMIT};
 use super::packages::{self, PackageRoot};
 use super::record::{Depth, Details, ScannedAsset};
 use super::unity_yaml::{self, YamlFacts};
-use super::walk::{mtime_nanos, tree_digest, walk, Walked};
+use super::walk::{mtime_nanos, on_io_threads, tree_digest, walk, Entry, Walked};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ScanOptions {
@@ -83,6 +84,12 @@ pub struct ScanResult {
     pub fingerprint: String,
 }
 
+/// An asset file and its `.meta`, as the walk listed them.
+struct Pair<'a> {
+    asset: &'a Entry,
+    meta: &'a Entry,
+}
+
 /// One asset with its parsed meta, before cross-asset steps (duplicates, script names).
 struct Parsed {
     asset: ScannedAsset,
@@ -114,11 +121,11 @@ pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOpt
     let fingerprint = fingerprint(project, labels.as_deref(), &digest, &warnings, data, options);
 
     let dirs: HashSet<&str> = entries.iter().filter(|e| e.is_dir).map(|e| e.path.as_str()).collect();
-    // Asset files with the stat the walk read (reused for their signatures).
-    let plain_files: HashMap<&str, Option<(u128, u64)>> = entries
+    // Asset files as the walk listed them (their stat is reused for their signatures).
+    let plain_files: HashMap<&str, &Entry> = entries
         .iter()
         .filter(|e| !e.is_dir && !e.path.ends_with(".meta"))
-        .map(|e| (e.path.as_str(), e.stat))
+        .map(|e| (e.path.as_str(), e))
         .collect();
     let markers = packages::marker_folders(plain_files.keys().copied(), &data.conventions);
 
@@ -130,8 +137,8 @@ pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOpt
             continue;
         };
         has_meta.insert(target);
-        if let Some(&stat) = plain_files.get(target) {
-            pairs.push((target, stat));
+        if let Some(&asset) = plain_files.get(target) {
+            pairs.push(Pair { asset, meta: entry });
         } else if !dirs.contains(target) {
             warnings.push(warning(
                 WarningKind::OrphanMeta,
@@ -157,10 +164,8 @@ pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOpt
         curated: &curated,
         markers: &markers,
     };
-    let results: Vec<Result<Parsed, Warning>> = pairs
-        .par_iter()
-        .map(|&(path, stat)| context.parse(path, stat))
-        .collect();
+    let results: Vec<Result<Parsed, Warning>> =
+        on_io_threads(|| pairs.par_iter().map(|pair| context.parse(pair)).collect());
 
     let mut parsed = Vec::with_capacity(results.len());
     let mut first_path_of: HashMap<String, String> = HashMap::new();
@@ -294,15 +299,15 @@ struct ParseContext<'a> {
 impl ParseContext<'_> {
     /// Read and classify one asset and its `.meta`. The package is carried as
     /// its root path in `package_id` until ids are assigned.
-    /// `stat`: the asset's mtime (ns) and size as the walk read them.
-    fn parse(&self, path: &str, stat: Option<(u128, u64)>) -> Result<Parsed, Warning> {
-        let meta_path = format!("{path}.meta");
+    fn parse(&self, pair: &Pair) -> Result<Parsed, Warning> {
+        let path = pair.asset.path.as_str();
+        let meta_path = pair.meta.path.as_str();
         let unreadable = |p: &str, e: std::io::Error| warning(WarningKind::Unreadable, p, &e.to_string());
-        let (meta_bytes, meta_stat) =
-            read_with_metadata(&self.project.join(&meta_path)).map_err(|e| unreadable(&meta_path, e))?;
+        let (meta_bytes, meta_stat) = read_meta(&self.project.join(meta_path), Listed::of(pair.meta.regular))
+            .map_err(|e| unreadable(meta_path, e))?;
         let meta = parse_meta(&String::from_utf8_lossy(&meta_bytes), &self.data.setting_keys)
-            .map_err(|e| warning(WarningKind::BadMeta, &meta_path, &e.to_string()))?;
-        let (asset_mtime, asset_len) = match stat {
+            .map_err(|e| warning(WarningKind::BadMeta, meta_path, &e.to_string()))?;
+        let (asset_mtime, asset_len) = match pair.asset.stat {
             Some(stat) => stat,
             None => {
                 let m = fs::metadata(self.project.join(path)).map_err(|e| unreadable(path, e))?;
@@ -314,8 +319,9 @@ impl ParseContext<'_> {
             .rsplit_once('.')
             .map(|(_, e)| e.to_ascii_lowercase())
             .unwrap_or_default();
-        let yaml = self.read_yaml(path, &extension);
-        let main_class = main_class(&meta, yaml.as_ref(), || self.peek_main_class(path, &extension));
+        let listed = Listed::of(pair.asset.regular);
+        let yaml = self.read_yaml(path, listed, &extension);
+        let main_class = main_class(&meta, yaml.as_ref(), || self.peek_main_class(path, listed, &extension));
         let subject = Subject {
             path,
             extension: &extension,
@@ -362,24 +368,25 @@ impl ParseContext<'_> {
     }
 
     /// The asset's Unity YAML facts, read only at depth normal/rich.
-    fn read_yaml(&self, path: &str, extension: &str) -> Option<YamlFacts> {
+    fn read_yaml(&self, path: &str, listed: Listed, extension: &str) -> Option<YamlFacts> {
         if self.options.index_depth == Depth::Minimal || !self.data.types.yaml_extensions.contains(extension) {
             return None;
         }
-        let bytes = engine::io::read_limited(&self.readable(path)?, ASSET_TEXT_LIMIT, "asset text").ok()?;
+        let (file, len) = open_in_project(self.project, path, listed)?;
+        let bytes = read_to_limit(file, len, ASSET_TEXT_LIMIT)?;
         let text = String::from_utf8(bytes).ok()?;
         unity_yaml::is_unity_yaml(&text).then(|| unity_yaml::scan(&text))
     }
 
     /// The first object's class of a `.asset` whose meta does not name it:
     /// reads only the file's head.
-    fn peek_main_class(&self, path: &str, extension: &str) -> Option<u32> {
+    fn peek_main_class(&self, path: &str, listed: Listed, extension: &str) -> Option<u32> {
         use std::io::Read as _;
         if extension != "asset" {
             return None;
         }
         let mut head = [0u8; 1024];
-        let mut file = fs::File::open(self.readable(path)?).ok()?;
+        let (mut file, _) = open_in_project(self.project, path, listed)?;
         let n = file.read(&mut head).ok()?;
         let text = String::from_utf8_lossy(&head[..n]);
         unity_yaml::is_unity_yaml(&text)
@@ -388,50 +395,10 @@ impl ParseContext<'_> {
     }
 }
 
-impl ParseContext<'_> {
-    /// [`readable`] in this project.
-    fn readable(&self, path: &str) -> Option<PathBuf> {
-        readable(self.project, path)
-    }
-}
-
-/// `path` of `project` when its content may be read: inside the project (a
-/// link may point elsewhere in it) and a regular file, so a FIFO never
-/// blocks the walk and a device is never read.
-pub(super) fn readable(project: &Path, path: &str) -> Option<PathBuf> {
-    let full = engine::io::confine(project, path).ok()?;
-    fs::metadata(&full).ok().filter(fs::Metadata::is_file).map(|_| full)
-}
-
 fn main_class(meta: &Meta, yaml: Option<&YamlFacts>, peek: impl FnOnce() -> Option<u32>) -> Option<u32> {
     meta.main_class_id()
         .or_else(|| yaml.and_then(|y| y.classes.first().copied()))
         .or_else(peek)
-}
-
-/// A `.meta` is a few hundred bytes; anything above this is not one.
-const META_LIMIT: u64 = 1024 * 1024;
-/// Unity YAML read for dependencies and rich facts (scenes can be large).
-const ASSET_TEXT_LIMIT: u64 = 256 * 1024 * 1024;
-
-/// A `.meta` file's bytes and metadata. It must be a regular file of the
-/// project, not a link (Unity never writes one): a link to `/dev/zero` or a
-/// FIFO is refused before it is opened, and its size is bounded.
-pub(super) fn read_with_metadata(path: &Path) -> std::io::Result<(Vec<u8>, fs::Metadata)> {
-    use std::io::Read as _;
-    let refuse = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
-    let metadata = fs::symlink_metadata(path)?;
-    if metadata.file_type().is_symlink() {
-        return Err(refuse("a symbolic link; a .meta file must be a regular file".into()));
-    }
-    engine::io::confine::check_regular(path, &metadata).map_err(|e| refuse(e.to_string()))?;
-    if metadata.len() > META_LIMIT {
-        return Err(refuse(format!("larger than {META_LIMIT} bytes; not a .meta file")));
-    }
-    let file = fs::File::open(path)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
-    file.take(META_LIMIT + 1).read_to_end(&mut bytes)?;
-    Ok((bytes, metadata))
 }
 
 fn warning(kind: WarningKind, path: &str, detail: &str) -> Warning {

@@ -88,6 +88,7 @@ pub struct TagSubject {
 /// One batch to tag: the `with:` of the tag stage.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TagRequest {
+    #[serde(with = "super::packed::lines")]
     pub assets: Vec<TagSubject>,
     #[serde(default)]
     pub index_depth: Depth,

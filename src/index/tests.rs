@@ -841,3 +841,25 @@ fn the_example_project_indexes_without_warnings() {
         }
     }
 }
+
+/// `graph.json` as finalize writes it, node by node beside each row, is
+/// the file a reader rebuilds from `assets.jsonl` alone.
+#[test]
+fn the_graph_written_with_the_rows_is_the_one_rebuilt_from_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    fixture(project);
+    // The copy keeps the zombie's guid; the original holds the references.
+    fs::remove_dir_all(project.join("Assets/ZombieKit/Copy")).unwrap();
+    index(project, Depth::Normal, false);
+    let path = index_file(project, super::graph::GRAPH_FILE);
+    let written = fs::read(&path).unwrap();
+    assert!(
+        String::from_utf8_lossy(&written).contains("\"uses\""),
+        "no reference in the fixture"
+    );
+    fs::remove_file(&path).unwrap();
+    let loaded = super::graph::load(project, &Limits::default()).unwrap().unwrap();
+    assert!(loaded.rebuilt.is_some());
+    assert_eq!(fs::read(&path).unwrap(), written);
+}

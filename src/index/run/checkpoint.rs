@@ -45,17 +45,34 @@ pub fn row_problem(row: &TagRow, depth: Depth) -> Option<String> {
     None
 }
 
-/// The usable row for `guid` among `answers`, first answer first.
-fn usable_row<'a>(guid: &str, answers: &[&'a TagBatch], depth: Depth) -> Option<&'a TagRow> {
-    answers
-        .iter()
-        .flat_map(|a| a.rows.iter())
-        .find(|r| r.guid == guid && row_problem(r, depth).is_none())
+/// The answers' rows by guid, in answer order: a batch of thousands of
+/// assets finds each asset's rows without a pass over every row.
+struct RowsByGuid<'a>(HashMap<&'a str, Vec<&'a TagRow>>);
+
+impl<'a> RowsByGuid<'a> {
+    fn new(answers: &[&'a TagBatch]) -> Self {
+        let mut rows: HashMap<&str, Vec<&TagRow>> = HashMap::new();
+        for row in answers.iter().flat_map(|a| a.rows.iter()) {
+            rows.entry(row.guid.as_str()).or_default().push(row);
+        }
+        Self(rows)
+    }
+
+    /// Every row for `guid`, first answer first.
+    fn of(&self, guid: &str) -> &[&'a TagRow] {
+        self.0.get(guid).map_or(&[], Vec::as_slice)
+    }
+
+    /// The first usable row for `guid`.
+    fn usable(&self, guid: &str, depth: Depth) -> Option<&'a TagRow> {
+        self.of(guid).iter().copied().find(|r| row_problem(r, depth).is_none())
+    }
 }
 
 /// The output of `index.check_tags`: the assets whose rows must be asked again.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TagCheck {
+    #[serde(with = "crate::index::packed::lines")]
     pub retry: Vec<TagSubject>,
     /// `guid: problem` for each retried asset.
     pub problems: Vec<String>,
@@ -64,14 +81,12 @@ pub struct TagCheck {
 pub fn check_tags(batch: &Batch, tags: Option<&TagBatch>, depth: Depth) -> TagCheck {
     let mut check = TagCheck::default();
     let answers: Vec<&TagBatch> = tags.into_iter().collect();
+    let rows = RowsByGuid::new(&answers);
     for asset in &batch.assets {
-        if usable_row(&asset.guid, &answers, depth).is_some() {
+        if rows.usable(&asset.guid, depth).is_some() {
             continue;
         }
-        let first_row = answers
-            .iter()
-            .flat_map(|a| a.rows.iter())
-            .find(|r| r.guid == asset.guid);
+        let first_row = rows.of(&asset.guid).first();
         let problem = first_row
             .and_then(|r| row_problem(r, depth))
             .unwrap_or_else(|| "no row".to_owned());
@@ -107,8 +122,9 @@ pub fn checkpoint(
         builtin: 0,
     };
     let mut lines = String::new();
+    let rows = RowsByGuid::new(answers);
     for (asset, signature) in batch.assets.iter().zip(&batch.signatures) {
-        let (tags, tagged_by) = match usable_row(&asset.guid, answers, depth) {
+        let (tags, tagged_by) = match rows.usable(&asset.guid, depth) {
             Some(row) => (normalised(row.clone()), answered_by),
             None => (tagger::tag_one(asset, depth), TaggedBy::Builtin),
         };

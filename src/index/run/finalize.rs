@@ -84,8 +84,11 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff)
     sorted.sort_unstable_by(|a, b| a.guid.cmp(&b.guid));
     let (mut tagged_llm, mut tagged_builtin) = (0, 0);
     let mut label_changes = Vec::new();
-    let mut records = Vec::with_capacity(sorted.len());
-    for asset in sorted {
+    // Each row is written as it is made: a million rows are never all held
+    // as records, only as the bytes of `assets.jsonl`.
+    let node_maker = (depth != Depth::Minimal).then(|| graph::NodeMaker::new(sorted.iter().map(|a| a.guid.as_str())));
+    let mut rows = Rows::with_capacity(sorted.len());
+    for asset in sorted.iter().copied() {
         let earlier = previous.get(&asset.guid);
         let tags = match (partial.get(&asset.guid), earlier) {
             (Some(row), _) => {
@@ -114,12 +117,14 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff)
                 after: asset.labels.clone(),
             });
         }
-        records.push(asset_record(asset, tags, depth));
+        let record = asset_record(asset, tags, depth);
+        rows.add(&asset.package_id, &record, node_maker.as_ref())?;
     }
+    drop(node_maker);
 
-    let packages = package_records(scan, &records);
+    let packages = package_records(scan, rows.tallies);
     let dir = store::index_dir(project);
-    let assets_bytes = jsonl(&records)?;
+    let assets_bytes = rows.bytes;
     let packages_bytes = jsonl(&packages)?;
     let assets_path = dir.join(store::ASSETS_FILE);
     let packages_path = dir.join(store::PACKAGES_FILE);
@@ -137,7 +142,7 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff)
         depth,
         assets_rewritten || packages_rewritten,
     );
-    let graph = write_graph(project, &records, depth, &version, assets_bytes.len() as u64)?;
+    let graph = write_graph(project, &rows.nodes, depth, &version, assets_bytes.len() as u64)?;
     let manifest = store::Manifest {
         version,
         last_run: last_run.clone(),
@@ -167,7 +172,7 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff)
         last_run: Some(last_run.clone()),
         last_scan: Some(LastScan {
             fingerprint: scan.fingerprint.clone(),
-            assets: records.len(),
+            assets: rows.count,
             packages: packages.len(),
             warnings_by_kind: warnings_by_kind.clone(),
         }),
@@ -178,7 +183,7 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff)
     forget_finished_batches(project);
 
     let mut finalized = Finalized {
-        assets: records.len(),
+        assets: rows.count,
         packages: packages.len(),
         changed: diff.changed.len(),
         removed: diff.removed.len(),
@@ -210,7 +215,7 @@ pub(super) fn elapsed_since(started_at: &str) -> Duration {
 /// names it); at minimal depth the rows hold no references, so there is none.
 fn write_graph(
     project: &Path,
-    records: &[AssetRecord],
+    nodes: &[graph::Node],
     depth: Depth,
     version: &str,
     assets_bytes: u64,
@@ -220,9 +225,63 @@ fn write_graph(
         store::remove_if_present(&path)?;
         return Ok(None);
     }
-    let graph = graph::ReferenceGraph::from_records(records);
-    graph::write(project, &graph, version, assets_bytes)?;
-    Ok(Some(graph.entry()))
+    graph::write(project, nodes, version, assets_bytes)?;
+    Ok(Some(graph::entry_of(nodes)))
+}
+
+/// The rows of `assets.jsonl` as they are made, sorted by guid: their bytes,
+/// what `packages.jsonl` counts of them, and their reference graph nodes.
+struct Rows {
+    bytes: Vec<u8>,
+    count: usize,
+    tallies: HashMap<String, PackageTally>,
+    nodes: Vec<graph::Node>,
+}
+
+/// One package's rows: their types and their tags and labels, counted.
+#[derive(Default)]
+struct PackageTally {
+    types: BTreeMap<String, usize>,
+    tags: BTreeMap<String, usize>,
+}
+
+impl Rows {
+    fn with_capacity(rows: usize) -> Self {
+        Self {
+            bytes: Vec::with_capacity(rows * 512),
+            count: 0,
+            tallies: HashMap::new(),
+            nodes: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, package: &str, record: &AssetRecord, nodes: Option<&graph::NodeMaker>) -> anyhow::Result<()> {
+        serde_json::to_writer(&mut self.bytes, record)?;
+        self.bytes.push(b'\n');
+        self.count += 1;
+        if !self.tallies.contains_key(package) {
+            self.tallies.insert(package.to_owned(), PackageTally::default());
+        }
+        let tally = self.tallies.get_mut(package).expect("inserted above");
+        count(&mut tally.types, &record.asset_type);
+        for tag in record.llm_tags.iter().chain(&record.labels) {
+            count(&mut tally.tags, tag);
+        }
+        if let Some(maker) = nodes {
+            self.nodes.push(maker.node(record));
+        }
+        Ok(())
+    }
+}
+
+/// One more of `key` (its key allocated only the first time).
+fn count(counts: &mut BTreeMap<String, usize>, key: &str) {
+    match counts.get_mut(key) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(key.to_owned(), 1);
+        }
+    }
 }
 
 /// Whether a previous row has the fields the current tier needs from the tagger.
@@ -265,32 +324,12 @@ fn asset_record(asset: &ScannedAsset, tags: TagRow, depth: Depth) -> AssetRecord
 }
 
 /// One record per package with its type histogram and a one-line summary.
-fn package_records(scan: &ScanResult, records: &[AssetRecord]) -> Vec<PackageRecord> {
-    let package_of: HashMap<&str, &str> = scan
-        .assets
-        .iter()
-        .map(|a| (a.guid.as_str(), a.package_id.as_str()))
-        .collect();
-    let mut histograms: HashMap<&str, BTreeMap<String, usize>> = HashMap::new();
-    let mut tag_counts: HashMap<&str, BTreeMap<&str, usize>> = HashMap::new();
-    for record in records {
-        let package = package_of.get(record.guid.as_str()).copied().unwrap_or_default();
-        *histograms
-            .entry(package)
-            .or_default()
-            .entry(record.asset_type.clone())
-            .or_default() += 1;
-        let tags = tag_counts.entry(package).or_default();
-        for tag in record.llm_tags.iter().chain(&record.labels) {
-            *tags.entry(tag.as_str()).or_default() += 1;
-        }
-    }
+fn package_records(scan: &ScanResult, mut tallies: HashMap<String, PackageTally>) -> Vec<PackageRecord> {
     scan.packages
         .iter()
         .map(|p| {
-            let histogram = histograms.remove(p.package_id.as_str()).unwrap_or_default();
+            let PackageTally { types: histogram, tags } = tallies.remove(p.package_id.as_str()).unwrap_or_default();
             let count = histogram.values().sum();
-            let tags = tag_counts.remove(p.package_id.as_str()).unwrap_or_default();
             let summary = package_summary(&p.name, count, &histogram, &tags);
             PackageRecord {
                 package_id: p.package_id.clone(),
@@ -309,15 +348,15 @@ fn package_summary(
     name: &str,
     count: usize,
     histogram: &BTreeMap<String, usize>,
-    tags: &BTreeMap<&str, usize>,
+    tags: &BTreeMap<String, usize>,
 ) -> String {
     let by_count = |a: &(&String, &usize), b: &(&String, &usize)| b.1.cmp(a.1).then(a.0.cmp(b.0));
     let mut types: Vec<(&String, &usize)> = histogram.iter().collect();
     types.sort_by(by_count);
     let types: Vec<String> = types.iter().take(3).map(|(t, n)| format!("{t} ({n})")).collect();
-    let mut top: Vec<(&&str, &usize)> = tags.iter().collect();
-    top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    let top: Vec<&str> = top.iter().take(5).map(|(t, _)| **t).collect();
+    let mut top: Vec<(&String, &usize)> = tags.iter().collect();
+    top.sort_by(by_count);
+    let top: Vec<&str> = top.iter().take(5).map(|(t, _)| t.as_str()).collect();
     let noun = if count == 1 { "asset" } else { "assets" };
     let mut summary = format!("{name}: {count} {noun}, mostly {}", types.join(", "));
     if !top.is_empty() {

@@ -18,6 +18,9 @@ use crate::index::tagger::TagSubject;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Batch {
     pub id: String,
+    /// One JSON line per asset: a million assets in batches are held as
+    /// strings, not as a map per field (`packed::lines`).
+    #[serde(with = "crate::index::packed::lines")]
     pub assets: Vec<TagSubject>,
     /// The signature of each asset, in the same order (not shown to the model).
     pub signatures: Vec<String>,
