@@ -28,6 +28,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use test_support::large_project::Rng;
 use unity_assets::semantic::ann::{self, Ann};
 use unity_assets::semantic::embedder::normalize;
 use unity_assets::semantic::vectors::{self, Vectors};
@@ -133,7 +134,7 @@ fn sized(base: &Vectors, size: usize) -> Vectors {
         let (copy, row) = (i / base.len(), i % base.len());
         let values = base.values(row);
         let scale = base.scale(row);
-        let mut rng = SplitMix(((copy as u64) << 32) ^ row as u64);
+        let mut rng = Noise(Rng(((copy as u64) << 32) ^ row as u64));
         for (u, v) in unit.iter_mut().zip(values) {
             *u = f32::from(*v) * scale + if copy == 0 { 0.0 } else { NOISE * rng.gaussian() };
         }
@@ -260,20 +261,12 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
-/// A small seeded generator (SplitMix64) and Box–Muller Gaussian noise.
-struct SplitMix(u64);
+/// Seeded Box–Muller Gaussian noise.
+struct Noise(Rng);
 
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
+impl Noise {
     fn uniform(&mut self) -> f32 {
-        ((self.next() >> 40) as f32 + 0.5) / (1u64 << 24) as f32
+        ((self.0.next_u64() >> 40) as f32 + 0.5) / (1u64 << 24) as f32
     }
 
     fn gaussian(&mut self) -> f32 {

@@ -370,11 +370,12 @@ impl Kind {
 /// How many of the (shuffled) words name sub-folders.
 const FOLDER_WORDS: usize = 8;
 
-/// splitmix64: a seeded generator with no dependency.
-struct Rng(u64);
+/// splitmix64: a seeded generator with no dependency (the benches draw
+/// from it too).
+pub struct Rng(pub u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -383,12 +384,12 @@ impl Rng {
     }
 
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        (self.next_u64() % n.max(1) as u64) as usize
     }
 
     /// Skewed towards the front: the first words of a list are the common ones.
     fn skewed(&mut self, n: usize) -> usize {
-        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+        let u = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
         ((u * u * u) * n as f64) as usize % n.max(1)
     }
 
@@ -397,7 +398,7 @@ impl Rng {
     }
 
     fn guid(&mut self) -> String {
-        format!("{:016x}{:016x}", self.next(), self.next())
+        format!("{:016x}{:016x}", self.next_u64(), self.next_u64())
     }
 }
 
