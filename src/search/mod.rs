@@ -7,7 +7,6 @@
 //! The pipeline YAML owns the flow, thresholds and K values.
 
 pub mod filters;
-mod freshness;
 pub mod hints;
 mod indexed;
 pub mod intent;
@@ -352,7 +351,7 @@ pub fn register(registry: &mut Registry) {
             "search.freshness",
             "is the index present and fresh (assets.jsonl mtime = state.json last_run)?",
             |_: serde_json::Value, ctx| {
-                let freshness = freshness::index_freshness(&ctx.workdir, &ctx.limits);
+                let freshness = crate::index::index_freshness(&ctx.workdir, &ctx.limits);
                 let reason = match &freshness {
                     crate::index::Freshness::Fresh { .. } => None,
                     crate::index::Freshness::Missing { reason } | crate::index::Freshness::Stale { reason } => {
