@@ -215,7 +215,11 @@ async fn progress_increases_with_every_notification() {
     let project = example_project();
     // One asset per batch: many ticks from concurrent batches; and two
     // fan-outs in one call, a team pipeline indexing twice.
-    std::fs::write(project.path().join(".claude/unity-assets.yml"), "batch_size: 1\n").unwrap();
+    std::fs::write(
+        project.path().join(".claude/unity-assets.yml"),
+        "builtin_batch_size: 1\n",
+    )
+    .unwrap();
     let twice = "pipeline: twice\nexpose: mcp\nstages:\n  first: {run: index, with: {force: true}}\n  again: {needs: [first], run: index, with: {force: true}}\n";
     std::fs::write(project.path().join(".claude/unity-assets/pipelines/twice.yaml"), twice).unwrap();
     let watching = Watching::default();
