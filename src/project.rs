@@ -197,7 +197,8 @@ impl Project {
             .with_provider(self.provider()?)
             .with_limits(self.config.limits)
             .with_asker(person)
-            .with_progress(crate::progress::Bars::for_terminal(!self.show_progress)))
+            .with_progress(crate::progress::Bars::for_terminal(!self.show_progress))
+            .releasing_outputs(true))
     }
 }
 

@@ -32,6 +32,8 @@ pub struct Runtime {
     pub(crate) replies: Arc<crate::llm::ReplyCache>,
     /// Set to stop the run (Ctrl+C, a cancelled MCP call).
     pub(crate) cancel: crate::cancel::Cancel,
+    /// Drop each stage's output once every stage reading it has started.
+    pub(crate) release_outputs: bool,
 }
 
 impl Runtime {
@@ -48,6 +50,7 @@ impl Runtime {
             limits: crate::io::Limits::default(),
             replies: Arc::default(),
             cancel: crate::cancel::Cancel::new(),
+            release_outputs: false,
         }
     }
 
@@ -78,6 +81,16 @@ impl Runtime {
     /// Where fan-out and step progress goes.
     pub fn with_progress(mut self, progress: Option<Arc<dyn crate::progress::Progress>>) -> Self {
         self.progress = progress;
+        self
+    }
+
+    /// Drop each stage's output as soon as every stage that reads it has
+    /// started (the pipeline's `output` keeps what it reads): a long run
+    /// then holds only what is still to be read — an index of 10^6 assets
+    /// no longer carries its scan and its tag batches through finalize.
+    /// [`RunOutcome::outputs`](crate::RunOutcome) holds only the outputs left.
+    pub fn releasing_outputs(mut self, release: bool) -> Self {
+        self.release_outputs = release;
         self
     }
 

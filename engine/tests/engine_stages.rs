@@ -318,6 +318,29 @@ async fn skips_propagate_through_needs() {
     assert_eq!(*ran.outputs["after-maybe"], json!({"saw": 2}));
 }
 
+#[tokio::test]
+async fn a_releasing_run_drops_outputs_once_their_readers_started() {
+    let p = Project::new();
+    p.pipeline(
+        "chain",
+        "pipeline: chain\noutput: \"{{ last }} {{ first }}\"\nstages:\n  first:\n    fn: t.double\n    with: {n: 1}\n  middle:\n    needs: [first]\n    fn: t.double\n    with: {n: \"{{ first }}\"}\n  last:\n    needs: [middle]\n    fn: t.double\n    with: {n: \"{{ middle }}\"}\n  unread:\n    needs: [middle]\n    fn: t.double\n    with: {n: 5}\n",
+    );
+    let pipeline = p.compile_with("chain", &registry(), &Default::default(), true).unwrap();
+    let run = |release: bool| {
+        let rt = p.runtime(None).releasing_outputs(release);
+        let pipeline = pipeline.clone();
+        async move { engine::run(&pipeline, Default::default(), &rt).await }
+    };
+    let released = run(true).await;
+    assert_eq!(value_of(&released), json!("8 2"), "the output reads what it names");
+    assert_eq!(*released.outputs["middle"], Value::Null, "read by `last`, then dropped");
+    assert_eq!(*released.outputs["unread"], Value::Null, "read by none");
+    assert_eq!(*released.outputs["first"], json!(2), "the output reads it");
+    let kept = run(false).await;
+    assert_eq!(*kept.outputs["middle"], json!(4));
+    assert_eq!(*kept.outputs["unread"], json!(10));
+}
+
 const ROW_SCHEMA: &str = r#"{"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}"#;
 
 fn read_project(read: &str) -> Project {

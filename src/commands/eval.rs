@@ -91,7 +91,11 @@ async fn score(project: &Project, set: &GoldenSet, sets: &[String]) -> Result<Re
             ))
         })?;
     // Search lines are not part of eval's output: capture them.
-    let rt = project.runtime(Output::buffer()).map_err(Outcome::failed)?;
+    // Kept: what the route stage found is read from each run's outputs.
+    let rt = project
+        .runtime(Output::buffer())
+        .map_err(Outcome::failed)?
+        .releasing_outputs(false);
     let queries: Vec<&str> = set
         .queries
         .iter()

@@ -114,7 +114,7 @@ pub fn register(registry: &mut Registry, data: DataSource) {
                 let data = data.clone();
                 move |options: ScanOptions, ctx: &CallContext| {
                     let data: Arc<IndexData> = data(ctx)?;
-                    Ok(scan::scan(&ctx.workdir, &ctx.limits, &data, &options)?)
+                    Ok(scan::scan(&ctx.workdir, &ctx.limits, &data, &options)?.into_value()?)
                 }
             },
         )

@@ -23,14 +23,23 @@ use super::record::ScannedAsset;
 
 /// Write the assets as one JSONL string, a line per asset.
 pub fn serialize<S: Serializer>(assets: &[ScannedAsset], serializer: S) -> Result<S::Ok, S::Error> {
-    let mut bytes = Vec::with_capacity(assets.len() * 512);
+    serializer.serialize_str(&jsonl(assets.iter()).map_err(serde::ser::Error::custom)?)
+}
+
+/// The assets as one JSONL string, a line per asset. Given owned assets,
+/// each is dropped once written: the string grows as they go.
+pub fn jsonl<A: std::borrow::Borrow<ScannedAsset>>(
+    assets: impl ExactSizeIterator<Item = A>,
+) -> serde_json::Result<String> {
+    // Room for rows a little longer than usual: capacity never written is
+    // never touched, a reallocation would copy everything written so far.
+    let mut bytes = Vec::with_capacity(assets.len() * 768);
     for asset in assets {
-        serde_json::to_writer(&mut bytes, asset).map_err(serde::ser::Error::custom)?;
+        serde_json::to_writer(&mut bytes, asset.borrow())?;
         bytes.push(b'\n');
     }
     // serde_json writes UTF-8.
-    let text = String::from_utf8(bytes).map_err(serde::ser::Error::custom)?;
-    serializer.serialize_str(&text)
+    String::from_utf8(bytes).map_err(serde::ser::Error::custom)
 }
 
 /// Read the assets from a JSONL string or from an array of objects.

@@ -84,6 +84,17 @@ pub struct ScanResult {
     pub fingerprint: String,
 }
 
+impl ScanResult {
+    /// The stage output: serialising the result would copy its assets'
+    /// JSONL string once more (600 MB at 10^6 assets), so it is moved in.
+    pub fn into_value(mut self) -> serde_json::Result<serde_json::Value> {
+        let assets = std::mem::take(&mut self.assets);
+        let mut value = serde_json::to_value(&self)?;
+        value["assets"] = serde_json::Value::String(super::packed::jsonl(assets.into_iter())?);
+        Ok(value)
+    }
+}
+
 /// An asset file and its `.meta`, as the walk listed them.
 struct Pair<'a> {
     asset: &'a Entry,
@@ -167,24 +178,28 @@ pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOpt
     let results: Vec<Result<Parsed, Warning>> =
         on_io_threads(|| pairs.par_iter().map(|pair| context.parse(pair)).collect());
 
-    let mut parsed = Vec::with_capacity(results.len());
-    let mut first_path_of: HashMap<String, String> = HashMap::new();
+    let mut parsed: Vec<Parsed> = Vec::with_capacity(results.len());
+    let mut first_of: HashMap<String, usize> = HashMap::new();
     for result in results {
         match result {
-            Ok(p) => match first_path_of.get(&p.asset.guid) {
-                Some(first) => warnings.push(warning(
+            Ok(p) => match first_of.get(&p.asset.guid) {
+                Some(&first) => warnings.push(warning(
                     WarningKind::DuplicateGuid,
                     &p.asset.path,
-                    &format!("guid {} is already used by {first}; kept that one", p.asset.guid),
+                    &format!(
+                        "guid {} is already used by {}; kept that one",
+                        p.asset.guid, parsed[first].asset.path
+                    ),
                 )),
                 None => {
-                    first_path_of.insert(p.asset.guid.clone(), p.asset.path.clone());
+                    first_of.insert(p.asset.guid.clone(), parsed.len());
                     parsed.push(p);
                 }
             },
             Err(w) => warnings.push(w),
         }
     }
+    drop(first_of);
 
     let with_yaml: Vec<(&ScannedAsset, Option<&YamlFacts>)> =
         parsed.iter().map(|p| (&p.asset, p.yaml.as_ref())).collect();

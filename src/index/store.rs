@@ -264,22 +264,31 @@ enum Unreadable {
 /// `engine::io::read_records`' array of JSON values), which keeps a
 /// 100,000-row index at a fraction of the memory.
 fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path, limits: &Limits, unreadable: Unreadable) -> Vec<T> {
+    let mut rows = Vec::new();
+    for_each_line(path, limits, unreadable, |text| {
+        rows.extend(serde_json::from_str(text).ok())
+    });
+    rows
+}
+
+/// Each non-blank readable line of a JSONL file of the indexer's own, as
+/// [`read_jsonl`] reads them.
+fn for_each_line(path: &Path, limits: &Limits, unreadable: Unreadable, mut each: impl FnMut(&str)) {
     let warn = unreadable == Unreadable::Warn;
     let lines = match engine::io::read_row_lines(path, limits) {
         Ok(lines) => lines,
-        Err(e) if e.is_not_found() => return Vec::new(),
+        Err(e) if e.is_not_found() => return,
         Err(e) => {
             if warn {
                 tracing::warn!("{e}; its assets are indexed again");
             }
-            return Vec::new();
+            return;
         }
     };
-    let mut rows = Vec::new();
     for (number, line) in lines.iter() {
         match line.map(|l| l.trim_start_matches('\u{feff}').trim()) {
             Ok("") => {}
-            Ok(text) => rows.extend(serde_json::from_str(text).ok()),
+            Ok(text) => each(text),
             Err(why) if warn => tracing::warn!(
                 "{}:{number}: {why}; skipped, its asset is indexed again",
                 path.display()
@@ -287,7 +296,49 @@ fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path, limits: &Limits, unre
             Err(_) => {}
         }
     }
-    rows
+}
+
+/// The partial file's rows kept as their lines, each decoded when it is
+/// looked up: finalize reads every row once, and a million decoded rows were
+/// a gigabyte of small strings (their lines, half that).
+pub struct PartialRows {
+    text: String,
+    /// Each guid's line in `text`.
+    lines: HashMap<String, std::ops::Range<usize>>,
+}
+
+impl PartialRows {
+    pub fn read(project: &Path, limits: &Limits) -> Self {
+        #[derive(Deserialize)]
+        struct Guid {
+            guid: String,
+        }
+        let mut rows = PartialRows {
+            text: String::new(),
+            lines: HashMap::new(),
+        };
+        for_each_line(
+            &index_dir(project).join(PARTIAL_FILE),
+            limits,
+            Unreadable::Warn,
+            |line| {
+                if let Ok(Guid { guid }) = serde_json::from_str(line) {
+                    let at = rows.text.len();
+                    rows.text.push_str(line);
+                    rows.lines.insert(guid, at..rows.text.len());
+                }
+            },
+        );
+        rows
+    }
+
+    /// The row of `guid` tagged for the asset as it now is (`signature`).
+    pub fn get(&self, guid: &str, signature: &str) -> Option<PartialRow> {
+        let line = &self.text[self.lines.get(guid)?.clone()];
+        serde_json::from_str::<PartialRow>(line)
+            .ok()
+            .filter(|row| row.signature == signature && row.tags.guid == guid)
+    }
 }
 
 /// Remove a file if present.

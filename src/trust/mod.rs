@@ -49,7 +49,8 @@ pub struct Review {
     /// What was looked at and needs no trust, and why.
     pub notes: Vec<String>,
     /// Every pipeline by name: whether the project's edited copy reaches
-    /// out, and the pipelines its `run:` stages name.
+    /// out, and the pipelines its `run:` stages name (listed only when
+    /// some pipeline reaches out: otherwise no run can reach one).
     pub pipelines: BTreeMap<String, (bool, Vec<String>)>,
     pub digest: String,
 }

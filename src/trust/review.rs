@@ -38,7 +38,7 @@ pub fn review(root: &Path, resources: &Resources, registry: &Registry, run_file:
     r.config();
     r.mcp_json();
     let embedded: BTreeMap<String, &[u8]> = resources.embedded_files().into_iter().collect();
-    let mut graph = BTreeMap::new();
+    let mut pipelines = Vec::new();
     for rel in resources.list("pipelines") {
         let file = format!("{OVERRIDES}/{rel}");
         let embedded_text = embedded.get(&rel).and_then(|e| std::str::from_utf8(e).ok());
@@ -56,8 +56,18 @@ pub fn review(root: &Path, resources: &Resources, registry: &Registry, run_file:
             .trim_start_matches("pipelines/")
             .trim_end_matches(".yaml")
             .to_owned();
-        graph.insert(name, (reaches, sub_pipelines(&text)));
+        pipelines.push((name, reaches, text));
     }
+    // Which pipelines run which matters only when one reaches out; reading
+    // every pipeline's stages was a fifth of a search's start-up.
+    let any_reaches = pipelines.iter().any(|(_, reaches, _)| *reaches);
+    let graph = pipelines
+        .into_iter()
+        .map(|(name, reaches, text)| {
+            let runs = if any_reaches { sub_pipelines(&text) } else { Vec::new() };
+            (name, (reaches, runs))
+        })
+        .collect();
     // A name ending in .yaml/.yml is a file to the compiler, else a pipeline name.
     let is_file = |f: &&Path| matches!(f.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"));
     if let Some(rel) = run_file.filter(is_file).and_then(|f| inside(root, f)) {

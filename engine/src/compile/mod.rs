@@ -330,6 +330,15 @@ impl<'a> Compiler<'a> {
                 st
             })
             .collect();
+        let output_reads = output
+            .as_ref()
+            .map(|t| {
+                t.references(&env)
+                    .into_iter()
+                    .map(|(r, _)| r.split('.').next().unwrap_or_default().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
         // Prompts were added to their own env; templates share the base syntax.
         drop(env);
         Ok(Pipeline {
@@ -341,6 +350,7 @@ impl<'a> Compiler<'a> {
             params: Arc::new(params),
             resolved_params,
             output,
+            output_reads,
             stages,
             env: Arc::new(env_prompts),
         })

@@ -24,6 +24,8 @@ pub struct Pipeline {
     pub(crate) params: Arc<Value>,
     pub(crate) resolved_params: Vec<ResolvedParam>,
     pub(crate) output: Option<Tmpl>,
+    /// The stages (by ident) the output reads.
+    pub(crate) output_reads: BTreeSet<String>,
     /// In a topological order (file order among independent stages).
     pub(crate) stages: Vec<Stage>,
     pub(crate) env: Arc<Environment<'static>>,
@@ -48,6 +50,8 @@ pub struct Stage {
     pub(crate) kind: String,
     /// Params the stage's templates read, for graphs and dry runs.
     pub(crate) params_read: Vec<String>,
+    /// The upstream stages (by ident) whose outputs its templates read.
+    pub(crate) reads: BTreeSet<String>,
 }
 
 /// Where a `read` stage reads from.

@@ -70,11 +70,16 @@ impl Compiler<'_> {
         };
         let env = ctx.env;
         let mut params_read = BTreeSet::new();
+        let mut stages_read = BTreeSet::new();
         let mut c = |v: &Value, path: &str, rc: &RefCtx, errors: &mut Diagnostics| {
             let t = compile_value(env, v, &format!("{base}.{path}"), rc, errors);
             for (r, _) in t.references(env) {
                 if let Some(p) = r.strip_prefix("params.") {
                     params_read.insert(p.to_owned());
+                }
+                let root = r.split('.').next().unwrap_or_default();
+                if ctx.upstream.contains(root) && !rc.locals.iter().any(|l| l == root) {
+                    stages_read.insert(root.to_owned());
                 }
             }
             t
@@ -303,6 +308,7 @@ impl Compiler<'_> {
             action,
             modifier,
             params_read: params_read.into_iter().collect(),
+            reads: stages_read,
         })
     }
 }

@@ -72,6 +72,46 @@ impl AtomicFile {
         }
         Ok(())
     }
+
+    /// [`commit`](Self::commit) when the bytes written differ from the
+    /// destination's, else discard them (the destination, untouched, keeps
+    /// its time); says whether it committed. The two are compared on disk,
+    /// a chunk at a time: a file of any size is never held in memory.
+    pub fn commit_if_changed(mut self) -> io::Result<bool> {
+        let writer = self.file.as_mut().expect("commit is called once");
+        writer.flush()?;
+        let written = writer.get_ref().metadata()?.len();
+        let temp = self.temp.as_deref().expect("commit is called once");
+        let same = match fs::metadata(&self.dest) {
+            Ok(old) if old.is_file() && old.len() == written => same_bytes(temp, &self.dest)?,
+            _ => false,
+        };
+        if same {
+            return Ok(false);
+        }
+        self.commit()?;
+        Ok(true)
+    }
+}
+
+/// Whether two files of the same length hold the same bytes.
+fn same_bytes(a: &Path, b: &Path) -> io::Result<bool> {
+    use std::io::Read as _;
+    let (mut a, mut b) = (File::open(a)?, File::open(b)?);
+    let (mut left, mut right) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    loop {
+        let n = a.read(&mut left)?;
+        if n == 0 {
+            return Ok(b.read(&mut right[..1])? == 0);
+        }
+        b.read_exact(&mut right[..n]).or_else(|e| match e.kind() {
+            io::ErrorKind::UnexpectedEof => Ok(()),
+            _ => Err(e),
+        })?;
+        if left[..n] != right[..n] {
+            return Ok(false);
+        }
+    }
 }
 
 static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

@@ -165,27 +165,38 @@ fn lexical(root: &Path, rel: &str) -> Result<PathBuf, ConfineError> {
 /// that raises it). FIFOs, devices and folders are refused before opening,
 /// so a FIFO never blocks and `/dev/zero` is never read.
 pub fn read_limited(path: &Path, limit: u64, key: &str) -> Result<Vec<u8>, ConfineError> {
-    let shown = || path.display().to_string();
-    let meta = fs::metadata(path).map_err(|e| ConfineError::Io(shown(), e))?;
-    check_regular(path, &meta)?;
-    let too_large = || ConfineError::TooLarge {
-        path: shown(),
-        limit,
-        key: key.to_owned(),
-    };
-    if meta.len() > limit {
-        return Err(too_large());
-    }
-    let file = fs::File::open(path).map_err(|e| ConfineError::Io(shown(), e))?;
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    let (file, len) = open_limited(path, limit, key)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     // The file may grow between the stat and the read.
     file.take(limit + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| ConfineError::Io(shown(), e))?;
+        .map_err(|e| ConfineError::Io(path.display().to_string(), e))?;
     if bytes.len() as u64 > limit {
-        return Err(too_large());
+        return Err(too_large(path, limit, key));
     }
     Ok(bytes)
+}
+
+/// A regular file of at most `limit` bytes opened for reading, with its
+/// length: what [`read_limited`] reads whole, for a reader that needs
+/// only parts of it. FIFOs, devices and folders are refused before opening.
+pub fn open_limited(path: &Path, limit: u64, key: &str) -> Result<(fs::File, u64), ConfineError> {
+    let shown = || path.display().to_string();
+    let meta = fs::metadata(path).map_err(|e| ConfineError::Io(shown(), e))?;
+    check_regular(path, &meta)?;
+    if meta.len() > limit {
+        return Err(too_large(path, limit, key));
+    }
+    let file = fs::File::open(path).map_err(|e| ConfineError::Io(shown(), e))?;
+    Ok((file, meta.len()))
+}
+
+fn too_large(path: &Path, limit: u64, key: &str) -> ConfineError {
+    ConfineError::TooLarge {
+        path: path.display().to_string(),
+        limit,
+        key: key.to_owned(),
+    }
 }
 
 /// [`read_limited`] decoded as UTF-8 (the error names the file).

@@ -119,6 +119,7 @@ async fn execute(
     base.set("inputs", Arc::new(inputs));
     base.set("params", Arc::clone(&p.params));
     let mut running: FuturesUnordered<futures::future::BoxFuture<'_, Finished>> = FuturesUnordered::new();
+    let mut releases = Releases::new(p, rt.release_outputs);
     // Set by the first exit (its code and status) or failure: the run ends.
     let mut ended: Option<Result<(i32, Option<String>), StageError>> = None;
 
@@ -142,6 +143,7 @@ async fn execute(
                 if !st.needs.is_empty() && st.needs.iter().all(|&d| state[d] == State::Skipped) {
                     state[i] = State::Skipped;
                     reports[i] = Some(skipped(st));
+                    releases.started(i, &mut outputs);
                     continue;
                 }
                 let mut scope = base.clone();
@@ -164,6 +166,7 @@ async fn execute(
                 }
                 state[i] = State::Running;
                 running.push(Box::pin(run_stage(p, i, scope, rt)));
+                releases.started(i, &mut outputs);
             }
         }
         let Some((i, res, report)) = running.next().await else {
@@ -174,7 +177,7 @@ async fn execute(
             Ok(None) => state[i] = State::Skipped,
             Ok(Some(Flow::Value(v))) => {
                 state[i] = State::Done;
-                outputs[i] = Some(Arc::new(v));
+                outputs[i] = releases.keeps(i).then(|| Arc::new(v));
             }
             Ok(Some(Flow::Exit { code, status })) => {
                 state[i] = State::Done;
@@ -259,6 +262,65 @@ async fn execute(
         None => output().map(Ending::Finished),
     };
     (result, reports, by_name)
+}
+
+/// Which outputs a run may drop, and when: once every stage reading an
+/// output has started (its scope holds what it reads), unless the
+/// pipeline's output reads it.
+struct Releases {
+    /// Per stage: the stages whose outputs it reads.
+    reads: Vec<Vec<usize>>,
+    /// Per stage: readers not started yet; `None` for an output kept to the end.
+    unread: Vec<Option<usize>>,
+}
+
+impl Releases {
+    fn new(p: &Pipeline, release: bool) -> Self {
+        let by_ident: HashMap<&str, usize> = p
+            .stages
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.ident.as_str(), i))
+            .collect();
+        let reads: Vec<Vec<usize>> = p
+            .stages
+            .iter()
+            .map(|s| {
+                s.reads
+                    .iter()
+                    .filter_map(|r| by_ident.get(r.as_str()).copied())
+                    .collect()
+            })
+            .collect();
+        let mut unread: Vec<Option<usize>> = p
+            .stages
+            .iter()
+            .map(|s| (release && !p.output_reads.contains(&s.ident)).then_some(0))
+            .collect();
+        for &j in reads.iter().flatten() {
+            if let Some(n) = &mut unread[j] {
+                *n += 1;
+            }
+        }
+        Self { reads, unread }
+    }
+
+    /// Whether stage `i`'s output is stored when it finishes.
+    fn keeps(&self, i: usize) -> bool {
+        self.unread[i] != Some(0)
+    }
+
+    /// Stage `i` started (or was skipped): drop what it was the last to read.
+    fn started(&mut self, i: usize, outputs: &mut [Option<Arc<Value>>]) {
+        for &j in &self.reads[i] {
+            if let Some(n) = &mut self.unread[j] {
+                *n -= 1;
+                if *n == 0 {
+                    outputs[j] = None;
+                }
+            }
+        }
+    }
 }
 
 fn skipped(st: &Stage) -> StageReport {

@@ -2,11 +2,12 @@
 //! index files.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use engine::io::Limits;
+use engine::io::{AtomicFile, Limits};
 use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -18,7 +19,7 @@ use crate::index::graph;
 use crate::index::labels::tags_without_labels;
 use crate::index::record::{AssetRecord, Depth, PackageRecord, ScannedAsset, TagRow};
 use crate::index::scan::{warning_counts, ScanResult};
-use crate::index::store::{self, LastScan, PartialRow, State, TaggedBy};
+use crate::index::store::{self, LastScan, State, TaggedBy};
 use crate::index::tagger;
 
 /// A label that differs from the previous index.
@@ -59,16 +60,7 @@ pub struct Finalized {
 /// every index file, and close the run.
 pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff) -> anyhow::Result<Finalized> {
     let depth = scan.index_depth;
-    let signatures: HashMap<&str, &str> = scan
-        .assets
-        .iter()
-        .map(|a| (a.guid.as_str(), a.signature.as_str()))
-        .collect();
-    let partial: HashMap<String, PartialRow> = store::read_partial(project, limits)
-        .into_iter()
-        .filter(|row| signatures.get(row.tags.guid.as_str()) == Some(&row.signature.as_str()))
-        .map(|row| (row.tags.guid.clone(), row))
-        .collect();
+    let partial = store::PartialRows::read(project, limits);
     let previous: HashMap<String, AssetRecord> = store::read_assets(project, limits)
         .into_iter()
         .map(|r| (r.guid.clone(), r))
@@ -87,16 +79,18 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff)
     // Each row is written as it is made: a million rows are never all held
     // as records, only as the bytes of `assets.jsonl`.
     let node_maker = (depth != Depth::Minimal).then(|| graph::NodeMaker::new(sorted.iter().map(|a| a.guid.as_str())));
-    let mut rows = Rows::with_capacity(sorted.len());
+    let dir = store::index_dir(project);
+    let assets_path = dir.join(store::ASSETS_FILE);
+    let mut rows = Rows::new(AtomicFile::create(&assets_path).with_context(|| cannot_write(&assets_path))?);
     for asset in sorted.iter().copied() {
         let earlier = previous.get(&asset.guid);
-        let tags = match (partial.get(&asset.guid), earlier) {
+        let tags = match (partial.get(&asset.guid, &asset.signature), earlier) {
             (Some(row), _) => {
                 match row.tagged_by {
                     TaggedBy::Llm => tagged_llm += 1,
                     TaggedBy::Builtin => tagged_builtin += 1,
                 }
-                row.tags.clone()
+                row.tags
             }
             (None, Some(prev)) if !changed.contains(asset.guid.as_str()) && carries_tier(prev, depth) => TagRow {
                 guid: prev.guid.clone(),
@@ -123,13 +117,13 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff)
     drop(node_maker);
 
     let packages = package_records(scan, rows.tallies);
-    let dir = store::index_dir(project);
-    let assets_bytes = rows.bytes;
-    let packages_bytes = jsonl(&packages)?;
-    let assets_path = dir.join(store::ASSETS_FILE);
+    let assets_bytes = rows.len;
+    let assets_rewritten = rows
+        .out
+        .commit_if_changed()
+        .with_context(|| cannot_write(&assets_path))?;
     let packages_path = dir.join(store::PACKAGES_FILE);
-    let assets_rewritten = write_if_changed(&assets_path, &assets_bytes)?;
-    let packages_rewritten = write_if_changed(&packages_path, &packages_bytes)?;
+    let packages_rewritten = write_if_changed(&packages_path, &jsonl(&packages)?)?;
     let last_run = if assets_rewritten {
         store::mtime_rfc3339(&assets_path)?
     } else {
@@ -142,7 +136,7 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff)
         depth,
         assets_rewritten || packages_rewritten,
     );
-    let graph = write_graph(project, &rows.nodes, depth, &version, assets_bytes.len() as u64)?;
+    let graph = write_graph(project, &rows.nodes, depth, &version, assets_bytes)?;
     let manifest = store::Manifest {
         version,
         last_run: last_run.clone(),
@@ -229,10 +223,14 @@ fn write_graph(
     Ok(Some(graph::entry_of(nodes)))
 }
 
-/// The rows of `assets.jsonl` as they are made, sorted by guid: their bytes,
+/// The rows of `assets.jsonl` as they are made, sorted by guid: written to
+/// the file as they come (a million rows are 600 MB never held at once),
 /// what `packages.jsonl` counts of them, and their reference graph nodes.
 struct Rows {
-    bytes: Vec<u8>,
+    out: AtomicFile,
+    /// Bytes written to `out`, and the line being written.
+    len: u64,
+    line: Vec<u8>,
     count: usize,
     tallies: HashMap<String, PackageTally>,
     nodes: Vec<graph::Node>,
@@ -246,9 +244,11 @@ struct PackageTally {
 }
 
 impl Rows {
-    fn with_capacity(rows: usize) -> Self {
+    fn new(out: AtomicFile) -> Self {
         Self {
-            bytes: Vec::with_capacity(rows * 512),
+            out,
+            len: 0,
+            line: Vec::new(),
             count: 0,
             tallies: HashMap::new(),
             nodes: Vec::new(),
@@ -256,8 +256,11 @@ impl Rows {
     }
 
     fn add(&mut self, package: &str, record: &AssetRecord, nodes: Option<&graph::NodeMaker>) -> anyhow::Result<()> {
-        serde_json::to_writer(&mut self.bytes, record)?;
-        self.bytes.push(b'\n');
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, record)?;
+        self.line.push(b'\n');
+        self.out.write_all(&self.line)?;
+        self.len += self.line.len() as u64;
         self.count += 1;
         if !self.tallies.contains_key(package) {
             self.tallies.insert(package.to_owned(), PackageTally::default());
@@ -377,11 +380,13 @@ fn jsonl<T: Serialize>(rows: &[T]) -> anyhow::Result<Vec<u8>> {
 
 /// Atomically replace `path` unless it already holds exactly `bytes`.
 fn write_if_changed(path: &Path, bytes: &[u8]) -> anyhow::Result<bool> {
-    if std::fs::read(path).is_ok_and(|old| old == bytes) {
-        return Ok(false);
-    }
-    engine::io::write_atomic(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(true)
+    let mut file = AtomicFile::create(path).with_context(|| cannot_write(path))?;
+    file.write_all(bytes).with_context(|| cannot_write(path))?;
+    file.commit_if_changed().with_context(|| cannot_write(path))
+}
+
+fn cannot_write(path: &Path) -> String {
+    format!("cannot write {}", path.display())
 }
 
 pub(super) fn summary_line(f: &Finalized, elapsed: Duration) -> String {

@@ -17,15 +17,16 @@
 //! format or stale is rebuilt from `assets.jsonl` with a line saying so —
 //! a stale index never answers.
 
+mod body;
 mod build;
 mod ranking;
 mod reuse;
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::io::{Read as _, Seek as _, SeekFrom};
-use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
 use anyhow::Context as _;
@@ -35,100 +36,139 @@ use super::filters::Filters;
 use super::query::Query;
 use super::rank::{Candidate, RankOptions};
 use super::records::AssetRow;
+use body::Body;
 use build::{fingerprint, read_varint, Header, MAGIC, ROW_BYTES};
 
 pub const SEARCH_INDEX_FILE: &str = "search-index.bin";
 const ASSETS_FILE: &str = super::load::ASSETS_FILE;
 
-/// Part of the index file's bytes: an `fst` map reads its section in place.
-#[derive(Clone)]
-struct Section {
-    bytes: Arc<Vec<u8>>,
-    range: Range<usize>,
-}
-
-impl AsRef<[u8]> for Section {
-    fn as_ref(&self) -> &[u8] {
-        &self.bytes[self.range.clone()]
-    }
-}
-
 /// A loaded search index, fresh against the `assets.jsonl` beside it.
 pub struct TermIndex {
     header: Header,
-    /// The file's bytes; the header's ranges count from `body_at`.
-    bytes: Arc<Vec<u8>>,
-    body_at: usize,
-    terms: fst::Map<Section>,
-    guids: fst::Map<Section>,
+    body: Body,
+    terms: Arc<fst::Map<Vec<u8>>>,
+    /// The guid dictionary, read when a caller first looks a guid up
+    /// (`None`: damaged).
+    guids: OnceLock<Option<fst::Map<Vec<u8>>>>,
     assets: PathBuf,
     limits: Limits,
 }
 
-/// A parsed index file: its header and the sections after it.
-type Parsed = (Header, Arc<Vec<u8>>, usize);
+/// An index file opened: its header, the body after it and the term
+/// dictionary every search reads.
+type Opened = (Header, Body, Arc<fst::Map<Vec<u8>>>);
 
-/// The last index file read — path, length, modification time — and what
-/// it held: the stages of one search (and every search of a long-running
-/// MCP server) read the file once.
-static LAST_READ: Mutex<Option<(PathBuf, u64, SystemTime, Parsed)>> = Mutex::new(None);
+/// The last index file opened — path, length, modification time — and
+/// what was read of it: the stages of one search (and every search of a
+/// long-running MCP server) open the file once.
+static LAST_OPENED: Mutex<Option<(PathBuf, u64, SystemTime, Opened)>> = Mutex::new(None);
 
 /// The index on disk in `dir`, or why it cannot answer.
 fn open(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> anyhow::Result<Result<TermIndex, String>> {
     let path = dir.join(SEARCH_INDEX_FILE);
     let stamp = std::fs::metadata(&path).and_then(|m| Ok((m.len(), m.modified()?)));
     let cached = |(len, modified): &(u64, SystemTime)| {
-        let last = LAST_READ.lock().unwrap_or_else(|e| e.into_inner());
+        let last = LAST_OPENED.lock().unwrap_or_else(|e| e.into_inner());
         last.as_ref()
             .filter(|(p, l, m, _)| *p == path && l == len && m == modified)
-            .map(|(_, _, _, parsed)| parsed.clone())
+            .map(|(_, _, _, opened)| opened.clone())
     };
-    if let Some(parsed) = stamp.as_ref().ok().and_then(cached) {
-        return Ok(load(parsed, dir, manifest_version, limits));
+    if let Some(opened) = stamp.as_ref().ok().and_then(cached) {
+        return Ok(load(opened, dir, manifest_version, limits));
     }
-    let bytes = match engine::io::read_limited(&path, limits.data_bytes, engine::io::DATA_KEY) {
-        Ok(bytes) => bytes,
+    let (file, len) = match engine::io::open_limited(&path, limits.data_bytes, engine::io::DATA_KEY) {
+        Ok(opened) => opened,
         Err(e) if e.is_not_found() => return Ok(Err("missing".into())),
         Err(e) => return Err(e.into()),
     };
-    let parsed = match parse(bytes) {
-        Ok(parsed) => parsed,
+    let opened = match open_file(file, len, limits) {
+        Ok(opened) => opened,
         Err(why) => return Ok(Err(why)),
     };
     if let Ok((len, modified)) = stamp {
-        *LAST_READ.lock().unwrap_or_else(|e| e.into_inner()) = Some((path, len, modified, parsed.clone()));
+        *LAST_OPENED.lock().unwrap_or_else(|e| e.into_inner()) = Some((path, len, modified, opened.clone()));
     }
-    Ok(load(parsed, dir, manifest_version, limits))
+    Ok(load(opened, dir, manifest_version, limits))
 }
 
-/// The header and sections of an index file's bytes, or why they are not one.
 /// What a build may reuse of an index file's bytes (`None`: build anew).
 fn reusable(bytes: Vec<u8>) -> Option<reuse::Previous> {
-    let (header, bytes, body_at) = parse(bytes).ok()?;
+    let (header, body_at) = parse_header(&bytes).ok()?;
     reuse::Previous::decode(&header, &bytes[body_at..])
 }
 
-fn parse(bytes: Vec<u8>) -> Result<Parsed, String> {
-    let Some(header_len) = bytes
-        .strip_prefix(MAGIC)
-        .and_then(|rest| rest.get(..4))
-        .map(|len| u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize)
-    else {
+/// The header of an index file starting with `prefix`, and where its body
+/// starts; or why it is not one. `prefix` holds at least the header.
+fn parse_header(prefix: &[u8]) -> Result<(Header, usize), String> {
+    let Some(header_len) = header_len(prefix) else {
         return Err("of another format".into());
     };
     let body_at = MAGIC.len() + 4 + header_len;
-    let Some(header) = bytes
+    match prefix
         .get(MAGIC.len() + 4..body_at)
         .and_then(|h| serde_json::from_slice::<Header>(h).ok())
-    else {
-        return Err("damaged".into());
-    };
-    Ok((header, Arc::new(bytes), body_at))
+    {
+        Some(header) => Ok((header, body_at)),
+        None => Err("damaged".into()),
+    }
 }
 
-/// The parsed index, or why it cannot answer for `dir`'s `assets.jsonl`.
+/// The header's length, from the magic and the length after it.
+fn header_len(prefix: &[u8]) -> Option<usize> {
+    let len = prefix.strip_prefix(MAGIC)?.get(..4)?;
+    Some(u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize)
+}
+
+/// An index file of `len` bytes opened: its header and term dictionary
+/// read, the rest left on disk until a search needs it.
+fn open_file(mut file: std::fs::File, len: u64, limits: &Limits) -> Result<Opened, String> {
+    let (header, body_at) = read_head(&mut file, len, limits)?;
+    let body = Body::File {
+        file: Arc::new(Mutex::new(file)),
+        at: body_at as u64,
+        len,
+    };
+    let terms = read_map(&body, header.terms).ok_or("damaged")?;
+    Ok((header, body, Arc::new(terms)))
+}
+
+/// The header of the index file `file` (`len` bytes) and where its body starts.
+fn read_head(file: &mut std::fs::File, len: u64, limits: &Limits) -> Result<(Header, usize), String> {
+    let mut prefix = [0u8; MAGIC.len() + 4];
+    let header_len = file
+        .read_exact(&mut prefix)
+        .ok()
+        .and_then(|()| header_len(&prefix))
+        .ok_or("of another format")?;
+    if header_len as u64 > limits.file_bytes.min(len) {
+        return Err("damaged".into());
+    }
+    let mut head = prefix.to_vec();
+    head.resize(prefix.len() + header_len, 0);
+    file.read_exact(&mut head[prefix.len()..]).map_err(|_| "damaged")?;
+    parse_header(&head)
+}
+
+/// The `fst` map in `section` of `body`; `None` when it is not one.
+fn read_map(body: &Body, (start, end): (usize, usize)) -> Option<fst::Map<Vec<u8>>> {
+    let bytes = body.read(start, end).ok()??;
+    fst::Map::new(bytes.into_owned()).ok()
+}
+
+/// The index in `bytes` (a build's), all of it in memory.
+fn in_memory(bytes: Vec<u8>) -> Result<Opened, String> {
+    let (header, body_at) = parse_header(&bytes)?;
+    let body = Body::Memory {
+        bytes: Arc::new(bytes),
+        at: body_at,
+    };
+    let terms = read_map(&body, header.terms).ok_or("damaged")?;
+    Ok((header, body, Arc::new(terms)))
+}
+
+/// The opened index, or why it cannot answer for `dir`'s `assets.jsonl`.
 fn load(
-    (header, bytes, body_at): Parsed,
+    (header, body, terms): Opened,
     dir: &Path,
     manifest_version: Option<&str>,
     limits: &Limits,
@@ -136,30 +176,20 @@ fn load(
     if is_stale(&header, dir, manifest_version) {
         return Err("stale".into());
     }
-    let assets = dir.join(ASSETS_FILE);
-    let section = |(start, end): (usize, usize)| {
-        (start <= end && body_at + end <= bytes.len()).then(|| Section {
-            bytes: bytes.clone(),
-            range: body_at + start..body_at + end,
-        })
-    };
-    let maps = section(header.terms)
-        .zip(section(header.guids))
-        .zip(section(header.row_table).filter(|s| s.range.len() == header.rows * ROW_BYTES))
-        .zip(section(header.postings));
-    let Some((((terms, guids), _), _)) = maps else {
+    let fits = |(start, end): (usize, usize)| start <= end && end as u64 <= body.len();
+    let sections_fit = fits(header.guids)
+        && fits(header.postings)
+        && fits(header.row_table)
+        && header.row_table.1 - header.row_table.0 == header.rows * ROW_BYTES;
+    if !sections_fit {
         return Err("damaged".into());
-    };
-    let (Ok(terms), Ok(guids)) = (fst::Map::new(terms), fst::Map::new(guids)) else {
-        return Err("damaged".into());
-    };
+    }
     Ok(TermIndex {
         header,
-        bytes,
-        body_at,
+        body,
         terms,
-        guids,
-        assets,
+        guids: OnceLock::new(),
+        assets: dir.join(ASSETS_FILE),
         limits: *limits,
     })
 }
@@ -175,16 +205,8 @@ fn is_stale(header: &Header, dir: &Path, manifest_version: Option<&str>) -> bool
 /// `None` when it is missing, of another format or damaged.
 fn read_header(path: &Path, limits: &Limits) -> Option<Header> {
     let mut file = std::fs::File::open(path).ok()?;
-    let mut prefix = [0u8; MAGIC.len() + 4];
-    file.read_exact(&mut prefix).ok()?;
-    let len = prefix.strip_prefix(MAGIC)?;
-    let len = u64::from(u32::from_le_bytes(len.try_into().ok()?));
-    if len > limits.file_bytes {
-        return None;
-    }
-    let mut header = Vec::new();
-    file.take(len).read_to_end(&mut header).ok()?;
-    serde_json::from_slice(&header).ok()
+    let len = file.metadata().ok()?.len();
+    read_head(&mut file, len, limits).ok().map(|(header, _)| header)
 }
 
 /// Build the index of `dir`'s `assets.jsonl` and write it atomically,
@@ -210,8 +232,8 @@ fn rebuild(
     let not_written = engine::io::write_atomic(&path, &built.bytes)
         .err()
         .map(|e| format!("cannot write {}: {e}", path.display()));
-    let index = parse(built.bytes)
-        .and_then(|parsed| load(parsed, dir, manifest_version, limits))
+    let index = in_memory(built.bytes)
+        .and_then(|opened| load(opened, dir, manifest_version, limits))
         .map_err(|why| anyhow::anyhow!("the search index just built is {why}"))?;
     Ok((index, not_written, built.visited))
 }
@@ -279,25 +301,32 @@ impl TermIndex {
         self.header.lines
     }
 
-    /// The bytes of a section the header names (checked when loaded).
-    fn section(&self, (start, end): (usize, usize)) -> &[u8] {
-        &self.bytes[self.body_at + start..self.body_at + end]
-    }
-
     /// The row ids holding `term`, ascending.
     fn postings(&self, term: &str) -> anyhow::Result<Vec<u32>> {
         let Some(at) = self.terms.get(term) else {
             return Ok(vec![]);
         };
-        let bytes = self.section(self.header.postings);
         let damaged =
             || anyhow::anyhow!("the search index is damaged (postings of {term:?}); delete {SEARCH_INDEX_FILE}");
-        let mut at = usize::try_from(at)?;
-        let count = read_varint(bytes, &mut at).ok_or_else(damaged)?;
-        let mut ids = Vec::with_capacity(usize::try_from(count)?.min(self.header.rows));
+        let (start, end) = self.header.postings;
+        let start = start + usize::try_from(at)?;
+        // A count, then a gap per row, each a varint of at most 5 bytes.
+        let read = |len: usize| -> anyhow::Result<Cow<'_, [u8]>> {
+            self.body
+                .read(start, end.min(start.saturating_add(len)))?
+                .ok_or_else(damaged)
+        };
+        let head = read(5)?;
+        let mut at = 0;
+        let count = usize::try_from(read_varint(&head, &mut at).ok_or_else(damaged)?)?;
+        if count > self.header.rows {
+            return Err(damaged());
+        }
+        let bytes = read(at + count * 5)?;
+        let mut ids = Vec::with_capacity(count);
         let mut id = 0u64;
         for _ in 0..count {
-            id += read_varint(bytes, &mut at).ok_or_else(damaged)?;
+            id += read_varint(&bytes, &mut at).ok_or_else(damaged)?;
             ids.push(u32::try_from(id)?);
         }
         Ok(ids)
@@ -321,27 +350,40 @@ impl TermIndex {
 
     /// [`Self::fetch`] from `file`, the opened `assets.jsonl`.
     fn fetch_from(&self, file: &mut std::fs::File, ids: &[u32]) -> anyhow::Result<Option<Vec<AssetRow>>> {
-        let table = self.section(self.header.row_table);
         let mut rows = Vec::with_capacity(ids.len());
         let mut line = Vec::new();
-        for &id in ids {
-            let Some(entry) = table.get(id as usize * ROW_BYTES..(id as usize + 1) * ROW_BYTES) else {
+        // The row-table entries of ids close together are read at once.
+        const SPAN: usize = 4096 / ROW_BYTES;
+        for run in ids.chunk_by(|a, b| (b - a) as usize <= SPAN) {
+            let (first, last) = (run[0] as usize, run[run.len() - 1] as usize);
+            if last >= self.header.rows {
+                return Ok(None);
+            }
+            let table_at = self.header.row_table.0;
+            let Some(table) = self
+                .body
+                .read(table_at + first * ROW_BYTES, table_at + (last + 1) * ROW_BYTES)?
+            else {
                 return Ok(None);
             };
-            let offset = u64::from_le_bytes(entry[0..8].try_into()?);
-            let len = u32::from_le_bytes(entry[8..12].try_into()?);
-            let print = u64::from_le_bytes(entry[12..20].try_into()?);
-            if u64::from(len) > self.limits.line_bytes {
-                return Ok(None);
-            }
-            line.resize(len as usize, 0);
-            file.seek(SeekFrom::Start(offset))?;
-            if file.read_exact(&mut line).is_err() || fingerprint(&line) != print {
-                return Ok(None);
-            }
-            match serde_json::from_slice::<AssetRow>(&line) {
-                Ok(row) => rows.push(row),
-                Err(_) => return Ok(None),
+            for &id in run {
+                let at = (id as usize - first) * ROW_BYTES;
+                let entry = &table[at..at + ROW_BYTES];
+                let offset = u64::from_le_bytes(entry[0..8].try_into()?);
+                let len = u32::from_le_bytes(entry[8..12].try_into()?);
+                let print = u64::from_le_bytes(entry[12..20].try_into()?);
+                if u64::from(len) > self.limits.line_bytes {
+                    return Ok(None);
+                }
+                line.resize(len as usize, 0);
+                file.seek(SeekFrom::Start(offset))?;
+                if file.read_exact(&mut line).is_err() || fingerprint(&line) != print {
+                    return Ok(None);
+                }
+                match serde_json::from_slice::<AssetRow>(&line) {
+                    Ok(row) => rows.push(row),
+                    Err(_) => return Ok(None),
+                }
             }
         }
         Ok(Some(rows))
@@ -355,9 +397,14 @@ impl TermIndex {
     /// The rows of those of `guids` the index holds; `None` when
     /// `assets.jsonl` changed since the index was built.
     pub fn rows_of<'g>(&self, guids: impl IntoIterator<Item = &'g str>) -> anyhow::Result<Option<Vec<AssetRow>>> {
+        let guid_ids = self
+            .guids
+            .get_or_init(|| read_map(&self.body, self.header.guids))
+            .as_ref()
+            .with_context(|| format!("the search index is damaged (its guids); delete {SEARCH_INDEX_FILE}"))?;
         let mut ids: Vec<u32> = guids
             .into_iter()
-            .filter_map(|g| self.guids.get(g))
+            .filter_map(|g| guid_ids.get(g))
             .filter_map(|id| u32::try_from(id).ok())
             .collect();
         ids.sort_unstable();
