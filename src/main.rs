@@ -17,6 +17,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     without_huge_pages();
+    return_freed_memory_soon();
     let cli = Cli::parse();
     color::init(cli.color.forced());
     init_tracing(cli.verbose, cli.quiet);
@@ -46,6 +47,17 @@ fn without_huge_pages() {
     unsafe {
         libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
+}
+
+/// mimalloc keeps freed memory for a second before giving it back: when an
+/// index stage of 10^6 assets ended, its gigabyte stayed while the next
+/// stage read `assets.jsonl`, and the peak grew by that much (3.25 GB;
+/// 2.88 GB when it goes back after 10 ms).
+fn return_freed_memory_soon() {
+    /// `mi_option_purge_delay` in mimalloc.h's option enum (milliseconds).
+    const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+    // SAFETY: sets a plain option before any other thread exists.
+    unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, 10) }
 }
 
 async fn dispatch(cli: Cli) -> Outcome {

@@ -50,6 +50,9 @@ pub struct TermIndex {
     /// The guid dictionary, read when a caller first looks a guid up
     /// (`None`: damaged).
     guids: OnceLock<Option<fst::Map<Vec<u8>>>>,
+    /// The row table, read whole when a fetch needs many of its entries
+    /// (`None`: damaged).
+    row_table: OnceLock<Option<Vec<u8>>>,
     assets: PathBuf,
     limits: Limits,
 }
@@ -189,6 +192,7 @@ fn load(
         body,
         terms,
         guids: OnceLock::new(),
+        row_table: OnceLock::new(),
         assets: dir.join(ASSETS_FILE),
         limits: *limits,
     })
@@ -352,19 +356,30 @@ impl TermIndex {
     fn fetch_from(&self, file: &mut std::fs::File, ids: &[u32]) -> anyhow::Result<Option<Vec<AssetRow>>> {
         let mut rows = Vec::with_capacity(ids.len());
         let mut line = Vec::new();
-        // The row-table entries of ids close together are read at once.
+        // Many rows: the whole row table, read once; a few: the entries of
+        // ids close together are read at once.
+        const MANY: usize = 256;
         const SPAN: usize = 4096 / ROW_BYTES;
+        let (table_at, table_end) = self.header.row_table;
+        let whole = match ids.len() > MANY {
+            true => self
+                .row_table
+                .get_or_init(|| self.body.read(table_at, table_end).ok().flatten().map(Cow::into_owned))
+                .as_deref(),
+            false => None,
+        };
         for run in ids.chunk_by(|a, b| (b - a) as usize <= SPAN) {
             let (first, last) = (run[0] as usize, run[run.len() - 1] as usize);
             if last >= self.header.rows {
                 return Ok(None);
             }
-            let table_at = self.header.row_table.0;
-            let Some(table) = self
-                .body
-                .read(table_at + first * ROW_BYTES, table_at + (last + 1) * ROW_BYTES)?
-            else {
-                return Ok(None);
+            let (start, end) = (first * ROW_BYTES, (last + 1) * ROW_BYTES);
+            let table = match whole {
+                Some(whole) => Cow::Borrowed(&whole[start..end]),
+                None => match self.body.read(table_at + start, table_at + end)? {
+                    Some(table) => table,
+                    None => return Ok(None),
+                },
             };
             for &id in run {
                 let at = (id as usize - first) * ROW_BYTES;

@@ -104,15 +104,14 @@ impl TermIndex {
         let Some(rows) = self.read_reachable(&queues, requests, &resolved, &corpus, filters)? else {
             return Ok(None);
         };
-        #[cfg(test)]
-        READ.with(|read| read.set((queues.iter().map(Vec::len).sum(), rows.len())));
         Ok(Some(rank_resolved(&rows, requests, &resolved, Some(&corpus))))
     }
 
-    /// The rows (those `filters` keep, in file order) that may reach some
+    /// The rows (those `filters` keep, in file order) that may be in some
     /// request's top K: read best bound first until every unread row's
-    /// bound is under its query's K-th confidence so far. `None` when
-    /// `assets.jsonl` changed since the index was built.
+    /// bound is under its query's K-th confidence so far, and kept when
+    /// they were in it among their batch. `None` when `assets.jsonl`
+    /// changed since the index was built.
     fn read_reachable(
         &self,
         queues: &[Queue],
@@ -166,19 +165,26 @@ impl TermIndex {
                 .zip(rows)
                 .filter(|(_, row)| filters.matches(row))
                 .unzip();
+            // A row's confidence is its own (the statistics are the whole
+            // corpus's) and the order total, so a row of the final top K is
+            // in its batch's: only those are kept and ranked again at the end.
+            let mut in_top: HashSet<String> = HashSet::new();
             for (best, ranked) in best
                 .iter_mut()
                 .zip(rank_resolved(&rows, requests, resolved, Some(corpus)))
             {
                 best.extend(ranked.iter().map(|c| c.confidence));
                 best.sort_unstable_by(|a, b| b.total_cmp(a));
+                in_top.extend(ranked.into_iter().map(|c| c.guid));
             }
             for (best, (_, options)) in best.iter_mut().zip(requests) {
                 best.truncate(options.top_k);
             }
-            kept.extend(ids.into_iter().zip(rows));
+            kept.extend(ids.into_iter().zip(rows).filter(|(_, row)| in_top.contains(&row.guid)));
             batch_len *= 2;
         }
+        #[cfg(test)]
+        READ.with(|counted| counted.set((queues.iter().map(Vec::len).sum(), read.len())));
         kept.sort_unstable_by_key(|(id, _)| *id);
         Ok(Some(kept.into_iter().map(|(_, row)| row).collect()))
     }
