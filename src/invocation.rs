@@ -196,6 +196,9 @@ impl Invocation {
     /// `--trust`. Dropping the future cancels the run; atomic writes never
     /// leave a half-written file.
     pub async fn run(&self, project: &Project, trust_for_run: bool, runtime: &Runtime) -> Finished {
+        if matches!(self.pipeline.as_str(), "search" | "build") {
+            crate::search::prepare_vocabulary();
+        }
         // A pipeline file `run FILE` names is reviewed too when it lies inside
         // the project; doctor, which reports an untrusted project, is refused
         // only when its own pipeline is a project override that reaches out.

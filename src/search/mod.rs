@@ -57,6 +57,16 @@ fn index_files(ctx: &CallContext) -> load::IndexFiles {
 /// or the embedded one, with the lexicon of the run's resources (the
 /// project's `data/lexicon/` files over the embedded ones); an unusable
 /// aliases file warns once, a path that leaves the project is an error.
+/// Parse the embedded vocabulary and lexicon on another thread now: a run
+/// about to search finds them ready instead of parsing them (a few
+/// milliseconds of YAML, once per process) after the trust review and the
+/// compile, which it overlaps.
+pub fn prepare_vocabulary() {
+    let _ = std::thread::Builder::new()
+        .name("vocabulary".into())
+        .spawn(|| drop(Vocabulary::embedded()));
+}
+
 pub(crate) fn vocabulary(aliases: Option<&Path>, ctx: &CallContext) -> anyhow::Result<Arc<Vocabulary>> {
     let path = aliases
         .map(|p| ctx.path(p))
