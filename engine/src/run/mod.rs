@@ -45,7 +45,9 @@ pub struct RunOutcome {
     pub result: Result<Ending, StageError>,
     /// What each stage did, whichever way it ended.
     pub report: RunReport,
-    /// Each stage's output by name (skipped ones as null), shared, not copied.
+    /// Each stage's output by name (skipped ones as null), shared, not
+    /// copied; with [`Runtime::releasing_outputs`] those released during
+    /// the run are null too.
     pub outputs: HashMap<String, Arc<Value>>,
 }
 
