@@ -202,6 +202,31 @@ fn a_generated_project_ranks_the_same_from_its_index_and_rebuilds_a_stale_one() 
     assert!(lines[0].contains("rebuilt"), "{lines:?}");
 }
 
+/// A project's index is untrusted input: a header whose row count makes
+/// the row table's length overflow is damaged, rebuilt, never read by.
+#[test]
+fn a_crafted_header_is_rebuilt_never_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("assets.jsonl"), generated_rows().join("\n") + "\n").unwrap();
+    let queries = generated_queries();
+    assert_same_both_ways(dir.path(), &queries[..3], "built");
+    let path = dir.path().join(SEARCH_INDEX_FILE);
+    let bytes = std::fs::read(&path).unwrap();
+    let header_len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
+    let mut header: serde_json::Value = serde_json::from_slice(&bytes[12..12 + header_len]).unwrap();
+    // 20 bytes a row: this many rows "fit" a 4-byte table when the product wraps.
+    header["rows"] = serde_json::json!(usize::MAX / 20 + 1);
+    header["row_table"] = serde_json::json!([0, (usize::MAX / 20 + 1).wrapping_mul(20)]);
+    let header = serde_json::to_vec(&header).unwrap();
+    let mut crafted = bytes[..8].to_vec();
+    crafted.extend((header.len() as u32).to_le_bytes());
+    crafted.extend(&header);
+    crafted.extend(&bytes[12 + header_len..]);
+    std::fs::write(&path, crafted).unwrap();
+    let lines = assert_same_both_ways(dir.path(), &queries[..3], "crafted");
+    assert!(lines.iter().any(|l| l.contains("was damaged: rebuilt")), "{lines:?}");
+}
+
 #[test]
 fn an_empty_index_finds_nothing_either_way() {
     let dir = tempfile::tempdir().unwrap();

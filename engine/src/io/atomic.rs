@@ -104,10 +104,11 @@ fn same_bytes(a: &Path, b: &Path) -> io::Result<bool> {
         if n == 0 {
             return Ok(b.read(&mut right[..1])? == 0);
         }
-        b.read_exact(&mut right[..n]).or_else(|e| match e.kind() {
-            io::ErrorKind::UnexpectedEof => Ok(()),
-            _ => Err(e),
-        })?;
+        match b.read_exact(&mut right[..n]) {
+            // Shorter than its length said: it changed while compared.
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(false),
+            result => result?,
+        }
         if left[..n] != right[..n] {
             return Ok(false);
         }

@@ -110,10 +110,18 @@ fn parse_header(prefix: &[u8]) -> Result<(Header, usize), String> {
     match prefix
         .get(MAGIC.len() + 4..body_at)
         .and_then(|h| serde_json::from_slice::<Header>(h).ok())
+        .filter(row_count_fits)
     {
         Some(header) => Ok((header, body_at)),
         None => Err("damaged".into()),
     }
+}
+
+/// Whether the row count is the row table's: a project's index is
+/// untrusted, and every reader sizes its tables by that count.
+fn row_count_fits(header: &Header) -> bool {
+    let (start, end) = header.row_table;
+    end.checked_sub(start).is_some() && header.rows.checked_mul(ROW_BYTES) == Some(end - start)
 }
 
 /// The header's length, from the magic and the length after it.
@@ -180,10 +188,7 @@ fn load(
         return Err("stale".into());
     }
     let fits = |(start, end): (usize, usize)| start <= end && end as u64 <= body.len();
-    let sections_fit = fits(header.guids)
-        && fits(header.postings)
-        && fits(header.row_table)
-        && header.row_table.1 - header.row_table.0 == header.rows * ROW_BYTES;
+    let sections_fit = fits(header.guids) && fits(header.postings) && fits(header.row_table);
     if !sections_fit {
         return Err("damaged".into());
     }
@@ -313,8 +318,8 @@ impl TermIndex {
         let damaged =
             || anyhow::anyhow!("the search index is damaged (postings of {term:?}); delete {SEARCH_INDEX_FILE}");
         let (start, end) = self.header.postings;
-        let start = start + usize::try_from(at)?;
-        // A count, then a gap per row, each a varint of at most 5 bytes.
+        let start = start.checked_add(usize::try_from(at)?).ok_or_else(damaged)?;
+        // A count, then a gap per row, each a varint of one to 5 bytes.
         let read = |len: usize| -> anyhow::Result<Cow<'_, [u8]>> {
             self.body
                 .read(start, end.min(start.saturating_add(len)))?
@@ -323,7 +328,7 @@ impl TermIndex {
         let head = read(5)?;
         let mut at = 0;
         let count = usize::try_from(read_varint(&head, &mut at).ok_or_else(damaged)?)?;
-        if count > self.header.rows {
+        if count > self.header.rows || count > end.saturating_sub(start) {
             return Err(damaged());
         }
         let bytes = read(at + count * 5)?;
@@ -354,36 +359,18 @@ impl TermIndex {
 
     /// [`Self::fetch`] from `file`, the opened `assets.jsonl`.
     fn fetch_from(&self, file: &mut std::fs::File, ids: &[u32]) -> anyhow::Result<Option<Vec<AssetRow>>> {
+        // Row-table entries of ids close together are read at once.
+        const SPAN: usize = 4096 / ROW_BYTES;
         let mut rows = Vec::with_capacity(ids.len());
         let mut line = Vec::new();
-        // Many rows: the whole row table, read once; a few: the entries of
-        // ids close together are read at once.
-        const MANY: usize = 256;
-        const SPAN: usize = 4096 / ROW_BYTES;
-        let (table_at, table_end) = self.header.row_table;
-        let whole = match ids.len() > MANY {
-            true => self
-                .row_table
-                .get_or_init(|| self.body.read(table_at, table_end).ok().flatten().map(Cow::into_owned))
-                .as_deref(),
-            false => None,
-        };
         for run in ids.chunk_by(|a, b| (b - a) as usize <= SPAN) {
-            let (first, last) = (run[0] as usize, run[run.len() - 1] as usize);
-            if last >= self.header.rows {
+            let first = run[0] as usize;
+            let Some(entries) = self.row_entries(first, run[run.len() - 1] as usize, ids.len())? else {
                 return Ok(None);
-            }
-            let (start, end) = (first * ROW_BYTES, (last + 1) * ROW_BYTES);
-            let table = match whole {
-                Some(whole) => Cow::Borrowed(&whole[start..end]),
-                None => match self.body.read(table_at + start, table_at + end)? {
-                    Some(table) => table,
-                    None => return Ok(None),
-                },
             };
             for &id in run {
                 let at = (id as usize - first) * ROW_BYTES;
-                let entry = &table[at..at + ROW_BYTES];
+                let entry = &entries[at..at + ROW_BYTES];
                 let offset = u64::from_le_bytes(entry[0..8].try_into()?);
                 let len = u32::from_le_bytes(entry[8..12].try_into()?);
                 let print = u64::from_le_bytes(entry[12..20].try_into()?);
@@ -402,6 +389,27 @@ impl TermIndex {
             }
         }
         Ok(Some(rows))
+    }
+
+    /// The row-table entries of rows `first..=last`, for a fetch of
+    /// `fetched` rows: past a few hundred, the whole table is read once and
+    /// kept; `None` past the table (the index does not match the file).
+    fn row_entries(&self, first: usize, last: usize, fetched: usize) -> anyhow::Result<Option<Cow<'_, [u8]>>> {
+        const MANY: usize = 256;
+        if last >= self.header.rows {
+            return Ok(None);
+        }
+        let (table_at, table_end) = self.header.row_table;
+        let (start, end) = (first * ROW_BYTES, (last + 1) * ROW_BYTES);
+        if fetched > MANY {
+            let whole = self
+                .row_table
+                .get_or_init(|| self.body.read(table_at, table_end).ok().flatten().map(Cow::into_owned));
+            if let Some(whole) = whole {
+                return Ok(Some(Cow::Borrowed(&whole[start..end])));
+            }
+        }
+        Ok(self.body.read(table_at + start, table_at + end)?)
     }
 
     /// Rows that decode (what a ranking counts).
