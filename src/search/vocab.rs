@@ -342,7 +342,16 @@ impl Vocabulary {
             .chain(self.lexicon.keys_owned())
             .filter(|k| k.chars().count() >= 2 && stripped.contains(k.as_str()))
             .collect();
-        inside.sort_by_key(|k| std::cmp::Reverse(k.chars().count()));
+        // Longest first, then leftmost, then by name: keys come out of hash
+        // maps, and two of one length that overlap (벚꽃|꽃잎 in 벚꽃잎) must
+        // not be chosen between by the process's hash seed.
+        inside.sort_by_cached_key(|k| {
+            (
+                std::cmp::Reverse(k.chars().count()),
+                stripped.find(k.as_str()),
+                (*k).clone(),
+            )
+        });
         let mut taken: Vec<(usize, usize)> = Vec::new();
         let mut found = Vec::new();
         for key in inside {
@@ -364,7 +373,7 @@ impl Vocabulary {
                 .aliases
                 .keys()
                 .filter(|k| k.contains(stripped))
-                .min_by_key(|k| k.chars().count())
+                .min_by_key(|k| (k.chars().count(), k.as_str()))
             {
                 return (vec![key.clone()], false);
             }
@@ -420,6 +429,18 @@ mod tests {
         assert_eq!(v.korean_keys("우주선"), ["우주선"], "a lexicon key");
         assert_eq!(v.korean_keys("깨지는"), ["깨지다"], "a lemma");
         assert_eq!(v.korean_keys("천장에"), ["천장"]);
+    }
+
+    #[test]
+    fn overlapping_keys_of_one_length_split_a_word_leftmost_whatever_the_hash_order() {
+        // 벚꽃잎 holds 벚꽃 and 꽃잎; which one was taken followed the hash
+        // seed of the process, so a search's answer changed run to run.
+        let v = Vocabulary::parse("version: 1\naliases:\n  꽃잎: [petal]\n  벚꽃: [cherry blossom]\n").unwrap();
+        for _ in 0..20 {
+            let v = Vocabulary::parse("version: 1\naliases:\n  벚꽃: [cherry blossom]\n  꽃잎: [petal]\n").unwrap();
+            assert_eq!(v.korean_match("벚꽃잎나무").0.first().map(String::as_str), Some("벚꽃"));
+        }
+        assert_eq!(v.korean_match("벚꽃잎나무").0.first().map(String::as_str), Some("벚꽃"));
     }
 
     #[test]
