@@ -12,6 +12,7 @@
 mod classify;
 mod content;
 pub mod data;
+mod folder;
 pub mod graph;
 pub mod labels;
 mod meta;

@@ -2,10 +2,10 @@
 //! `Assets/` and `Packages/<name>/`, with each file's mtime and size.
 //!
 //! A no-op `index` is this walk and nothing else, so it is built for a
-//! million files: folders are read in parallel (rayon), each file is
-//! `stat`ed relative to its open folder (`DirEntry::metadata`, no path
-//! lookup from the root), and relative paths grow from their parent's
-//! instead of being cut from absolute ones. Each folder hashes what it
+//! million files: folders are read in parallel (rayon), each one as
+//! [`super::folder`] reads it (names and stats relative to the open folder),
+//! and relative paths grow from their parent's instead of being cut from
+//! absolute ones. Each folder hashes what it
 //! holds into a digest its parent hashes in turn, so the no-op check
 //! ([`tree_digest`]) makes no path string, sorts nothing but a folder's
 //! names, and keeps no entry.
@@ -16,7 +16,6 @@
 //! warning and nothing below it; a folder that cannot be read is a warning.
 
 use std::cmp::Ordering;
-use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -25,6 +24,7 @@ use std::time::SystemTime;
 use rayon::prelude::*;
 use sha2::{Digest as _, Sha256};
 
+use super::folder::{Folder, Kind};
 use super::scan::{Warning, WarningKind};
 
 /// A walked file or folder, project-relative with `/` separators.
@@ -146,7 +146,10 @@ impl<'a> Walker<'a> {
         // A linked root is not followed either: it may lead out of the project.
         roots.retain(|root| fs::symlink_metadata(self.project.join(root)).is_ok_and(|m| m.is_dir()));
         roots.sort_unstable();
-        let walked: Vec<(Found, [u8; 32])> = roots.par_iter().map(|root| self.folder(root)).collect();
+        let walked: Vec<(Found, [u8; 32])> = roots
+            .par_iter()
+            .map(|root| self.folder(root, Folder::open(self.project, root)))
+            .collect();
         let mut hasher = Sha256::new();
         let mut found = Found::default();
         for (root, (part, digest)) in roots.iter().zip(walked) {
@@ -166,9 +169,9 @@ impl<'a> Walker<'a> {
 
     /// The entries below the folder `rel` (not the folder itself), its
     /// sub-folders read in parallel, and its digest.
-    fn folder(&self, rel: &str) -> (Found, [u8; 32]) {
+    fn folder(&self, rel: &str, opened: std::io::Result<Folder>) -> (Found, [u8; 32]) {
         let mut found = Found::default();
-        let read = match fs::read_dir(self.project.join(rel)) {
+        let (folder, listed) = match opened.and_then(|folder| folder.list().map(|listed| (folder, listed))) {
             Ok(read) => read,
             Err(e) => {
                 found.problems.push(unreadable(rel, &e.to_string()));
@@ -176,55 +179,34 @@ impl<'a> Walker<'a> {
             }
         };
         let mut children = Vec::new();
-        for item in read {
-            let item = match item {
-                Ok(item) => item,
-                Err(e) => {
-                    found.problems.push(unreadable(rel, &e.to_string()));
-                    continue;
-                }
-            };
-            let file_name = item.file_name();
-            let lossy = file_name.to_string_lossy();
-            let file_type = match item.file_type() {
-                Ok(t) => t,
-                Err(e) => {
-                    found
-                        .problems
-                        .push(unreadable(&format!("{rel}/{lossy}"), &e.to_string()));
-                    continue;
-                }
-            };
-            let is_dir = file_type.is_dir();
-            if lossy.starts_with('.') || (is_dir && lossy.ends_with('~')) || self.is_ignored(rel, &lossy) {
+        for item in listed {
+            let is_dir = item.kind == Kind::Folder;
+            let shown = item.name.as_ref().unwrap_or_else(|lossy| lossy);
+            if shown.starts_with('.') || (is_dir && shown.ends_with('~')) || self.is_ignored(rel, shown) {
                 continue;
             }
-            let Some(name) = file_name.to_str() else {
+            let name = match item.name {
+                Ok(name) => name,
                 // It would not open once read back lossily (nor import in Unity).
-                found.problems.push(unreadable(
-                    &format!("{rel}/{lossy}"),
-                    "the name is not UTF-8 text; rename it",
-                ));
-                continue;
+                Err(lossy) => {
+                    found.problems.push(unreadable(
+                        &format!("{rel}/{lossy}"),
+                        "the name is not UTF-8 text; rename it",
+                    ));
+                    continue;
+                }
             };
-            let stat = (!is_dir)
-                .then(|| match file_type.is_symlink() {
-                    true => fs::metadata(item.path()).ok(),
-                    false => item.metadata().ok(),
-                })
-                .flatten()
-                .map(|m| (mtime_nanos(&m), m.len()));
             children.push(Child {
-                name: name.to_owned(),
+                name,
                 is_dir,
-                regular: file_type.is_file(),
-                stat,
+                regular: item.kind == Kind::File,
+                stat: item.stat,
             });
         }
         let below: Vec<(Found, [u8; 32])> = children
             .par_iter()
             .filter(|c| c.is_dir)
-            .map(|c| self.folder(&format!("{rel}/{}", c.name)))
+            .map(|c| self.folder(&format!("{rel}/{}", c.name), folder.sub(&c.name)))
             .collect();
         let digest = folder_digest(&children, &below);
         if self.keep_entries {
@@ -258,7 +240,6 @@ fn folder_digest(children: &[Child], below: &[(Found, [u8; 32])]) -> [u8; 32] {
     let mut order: Vec<usize> = (0..children.len()).collect();
     order.sort_unstable_by(|&a, &b| by_name(&children[a].name, &children[b].name));
     let mut hasher = Sha256::new();
-    let mut numbers = String::new();
     let mut sub_folders = below.iter();
     // Sub-folders were walked in `children` order.
     let mut digests: Vec<Option<&[u8; 32]>> = children
@@ -269,9 +250,9 @@ fn folder_digest(children: &[Child], below: &[(Found, [u8; 32])]) -> [u8; 32] {
         let child = &children[i];
         hash_name(&mut hasher, &child.name);
         let (mtime, len) = child.stat.unwrap_or_default();
-        numbers.clear();
-        let _ = write!(numbers, "{}\t{mtime}\t{len}", child.is_dir);
-        hash_name(&mut hasher, &numbers);
+        hasher.update([u8::from(child.is_dir)]);
+        hasher.update(mtime.to_le_bytes());
+        hasher.update(len.to_le_bytes());
         if let Some(digest) = digests[i].take() {
             hasher.update(digest);
         }
