@@ -41,7 +41,6 @@ pub(super) use portable::Folder;
 mod linux {
     use std::ffi::CStr;
     use std::io;
-    use std::mem::MaybeUninit;
     use std::os::fd::OwnedFd;
     use std::path::Path;
 
@@ -74,9 +73,9 @@ mod linux {
         /// Every name in the folder but `.` and `..`; an error reading
         /// the listing is the folder's.
         pub fn list(&self) -> io::Result<Vec<Listed>> {
-            let mut buffer = vec![MaybeUninit::<u8>::uninit(); 32 * 1024];
+            let mut buffer: Vec<u8> = Vec::with_capacity(32 * 1024);
             let mut listed = Vec::new();
-            let mut entries = RawDir::new(&self.0, &mut buffer);
+            let mut entries = RawDir::new(&self.0, buffer.spare_capacity_mut());
             while let Some(entry) = entries.next() {
                 let entry = entry?;
                 let name = entry.file_name();
@@ -144,9 +143,13 @@ mod portable {
     pub(in crate::index) struct Folder(PathBuf);
 
     impl Folder {
-        /// The folder `rel` of `project`.
+        /// The folder `rel` of `project`; a link there is not followed.
         pub fn open(project: &Path, rel: &str) -> io::Result<Folder> {
-            Ok(Folder(project.join(rel)))
+            let path = project.join(rel);
+            if fs::symlink_metadata(&path)?.is_symlink() {
+                return Err(io::Error::other("a link; not followed"));
+            }
+            Ok(Folder(path))
         }
 
         /// The sub-folder `name` (listed as a folder, so not a link).
@@ -238,6 +241,8 @@ mod tests {
         // A link is never opened as a folder; a sub-folder lists alike.
         let assets = linux::Folder::open(root, "Assets").unwrap();
         assert!(assets.sub("LinkedSub").is_err());
+        assert!(linux::Folder::open(root, "Assets/LinkedSub").is_err());
+        assert!(portable::Folder::open(root, "Assets/LinkedSub").is_err());
         let sub = |folder: std::io::Result<Vec<Listed>>| listed(folder.unwrap());
         assert_eq!(
             sub(assets.sub("Sub").unwrap().list()),

@@ -5,8 +5,8 @@
 //! million files: folders are read in parallel (rayon), each one as
 //! [`super::folder`] reads it (names and stats relative to the open folder),
 //! and relative paths grow from their parent's instead of being cut from
-//! absolute ones. Each folder hashes what it
-//! holds into a digest its parent hashes in turn, so the no-op check
+//! absolute ones. Each folder hashes what it holds into a digest its parent
+//! hashes in turn, so the no-op check
 //! ([`tree_digest`]) makes no path string, sorts nothing but a folder's
 //! names, and keeps no entry.
 //!
@@ -107,12 +107,17 @@ impl Found {
     }
 }
 
-/// A name read in a folder.
+/// A name the walk keeps from a folder's listing.
 struct Child {
     name: String,
-    is_dir: bool,
-    regular: bool,
+    kind: Kind,
     stat: Option<(u128, u64)>,
+}
+
+impl Child {
+    fn is_dir(&self) -> bool {
+        self.kind == Kind::Folder
+    }
 }
 
 struct Walker<'a> {
@@ -136,15 +141,20 @@ impl<'a> Walker<'a> {
     }
 
     fn walk(&self) -> Walked {
-        let mut roots = vec!["Assets".to_owned()];
-        if let Ok(read) = fs::read_dir(self.project.join("Packages")) {
-            roots.extend(
-                read.filter_map(Result::ok)
-                    .filter_map(|e| e.file_name().to_str().map(|name| format!("Packages/{name}"))),
-            );
-        }
         // A linked root is not followed either: it may lead out of the project.
-        roots.retain(|root| fs::symlink_metadata(self.project.join(root)).is_ok_and(|m| m.is_dir()));
+        let mut roots = Vec::new();
+        if fs::symlink_metadata(self.project.join("Assets")).is_ok_and(|m| m.is_dir()) {
+            roots.push("Assets".to_owned());
+        }
+        let packages = Folder::open(self.project, "Packages").and_then(|folder| folder.list());
+        roots.extend(
+            packages
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|package| package.kind == Kind::Folder)
+                .filter_map(|package| package.name.ok())
+                .map(|name| format!("Packages/{name}")),
+        );
         roots.sort_unstable();
         let walked: Vec<(Found, [u8; 32])> = roots
             .par_iter()
@@ -198,22 +208,21 @@ impl<'a> Walker<'a> {
             };
             children.push(Child {
                 name,
-                is_dir,
-                regular: item.kind == Kind::File,
+                kind: item.kind,
                 stat: item.stat,
             });
         }
         let below: Vec<(Found, [u8; 32])> = children
             .par_iter()
-            .filter(|c| c.is_dir)
+            .filter(|c| c.is_dir())
             .map(|c| self.folder(&format!("{rel}/{}", c.name), folder.sub(&c.name)))
             .collect();
         let digest = folder_digest(&children, &below);
         if self.keep_entries {
             found.entries.extend(children.into_iter().map(|c| Entry {
                 path: format!("{rel}/{}", c.name),
-                is_dir: c.is_dir,
-                regular: c.regular,
+                is_dir: c.is_dir(),
+                regular: c.kind == Kind::File,
                 stat: c.stat,
             }));
         }
@@ -244,13 +253,13 @@ fn folder_digest(children: &[Child], below: &[(Found, [u8; 32])]) -> [u8; 32] {
     // Sub-folders were walked in `children` order.
     let mut digests: Vec<Option<&[u8; 32]>> = children
         .iter()
-        .map(|c| c.is_dir.then(|| sub_folders.next().map(|(_, d)| d)).flatten())
+        .map(|c| c.is_dir().then(|| sub_folders.next().map(|(_, d)| d)).flatten())
         .collect();
     for i in order {
         let child = &children[i];
         hash_name(&mut hasher, &child.name);
         let (mtime, len) = child.stat.unwrap_or_default();
-        hasher.update([u8::from(child.is_dir)]);
+        hasher.update([u8::from(child.is_dir())]);
         hasher.update(mtime.to_le_bytes());
         hasher.update(len.to_le_bytes());
         if let Some(digest) = digests[i].take() {
