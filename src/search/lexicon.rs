@@ -9,45 +9,19 @@
 //! the project's `.claude/unity-assets/data/lexicon/` copy of the same
 //! name, and any other `.yml` file there is added.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use include_dir::{include_dir, Dir};
-use serde::Deserialize;
-
+use super::data_files::LexiconFile;
+pub use super::data_files::Role;
 use super::text::phrase_term;
 
-/// The files shipped in the binary.
-static EMBEDDED: Dir = include_dir!("$CARGO_MANIFEST_DIR/data/lexicon");
+/// The files shipped in the binary, as `[name, file]` pairs sorted by
+/// name, pre-parsed by `build.rs`.
+const EMBEDDED_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/lexicon.json"));
 
 /// Weight of a loose synonym (`~chest` under 상자): related, not the word.
 pub const LOOSE_WEIGHT: f32 = 0.6;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LexiconFile {
-    #[serde(default, rename = "domain")]
-    _domain: Option<String>,
-    /// What the file's words are in a query (default: things).
-    #[serde(default)]
-    role: Role,
-    entries: BTreeMap<String, Vec<String>>,
-}
-
-/// What a word is in a query, by the domain it comes from.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// A thing that can be the subject (barrel, bridge, zombie).
-    #[default]
-    Thing,
-    /// A word that qualifies a thing: how it sounds, its colour, size or
-    /// material (신음, 빨강, 금속); the subject only when nothing else is.
-    Qualifier,
-    /// An action or state (깨지다, 떨어지다): a modifier, never the subject
-    /// while a noun is there.
-    Predicate,
-}
 
 /// One English word of an entry, normalised like record terms.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,7 +33,7 @@ pub struct Sense {
 }
 
 /// Every lexicon file merged: Korean key → its English senses.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Lexicon {
     entries: HashMap<String, Vec<Sense>>,
     /// A key's role: a thing when any file lists it as one.
@@ -72,15 +46,12 @@ impl Lexicon {
         static LEXICON: OnceLock<Arc<Lexicon>> = OnceLock::new();
         LEXICON
             .get_or_init(|| {
-                let files: Vec<(String, String)> = EMBEDDED
-                    .files()
-                    .filter_map(|f| Some((f.path().display().to_string(), f.contents_utf8()?.to_owned())))
-                    .collect();
-                let (lexicon, problems) = Self::from_files(&files);
-                assert!(
-                    problems.is_empty(),
-                    "the embedded lexicon is valid (tested): {problems:?}"
-                );
+                let files: Vec<(String, LexiconFile)> =
+                    serde_json::from_str(EMBEDDED_JSON).expect("build.rs wrote the embedded lexicon");
+                let mut lexicon = Self::default();
+                for (_, file) in files {
+                    lexicon.add(file);
+                }
                 Arc::new(lexicon)
             })
             .clone()
@@ -209,6 +180,25 @@ mod tests {
         let weight = |w: &str| crate_senses.iter().find(|s| s.term == stem(w)).map(|s| s.weight);
         assert_eq!(weight("crate"), Some(1.0));
         assert_eq!(weight("chest"), Some(LOOSE_WEIGHT));
+    }
+
+    #[test]
+    fn the_build_time_copy_is_the_yaml_files_as_parsed_at_run_time() {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/lexicon");
+        let mut files: Vec<(String, String)> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "yml"))
+            .map(|p| (p.display().to_string(), std::fs::read_to_string(&p).unwrap()))
+            .collect();
+        files.sort();
+        let (from_yaml, problems) = Lexicon::from_files(&files);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert!(from_yaml.len() >= 1500);
+        assert!(
+            *Lexicon::embedded() == from_yaml,
+            "build.rs's JSON and the YAML files disagree"
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! [`route`] splits it into sub-intents, [`rank`] scores packages and assets.
 //! The pipeline YAML owns the flow, thresholds and K values.
 
+mod data_files;
 pub mod filters;
 pub mod hints;
 mod indexed;

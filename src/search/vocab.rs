@@ -11,68 +11,18 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use serde::Deserialize;
-
+use super::data_files::{Phrase, VocabularyFile};
+pub use super::data_files::{SceneRequest, SceneRole};
 use super::lexicon::{Lexicon, Role};
 use super::morph::Morphology;
 use super::text::{is_hangul, korean_forms, phrase_term};
 
-/// The copy shipped in the binary, used when no project file is named.
-const EMBEDDED: &str = include_str!("../../data/aliases.yml");
+/// The copy shipped in the binary, used when no project file is named,
+/// pre-parsed by `build.rs`.
+const EMBEDDED_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/aliases.json"));
 
-/// `data/aliases.yml` as written.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct VocabularyFile {
-    /// The file format version; only 1 exists, so it is accepted and not read.
-    #[serde(default, rename = "version")]
-    _version: Option<u32>,
-    #[serde(default)]
-    aliases: BTreeMap<String, Vec<String>>,
-    #[serde(default)]
-    stopwords: Vec<String>,
-    #[serde(default)]
-    weak_words: Vec<String>,
-    #[serde(default)]
-    categories: BTreeMap<String, Vec<String>>,
-    #[serde(default)]
-    subtype_hints: Vec<SubtypeRuleFile>,
-    #[serde(default)]
-    scene_request: Option<SceneRequest>,
-}
-
-/// One entry of a rule: a word, or several words that must all be present.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum Phrase {
-    One(String),
-    All(Vec<String>),
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SubtypeRuleFile {
-    any: Vec<Phrase>,
-    #[serde(default)]
-    with: Vec<Phrase>,
-    subtype: Option<String>,
-}
-
-/// How a request for a whole game or scene is split into roles.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SceneRequest {
-    pub triggers: Vec<String>,
-    pub requires_any: Vec<String>,
-    pub roles: Vec<SceneRole>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SceneRole {
-    pub intent: String,
-    pub category: Option<String>,
-    pub subtype: Option<String>,
+fn embedded_file() -> VocabularyFile {
+    serde_json::from_str(EMBEDDED_JSON).expect("build.rs wrote the embedded data/aliases.yml")
 }
 
 /// A subtype rule with every word normalised like query words.
@@ -121,7 +71,7 @@ impl Vocabulary {
     pub fn embedded() -> Arc<Self> {
         static EMBEDDED_VOCABULARY: OnceLock<Arc<Vocabulary>> = OnceLock::new();
         EMBEDDED_VOCABULARY
-            .get_or_init(|| Arc::new(Self::parse(EMBEDDED).expect("the embedded data/aliases.yml is valid (tested)")))
+            .get_or_init(|| Arc::new(Self::from_file(embedded_file(), Lexicon::embedded())))
             .clone()
     }
 
@@ -156,7 +106,7 @@ impl Vocabulary {
             Some(path) => engine::io::read_text_limited(path, limit, engine::io::FILE_KEY)
                 .map_err(|e| e.to_string())
                 .and_then(|text| Self::parse_with(&text, lexicon.clone())),
-            None => Self::parse_with(EMBEDDED, lexicon.clone()),
+            None => Ok(Self::from_file(embedded_file(), lexicon.clone())),
         };
         let vocabulary = Arc::new(loaded.unwrap_or_else(|reason| {
             warn(format!(
@@ -180,6 +130,10 @@ impl Vocabulary {
     /// Parse the YAML text of an aliases file, with `lexicon`.
     pub fn parse_with(text: &str, lexicon: Arc<Lexicon>) -> Result<Self, String> {
         let file: VocabularyFile = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+        Ok(Self::from_file(file, lexicon))
+    }
+
+    fn from_file(file: VocabularyFile, lexicon: Arc<Lexicon>) -> Self {
         let mut reverse: HashMap<String, Vec<String>> = HashMap::new();
         let aliases: BTreeMap<String, Vec<String>> = file
             .aliases
@@ -210,7 +164,7 @@ impl Vocabulary {
                 .filter(|ws| !ws.is_empty())
                 .collect()
         };
-        Ok(Self {
+        Self {
             aliases,
             reverse,
             stopwords: normalise_all(file.stopwords),
@@ -231,7 +185,7 @@ impl Vocabulary {
                 .collect(),
             scene_request: file.scene_request.unwrap_or_default(),
             lexicon,
-        })
+        }
     }
 
     pub fn is_stopword(&self, normal: &str) -> bool {
@@ -416,6 +370,14 @@ mod tests {
         assert!(v.is_stopword("만들어줘"));
         assert!(!v.subtype_rules.is_empty());
         assert!(!v.scene_request.roles.is_empty());
+    }
+
+    #[test]
+    fn the_build_time_copy_is_the_yaml_file_as_parsed_at_run_time() {
+        let yaml = include_str!("../../data/aliases.yml");
+        let parsed: VocabularyFile = serde_yaml::from_str(yaml).unwrap();
+        let built: serde_json::Value = serde_json::from_str(EMBEDDED_JSON).unwrap();
+        assert_eq!(serde_json::to_value(parsed).unwrap(), built);
     }
 
     #[test]

@@ -1,0 +1,54 @@
+//! Pre-converts the embedded search data (`data/aliases.yml`,
+//! `data/lexicon/*.yml`) to JSON in `OUT_DIR`, parsed with the same types
+//! the search reads them with (`src/search/data_files.rs`): YAML parsing
+//! was a third of a small search's time. A file that does not parse stops
+//! the build with its path and the parser's message.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+#[allow(dead_code)] // The build writes the files; the search reads their fields.
+#[path = "src/search/data_files.rs"]
+mod data_files;
+
+fn main() {
+    for watched in ["data/aliases.yml", "data/lexicon", "src/search/data_files.rs"] {
+        println!("cargo::rerun-if-changed={watched}");
+    }
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+
+    let aliases: data_files::VocabularyFile = parse(Path::new("data/aliases.yml"));
+    write(&out.join("aliases.json"), &aliases);
+
+    // Sorted by name: the merge order is the same on every file system.
+    let mut names: Vec<String> = fs::read_dir("data/lexicon")
+        .expect("read data/lexicon")
+        .map(|entry| {
+            entry
+                .expect("list data/lexicon")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|name| name.ends_with(".yml"))
+        .collect();
+    names.sort();
+    let lexicon: Vec<(String, data_files::LexiconFile)> = names
+        .into_iter()
+        .map(|name| {
+            let file = parse(&Path::new("data/lexicon").join(&name));
+            (name, file)
+        })
+        .collect();
+    write(&out.join("lexicon.json"), &lexicon);
+}
+
+fn parse<T: serde::de::DeserializeOwned>(path: &Path) -> T {
+    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn write(path: &Path, value: &impl serde::Serialize) {
+    let json = serde_json::to_string(value).expect("the data files serialise to JSON");
+    fs::write(path, json).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
