@@ -107,7 +107,7 @@ impl Config {
 /// read it through this one parser, so a tag, an anchor or a layout cannot
 /// show one of them something the other does not.
 pub fn parse_document(file: &str, text: &str) -> Result<(Value, SourceMap), Diagnostics> {
-    let source = SourceMap::parse(text);
+    let source = SourceMap::new(text);
     let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| {
         let at = e.location().map(|l| (l.line(), l.column()));
         Diagnostics(vec![Diagnostic::new(file, at, format!("invalid YAML: {e}"))])

@@ -9,12 +9,13 @@ use crate::diagnostic::{Diagnostic, Diagnostics};
 
 impl Compiler<'_> {
     /// Load and compile a JSON Schema from `schemas/`, once per file (an
-    /// invalid schema is reported once, in the schema file).
+    /// invalid schema is reported once, in the schema file). `at`: where the
+    /// stage names it, asked only when the file is missing.
     pub(super) fn gate(
         &mut self,
         name: &str,
         file: &str,
-        at: (usize, usize),
+        at: impl FnOnce() -> (usize, usize),
         errors: &mut Diagnostics,
     ) -> Option<Gate> {
         if let Some(g) = self.gates.get(name) {
@@ -27,7 +28,7 @@ impl Compiler<'_> {
                 return None;
             }
             Ok(None) => {
-                errors.push(self.not_found("schema", "schemas", name, file, at));
+                errors.push(self.not_found("schema", "schemas", name, file, at()));
                 // Not cached: every stage naming it gets its own message.
                 return None;
             }

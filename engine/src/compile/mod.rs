@@ -121,7 +121,7 @@ impl<'a> Compiler<'a> {
         &mut self,
         name: &str,
         sibling_dir: Option<&Path>,
-        at: Option<Diagnostic>,
+        at: Option<RunSite>,
     ) -> Result<Arc<Pipeline>, Diagnostics> {
         if let Some(p) = self.pipelines.get(name) {
             return Ok(Arc::clone(p));
@@ -136,7 +136,7 @@ impl<'a> Compiler<'a> {
                 ))
             })?;
             if let Some(text) = text {
-                let p = self.compile_text(&file.display().to_string(), &text, Some(dir.to_path_buf()), at.as_ref())?;
+                let p = self.compile_text(&file.display().to_string(), &text, Some(dir.to_path_buf()), at)?;
                 self.pipelines.insert(name.to_owned(), Arc::clone(&p));
                 return Ok(p);
             }
@@ -144,14 +144,14 @@ impl<'a> Compiler<'a> {
         let rel = format!("pipelines/{name}.yaml");
         let Some(res) = self.resources.get(&rel).map_err(|e| one(resource_error(e)))? else {
             let names = self.pipeline_names();
-            let d = at.unwrap_or_else(|| Diagnostic::about(name, String::new()));
+            let d = at.map_or_else(|| Diagnostic::about(name, String::new()), |at| at());
             let d = Diagnostic {
                 message: format!("no pipeline named `{name}` (looked for {rel})"),
                 ..d
             };
             return Err(one(d.suggest(name, names.iter().map(String::as_str))));
         };
-        let p = self.compile_text(&res.origin, &res.text, None, at.as_ref())?;
+        let p = self.compile_text(&res.origin, &res.text, None, at)?;
         self.pipelines.insert(name.to_owned(), Arc::clone(&p));
         Ok(p)
     }
@@ -162,7 +162,7 @@ impl<'a> Compiler<'a> {
         file: &str,
         text: &str,
         sibling_dir: Option<PathBuf>,
-        from: Option<&Diagnostic>,
+        from: Option<RunSite>,
     ) -> Result<Arc<Pipeline>, Diagnostics> {
         let (spec, parse_errors) = spec::parse(file, text);
         let Some(spec) = spec else { return Err(parse_errors) };
@@ -174,7 +174,7 @@ impl<'a> Compiler<'a> {
                 spec.name
             );
             let d = match from {
-                Some(at) => Diagnostic { message, ..at.clone() },
+                Some(at) => Diagnostic { message, ..at() },
                 None => Diagnostic::about(file, message),
             };
             return Err(one(d));
@@ -373,6 +373,10 @@ impl Compiler<'_> {
             .suggest(name, known.iter().map(String::as_str))
     }
 }
+
+/// Where a `run:` stage names a sub-pipeline, as the diagnostic to fill
+/// in; built only when there is something to report there.
+type RunSite<'a> = &'a dyn Fn() -> Diagnostic;
 
 fn resource_error(e: crate::resources::ResourceError) -> Diagnostic {
     Diagnostic::about(e.origin.clone(), format!("cannot use this override: {}", e.why))

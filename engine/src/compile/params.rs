@@ -27,15 +27,45 @@ pub struct ParamLayers {
 }
 
 /// One resolved leaf param, for `--dry-run`.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct ResolvedParam {
     /// Its dotted path (`search.asset_top_k`).
     pub key: String,
     /// Its value after layering.
     pub value: Value,
-    /// `pipeline (<file>:<line>:<col>)` — the embedded pipeline or the override
-    /// that replaced it —, `config (<file>:<line>:<col>)` or `--set`.
-    pub source: String,
+    /// The layer it came from.
+    pub source: ParamSource,
+}
+
+/// Where a resolved param's value was written. Shown as `pipeline
+/// (<file>:<line>:<col>)` — the embedded pipeline or the override that
+/// replaced it —, `config (<file>:<line>:<col>)` or `--set`; the position is
+/// looked up only when shown.
+#[derive(Debug, Clone)]
+pub enum ParamSource {
+    Pipeline {
+        file: String,
+        source: SourceMap,
+        path: String,
+    },
+    Config {
+        file: String,
+        source: SourceMap,
+        path: String,
+    },
+    Set,
+}
+
+impl std::fmt::Display for ParamSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (layer, file, source, path) = match self {
+            Self::Pipeline { file, source, path } => ("pipeline", file, source, path),
+            Self::Config { file, source, path } => ("config", file, source, path),
+            Self::Set => return f.write_str("--set"),
+        };
+        let (line, col) = source.value(path);
+        write!(f, "{layer} ({file}:{line}:{col})")
+    }
 }
 
 impl ParamLayers {
@@ -57,18 +87,24 @@ impl ParamLayers {
         let mut report = Vec::new();
         for key in leaves {
             let mut value = get_path(defaults, &key).cloned().unwrap_or(Value::Null);
-            let (l, c) = source.value(&format!("params.{key}"));
-            let mut from = format!("pipeline ({file}:{l}:{c})");
+            let mut from = ParamSource::Pipeline {
+                file: file.to_owned(),
+                source: source.clone(),
+                path: format!("params.{key}"),
+            };
             if let Some(cfg) = &self.config {
                 if let Some(v) = get_path(&cfg.values, &key) {
                     value = v.clone();
-                    let (l, c) = cfg.source.value(&key);
-                    from = format!("config ({}:{l}:{c})", cfg.file);
+                    from = ParamSource::Config {
+                        file: cfg.file.clone(),
+                        source: cfg.source.clone(),
+                        path: key.clone(),
+                    };
                 }
             }
             if let Some((_, v)) = self.sets.iter().rev().find(|(k, _)| *k == key) {
                 value = v.clone();
-                from = "--set".to_owned();
+                from = ParamSource::Set;
             }
             set_path(&mut resolved, &key, value.clone());
             report.push(ResolvedParam {
@@ -157,18 +193,18 @@ mod tests {
             config: Some(ConfigLayer {
                 file: "cfg.yml".into(),
                 values: json!({"confidence_threshold": {"auto": 0.8}, "other": 1}),
-                source: SourceMap::parse(text),
+                source: SourceMap::new(text),
             }),
             sets: vec![ParamLayers::parse_set("k=5").unwrap()],
         };
         let defaults = json!({"k": 3, "confidence_threshold": {"auto": 0.7, "confirm": 0.4}});
         let pipeline = "params:\n  k: 3\n  confidence_threshold: {auto: 0.7, confirm: 0.4}\n";
-        let (v, report) = layers.resolve(&defaults, "my.yaml", &SourceMap::parse(pipeline));
+        let (v, report) = layers.resolve(&defaults, "my.yaml", &SourceMap::new(pipeline));
         assert_eq!(
             v,
             json!({"k": 5, "confidence_threshold": {"auto": 0.8, "confirm": 0.4}})
         );
-        let src: Vec<_> = report.iter().map(|r| r.source.as_str()).collect();
+        let src: Vec<_> = report.iter().map(|r| r.source.to_string()).collect();
         // Leaves come in the defaults' own order: k, confidence_threshold.auto, .confirm.
         // A value from the pipeline file names the file: an ejected copy is not "the default".
         assert_eq!(src, vec!["--set", "config (cfg.yml:2:9)", "pipeline (my.yaml:3:46)"]);

@@ -21,7 +21,7 @@ impl Compiler<'_> {
         errors: &mut Diagnostics,
     ) {
         let rel = format!("prompts/{name}");
-        let at = ctx.spec.source.value(&format!("stages.{}.llm.prompt", s.name));
+        let at = || ctx.spec.source.value(&format!("stages.{}.llm.prompt", s.name));
         let found = match self.resources.get(&rel) {
             Ok(found) => found,
             Err(e) => {
@@ -30,7 +30,7 @@ impl Compiler<'_> {
             }
         };
         let Some(res) = found else {
-            errors.push(self.not_found("prompt", "prompts", name, ctx.file, at));
+            errors.push(self.not_found("prompt", "prompts", name, ctx.file, at()));
             return;
         };
         if env.get_template(name).is_ok() {

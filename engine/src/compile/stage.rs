@@ -93,7 +93,7 @@ impl Compiler<'_> {
         let gate = s
             .output
             .as_ref()
-            .and_then(|f| self.gate(f, ctx.file, ctx.spec.source.value(&format!("{base}.output")), errors));
+            .and_then(|f| self.gate(f, ctx.file, || ctx.spec.source.value(&format!("{base}.output")), errors));
         let recovery = |fb: &Option<Fallback>,
                         key: &str,
                         errors: &mut Diagnostics,
@@ -200,8 +200,8 @@ impl Compiler<'_> {
                 }))
             }
             Action::Run(name) => {
-                let d = Diagnostic::new(ctx.file, at("run"), String::new());
-                match self.compile_named(name, sibling_dir, Some(d)) {
+                let site = || Diagnostic::new(ctx.file, at("run"), String::new());
+                match self.compile_named(name, sibling_dir, Some(&site)) {
                     Ok(p) => Some(StageAction::Run(p)),
                     Err(e) => {
                         errors.extend(e);
@@ -213,7 +213,7 @@ impl Compiler<'_> {
                 let rows = r
                     .schema
                     .as_ref()
-                    .and_then(|f| self.gate(f, ctx.file, at("read.schema"), errors));
+                    .and_then(|f| self.gate(f, ctx.file, || at("read.schema"), errors));
                 let source = match (&r.path, &r.resource) {
                     (Some(p), None) => Some(ReadSource::Path(c(p, "read.path", &inner, errors))),
                     (None, Some(rel)) => {

@@ -71,7 +71,7 @@ pub(super) fn compile_value(
         let mut segs = reference.split('.');
         let root = segs.next().unwrap_or_default();
         let second = segs.next();
-        let at = pos_of(&sub);
+        let at = || pos_of(&sub);
         let here = rc
             .stage
             .map(|s| format!("stage `{s}`"))
@@ -82,7 +82,7 @@ pub(super) fn compile_value(
                     errors.push(
                         Diagnostic::new(
                             rc.file,
-                            at,
+                            at(),
                             format!("{here} reads `inputs.{name}`, which is not declared under `inputs:`"),
                         )
                         .suggest(name, rc.inputs.keys().map(String::as_str)),
@@ -98,7 +98,7 @@ pub(super) fn compile_value(
                 errors.push(
                     Diagnostic::new(
                         rc.file,
-                        at,
+                        at(),
                         format!(
                             "{here} reads `params.{}`, which is not declared under `params:`",
                             key.join(".")
@@ -116,7 +116,7 @@ pub(super) fn compile_value(
             errors.push(
                 Diagnostic::new(
                     rc.file,
-                    at,
+                    at(),
                     format!("{here} reads stage `{root}`, which is not upstream of it"),
                 )
                 .help(format!("add `{root}` (or a stage after it) to `needs:`")),
@@ -126,7 +126,7 @@ pub(super) fn compile_value(
             known.extend(rc.upstream.iter().map(String::as_str));
             known.extend(rc.locals.iter().map(String::as_str));
             errors.push(
-                Diagnostic::new(rc.file, at, format!("{here} reads unknown name `{root}`"))
+                Diagnostic::new(rc.file, at(), format!("{here} reads unknown name `{root}`"))
                     .suggest(root, known.iter().copied())
                     .help_if_none(format!("in scope here: {}", known.join(", "))),
             );

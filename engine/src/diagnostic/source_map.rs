@@ -1,10 +1,13 @@
 //! Where each key and value of a YAML document sits, by path.
 //!
 //! serde gives values without positions, so the document is also run through
-//! a marked event parser once; every mapping key and scalar is recorded under
-//! its dotted path (`stages.route.llm.prompt`, `stages.route.needs.0`).
+//! a marked event parser; every mapping key and scalar is recorded under its
+//! dotted path (`stages.route.llm.prompt`, `stages.route.needs.0`). That
+//! second parse happens on the first lookup: only a diagnostic asks, and it
+//! was an eighth of compiling the search pipelines.
 
 use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::Marker;
@@ -14,19 +17,36 @@ use super::Pos;
 /// The positions of a YAML document's keys and values, by dotted path.
 #[derive(Debug, Default, Clone)]
 pub struct SourceMap {
+    text: Arc<str>,
+    /// Shared by clones, so the document is parsed once.
+    positions: Arc<OnceLock<Positions>>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct Positions {
     keys: HashMap<String, Pos>,
     values: HashMap<String, Pos>,
 }
 
 impl SourceMap {
-    /// Record every position of `text`. Never fails: a document that does
-    /// not parse keeps what was recorded before the error.
-    pub fn parse(text: &str) -> Self {
-        let mut builder = Builder::default();
-        let mut parser = Parser::new_from_str(text);
-        // Syntax errors are reported by serde with their own position.
-        let _ = parser.load(&mut builder, false);
-        builder.map
+    /// The positions of `text`, recorded when first asked for. Never fails:
+    /// a document that does not parse keeps what was recorded before the
+    /// error.
+    pub fn new(text: &str) -> Self {
+        Self {
+            text: text.into(),
+            positions: Arc::default(),
+        }
+    }
+
+    fn positions(&self) -> &Positions {
+        self.positions.get_or_init(|| {
+            let mut builder = Builder::default();
+            let mut parser = Parser::new_from_str(&self.text);
+            // Syntax errors are reported by serde with their own position.
+            let _ = parser.load(&mut builder, false);
+            builder.map
+        })
     }
 
     /// The position of the key naming `path`, else of its value, else of the
@@ -41,13 +61,10 @@ impl SourceMap {
     }
 
     fn lookup(&self, path: &str, key_first: bool) -> Pos {
+        let Positions { keys, values } = self.positions();
         let mut p = path;
         loop {
-            let (first, second) = if key_first {
-                (&self.keys, &self.values)
-            } else {
-                (&self.values, &self.keys)
-            };
+            let (first, second) = if key_first { (keys, values) } else { (values, keys) };
             if let Some(pos) = first.get(p).or_else(|| second.get(p)) {
                 return *pos;
             }
@@ -67,7 +84,7 @@ enum Frame {
 #[derive(Default)]
 struct Builder {
     stack: Vec<Frame>,
-    map: SourceMap,
+    map: Positions,
 }
 
 impl Builder {
@@ -143,7 +160,7 @@ mod tests {
 
     #[test]
     fn records_keys_values_and_items() {
-        let map = SourceMap::parse("a:\n  b: 1\n  c: [x, y]\nd:\n  - e: 2\n");
+        let map = SourceMap::new("a:\n  b: 1\n  c: [x, y]\nd:\n  - e: 2\n");
         assert_eq!(map.key("a.b"), (2, 3));
         assert_eq!(map.value("a.b"), (2, 6));
         assert_eq!(map.value("a.c.1"), (3, 10));

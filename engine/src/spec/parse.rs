@@ -23,7 +23,7 @@ pub fn parse(file: &str, text: &str) -> (Option<PipelineSpec>, Diagnostics) {
 }
 
 fn parse_into(file: &str, text: &str, errors: &mut Diagnostics) -> Option<PipelineSpec> {
-    let source = SourceMap::parse(text);
+    let source = SourceMap::new(text);
     let doc: serde_yaml::Value = match serde_yaml::from_str(text) {
         Ok(doc) => doc,
         Err(e) => {
