@@ -50,7 +50,7 @@ pub mod template;
 
 pub use asker::{Asker, Terminal};
 pub use cancel::Cancel;
-pub use compile::{Compiler, ConfigLayer, InputError, ParamLayers, Pipeline, ResolvedParam};
+pub use compile::{Compiler, ConfigLayer, InputError, ParamLayers, ParamSource, Pipeline, ResolvedParam, WrittenAt};
 pub use outline::{outline, Outline, StageOutline};
 pub use output::Output;
 pub use progress::{Progress, Tick};

@@ -16,8 +16,7 @@ use super::data_files::LexiconFile;
 pub use super::data_files::Role;
 use super::text::phrase_term;
 
-/// The files shipped in the binary, as `[name, file]` pairs sorted by
-/// name, pre-parsed by `build.rs`.
+/// The files shipped in the binary in name order, pre-parsed by `build.rs`.
 const EMBEDDED_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/lexicon.json"));
 
 /// Weight of a loose synonym (`~chest` under 상자): related, not the word.
@@ -46,10 +45,10 @@ impl Lexicon {
         static LEXICON: OnceLock<Arc<Lexicon>> = OnceLock::new();
         LEXICON
             .get_or_init(|| {
-                let files: Vec<(String, LexiconFile)> =
+                let files: Vec<LexiconFile> =
                     serde_json::from_str(EMBEDDED_JSON).expect("build.rs wrote the embedded lexicon");
                 let mut lexicon = Self::default();
-                for (_, file) in files {
+                for file in files {
                     lexicon.add(file);
                 }
                 Arc::new(lexicon)

@@ -20,7 +20,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use params::{ConfigLayer, ParamLayers, ResolvedParam};
+pub use params::{ConfigLayer, ParamLayers, ParamSource, ResolvedParam, WrittenAt};
 pub use pipeline::{
     AppendStage, AskStage, ExecStage, ExitStage, FnStage, Gate, HttpStage, InputError, LlmStage, McpStage, Pipeline,
     ReadSource, ReadStage, Recovery, Stage, StageAction, StageModifier, WriteStage,

@@ -43,28 +43,31 @@ pub struct ResolvedParam {
 /// looked up only when shown.
 #[derive(Debug, Clone)]
 pub enum ParamSource {
-    Pipeline {
-        file: String,
-        source: SourceMap,
-        path: String,
-    },
-    Config {
-        file: String,
-        source: SourceMap,
-        path: String,
-    },
+    /// The pipeline file's own value.
+    Pipeline(WrittenAt),
+    /// The project's config file.
+    Config(WrittenAt),
+    /// A `--set key=value` argument.
     Set,
+}
+
+/// A param's place in a file, by its dotted path there.
+#[derive(Debug, Clone)]
+pub struct WrittenAt {
+    file: String,
+    source: SourceMap,
+    path: String,
 }
 
 impl std::fmt::Display for ParamSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (layer, file, source, path) = match self {
-            Self::Pipeline { file, source, path } => ("pipeline", file, source, path),
-            Self::Config { file, source, path } => ("config", file, source, path),
+        let (layer, at) = match self {
+            Self::Pipeline(at) => ("pipeline", at),
+            Self::Config(at) => ("config", at),
             Self::Set => return f.write_str("--set"),
         };
-        let (line, col) = source.value(path);
-        write!(f, "{layer} ({file}:{line}:{col})")
+        let (line, col) = at.source.value(&at.path);
+        write!(f, "{layer} ({}:{line}:{col})", at.file)
     }
 }
 
@@ -87,19 +90,19 @@ impl ParamLayers {
         let mut report = Vec::new();
         for key in leaves {
             let mut value = get_path(defaults, &key).cloned().unwrap_or(Value::Null);
-            let mut from = ParamSource::Pipeline {
+            let mut from = ParamSource::Pipeline(WrittenAt {
                 file: file.to_owned(),
                 source: source.clone(),
                 path: format!("params.{key}"),
-            };
+            });
             if let Some(cfg) = &self.config {
                 if let Some(v) = get_path(&cfg.values, &key) {
                     value = v.clone();
-                    from = ParamSource::Config {
+                    from = ParamSource::Config(WrittenAt {
                         file: cfg.file.clone(),
                         source: cfg.source.clone(),
                         path: key.clone(),
-                    };
+                    });
                 }
             }
             if let Some((_, v)) = self.sets.iter().rev().find(|(k, _)| *k == key) {
