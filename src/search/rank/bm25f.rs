@@ -374,13 +374,55 @@ pub fn coverage_weights(concepts: &[&Concept], df: &[f32], n: f32) -> (Vec<f32>,
             if d == 0.0 {
                 concept.prior * UNSEEN_WEIGHT
             } else {
-                let idf = (1.0 + (n - d + 0.5) / (d + 0.5)).ln();
-                concept.prior * (0.5 + 0.5 * idf / idf_max)
+                concept.prior * (0.5 + 0.5 * idf(n, d) / idf_max)
             }
         })
         .collect();
     let total = weights.iter().sum::<f32>().max(f32::EPSILON);
     (weights, total)
+}
+
+/// Per field, the average length BM25F normalises by, over `n` records
+/// whose lengths sum to `len_sums`.
+pub fn average_lengths(len_sums: &[f64; FIELDS], n: f32) -> [f32; FIELDS] {
+    len_sums.map(|sum| (sum as f32 / n).max(1.0))
+}
+
+/// The IDF of a concept `d` of `n` records hold.
+pub fn idf(n: f32, d: f32) -> f32 {
+    (1.0 + (n - d + 0.5) / (d + 0.5)).ln()
+}
+
+/// One concept's match in one record, from its weighted term frequencies
+/// `tf` and the summed weights of its distinct terms `cover`, per field
+/// (`FIELDS` each), and the record's field lengths: the BM25F term
+/// frequency, the coverage credit (the best field's) and the fields it is
+/// in. The search index bounds a record with this before reading it, so
+/// it weighs a match exactly as scoring does.
+pub fn concept_match(tf: &[f32], cover: &[f32], lens: &[u16; FIELDS], avg: &[f32; FIELDS]) -> (f32, f32, u16) {
+    let mut tfn = 0.0;
+    let mut best: f32 = 0.0;
+    let mut found = 0u16;
+    for (f, field) in Field::ALL.iter().enumerate() {
+        let x = tf[f];
+        if x <= 0.0 {
+            continue;
+        }
+        let (boost, b, credit) = field.params();
+        tfn += boost * x / (1.0 - b + b * f32::from(lens[f]) / avg[f]);
+        // Distinct weighted hits in one field, capped at a full match: two
+        // half-weight parts of a compound make one whole word; one loose
+        // synonym twice does not.
+        best = best.max(credit * cover[f].min(1.0));
+        found |= 1 << f;
+    }
+    (tfn, best, found)
+}
+
+/// A concept's BM25 share: its saturated term frequency `tfn`, weighted
+/// by its prior and IDF.
+pub fn concept_bm25(prior: f32, idf: f32, tfn: f32) -> f32 {
+    prior * idf * tfn * (K1 + 1.0) / (tfn + K1)
 }
 
 /// Scores of every record matching at least one concept, unordered.
@@ -452,8 +494,8 @@ pub fn score_each_in<D: Document + Sync>(docs: &[D], queries: &[&Query], corpus:
         }
     };
     let n = n.max(1) as f32;
-    let avg: Vec<f32> = len_sums.iter().map(|s| (*s as f32 / n).max(1.0)).collect();
-    let idf: Vec<f32> = df.iter().map(|&d| (1.0 + (n - d + 0.5) / (d + 0.5)).ln()).collect();
+    let avg = average_lengths(&len_sums, n);
+    let idf: Vec<f32> = df.iter().map(|&d| idf(n, d)).collect();
 
     spans
         .into_iter()
@@ -467,24 +509,13 @@ pub fn score_each_in<D: Document + Sync>(docs: &[D], queries: &[&Query], corpus:
                     let mut found_in = vec![0u16; span.len()];
                     let mut strength = vec![0f32; span.len()];
                     for (k, c) in span.clone().enumerate() {
-                        let mut tfn = 0.0;
-                        let mut best: f32 = 0.0;
-                        for (f, field) in Field::ALL.iter().enumerate() {
-                            let x = hit.tf[c * FIELDS + f];
-                            if x <= 0.0 {
-                                continue;
-                            }
-                            let (boost, b, credit) = field.params();
-                            tfn += boost * x / (1.0 - b + b * f32::from(hit.lens[f]) / avg[f]);
-                            // Distinct weighted hits in one field, capped at a full
-                            // match: two half-weight parts of a compound make one
-                            // whole word; one loose synonym twice does not.
-                            best = best.max(credit * hit.cover[c * FIELDS + f].min(1.0));
-                            found_in[k] |= 1 << f;
-                        }
-                        bm25 += concepts[c].prior * idf[c] * tfn * (K1 + 1.0) / (tfn + K1);
+                        let fields = c * FIELDS..(c + 1) * FIELDS;
+                        let (tfn, best, found) =
+                            concept_match(&hit.tf[fields.clone()], &hit.cover[fields], &hit.lens, &avg);
+                        bm25 += concept_bm25(concepts[c].prior, idf[c], tfn);
                         covered += weights[k] * best;
                         strength[k] = best;
+                        found_in[k] = found;
                     }
                     Scored {
                         index: hit.index,

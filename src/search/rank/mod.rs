@@ -72,10 +72,10 @@ use super::records::AssetRow;
 
 pub(crate) use bm25f::Fnv;
 pub use bm25f::{
-    add_field_lengths, for_each_field_term, score, score_each, score_each_in, scored_concepts, Corpus, Document, Field,
-    Scored, FIELDS,
+    add_field_lengths, average_lengths, concept_bm25, concept_match, coverage_weights, for_each_field_term, idf, score,
+    score_each, score_each_in, scored_concepts, Corpus, Document, Field, Scored, FIELDS,
 };
-pub use bound::ConfidenceBound;
+pub use bound::{ConfidenceBound, SUM_SLACK};
 pub use packages::{rank_packages, PackageChoice};
 pub use thresholds::Thresholds;
 
@@ -182,6 +182,9 @@ pub fn rank_assets(rows: &[AssetRow], query: &Query, options: &RankOptions) -> V
         false => std::borrow::Cow::Borrowed(query),
     };
     candidates(rows, &query, options, score(rows, &query))
+        .into_iter()
+        .map(|(candidate, _)| candidate)
+        .collect()
 }
 
 /// [`rank_assets`] for several sub-intents over the same rows, each row
@@ -215,6 +218,20 @@ pub fn rank_resolved(
     resolved: &[Option<Query>],
     corpus: Option<&Corpus>,
 ) -> Vec<Vec<Candidate>> {
+    rank_resolved_with_bm25(rows, requests, resolved, corpus)
+        .into_iter()
+        .map(|ranked| ranked.into_iter().map(|(candidate, _)| candidate).collect())
+        .collect()
+}
+
+/// [`rank_resolved`], each candidate with the BM25F score that orders it
+/// among equal confidences.
+pub fn rank_resolved_with_bm25(
+    rows: &[AssetRow],
+    requests: &[(Query, RankOptions)],
+    resolved: &[Option<Query>],
+    corpus: Option<&Corpus>,
+) -> Vec<Vec<(Candidate, f32)>> {
     let queries: Vec<&Query> = requests
         .iter()
         .zip(resolved)
@@ -292,7 +309,7 @@ fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32, thresholds: 
 }
 
 /// Confidence, order, top-K and reasoning for one query's scores.
-fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: Vec<Scored>) -> Vec<Candidate> {
+fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: Vec<Scored>) -> Vec<(Candidate, f32)> {
     type Entry = (f32, Scored, SubtypeTier, f32, Calibration);
     let mut scored: Vec<Entry> = scored
         .into_iter()
@@ -345,12 +362,13 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
                     " Boosted by {past:.2} because it was picked before for a similar request."
                 ));
             }
-            Candidate {
+            let candidate = Candidate {
                 guid: row.guid.clone(),
                 path: row.path.clone(),
                 confidence,
                 reasoning,
-            }
+            };
+            (candidate, s.bm25)
         })
         .collect()
 }

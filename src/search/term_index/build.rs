@@ -4,8 +4,10 @@
 //! Layout: an 8-byte magic holding the format version, a little-endian
 //! `u32` header length, the JSON [`Header`], then the sections it names —
 //! the row table (per row: offset `u64`, length `u32`, fingerprint `u64` of
-//! its line), the term dictionary (an `fst` map: term → postings offset),
-//! the postings (per term: a varint count, then varint row-id gaps), the
+//! its line), the row norms (per row: its length in each field, a byte,
+//! at most 255), the term dictionary (an `fst` map: key → postings offset, a
+//! key per term, field and count a row holds it there: [`field_key`]), the
+//! postings (per key: a varint count, then varint row-id gaps), the
 //! guid dictionary (an `fst` map: guid → row id), the row lengths (per row:
 //! a `u16` mask of the fields it has terms in, then a varint length per
 //! such field) and the loanword postings (per word of `loan_words`, in
@@ -30,7 +32,7 @@ use super::super::text::Scratch;
 use super::reuse::Previous;
 
 /// The magic and format version: a file of another version is rebuilt.
-pub(super) const MAGIC: &[u8; 8] = b"UASIDX\x00\x02";
+pub(super) const MAGIC: &[u8; 8] = b"UASIDX\x00\x03";
 /// Bytes per row in the row table.
 pub(super) const ROW_BYTES: usize = 20;
 
@@ -55,6 +57,8 @@ pub(super) struct Header {
     pub loan_words: Vec<String>,
     /// Byte ranges `[start, end)` after the header.
     pub row_table: (usize, usize),
+    /// Per row, its length in each field, at most 255 (a byte each).
+    pub norms: (usize, usize),
     pub terms: (usize, usize),
     pub postings: (usize, usize),
     pub guids: (usize, usize),
@@ -194,6 +198,7 @@ pub(super) fn build(
         len_sums: rows.len_sums,
         loan_words,
         row_table: section(rows.table.len()),
+        norms: section(rows.norms.len()),
         terms: section(dictionary.len()),
         postings: section(posting_bytes.len()),
         guids: section(guid_map.len()),
@@ -207,6 +212,7 @@ pub(super) fn build(
     out.extend_from_slice(&header_bytes);
     for part in [
         &rows.table,
+        &rows.norms,
         &dictionary,
         &posting_bytes,
         &guid_map,
@@ -230,17 +236,25 @@ struct Rows {
     count: u32,
     visited: usize,
     table: Vec<u8>,
+    norms: Vec<u8>,
     lens: Vec<u8>,
     len_sums: LenSums,
     guids: Vec<(String, u32)>,
     /// Rows reused from the previous index: (previous id, id).
     reused: Vec<(u32, u32)>,
+    /// Dictionary keys ([`field_key`]) and their postings.
     term_ids: HashMap<String, u32>,
     postings: Vec<Vec<u32>>,
     loan_ids: HashMap<String, u32>,
     loan_postings: Vec<Vec<u32>>,
     scratch: Scratch,
-    row_terms: Vec<u32>,
+    /// The terms of the rows visited, numbered, and (term, field, count)
+    /// → its key's number: a key is formatted once, not per row.
+    words: HashMap<String, u32>,
+    word_list: Vec<String>,
+    keys: HashMap<(u32, u8, u32), u32>,
+    /// The row being visited: (term, field) per term it holds.
+    row_terms: Vec<(u32, u8)>,
     row_words: HashSet<String>,
 }
 
@@ -252,6 +266,7 @@ impl Rows {
         self.count += later.count;
         self.visited += later.visited;
         self.table.extend(later.table);
+        self.norms.extend(later.norms);
         self.lens.extend(later.lens);
         // Sums of whole numbers far below 2^53: exact in any order.
         for (sum, more) in self.len_sums.iter_mut().zip(later.len_sums) {
@@ -284,6 +299,7 @@ impl Rows {
         // A line is within `limits.line_kb`, far below 4 GiB.
         self.table.extend_from_slice(&(line.len() as u32).to_le_bytes());
         self.table.extend_from_slice(&fingerprint(line).to_le_bytes());
+        self.norms.extend(lens.map(|len| u8::try_from(len).unwrap_or(u8::MAX)));
         push_lens(&mut self.lens, &lens);
         for (sum, len) in self.len_sums.iter_mut().zip(lens) {
             *sum += f64::from(len);
@@ -298,15 +314,33 @@ impl Rows {
         self.visited += 1;
         let mut lens = [0u16; FIELDS];
         self.row_terms.clear();
-        let (term_ids, postings, row_terms) = (&mut self.term_ids, &mut self.postings, &mut self.row_terms);
+        let (words, word_list, row_terms) = (&mut self.words, &mut self.word_list, &mut self.row_terms);
         for_each_field_term(&row, &mut self.scratch, &mut |field, term| {
             add_field_lengths(&mut lens, field);
-            row_terms.push(intern(term_ids, postings, term));
+            let word = match words.get(term) {
+                Some(&word) => word,
+                None => {
+                    word_list.push(term.to_owned());
+                    words.insert(term.to_owned(), word_list.len() as u32 - 1);
+                    word_list.len() as u32 - 1
+                }
+            };
+            row_terms.push((word, field as u8));
         });
         self.row_terms.sort_unstable();
-        self.row_terms.dedup();
-        for &t in &self.row_terms {
-            self.postings[t as usize].push(id);
+        for held in self.row_terms.chunk_by(|a, b| a == b) {
+            let (word, field) = held[0];
+            let count = u32::try_from(held.len()).unwrap_or(u32::MAX);
+            let key = match self.keys.get(&(word, field, count)) {
+                Some(&key) => key,
+                None => {
+                    let text = field_key(&self.word_list[word as usize], field, count);
+                    let key = intern(&mut self.term_ids, &mut self.postings, &text);
+                    self.keys.insert((word, field, count), key);
+                    key
+                }
+            };
+            self.postings[key as usize].push(id);
         }
         self.row_words.clear();
         collect_words(&row, &mut self.scratch, &mut self.row_words);
@@ -316,6 +350,34 @@ impl Rows {
         }
         self.push(offset, line, row.guid, lens);
     }
+}
+
+/// Between a term and its field in a dictionary key: below every
+/// character a term holds (letters and digits), so a term's keys are one
+/// range of the dictionary, right after the term itself would be.
+pub(super) const KEY_SEPARATOR: char = '\u{1f}';
+
+/// The dictionary key of `term` held `count` times in field `field` (its
+/// number in [`super::super::rank::Field::ALL`]) by a row: the term, the
+/// separator, the field as a letter, then the count when it is more than one.
+pub(super) fn field_key(term: &str, field: u8, count: u32) -> String {
+    let field = char::from(b'a' + field);
+    match count {
+        1 => format!("{term}{KEY_SEPARATOR}{field}"),
+        _ => format!("{term}{KEY_SEPARATOR}{field}{count}"),
+    }
+}
+
+/// The field number and count of a key's part after its term and
+/// separator; `None` when it is not one [`field_key`] writes.
+pub(super) fn parse_field_key(suffix: &[u8]) -> Option<(usize, u32)> {
+    let (&letter, count) = suffix.split_first()?;
+    let field = usize::from(letter.checked_sub(b'a')?);
+    let count = match count {
+        [] => 1,
+        digits => std::str::from_utf8(digits).ok()?.parse().ok().filter(|&n| n > 1)?,
+    };
+    (field < FIELDS).then_some((field, count))
 }
 
 /// The id of `key`, added (with empty postings) when new.

@@ -34,10 +34,11 @@ use engine::io::Limits;
 
 use super::filters::Filters;
 use super::query::Query;
+use super::rank::FIELDS;
 use super::rank::{Candidate, RankOptions};
 use super::records::AssetRow;
 use body::Body;
-use build::{fingerprint, read_varint, Header, MAGIC, ROW_BYTES};
+use build::{fingerprint, parse_field_key, read_varint, Header, KEY_SEPARATOR, MAGIC, ROW_BYTES};
 
 pub const SEARCH_INDEX_FILE: &str = "search-index.bin";
 const ASSETS_FILE: &str = super::load::ASSETS_FILE;
@@ -53,8 +54,56 @@ pub struct TermIndex {
     /// The row table, read whole when a fetch needs many of its entries
     /// (`None`: damaged).
     row_table: OnceLock<Option<Vec<u8>>>,
+    /// The row lengths table, read whole when bounds need many of its rows.
+    norms: OnceLock<Option<Vec<u8>>>,
     assets: PathBuf,
     limits: Limits,
+}
+
+/// The rows holding a term `count` times in field `field` (its number in
+/// [`super::rank::Field::ALL`]), ascending.
+struct FieldPostings {
+    field: usize,
+    count: u32,
+    rows: Vec<u32>,
+}
+
+/// The error of an index whose `what` does not decode.
+fn damaged(what: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::anyhow!("the search index is damaged ({what}); delete {SEARCH_INDEX_FILE}")
+}
+
+/// The tables of the index with an entry per row.
+#[derive(Clone, Copy)]
+enum Table {
+    /// Where each row's line is ([`RowEntry`]).
+    Rows,
+    /// Each row's field lengths, a byte per field.
+    Norms,
+}
+
+/// Where a row's line is in `assets.jsonl`, and its fingerprint.
+struct RowEntry {
+    offset: u64,
+    len: usize,
+    print: u64,
+}
+
+impl RowEntry {
+    /// A row-table entry; `None` when its line is over the line limit.
+    fn decode(entry: &[u8], limits: &Limits) -> Option<Self> {
+        let le = |range: std::ops::Range<usize>| {
+            entry
+                .get(range)
+                .map(|b| b.iter().rev().fold(0u64, |n, &b| n << 8 | u64::from(b)))
+        };
+        let len = le(8..12)?;
+        (len <= limits.line_bytes).then_some(Self {
+            offset: le(0..8)?,
+            len: usize::try_from(len).ok()?,
+            print: le(12..20)?,
+        })
+    }
 }
 
 /// An index file opened: its header, the body after it and the term
@@ -120,8 +169,10 @@ fn parse_header(prefix: &[u8]) -> Result<(Header, usize), String> {
 /// Whether the row count is the row table's: a project's index is
 /// untrusted, and every reader sizes its tables by that count.
 fn row_count_fits(header: &Header) -> bool {
-    let (start, end) = header.row_table;
-    end.checked_sub(start).is_some() && header.rows.checked_mul(ROW_BYTES) == Some(end - start)
+    let fits = |(start, end): (usize, usize), width: usize| {
+        end.checked_sub(start).is_some() && header.rows.checked_mul(width) == Some(end - start)
+    };
+    fits(header.row_table, ROW_BYTES) && fits(header.norms, FIELDS)
 }
 
 /// The header's length, from the magic and the length after it.
@@ -188,7 +239,7 @@ fn load(
         return Err("stale".into());
     }
     let fits = |(start, end): (usize, usize)| start <= end && end as u64 <= body.len();
-    let sections_fit = fits(header.guids) && fits(header.postings) && fits(header.row_table);
+    let sections_fit = fits(header.guids) && fits(header.postings) && fits(header.row_table) && fits(header.norms);
     if !sections_fit {
         return Err("damaged".into());
     }
@@ -198,6 +249,7 @@ fn load(
         terms,
         guids: OnceLock::new(),
         row_table: OnceLock::new(),
+        norms: OnceLock::new(),
         assets: dir.join(ASSETS_FILE),
         limits: *limits,
     })
@@ -310,41 +362,128 @@ impl TermIndex {
         self.header.lines
     }
 
-    /// The row ids holding `term`, ascending.
-    fn postings(&self, term: &str) -> anyhow::Result<Vec<u32>> {
-        let Some(at) = self.terms.get(term) else {
-            return Ok(vec![]);
-        };
-        let damaged =
-            || anyhow::anyhow!("the search index is damaged (postings of {term:?}); delete {SEARCH_INDEX_FILE}");
+    /// Where `term` is, field by field: every key of it in the dictionary
+    /// ([`build::field_key`]), one range of it.
+    fn postings(&self, term: &str) -> anyhow::Result<Vec<FieldPostings>> {
+        use fst::{IntoStreamer as _, Streamer as _};
+        let start = format!("{term}{KEY_SEPARATOR}");
+        let end = format!("{term}{}", char::from(KEY_SEPARATOR as u8 + 1));
+        let mut keys = Vec::new();
+        let mut stream = self.terms.range().ge(&start).lt(&end).into_stream();
+        while let Some((key, at)) = stream.next() {
+            let (field, count) =
+                parse_field_key(&key[start.len()..]).ok_or_else(|| damaged(format!("postings of {term:?}")))?;
+            keys.push((field, count, at));
+        }
+        keys.into_iter()
+            .map(|(field, count, at)| {
+                Ok(FieldPostings {
+                    field,
+                    count,
+                    rows: self.postings_at(at, term)?,
+                })
+            })
+            .collect()
+    }
+
+    /// The row ids of the postings at `at`, ascending.
+    fn postings_at(&self, at: u64, term: &str) -> anyhow::Result<Vec<u32>> {
         let (start, end) = self.header.postings;
-        let start = start.checked_add(usize::try_from(at)?).ok_or_else(damaged)?;
+        let start = start
+            .checked_add(usize::try_from(at)?)
+            .ok_or_else(|| damaged(format!("postings of {term:?}")))?;
         // A count, then a gap per row, each a varint of one to 5 bytes.
         let read = |len: usize| -> anyhow::Result<Cow<'_, [u8]>> {
             self.body
                 .read(start, end.min(start.saturating_add(len)))?
-                .ok_or_else(damaged)
+                .ok_or_else(|| damaged(format!("postings of {term:?}")))
         };
         let head = read(5)?;
         let mut at = 0;
-        let count = usize::try_from(read_varint(&head, &mut at).ok_or_else(damaged)?)?;
+        let count =
+            usize::try_from(read_varint(&head, &mut at).ok_or_else(|| damaged(format!("postings of {term:?}")))?)?;
         if count > self.header.rows || count > end.saturating_sub(start) {
-            return Err(damaged());
+            return Err(damaged(format!("postings of {term:?}")));
         }
         let bytes = read(at + count * 5)?;
         let mut ids = Vec::with_capacity(count);
         let mut id = 0u64;
         for _ in 0..count {
-            id += read_varint(&bytes, &mut at).ok_or_else(damaged)?;
+            id += read_varint(&bytes, &mut at).ok_or_else(|| damaged(format!("postings of {term:?}")))?;
             ids.push(u32::try_from(id)?);
         }
         Ok(ids)
     }
 
+    /// Each of the rows `ids` (ascending) with its field lengths, at most
+    /// 255 each (a lower bound: enough to bound a BM25F score).
+    fn row_norms(&self, ids: &[u32]) -> anyhow::Result<HashMap<u32, [u8; FIELDS]>> {
+        let mut norms = HashMap::with_capacity(ids.len());
+        for run in ids.chunk_by(|a, b| (b - a) as usize <= 4096 / FIELDS) {
+            let first = run[0] as usize;
+            let table = self
+                .table_rows(Table::Norms, first, run[run.len() - 1] as usize, ids.len())?
+                .ok_or_else(|| damaged("its row lengths"))?;
+            for &id in run {
+                let at = (id as usize - first) * FIELDS;
+                norms.insert(id, table[at..at + FIELDS].try_into()?);
+            }
+        }
+        Ok(norms)
+    }
+
     /// The rows `ids` (ascending) read from `assets.jsonl` by offset; `None`
     /// when one no longer is what was indexed (the file changed).
     fn fetch(&self, ids: &[u32]) -> anyhow::Result<Option<Vec<AssetRow>>> {
-        self.fetch_from(&mut self.open_assets()?, ids)
+        // Row-table entries of ids close together are read at once.
+        const SPAN: usize = 4096 / ROW_BYTES;
+        let mut entries = Vec::with_capacity(ids.len());
+        for run in ids.chunk_by(|a, b| (b - a) as usize <= SPAN) {
+            let first = run[0] as usize;
+            let Some(table) = self.table_rows(Table::Rows, first, run[run.len() - 1] as usize, ids.len())? else {
+                return Ok(None);
+            };
+            for &id in run {
+                let at = (id as usize - first) * ROW_BYTES;
+                let Some(entry) = RowEntry::decode(&table[at..at + ROW_BYTES], &self.limits) else {
+                    return Ok(None);
+                };
+                entries.push(entry);
+            }
+        }
+        // Reading and decoding is most of a search that reads thousands of
+        // rows: parts of the list are read in parallel, each through its
+        // own handle (a handle's position is its own).
+        use rayon::prelude::*;
+        let part = entries.len().div_ceil(rayon::current_num_threads()).max(256);
+        let parts: Vec<Option<Vec<AssetRow>>> = entries
+            .par_chunks(part)
+            .map(|part| self.read_rows(part))
+            .collect::<anyhow::Result<_>>()?;
+        Ok(parts
+            .into_iter()
+            .collect::<Option<Vec<Vec<AssetRow>>>>()
+            .map(|parts| parts.concat()))
+    }
+
+    /// The rows at `entries` (in file order), decoded; `None` when one no
+    /// longer is what was indexed.
+    fn read_rows(&self, entries: &[RowEntry]) -> anyhow::Result<Option<Vec<AssetRow>>> {
+        let mut file = self.open_assets()?;
+        let mut rows = Vec::with_capacity(entries.len());
+        let mut line = Vec::new();
+        for entry in entries {
+            line.resize(entry.len, 0);
+            file.seek(SeekFrom::Start(entry.offset))?;
+            if file.read_exact(&mut line).is_err() || fingerprint(&line) != entry.print {
+                return Ok(None);
+            }
+            match serde_json::from_slice::<AssetRow>(&line) {
+                Ok(row) => rows.push(row),
+                Err(_) => return Ok(None),
+            }
+        }
+        Ok(Some(rows))
     }
 
     /// `assets.jsonl`, opened to read rows by offset.
@@ -357,59 +496,35 @@ impl TermIndex {
         std::fs::File::open(&self.assets).with_context(|| format!("cannot read {}", self.assets.display()))
     }
 
-    /// [`Self::fetch`] from `file`, the opened `assets.jsonl`.
-    fn fetch_from(&self, file: &mut std::fs::File, ids: &[u32]) -> anyhow::Result<Option<Vec<AssetRow>>> {
-        // Row-table entries of ids close together are read at once.
-        const SPAN: usize = 4096 / ROW_BYTES;
-        let mut rows = Vec::with_capacity(ids.len());
-        let mut line = Vec::new();
-        for run in ids.chunk_by(|a, b| (b - a) as usize <= SPAN) {
-            let first = run[0] as usize;
-            let Some(entries) = self.row_entries(first, run[run.len() - 1] as usize, ids.len())? else {
-                return Ok(None);
-            };
-            for &id in run {
-                let at = (id as usize - first) * ROW_BYTES;
-                let entry = &entries[at..at + ROW_BYTES];
-                let offset = u64::from_le_bytes(entry[0..8].try_into()?);
-                let len = u32::from_le_bytes(entry[8..12].try_into()?);
-                let print = u64::from_le_bytes(entry[12..20].try_into()?);
-                if u64::from(len) > self.limits.line_bytes {
-                    return Ok(None);
-                }
-                line.resize(len as usize, 0);
-                file.seek(SeekFrom::Start(offset))?;
-                if file.read_exact(&mut line).is_err() || fingerprint(&line) != print {
-                    return Ok(None);
-                }
-                match serde_json::from_slice::<AssetRow>(&line) {
-                    Ok(row) => rows.push(row),
-                    Err(_) => return Ok(None),
-                }
-            }
-        }
-        Ok(Some(rows))
-    }
-
-    /// The row-table entries of rows `first..=last`, for a fetch of
-    /// `fetched` rows: past a few hundred, the whole table is read once and
+    /// The entries of rows `first..=last` in `table`, for a read of
+    /// `wanted` rows: past a few hundred, the whole table is read once and
     /// kept; `None` past the table (the index does not match the file).
-    fn row_entries(&self, first: usize, last: usize, fetched: usize) -> anyhow::Result<Option<Cow<'_, [u8]>>> {
+    fn table_rows(
+        &self,
+        table: Table,
+        first: usize,
+        last: usize,
+        wanted: usize,
+    ) -> anyhow::Result<Option<Cow<'_, [u8]>>> {
         const MANY: usize = 256;
         if last >= self.header.rows {
             return Ok(None);
         }
-        let (table_at, table_end) = self.header.row_table;
-        let (start, end) = (first * ROW_BYTES, (last + 1) * ROW_BYTES);
-        if fetched > MANY {
-            let whole = self
-                .row_table
-                .get_or_init(|| self.body.read(table_at, table_end).ok().flatten().map(Cow::into_owned));
-            if let Some(whole) = whole {
+        let ((table_at, table_end), width, kept) = match table {
+            Table::Rows => (self.header.row_table, ROW_BYTES, &self.row_table),
+            Table::Norms => (self.header.norms, FIELDS, &self.norms),
+        };
+        let (start, end) = (first * width, (last + 1) * width);
+        if wanted > MANY {
+            let whole = kept.get_or_init(|| self.body.read(table_at, table_end).ok().flatten().map(Cow::into_owned));
+            if let Some(whole) = whole.as_ref().filter(|whole| end <= whole.len()) {
                 return Ok(Some(Cow::Borrowed(&whole[start..end])));
             }
         }
-        Ok(self.body.read(table_at + start, table_at + end)?)
+        Ok(self
+            .body
+            .read(table_at + start, (table_at + end).min(table_end))?
+            .filter(|part| part.len() == end - start))
     }
 
     /// Rows that decode (what a ranking counts).
