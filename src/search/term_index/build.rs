@@ -20,7 +20,7 @@
 //! a build from nothing gives (`tests/search_index.rs` holds that).
 
 use std::collections::{HashMap, HashSet};
-use std::hash::Hasher as _;
+use std::hash::{BuildHasherDefault, Hasher as _};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -141,7 +141,7 @@ pub(super) fn build(
             rows
         })
         .collect();
-    let rows = parts.into_iter().fold(Rows::default(), Rows::join);
+    let mut rows = parts.into_iter().fold(Rows::default(), Rows::join);
     let mut kept = vec![u32::MAX; previous.as_ref().map_or(0, Previous::rows)];
     for &(old, new) in &rows.reused {
         kept[old as usize] = new;
@@ -150,41 +150,19 @@ pub(super) fn build(
         Some(previous) => (previous.terms(), previous.loan_words()),
         None => Default::default(),
     };
-    let mut new_terms: Vec<(String, Vec<u32>)> = take_postings(rows.term_ids, rows.postings);
-    new_terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let mut new_loans = take_postings(rows.loan_ids, rows.loan_postings);
-    new_loans.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-
-    let mut posting_bytes = Vec::new();
-    let mut dictionary = fst::MapBuilder::memory();
-    let mut dictionary_error = None;
-    merge_postings(old_terms, new_terms, &kept, &mut |term, ids| {
-        if dictionary_error.is_none() {
-            dictionary_error = dictionary.insert(term, posting_bytes.len() as u64).err();
-        }
-        push_postings(&mut posting_bytes, ids);
-    });
-    if let Some(e) = dictionary_error {
-        return Err(e.into());
-    }
-    let mut loan_words = Vec::new();
-    let mut loan_bytes = Vec::new();
-    merge_postings(old_loans, new_loans, &kept, &mut |word, ids| {
-        loan_words.push(String::from_utf8_lossy(word).into_owned());
-        push_postings(&mut loan_bytes, ids);
-    });
-
-    // A guid twice (a broken index) keeps its last row, as a scan would.
-    let mut guids = rows.guids;
-    guids.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-    guids.dedup_by(|later, first| later.0 == first.0);
-    let mut guid_map = fst::MapBuilder::memory();
-    for (guid, id) in &guids {
-        guid_map.insert(guid, u64::from(*id))?;
-    }
-
-    let dictionary = dictionary.into_inner()?;
-    let guid_map = guid_map.into_inner()?;
+    // The three dictionaries are built in key order, each on its own
+    // thread: an `fst` takes its keys one by one.
+    let terms = (std::mem::take(&mut rows.term_ids), std::mem::take(&mut rows.postings));
+    let loans = (
+        std::mem::take(&mut rows.loan_ids),
+        std::mem::take(&mut rows.loan_postings),
+    );
+    let guids = std::mem::take(&mut rows.guids);
+    let (terms, (loans, guid_map)) = rayon::join(
+        || term_sections(old_terms, terms, &kept),
+        || rayon::join(|| loan_sections(old_loans, loans, &kept), || guid_section(guids)),
+    );
+    let ((dictionary, posting_bytes), (loan_words, loan_bytes), guid_map) = (terms?, loans, guid_map?);
     let mut at = 0;
     let mut section = |len: usize| {
         at += len;
@@ -227,6 +205,60 @@ pub(super) fn build(
     })
 }
 
+/// The term dictionary and the postings, from the previous index's terms
+/// (`old`, its row ids mapped through `kept`) and the rows visited (keys
+/// numbered, with their postings).
+fn term_sections(
+    old: Vec<(Vec<u8>, Vec<u32>)>,
+    (ids, postings): (Ids, Vec<Vec<u32>>),
+    kept: &[u32],
+) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
+    let mut new = take_postings(ids, postings);
+    new.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut posting_bytes = Vec::new();
+    let mut dictionary = fst::MapBuilder::memory();
+    let mut dictionary_error = None;
+    merge_postings(old, new, kept, &mut |term, ids| {
+        if dictionary_error.is_none() {
+            dictionary_error = dictionary.insert(term, posting_bytes.len() as u64).err();
+        }
+        push_postings(&mut posting_bytes, ids);
+    });
+    if let Some(e) = dictionary_error {
+        return Err(e.into());
+    }
+    Ok((dictionary.into_inner()?, posting_bytes))
+}
+
+/// The loanword words and their postings, as [`term_sections`] merges terms.
+fn loan_sections(
+    old: Vec<(Vec<u8>, Vec<u32>)>,
+    (ids, postings): (Ids, Vec<Vec<u32>>),
+    kept: &[u32],
+) -> (Vec<String>, Vec<u8>) {
+    let mut new = take_postings(ids, postings);
+    new.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut words = Vec::new();
+    let mut bytes = Vec::new();
+    merge_postings(old, new, kept, &mut |word, ids| {
+        words.push(String::from_utf8_lossy(word).into_owned());
+        push_postings(&mut bytes, ids);
+    });
+    (words, bytes)
+}
+
+/// The guid dictionary of `guids` (guid, row id).
+fn guid_section(mut guids: Vec<(String, u32)>) -> anyhow::Result<Vec<u8>> {
+    // A guid twice (a broken index) keeps its last row, as a scan would.
+    guids.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    guids.dedup_by(|later, first| later.0 == first.0);
+    let mut guid_map = fst::MapBuilder::memory();
+    for (guid, id) in &guids {
+        guid_map.insert(guid, u64::from(*id))?;
+    }
+    Ok(guid_map.into_inner()?)
+}
+
 /// The rows of a build as they are read: their table entries and lengths,
 /// and the postings of the rows visited (the reused ones' come from the
 /// previous index at the end).
@@ -243,16 +275,15 @@ struct Rows {
     /// Rows reused from the previous index: (previous id, id).
     reused: Vec<(u32, u32)>,
     /// Dictionary keys ([`field_key`]) and their postings.
-    term_ids: HashMap<String, u32>,
+    term_ids: Ids,
     postings: Vec<Vec<u32>>,
-    loan_ids: HashMap<String, u32>,
+    loan_ids: Ids,
     loan_postings: Vec<Vec<u32>>,
     scratch: Scratch,
-    /// The terms of the rows visited, numbered, and (term, field, count)
-    /// → its key's number: a key is formatted once, not per row.
-    words: HashMap<String, u32>,
-    word_list: Vec<String>,
-    keys: HashMap<(u32, u8, u32), u32>,
+    /// The terms of the rows visited, numbered; per term, its keys so far
+    /// as (field, count, key number): a key is formatted once, not per row.
+    words: Ids,
+    word_keys: Vec<(String, Vec<(u8, u32, u32)>)>,
     /// The row being visited: (term, field) per term it holds.
     row_terms: Vec<(u32, u8)>,
     row_words: HashSet<String>,
@@ -314,15 +345,15 @@ impl Rows {
         self.visited += 1;
         let mut lens = [0u16; FIELDS];
         self.row_terms.clear();
-        let (words, word_list, row_terms) = (&mut self.words, &mut self.word_list, &mut self.row_terms);
+        let (words, word_keys, row_terms) = (&mut self.words, &mut self.word_keys, &mut self.row_terms);
         for_each_field_term(&row, &mut self.scratch, &mut |field, term| {
             add_field_lengths(&mut lens, field);
             let word = match words.get(term) {
                 Some(&word) => word,
                 None => {
-                    word_list.push(term.to_owned());
-                    words.insert(term.to_owned(), word_list.len() as u32 - 1);
-                    word_list.len() as u32 - 1
+                    word_keys.push((term.to_owned(), Vec::new()));
+                    words.insert(term.to_owned(), word_keys.len() as u32 - 1);
+                    word_keys.len() as u32 - 1
                 }
             };
             row_terms.push((word, field as u8));
@@ -331,12 +362,12 @@ impl Rows {
         for held in self.row_terms.chunk_by(|a, b| a == b) {
             let (word, field) = held[0];
             let count = u32::try_from(held.len()).unwrap_or(u32::MAX);
-            let key = match self.keys.get(&(word, field, count)) {
-                Some(&key) => key,
+            let (term, keys) = &mut self.word_keys[word as usize];
+            let key = match keys.iter().find(|(f, c, _)| (*f, *c) == (field, count)) {
+                Some(&(_, _, key)) => key,
                 None => {
-                    let text = field_key(&self.word_list[word as usize], field, count);
-                    let key = intern(&mut self.term_ids, &mut self.postings, &text);
-                    self.keys.insert((word, field, count), key);
+                    let key = intern(&mut self.term_ids, &mut self.postings, &field_key(term, field, count));
+                    keys.push((field, count, key));
                     key
                 }
             };
@@ -351,6 +382,11 @@ impl Rows {
         self.push(offset, line, row.guid, lens);
     }
 }
+
+/// Strings numbered: a build looks up every term of every row, short
+/// strings where FNV beats SipHash (nothing here is chosen by an attacker
+/// to collide: a slow build is the worst a crafted project can cause).
+type Ids = HashMap<String, u32, BuildHasherDefault<Fnv>>;
 
 /// Between a term and its field in a dictionary key: below every
 /// character a term holds (letters and digits), so a term's keys are one
@@ -381,7 +417,7 @@ pub(super) fn parse_field_key(suffix: &[u8]) -> Option<(usize, u32)> {
 }
 
 /// The id of `key`, added (with empty postings) when new.
-fn intern(ids: &mut HashMap<String, u32>, postings: &mut Vec<Vec<u32>>, key: &str) -> u32 {
+fn intern(ids: &mut Ids, postings: &mut Vec<Vec<u32>>, key: &str) -> u32 {
     if let Some(&id) = ids.get(key) {
         return id;
     }
@@ -393,9 +429,9 @@ fn intern(ids: &mut HashMap<String, u32>, postings: &mut Vec<Vec<u32>>, key: &st
 
 /// Add the postings of later rows (ids from `base` on) to each key's.
 fn join_postings(
-    ids: &mut HashMap<String, u32>,
+    ids: &mut Ids,
     postings: &mut Vec<Vec<u32>>,
-    later_ids: HashMap<String, u32>,
+    later_ids: Ids,
     mut later_postings: Vec<Vec<u32>>,
     base: u32,
 ) {
@@ -414,7 +450,7 @@ fn join_postings(
 }
 
 /// Each key with its postings.
-fn take_postings(ids: HashMap<String, u32>, mut postings: Vec<Vec<u32>>) -> Vec<(String, Vec<u32>)> {
+fn take_postings(ids: Ids, mut postings: Vec<Vec<u32>>) -> Vec<(String, Vec<u32>)> {
     ids.into_iter()
         .map(|(key, id)| (key, std::mem::take(&mut postings[id as usize])))
         .collect()
@@ -644,6 +680,18 @@ mod tests {
                 );
                 index = reused.bytes;
             }
+        }
+    }
+
+    #[test]
+    fn field_keys_round_trip_and_nothing_else_parses() {
+        for (field, count) in [(0u8, 1u32), (6, 2), (15, 300)] {
+            let key = field_key("rock", field, count);
+            let suffix = key.strip_prefix("rock\u{1f}").expect("the term, then the separator");
+            assert_eq!(parse_field_key(suffix.as_bytes()), Some((usize::from(field), count)));
+        }
+        for bad in ["", "q", "a1", "a0", "ax", "`"] {
+            assert_eq!(parse_field_key(bad.as_bytes()), None, "{bad:?}");
         }
     }
 
