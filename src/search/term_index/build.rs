@@ -283,7 +283,7 @@ struct Rows {
     /// The terms of the rows visited, numbered; per term, its keys so far
     /// as (field, count, key number): a key is formatted once, not per row.
     words: Ids,
-    word_keys: Vec<(String, Vec<(u8, u32, u32)>)>,
+    word_keys: Vec<(String, Vec<FieldKey>)>,
     /// The row being visited: (term, field) per term it holds.
     row_terms: Vec<(u32, u8)>,
     row_words: HashSet<String>,
@@ -382,6 +382,9 @@ impl Rows {
         self.push(offset, line, row.guid, lens);
     }
 }
+
+/// A key of a term: (field, count, the key's number).
+type FieldKey = (u8, u32, u32);
 
 /// Strings numbered: a build looks up every term of every row, short
 /// strings where FNV beats SipHash (nothing here is chosen by an attacker
