@@ -1,9 +1,10 @@
 //! The search index (`search-index.bin`, beside `assets.jsonl`): the terms
 //! of every row, field by field as the ranker reads them
-//! ([`super::rank::Document::visit`]), in an `fst` term dictionary with
-//! postings of row ids, plus the corpus statistics BM25F needs (row count,
-//! summed field lengths), the loanword words, a guid dictionary and each
-//! row's offset in `assets.jsonl`.
+//! ([`super::rank::Document::visit`]), in an `fst` dictionary with postings
+//! of row ids per term, field and count, plus the corpus statistics BM25F
+//! needs (row count, summed field lengths), each row's length per field,
+//! the loanword words, a guid dictionary and each row's offset in
+//! `assets.jsonl`.
 //!
 //! A search then reads only the rows that hold one of its terms and scores
 //! them with the whole corpus's statistics ([`super::rank::Corpus`]): every
@@ -92,16 +93,12 @@ struct RowEntry {
 impl RowEntry {
     /// A row-table entry; `None` when its line is over the line limit.
     fn decode(entry: &[u8], limits: &Limits) -> Option<Self> {
-        let le = |range: std::ops::Range<usize>| {
-            entry
-                .get(range)
-                .map(|b| b.iter().rev().fold(0u64, |n, &b| n << 8 | u64::from(b)))
-        };
-        let len = le(8..12)?;
-        (len <= limits.line_bytes).then_some(Self {
-            offset: le(0..8)?,
+        let u64_at = |at: usize| Some(u64::from_le_bytes(entry.get(at..at + 8)?.try_into().ok()?));
+        let len = u32::from_le_bytes(entry.get(8..12)?.try_into().ok()?);
+        (u64::from(len) <= limits.line_bytes).then_some(Self {
+            offset: u64_at(0)?,
             len: usize::try_from(len).ok()?,
-            print: le(12..20)?,
+            print: u64_at(12)?,
         })
     }
 }
@@ -388,28 +385,26 @@ impl TermIndex {
 
     /// The row ids of the postings at `at`, ascending.
     fn postings_at(&self, at: u64, term: &str) -> anyhow::Result<Vec<u32>> {
+        let broken = || damaged(format!("postings of {term:?}"));
         let (start, end) = self.header.postings;
-        let start = start
-            .checked_add(usize::try_from(at)?)
-            .ok_or_else(|| damaged(format!("postings of {term:?}")))?;
+        let start = start.checked_add(usize::try_from(at)?).ok_or_else(broken)?;
         // A count, then a gap per row, each a varint of one to 5 bytes.
         let read = |len: usize| -> anyhow::Result<Cow<'_, [u8]>> {
             self.body
                 .read(start, end.min(start.saturating_add(len)))?
-                .ok_or_else(|| damaged(format!("postings of {term:?}")))
+                .ok_or_else(broken)
         };
         let head = read(5)?;
         let mut at = 0;
-        let count =
-            usize::try_from(read_varint(&head, &mut at).ok_or_else(|| damaged(format!("postings of {term:?}")))?)?;
+        let count = usize::try_from(read_varint(&head, &mut at).ok_or_else(broken)?)?;
         if count > self.header.rows || count > end.saturating_sub(start) {
-            return Err(damaged(format!("postings of {term:?}")));
+            return Err(broken());
         }
         let bytes = read(at + count * 5)?;
         let mut ids = Vec::with_capacity(count);
         let mut id = 0u64;
         for _ in 0..count {
-            id += read_varint(&bytes, &mut at).ok_or_else(|| damaged(format!("postings of {term:?}")))?;
+            id += read_varint(&bytes, &mut at).ok_or_else(broken)?;
             ids.push(u32::try_from(id)?);
         }
         Ok(ids)
