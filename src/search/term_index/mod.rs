@@ -20,6 +20,7 @@
 
 mod body;
 mod build;
+mod format;
 mod ranking;
 mod reuse;
 
@@ -39,7 +40,7 @@ use super::rank::FIELDS;
 use super::rank::{Candidate, RankOptions};
 use super::records::AssetRow;
 use body::Body;
-use build::{fingerprint, parse_field_key, read_varint, Header, KEY_SEPARATOR, MAGIC, ROW_BYTES};
+use format::{fingerprint, parse_field_key, read_varint, Header, KEY_SEPARATOR, MAGIC, ROW_BYTES};
 
 pub const SEARCH_INDEX_FILE: &str = "search-index.bin";
 const ASSETS_FILE: &str = super::load::ASSETS_FILE;
@@ -360,7 +361,7 @@ impl TermIndex {
     }
 
     /// Where `term` is, field by field: every key of it in the dictionary
-    /// ([`build::field_key`]), one range of it.
+    /// ([`format::field_key`]), one range of it.
     fn postings(&self, term: &str) -> anyhow::Result<Vec<FieldPostings>> {
         use fst::{IntoStreamer as _, Streamer as _};
         let start = format!("{term}{KEY_SEPARATOR}");

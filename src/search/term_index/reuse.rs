@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::super::rank::FIELDS;
-use super::build::{read_lens, read_postings, Header, ROW_BYTES};
+use super::format::{read_lens, read_postings, Header, ROW_BYTES};
 
 /// A previous index whose rows a build may reuse.
 pub(super) struct Previous {
@@ -89,7 +89,7 @@ impl Previous {
     /// The row id of `line` in the previous index, when it held that line
     /// byte for byte (and knows its guid), and it was not taken before.
     pub fn take(&mut self, line: &[u8]) -> Option<u32> {
-        let key = (super::build::fingerprint(line), u32::try_from(line.len()).ok()?);
+        let key = (super::format::fingerprint(line), u32::try_from(line.len()).ok()?);
         self.by_line.get_mut(&key)?.pop()
     }
 

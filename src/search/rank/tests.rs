@@ -1,0 +1,337 @@
+//! The ranker's unit tests: calibration, subtype and type order, several intents at once, package places, past picks.
+
+use super::*;
+use crate::search::records::PackageRow;
+use crate::search::vocab::Vocabulary;
+
+fn row(guid: &str, path: &str, kind: &str, tags: &[&str], summary: &str) -> AssetRow {
+    let name = path.rsplit('/').next().unwrap().split('.').next().unwrap().to_owned();
+    AssetRow {
+        guid: guid.into(),
+        path: path.into(),
+        name,
+        kind: kind.into(),
+        llm_tags: tags.iter().map(|t| t.to_string()).collect(),
+        llm_summary: summary.into(),
+        ..Default::default()
+    }
+}
+
+fn rows() -> Vec<AssetRow> {
+    vec![
+        row(
+            "a",
+            "Assets/Kit/Zombie_Basic.prefab",
+            "Prefab",
+            &["zombie", "enemy", "character"],
+            "Basic zombie enemy.",
+        ),
+        row(
+            "b",
+            "Assets/Kit/Tree_Pine.prefab",
+            "Prefab",
+            &["tree", "forest"],
+            "Pine tree.",
+        ),
+        row(
+            "c",
+            "Assets/Audio/SFX_Zombie.wav",
+            "AudioClip",
+            &["sfx", "zombie"],
+            "Zombie groan sound effect.",
+        ),
+        row(
+            "d",
+            "Assets/UI/MainMenu.prefab",
+            "Prefab",
+            &["ui", "menu"],
+            "Main menu UI prefab.",
+        ),
+    ]
+}
+
+fn rank(q: &str, hint: Option<&str>) -> Vec<Candidate> {
+    let query = Query::analyze(q, &Vocabulary::embedded());
+    rank_assets(
+        &rows(),
+        &query,
+        &RankOptions {
+            subtype_hint: hint,
+            top_k: 3,
+            ..Default::default()
+        },
+    )
+}
+
+#[test]
+fn full_match_is_auto_and_ranks_first() {
+    let got = rank("좀비 적 캐릭터 프리팹", Some("Prefab/character"));
+    assert_eq!(got[0].guid, "a");
+    assert!(got[0].confidence >= 0.70, "{got:?}");
+    assert!(got[0].reasoning.contains("same Prefab type"), "{}", got[0].reasoning);
+    assert!(got.iter().all(|c| c.guid != "b"), "the tree matches nothing: {got:?}");
+}
+
+#[test]
+fn no_real_match_stays_under_confirm() {
+    assert!(rank("우주선 레이저 무기", None).iter().all(|c| c.confidence < 0.40));
+    assert!(rank("spaceship laser", None).is_empty());
+}
+
+#[test]
+fn partial_match_sits_between_thresholds() {
+    let got = rank("좀비 신음 효과음 공포", None);
+    assert_eq!(got[0].guid, "c");
+    assert!((0.40..0.99).contains(&got[0].confidence), "{got:?}");
+    // The search lines show the first sentence: it names what is missing.
+    let shown = got[0].reasoning.split(". ").next().unwrap();
+    assert!(shown.contains("not found: 공포 (horror)"), "{}", got[0].reasoning);
+}
+
+#[test]
+fn exact_subtype_outranks_same_type() {
+    let mut rows = rows();
+    rows[3].type_subtype = Some("Prefab/ui".into());
+    rows.push(row(
+        "e",
+        "Assets/UI/MainMenuSkin.prefab",
+        "Prefab",
+        &["ui", "menu"],
+        "Main menu UI prefab.",
+    ));
+    let query = Query::analyze("메인 메뉴 UI", &Vocabulary::embedded());
+    let got = rank_assets(
+        &rows,
+        &query,
+        &RankOptions {
+            subtype_hint: Some("Prefab/ui"),
+            top_k: 2,
+            ..Default::default()
+        },
+    );
+    assert_eq!(got[0].guid, "d");
+    assert!(got[0].reasoning.contains("exact match of Prefab/ui"));
+    assert!(got[1].reasoning.contains("second tier"));
+}
+
+#[test]
+fn rich_depth_parts_are_evidence() {
+    let with_states = |guid: &str, states: &[&str]| AssetRow {
+        animator_states: states.iter().map(|s| s.to_string()).collect(),
+        ..row(
+            guid,
+            &format!("Assets/Kit/Orc_{guid}.controller"),
+            "AnimatorController",
+            &["orc"],
+            "An orc animator.",
+        )
+    };
+    let rows = vec![
+        with_states("a", &["Idle", "Walk"]),
+        with_states("b", &["Idle", "Heavy_Attack"]),
+    ];
+    let query = Query::analyze("orc attack", &Vocabulary::embedded());
+    let ranked = rank_assets(
+        &rows,
+        &query,
+        &RankOptions {
+            top_k: 2,
+            ..Default::default()
+        },
+    );
+    assert_eq!(ranked[0].guid, "b", "{ranked:?}");
+    assert!(ranked[0].confidence > ranked[1].confidence);
+    assert!(
+        ranked[0].reasoning.contains("attack (state Heavy_Attack)"),
+        "{}",
+        ranked[0].reasoning
+    );
+}
+
+#[test]
+fn ranking_several_intents_at_once_equals_ranking_each() {
+    let vocab = Vocabulary::embedded();
+    let rows = rows();
+    let requests: Vec<(Query, RankOptions)> = ["zombie enemy", "pine tree", "zombie sound", "spaceship"]
+        .iter()
+        .map(|q| {
+            (
+                Query::analyze(q, &vocab),
+                RankOptions {
+                    top_k: 3,
+                    ..Default::default()
+                },
+            )
+        })
+        .collect();
+    let together = rank_assets_each(&rows, &requests);
+    assert_eq!(together.len(), requests.len());
+    for ((query, options), ranked) in requests.iter().zip(&together) {
+        assert_eq!(&rank_assets(&rows, query, options), ranked);
+    }
+    assert!(together[3].is_empty());
+}
+
+#[test]
+fn a_missing_subject_stays_under_confirm_and_a_missing_modifier_does_not() {
+    let rows = vec![
+        row(
+            "a",
+            "Assets/Props/Barrel_Wooden.prefab",
+            "Prefab",
+            &["barrel"],
+            "A barrel.",
+        ),
+        row(
+            "b",
+            "Assets/Props/Crate_Scifi.prefab",
+            "Prefab",
+            &["crate", "scifi"],
+            "A crate.",
+        ),
+    ];
+    let rank = |q: &str| {
+        let query = Query::analyze(q, &Vocabulary::embedded());
+        rank_assets(
+            &rows,
+            &query,
+            &RankOptions {
+                top_k: 2,
+                ..Default::default()
+            },
+        )
+    };
+    // "sci-fi barrel": the barrel lacks the modifier, the crate the subject.
+    let got = rank("sci-fi barrel");
+    let conf = |guid: &str| got.iter().find(|c| c.guid == guid).map(|c| c.confidence);
+    assert!(
+        conf("a").is_some_and(|c| c >= Thresholds::default().subject_found_floor()),
+        "{got:?}"
+    );
+    assert!(
+        conf("b").is_some_and(|c| c < Thresholds::default().subject_found_floor()),
+        "{got:?}"
+    );
+    assert_eq!(got[0].guid, "a");
+    assert!(
+        got[1].reasoning.contains("subject barrel is not in it"),
+        "{}",
+        got[1].reasoning
+    );
+    // A query about something the project does not have: nothing confirmable.
+    assert!(rank("공상과학 드래곤")
+        .iter()
+        .all(|c| c.confidence < Thresholds::default().subject_found_floor()));
+}
+
+#[test]
+fn type_intent_orders_ties_and_a_named_type_excludes_others() {
+    let rows = vec![
+        row(
+            "t",
+            "Assets/Tex/Barrel_Albedo.png",
+            "Texture2D",
+            &["barrel"],
+            "Barrel texture.",
+        ),
+        row(
+            "p",
+            "Assets/Props/Barrel.prefab",
+            "Prefab",
+            &["barrel"],
+            "Barrel prefab.",
+        ),
+        row(
+            "s",
+            "Assets/Audio/Barrel_Hit.wav",
+            "AudioClip",
+            &["barrel", "hit"],
+            "Barrel hit.",
+        ),
+        row(
+            "c",
+            "Assets/Scripts/BarrelSpawner.cs",
+            "MonoScript",
+            &["barrel"],
+            "Barrel code.",
+        ),
+    ];
+    let rank = |q: &str| {
+        let query = Query::analyze(q, &Vocabulary::embedded());
+        rank_assets(
+            &rows,
+            &query,
+            &RankOptions {
+                top_k: 4,
+                ..Default::default()
+            },
+        )
+    };
+    assert_eq!(rank("barrel")[0].guid, "p", "no type named: the placeable prefab first");
+    let sound = rank("barrel sound");
+    assert_eq!(sound[0].guid, "s");
+    assert!(
+        sound
+            .iter()
+            .filter(|c| c.guid != "s")
+            .all(|c| c.confidence < Thresholds::default().subject_found_floor()),
+        "{sound:?}"
+    );
+    let code = rank("barrel");
+    let script = code.iter().find(|c| c.guid == "c").unwrap();
+    assert!(
+        script.confidence < Thresholds::default().subject_found_floor(),
+        "{script:?}"
+    );
+    assert!(rank("barrel script")[0].guid == "c");
+}
+
+#[test]
+fn free_package_places_go_to_packages_that_may_hide_a_word() {
+    let package = |id: &str, count: u64, words: &[&str]| PackageRow {
+        package_id: id.into(),
+        name: id.into(),
+        asset_count: count,
+        asset_vocabulary: words.iter().map(|w| w.to_string()).collect(),
+        ..Default::default()
+    };
+    let packages = vec![
+        package("materials", 2, &["door", "lava"]),
+        package("project", 1000, &["prefab", "env"]),
+        package("small", 1, &["font"]),
+    ];
+    let query = Query::analyze("door", &Vocabulary::embedded());
+    let chosen = rank_packages(&packages, &query, 3);
+    let ids: Vec<&str> = chosen.iter().map(|c| c.package_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["materials", "project"],
+        "small shows all its words: it cannot hide one"
+    );
+    assert!(chosen[1].confidence < 0.40 && chosen[1].reasoning.contains("may hold one"));
+}
+
+#[test]
+fn past_pick_boost_reorders_ties() {
+    let mut rows = rows();
+    rows.push(row(
+        "z",
+        "Assets/Kit/Zombie_Fast.prefab",
+        "Prefab",
+        &["zombie", "enemy"],
+        "Fast zombie enemy.",
+    ));
+    let query = Query::analyze("zombie enemy", &Vocabulary::embedded());
+    let boosts = HashMap::from([("z".to_owned(), 0.08)]);
+    let got = rank_assets(
+        &rows,
+        &query,
+        &RankOptions {
+            past_boosts: boosts,
+            top_k: 2,
+            ..Default::default()
+        },
+    );
+    assert_eq!(got[0].guid, "z");
+    assert!(got[0].reasoning.contains("picked before"));
+}
