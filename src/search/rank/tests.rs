@@ -1,4 +1,5 @@
-//! The ranker's unit tests: calibration, subtype and type order, several intents at once, package places, past picks.
+//! The ranker's unit tests: calibration, subtype and type order, several
+//! intents at once, package places, past picks.
 
 use super::*;
 use crate::search::records::PackageRow;
