@@ -56,6 +56,27 @@ pub(super) struct Header {
     pub loan_postings: (usize, usize),
 }
 
+/// A row-table entry: where a row's line is in `assets.jsonl`, and its
+/// fingerprint.
+pub(super) struct RowEntry {
+    pub offset: u64,
+    pub len: u32,
+    pub print: u64,
+}
+
+impl RowEntry {
+    /// The entry in `entry` (`ROW_BYTES` of the row table); `None` when
+    /// it is shorter.
+    pub fn decode(entry: &[u8]) -> Option<Self> {
+        let u64_at = |at: usize| Some(u64::from_le_bytes(entry.get(at..at + 8)?.try_into().ok()?));
+        Some(Self {
+            offset: u64_at(0)?,
+            len: u32::from_le_bytes(entry.get(8..12)?.try_into().ok()?),
+            print: u64_at(12)?,
+        })
+    }
+}
+
 /// The fingerprint of a row's line: a row read back by offset is checked
 /// against it, so a file changed behind the index is never read as a row.
 pub(super) fn fingerprint(line: &[u8]) -> u64 {

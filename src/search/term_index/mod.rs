@@ -40,7 +40,7 @@ use super::rank::FIELDS;
 use super::rank::{Candidate, RankOptions};
 use super::records::AssetRow;
 use body::Body;
-use format::{fingerprint, parse_field_key, read_varint, Header, KEY_SEPARATOR, MAGIC, ROW_BYTES};
+use format::{fingerprint, parse_field_key, read_varint, Header, RowEntry, KEY_SEPARATOR, MAGIC, ROW_BYTES};
 
 pub const SEARCH_INDEX_FILE: &str = "search-index.bin";
 const ASSETS_FILE: &str = super::load::ASSETS_FILE;
@@ -82,26 +82,6 @@ enum Table {
     Rows,
     /// Each row's field lengths, a byte per field.
     Norms,
-}
-
-/// Where a row's line is in `assets.jsonl`, and its fingerprint.
-struct RowEntry {
-    offset: u64,
-    len: usize,
-    print: u64,
-}
-
-impl RowEntry {
-    /// A row-table entry; `None` when its line is over the line limit.
-    fn decode(entry: &[u8], limits: &Limits) -> Option<Self> {
-        let u64_at = |at: usize| Some(u64::from_le_bytes(entry.get(at..at + 8)?.try_into().ok()?));
-        let len = u32::from_le_bytes(entry.get(8..12)?.try_into().ok()?);
-        (u64::from(len) <= limits.line_bytes).then_some(Self {
-            offset: u64_at(0)?,
-            len: usize::try_from(len).ok()?,
-            print: u64_at(12)?,
-        })
-    }
 }
 
 /// An index file opened: its header, the body after it and the term
@@ -441,7 +421,10 @@ impl TermIndex {
             };
             for &id in run {
                 let at = (id as usize - first) * ROW_BYTES;
-                let Some(entry) = RowEntry::decode(&table[at..at + ROW_BYTES], &self.limits) else {
+                // A line over the line limit is not what was indexed.
+                let Some(entry) = RowEntry::decode(&table[at..at + ROW_BYTES])
+                    .filter(|entry| u64::from(entry.len) <= self.limits.line_bytes)
+                else {
                     return Ok(None);
                 };
                 entries.push(entry);
@@ -469,7 +452,7 @@ impl TermIndex {
         let mut rows = Vec::with_capacity(entries.len());
         let mut line = Vec::new();
         for entry in entries {
-            line.resize(entry.len, 0);
+            line.resize(entry.len as usize, 0);
             file.seek(SeekFrom::Start(entry.offset))?;
             if file.read_exact(&mut line).is_err() || fingerprint(&line) != entry.print {
                 return Ok(None);
@@ -535,7 +518,7 @@ impl TermIndex {
             .guids
             .get_or_init(|| read_map(&self.body, self.header.guids))
             .as_ref()
-            .with_context(|| format!("the search index is damaged (its guids); delete {SEARCH_INDEX_FILE}"))?;
+            .ok_or_else(|| damaged("its guids"))?;
         let mut ids: Vec<u32> = guids
             .into_iter()
             .filter_map(|g| guid_ids.get(g))

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::super::rank::FIELDS;
-use super::format::{read_lens, read_postings, Header, ROW_BYTES};
+use super::format::{read_lens, read_postings, Header, RowEntry, ROW_BYTES};
 
 /// A previous index whose rows a build may reuse.
 pub(super) struct Previous {
@@ -43,10 +43,9 @@ impl Previous {
             if guids[id].is_empty() {
                 continue;
             }
-            let len = u32::from_le_bytes(entry[8..12].try_into().ok()?);
-            let print = u64::from_le_bytes(entry[12..20].try_into().ok()?);
+            let entry = RowEntry::decode(entry)?;
             // Last id first: `take` pops the first.
-            by_line.entry((print, len)).or_default().push(id as u32);
+            by_line.entry((entry.print, entry.len)).or_default().push(id as u32);
         }
 
         let lens_bytes = section(header.row_lens)?;
