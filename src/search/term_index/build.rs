@@ -16,7 +16,9 @@ use super::super::loanword::collect_words;
 use super::super::rank::{add_field_lengths, for_each_field_term, Fnv, FIELDS};
 use super::super::records::AssetRow;
 use super::super::text::Scratch;
-use super::format::{field_key, fingerprint, lines_with_offsets, push_lens, push_postings, Header, LenSums, MAGIC};
+use super::format::{
+    field_key, fingerprint, guid_key, lines_with_offsets, push_lens, push_postings, Header, LenSums, GUID_BYTES, MAGIC,
+};
 use super::reuse::Previous;
 
 /// What a build did: the index's bytes, and how many rows it decoded and
@@ -74,19 +76,19 @@ pub(super) fn build(
         Some(previous) => (previous.terms(), previous.loan_words()),
         None => Default::default(),
     };
-    // The three dictionaries are built in key order, each on its own
-    // thread: an `fst` takes its keys one by one.
+    // The dictionaries and the guid table are built in key order, each on
+    // its own thread: an `fst` takes its keys one by one.
     let terms = (std::mem::take(&mut rows.term_ids), std::mem::take(&mut rows.postings));
     let loans = (
         std::mem::take(&mut rows.loan_ids),
         std::mem::take(&mut rows.loan_postings),
     );
     let guids = std::mem::take(&mut rows.guids);
-    let (terms, (loans, guid_map)) = rayon::join(
+    let (terms, (loans, (guid_table, other_guids))) = rayon::join(
         || term_sections(old_terms, terms, &kept),
         || rayon::join(|| loan_sections(old_loans, loans, &kept), || guid_section(guids)),
     );
-    let ((dictionary, posting_bytes), (loan_words, loan_bytes), guid_map) = (terms?, loans, guid_map?);
+    let ((dictionary, posting_bytes), (loan_words, loan_bytes)) = (terms?, loans);
     let mut at = 0;
     let mut section = |len: usize| {
         at += len;
@@ -103,7 +105,8 @@ pub(super) fn build(
         norms: section(rows.norms.len()),
         terms: section(dictionary.len()),
         postings: section(posting_bytes.len()),
-        guids: section(guid_map.len()),
+        guids: section(guid_table.len()),
+        other_guids,
         row_lens: section(rows.lens.len()),
         loan_postings: section(loan_bytes.len()),
     };
@@ -117,7 +120,7 @@ pub(super) fn build(
         &rows.norms,
         &dictionary,
         &posting_bytes,
-        &guid_map,
+        &guid_table,
         &rows.lens,
         &loan_bytes,
     ] {
@@ -171,16 +174,24 @@ fn loan_sections(
     (words, bytes)
 }
 
-/// The guid dictionary of `guids` (guid, row id).
-fn guid_section(mut guids: Vec<(String, u32)>) -> anyhow::Result<Vec<u8>> {
+/// The guid table of `guids` (guid, row id), and the guids it cannot
+/// hold ([`guid_key`]) with their rows.
+fn guid_section(mut guids: Vec<(String, u32)>) -> (Vec<u8>, Vec<(String, u32)>) {
     // A guid twice (a broken index) keeps its last row, as a scan would.
     guids.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
     guids.dedup_by(|later, first| later.0 == first.0);
-    let mut guid_map = fst::MapBuilder::memory();
-    for (guid, id) in &guids {
-        guid_map.insert(guid, u64::from(*id))?;
+    let mut table = Vec::with_capacity(guids.len() * GUID_BYTES);
+    let mut others = Vec::new();
+    for (guid, id) in guids {
+        match guid_key(&guid) {
+            Some(key) => {
+                table.extend_from_slice(&key);
+                table.extend_from_slice(&id.to_le_bytes());
+            }
+            None => others.push((guid, id)),
+        }
     }
-    Ok(guid_map.into_inner()?)
+    (table, others)
 }
 
 /// The rows of a build as they are read: their table entries and lengths,
@@ -432,8 +443,13 @@ mod tests {
             return ["{\"guid\": 3}", "not json", "{}"][kind % 3].to_owned();
         }
         let name = format!("{}_{}", word(0), word(1));
+        // Some guids are not Unity's: the header keeps them.
+        let guid = match guid % 5 {
+            0 => format!("odd-{guid}"),
+            _ => format!("{guid:032x}"),
+        };
         serde_json::json!({
-            "guid": format!("{guid:032x}"),
+            "guid": guid,
             "path": format!("Assets/{}/{}/{name}.asset", word(2), word(3)),
             "name": name,
             "type": KINDS[*kind],

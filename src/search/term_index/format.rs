@@ -8,7 +8,9 @@
 //! at most 255), the term dictionary (an `fst` map: key → postings offset, a
 //! key per term, field and count a row holds it there: [`field_key`]), the
 //! postings (per key: a varint count, then varint row-id gaps), the
-//! guid dictionary (an `fst` map: guid → row id), the row lengths (per row:
+//! guid table (per guid, sorted: its 16 bytes, then its row id `u32`; a
+//! guid that is not 32 lowercase hex digits is in the header's
+//! `other_guids`), the row lengths (per row:
 //! a `u16` mask of the fields it has terms in, then a varint length per
 //! such field) and the loanword postings (per word of `loan_words`, in
 //! order: postings as above).
@@ -20,9 +22,11 @@ use serde::{Deserialize, Serialize};
 use super::super::rank::{Fnv, FIELDS};
 
 /// The magic and format version: a file of another version is rebuilt.
-pub(super) const MAGIC: &[u8; 8] = b"UASIDX\x00\x03";
+pub(super) const MAGIC: &[u8; 8] = b"UASIDX\x00\x04";
 /// Bytes per row in the row table.
 pub(super) const ROW_BYTES: usize = 20;
+/// Bytes per entry of the guid table: a guid's 16 bytes, its row id.
+pub(super) const GUID_BYTES: usize = 20;
 
 /// Per field, the summed lengths of every row (a named type: serde's derive
 /// has a `FIELDS` of its own).
@@ -49,7 +53,11 @@ pub(super) struct Header {
     pub norms: (usize, usize),
     pub terms: (usize, usize),
     pub postings: (usize, usize),
+    /// The guid table: guids as [`guid_key`]s, sorted, each with its row.
     pub guids: (usize, usize),
+    /// Guids that have no [`guid_key`] (not Unity's), with their rows,
+    /// sorted: none in a project Unity wrote.
+    pub other_guids: Vec<(String, u32)>,
     /// What the next build reuses: each row's field lengths, and the rows
     /// of each loanword word.
     pub row_lens: (usize, usize),
@@ -75,6 +83,37 @@ impl RowEntry {
             print: u64_at(12)?,
         })
     }
+}
+
+/// A guid's key in the guid table: the 16 bytes its 32 lowercase hex
+/// digits spell (the order of the keys is the order of the texts); `None`
+/// for any other text.
+pub(super) fn guid_key(guid: &str) -> Option<[u8; 16]> {
+    let digits = guid.as_bytes();
+    let nibble = |d: u8| match d {
+        b'0'..=b'9' => Some(d - b'0'),
+        b'a'..=b'f' => Some(d - b'a' + 10),
+        _ => None,
+    };
+    if digits.len() != 32 {
+        return None;
+    }
+    let mut key = [0; 16];
+    for (byte, pair) in key.iter_mut().zip(digits.chunks_exact(2)) {
+        *byte = nibble(pair[0])? << 4 | nibble(pair[1])?;
+    }
+    Some(key)
+}
+
+/// The guid a [`guid_key`] was made from.
+pub(super) fn guid_text(key: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut text = String::with_capacity(key.len() * 2);
+    for byte in key {
+        text.push(char::from(HEX[usize::from(byte >> 4)]));
+        text.push(char::from(HEX[usize::from(byte & 15)]));
+    }
+    text
 }
 
 /// The fingerprint of a row's line: a row read back by offset is checked
@@ -209,6 +248,28 @@ pub(super) fn read_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn guid_keys_round_trip_keep_the_order_and_take_only_unitys_guids() {
+        let guids = [
+            "00ff10a0b1c2d3e4f5061728394a5b6c",
+            "0a00000000000000000000000000000f",
+            "ffffffffffffffffffffffffffffffff",
+        ];
+        for guid in guids {
+            assert_eq!(guid_text(&guid_key(guid).unwrap()), guid);
+        }
+        assert!(guid_key(guids[0]) < guid_key(guids[1]) && guid_key(guids[1]) < guid_key(guids[2]));
+        for other in [
+            "",
+            "00FF10A0B1C2D3E4F5061728394A5B6C",
+            "00ff10a0b1c2d3e4f5061728394a5b6",
+            "00ff10a0-1c2d3e4f5061728394a5b6c",
+            "좀비",
+        ] {
+            assert_eq!(guid_key(other), None, "{other:?}");
+        }
+    }
 
     #[test]
     fn field_keys_round_trip_and_nothing_else_parses() {

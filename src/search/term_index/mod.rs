@@ -3,7 +3,7 @@
 //! ([`super::rank::Document::visit`]), in an `fst` dictionary with postings
 //! of row ids per term, field and count, plus the corpus statistics BM25F
 //! needs (row count, summed field lengths), each row's length per field,
-//! the loanword words, a guid dictionary and each row's offset in
+//! the loanword words, a guid table and each row's offset in
 //! `assets.jsonl`.
 //!
 //! A search then reads only the rows that hold one of its terms and scores
@@ -40,7 +40,9 @@ use super::rank::FIELDS;
 use super::rank::{Candidate, RankOptions};
 use super::records::AssetRow;
 use body::Body;
-use format::{fingerprint, parse_field_key, read_varint, Header, RowEntry, KEY_SEPARATOR, MAGIC, ROW_BYTES};
+use format::{
+    fingerprint, guid_key, parse_field_key, read_varint, Header, RowEntry, GUID_BYTES, KEY_SEPARATOR, MAGIC, ROW_BYTES,
+};
 
 pub const SEARCH_INDEX_FILE: &str = "search-index.bin";
 const ASSETS_FILE: &str = super::load::ASSETS_FILE;
@@ -50,9 +52,6 @@ pub struct TermIndex {
     header: Header,
     body: Body,
     terms: Arc<fst::Map<Vec<u8>>>,
-    /// The guid dictionary, read when a caller first looks a guid up
-    /// (`None`: damaged).
-    guids: OnceLock<Option<fst::Map<Vec<u8>>>>,
     /// The row table, read whole when a fetch needs many of its entries
     /// (`None`: damaged).
     row_table: OnceLock<Option<Vec<u8>>>,
@@ -217,7 +216,11 @@ fn load(
         return Err("stale".into());
     }
     let fits = |(start, end): (usize, usize)| start <= end && end as u64 <= body.len();
-    let sections_fit = fits(header.guids) && fits(header.postings) && fits(header.row_table) && fits(header.norms);
+    let sections_fit = fits(header.guids)
+        && (header.guids.1 - header.guids.0) % GUID_BYTES == 0
+        && fits(header.postings)
+        && fits(header.row_table)
+        && fits(header.norms);
     if !sections_fit {
         return Err("damaged".into());
     }
@@ -225,7 +228,6 @@ fn load(
         header,
         body,
         terms,
-        guids: OnceLock::new(),
         row_table: OnceLock::new(),
         norms: OnceLock::new(),
         assets: dir.join(ASSETS_FILE),
@@ -514,19 +516,41 @@ impl TermIndex {
     /// The rows of those of `guids` the index holds; `None` when
     /// `assets.jsonl` changed since the index was built.
     pub fn rows_of<'g>(&self, guids: impl IntoIterator<Item = &'g str>) -> anyhow::Result<Option<Vec<AssetRow>>> {
-        let guid_ids = self
-            .guids
-            .get_or_init(|| read_map(&self.body, self.header.guids))
-            .as_ref()
-            .ok_or_else(|| damaged("its guids"))?;
-        let mut ids: Vec<u32> = guids
-            .into_iter()
-            .filter_map(|g| guid_ids.get(g))
-            .filter_map(|id| u32::try_from(id).ok())
-            .collect();
+        let mut ids = Vec::new();
+        for guid in guids {
+            ids.extend(self.row_of(guid)?);
+        }
         ids.sort_unstable();
         ids.dedup();
         self.fetch(&ids)
+    }
+
+    /// The row of `guid`: a binary search of the guid table, an entry read
+    /// per step (a few hundred bytes of the file for a guid at 10^6 rows).
+    fn row_of(&self, guid: &str) -> anyhow::Result<Option<u32>> {
+        let Some(key) = guid_key(guid) else {
+            let others = &self.header.other_guids;
+            return Ok(others
+                .binary_search_by(|(other, _)| other.as_str().cmp(guid))
+                .ok()
+                .map(|at| others[at].1));
+        };
+        let (start, end) = self.header.guids;
+        let (mut low, mut high) = (0, (end - start) / GUID_BYTES);
+        while low < high {
+            let middle = (low + high) / 2;
+            let at = start + middle * GUID_BYTES;
+            let entry = self
+                .body
+                .read(at, at + GUID_BYTES)?
+                .ok_or_else(|| damaged("its guids"))?;
+            match entry[..16].cmp(&key) {
+                std::cmp::Ordering::Less => low = middle + 1,
+                std::cmp::Ordering::Greater => high = middle,
+                std::cmp::Ordering::Equal => return Ok(Some(u32::from_le_bytes(entry[16..].try_into()?))),
+            }
+        }
+        Ok(None)
     }
 
     /// The paths of those of `guids` the index holds (the candidate check);
@@ -560,4 +584,52 @@ pub fn rank(
 /// The error of a search whose `assets.jsonl` was rewritten under it.
 pub fn changed_while_searched() -> String {
     format!("{ASSETS_FILE} changed while it was searched; search again")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every guid finds its row through the table read from the file (a
+    /// guid twice: its last row), Unity's or not; an absent one finds none.
+    #[test]
+    fn guids_find_their_rows_in_the_file() {
+        let line = |guid: &str, name: &str| {
+            serde_json::json!({"guid": guid, "path": format!("Assets/{name}.prefab"), "name": name, "type": "Prefab"})
+                .to_string()
+        };
+        let mut lines: Vec<String> = (0..500u32)
+            .map(|i| {
+                line(
+                    &format!("{:032x}", u128::from(i) * 7_919_000_000_000_000_000_003),
+                    &format!("Row{i}"),
+                )
+            })
+            .collect();
+        lines.push(line("not-a-unity-guid", "Odd"));
+        lines.push(line(&format!("{:032x}", 7_919_000_000_000_000_000_003u128), "Later"));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(ASSETS_FILE), lines.join("\n")).unwrap();
+        let limits = Limits::default();
+        TermIndex::refresh(dir.path(), None, &limits).unwrap();
+        let index = TermIndex::open_fresh(dir.path(), None, &limits).unwrap().unwrap();
+        assert!(matches!(index.body, Body::File { .. }), "read from the file");
+        let name_of = |guid: &str| index.rows_of([guid]).unwrap().unwrap().pop().map(|row| row.name);
+        for i in [0u32, 2, 250, 499] {
+            let guid = format!("{:032x}", u128::from(i) * 7_919_000_000_000_000_000_003);
+            assert_eq!(name_of(&guid).as_deref(), Some(format!("Row{i}").as_str()), "{guid}");
+        }
+        assert_eq!(
+            name_of(&format!("{:032x}", 7_919_000_000_000_000_000_003u128)).as_deref(),
+            Some("Later")
+        );
+        assert_eq!(name_of("not-a-unity-guid").as_deref(), Some("Odd"));
+        for absent in [
+            "ffffffffffffffffffffffffffffffff",
+            "00000000000000000000000000000001",
+            "other",
+        ] {
+            assert_eq!(name_of(absent), None, "{absent}");
+        }
+    }
 }

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::super::rank::FIELDS;
-use super::format::{read_lens, read_postings, Header, RowEntry, ROW_BYTES};
+use super::format::{guid_text, read_lens, read_postings, Header, RowEntry, GUID_BYTES, ROW_BYTES};
 
 /// A previous index whose rows a build may reuse.
 pub(super) struct Previous {
@@ -31,10 +31,12 @@ impl Previous {
         // A row shadowed by a later one of the same guid has no guid to
         // reuse: it is visited again (`String::new()` marks it).
         let mut guids = vec![String::new(); rows];
-        let guid_map = fst::Map::new(section(header.guids)?).ok()?;
-        let mut stream = guid_map.stream();
-        while let Some((guid, id)) = fst::Streamer::next(&mut stream) {
-            *guids.get_mut(usize::try_from(id).ok()?)? = String::from_utf8(guid.to_vec()).ok()?;
+        for entry in section(header.guids)?.chunks(GUID_BYTES) {
+            let id = u32::from_le_bytes(entry.get(16..GUID_BYTES)?.try_into().ok()?);
+            *guids.get_mut(id as usize)? = guid_text(&entry[..16]);
+        }
+        for (guid, id) in &header.other_guids {
+            *guids.get_mut(*id as usize)? = guid.clone();
         }
 
         let table = section(header.row_table).filter(|t| t.len() == rows * ROW_BYTES)?;
