@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use super::data::IndexData;
-use super::meta::parse_meta;
+use super::meta::{meta_text, parse_meta};
 use super::open::{open_in_project, read_meta, Listed};
 use super::record::{Depth, Details, ScannedAsset};
 use super::unity_yaml::{YamlFacts, MAX_NAMES};
@@ -281,7 +281,7 @@ fn cached_scripts(cache: &Path, data: &IndexData) -> HashMap<String, String> {
             let Ok((bytes, _)) = read_meta(&entry.path(), Listed::Other) else {
                 continue;
             };
-            if let Ok(meta) = parse_meta(&String::from_utf8_lossy(&bytes), &data.setting_keys) {
+            if let Ok(meta) = parse_meta(&meta_text(&bytes), &data.setting_keys) {
                 scripts.insert(meta.guid, class.to_owned());
             }
         }

@@ -52,6 +52,16 @@ pub fn is_guid(s: &str) -> bool {
     s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// A `.meta` file's bytes as text, with U+FFFD for what is not UTF-8:
+/// `from_utf8_lossy` checks byte by byte, `from_utf8` a word at a time
+/// while it meets ASCII (a scan reads every `.meta` of the project).
+pub fn meta_text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
 /// Parse a `.meta` file's text, keeping the importer settings named in `wanted`.
 pub fn parse_meta(text: &str, wanted: &BTreeSet<String>) -> Result<Meta, MetaError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -61,7 +71,7 @@ pub fn parse_meta(text: &str, wanted: &BTreeSet<String>) -> Result<Meta, MetaErr
     // While inside a block-style `labels:` list: the indentation of its key.
     let mut labels_indent: Option<usize> = None;
 
-    for raw in text.lines() {
+    for raw in super::unity_yaml::lines(text) {
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         let content = line.trim_start();
         if content.is_empty() || content.starts_with('#') {

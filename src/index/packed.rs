@@ -56,11 +56,17 @@ impl<'de> Visitor<'de> for AssetsVisitor {
         f.write_str("scanned assets: a JSONL string or an array of objects")
     }
 
+    /// Lines are decoded in parallel (diff, plan and finalize each decode
+    /// every asset); the first bad one is the error.
     fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
-        text.lines()
-            .filter(|line| !line.is_empty())
+        use rayon::prelude::*;
+        let lines: Vec<&str> = text.lines().filter(|line| !line.is_empty()).collect();
+        let decoded: Vec<serde_json::Result<ScannedAsset>> =
+            lines.par_iter().map(|line| serde_json::from_str(line)).collect();
+        decoded
+            .into_iter()
             .enumerate()
-            .map(|(i, line)| serde_json::from_str(line).map_err(|e| E::custom(format!("scanned asset {}: {e}", i + 1))))
+            .map(|(i, asset)| asset.map_err(|e| E::custom(format!("scanned asset {}: {e}", i + 1))))
             .collect()
     }
 

@@ -19,7 +19,7 @@ use super::classify::{self, Subject};
 use super::content::{self, Lookup};
 use super::data::IndexData;
 use super::labels::{merge_labels, CuratedLabels};
-use super::meta::{parse_meta, Meta};
+use super::meta::{meta_text, parse_meta, Meta};
 use super::open::{open_in_project, read_meta, read_to_limit, Listed, ASSET_TEXT_LIMIT};
 use super::packages::{self, PackageRoot};
 use super::record::{Depth, Details, ScannedAsset};
@@ -320,7 +320,7 @@ impl ParseContext<'_> {
         let unreadable = |p: &str, e: std::io::Error| warning(WarningKind::Unreadable, p, &e.to_string());
         let (meta_bytes, meta_stat) = read_meta(&self.project.join(meta_path), Listed::of(pair.meta.regular))
             .map_err(|e| unreadable(meta_path, e))?;
-        let meta = parse_meta(&String::from_utf8_lossy(&meta_bytes), &self.data.setting_keys)
+        let meta = parse_meta(&meta_text(&meta_bytes), &self.data.setting_keys)
             .map_err(|e| warning(WarningKind::BadMeta, meta_path, &e.to_string()))?;
         let (asset_mtime, asset_len) = match pair.asset.stat {
             Some(stat) => stat,

@@ -7,6 +7,9 @@
 //! bounded ([`MAX_NAMES`]), so a hostile file costs its length, not more.
 
 use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 
 const GAME_OBJECT: u32 = 1;
 const MATERIAL: u32 = 21;
@@ -51,6 +54,22 @@ pub struct YamlFacts {
     pub texture_guids: BTreeSet<String>,
 }
 
+/// The lines of a Unity text file (YAML, `.meta`) as [`str::lines`] gives
+/// them: std looks for each line's end apart, memchr finds them in one
+/// vectorised pass (a scan reads millions of short lines).
+pub(super) fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut start = 0;
+    let ends = memchr::memchr_iter(b'\n', text.as_bytes()).map(Some).chain([None]);
+    ends.filter_map(move |end| {
+        let line = match end {
+            Some(end) => text[start..end].strip_suffix('\r').unwrap_or(&text[start..end]),
+            None => Some(&text[start..]).filter(|last| !last.is_empty())?,
+        };
+        start = end.map_or(text.len(), |end| end + 1);
+        Some(line)
+    })
+}
+
 /// Whether `text` is Unity YAML (and not a binary-serialised asset).
 pub fn is_unity_yaml(text: &str) -> bool {
     text.trim_start_matches('\u{feff}').starts_with("%YAML")
@@ -74,7 +93,7 @@ struct Cursor {
 pub fn scan(text: &str) -> YamlFacts {
     let mut facts = YamlFacts::default();
     let mut at = Cursor::default();
-    for raw in text.lines() {
+    for raw in lines(text) {
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         if let Some(header) = line.strip_prefix("--- !u!") {
             at = Cursor {
@@ -195,18 +214,44 @@ fn saved_property(content: &str, awaiting_old_style_name: &mut bool, props: &mut
 /// (TextMesh Pro's `referencedFontAssetGUID`, Addressables' `m_AssetGUID`
 /// and group entries' `m_GUID`), which reference assets as well.
 fn guids_in(line: &str) -> impl Iterator<Item = &str> {
-    let keys = line.match_indices("guid:").chain(line.match_indices("GUID:"));
-    keys.filter_map(move |(at, key)| {
-        let value = line[at + key.len()..].trim_start();
-        let guid = value.get(..32)?;
-        let ends = value[32..].chars().next().is_none_or(|c| !c.is_ascii_hexdigit());
-        (ends && guid.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))).then_some(guid)
+    GUID_KEYS.iter().flat_map(move |key| {
+        key.find_iter(line.as_bytes()).filter_map(move |at| {
+            let value = line[at + key.needle().len()..].trim_start();
+            let guid = value.get(..32)?;
+            let ends = value[32..].chars().next().is_none_or(|c| !c.is_ascii_hexdigit());
+            (ends && guid.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))).then_some(guid)
+        })
     })
 }
+
+/// The keys a guid follows, each searched for with a searcher made once:
+/// a scan looks for them on every line of every Unity YAML file.
+static GUID_KEYS: LazyLock<[Finder<'static>; 2]> = LazyLock::new(|| [Finder::new("guid:"), Finder::new("GUID:")]);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_are_strs_lines() {
+        for text in [
+            "",
+            "\n",
+            "a",
+            "a\n",
+            "a\r\nb",
+            "a\r\n\r\nb\r",
+            "a\r\r\n",
+            "\n\nx\n\n",
+            "좀비\r\n끝",
+        ] {
+            assert_eq!(
+                lines(text).collect::<Vec<_>>(),
+                text.lines().collect::<Vec<_>>(),
+                "{text:?}"
+            );
+        }
+    }
 
     const A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
     const B: &str = "0123456789abcdef0123456789abcdef";
