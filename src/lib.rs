@@ -21,6 +21,7 @@ pub mod project;
 pub mod references;
 pub mod search;
 pub mod semantic;
+pub mod stdout;
 pub mod trust;
 pub mod usage;
 pub mod user_dirs;

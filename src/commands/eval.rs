@@ -29,9 +29,9 @@ pub async fn command(project: &Project, golden: &Path, as_json: bool, retrievers
         return match score(project, &set, &[]).await {
             Ok(report) => {
                 if as_json {
-                    println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+                    crate::outln!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
                 } else {
-                    println!("{}", report.render().trim_end());
+                    crate::outln!("{}", report.render().trim_end());
                 }
                 Outcome::ok()
             }
@@ -50,9 +50,9 @@ pub async fn command(project: &Project, golden: &Path, as_json: bool, retrievers
             .iter()
             .map(|(name, report)| ((*name).to_owned(), serde_json::to_value(report).unwrap_or_default()))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&by_retriever).unwrap_or_default());
+        crate::outln!("{}", serde_json::to_string_pretty(&by_retriever).unwrap_or_default());
     } else {
-        println!("{}", side_by_side(&reports));
+        crate::outln!("{}", side_by_side(&reports));
     }
     Outcome::ok()
 }

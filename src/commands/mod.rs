@@ -98,7 +98,7 @@ pub async fn run_pipeline(project: &Project, invocation: &Invocation, trust: boo
         }
     }
     if let (true, Some(document)) = (opts.json, &finished.document) {
-        println!("{}", serde_json::to_string_pretty(document).unwrap_or_default());
+        crate::outln!("{}", serde_json::to_string_pretty(document).unwrap_or_default());
     }
     Outcome {
         code: finished.code,
@@ -130,16 +130,16 @@ pub fn dry_run(project: &Project, name: &str, inputs: Map<String, Value>, opts: 
         Ok(v) => v,
         Err(e) => return Outcome::invalid(e),
     };
-    println!("{}", render(&pipeline.graph(), Format::Ascii).trim_end());
-    println!();
-    println!("provider: {}", project.config.llm.provider.name());
-    println!("inputs:");
+    crate::outln!("{}", render(&pipeline.graph(), Format::Ascii).trim_end());
+    crate::outln!();
+    crate::outln!("provider: {}", project.config.llm.provider.name());
+    crate::outln!("inputs:");
     for (k, v) in inputs.as_object().into_iter().flatten() {
-        println!("  {k} = {v}");
+        crate::outln!("  {k} = {v}");
     }
-    println!("params:");
+    crate::outln!("params:");
     for p in pipeline.resolved_params() {
-        println!("  {} = {}   ({})", p.key, p.value, p.source);
+        crate::outln!("  {} = {}   ({})", p.key, p.value, p.source);
     }
     Outcome::ok()
 }
@@ -148,7 +148,7 @@ pub fn dry_run(project: &Project, name: &str, inputs: Map<String, Value>, opts: 
 pub fn validate(project: &Project, names: &[String]) -> Outcome {
     let (count, errors) = project.validate(names);
     if errors.is_empty() {
-        println!("{count} pipeline{} valid", if count == 1 { "" } else { "s" });
+        crate::outln!("{count} pipeline{} valid", if count == 1 { "" } else { "s" });
         Outcome::ok()
     } else {
         Outcome::invalid(errors)
@@ -163,7 +163,7 @@ pub fn graph(project: &Project, name: &str, format: &str) -> Outcome {
     };
     match project.compile(name, &[]) {
         Ok(p) => {
-            print!("{}", render(&p.graph(), format));
+            crate::out!("{}", render(&p.graph(), format));
             Outcome::ok()
         }
         Err(d) => Outcome::invalid(d),

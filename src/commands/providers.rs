@@ -11,7 +11,7 @@ pub async fn providers_check(project: &Project) -> Outcome {
     let provider = match crate::doctor::provider::connect(&config.llm, config.parallel_subagents, &config.limits) {
         Ok(Some(p)) => p,
         Ok(None) => {
-            println!("provider: builtin (offline; no model is called)");
+            crate::outln!("provider: builtin (offline; no model is called)");
             return Outcome::ok();
         }
         Err(failed) => return Outcome::failed(failed.line()),
@@ -21,9 +21,11 @@ pub async fn providers_check(project: &Project) -> Outcome {
         Err(d) => return Outcome::invalid(d),
     };
     let r = engine::llm::check(provider.as_ref(), &schemas).await;
-    println!(
+    crate::outln!(
         "provider: {}\nmodel:    {}\nlatency:  {} ms",
-        r.provider, r.model, r.latency_ms
+        r.provider,
+        r.model,
+        r.latency_ms
     );
     if let Some(e) = r.error {
         return Outcome::failed(format!("status:   failed: {e}"));
@@ -31,10 +33,10 @@ pub async fn providers_check(project: &Project) -> Outcome {
     let mut failed = 0;
     for (name, error) in &r.schemas {
         match error {
-            None => println!("schema:   {name} accepted"),
+            None => crate::outln!("schema:   {name} accepted"),
             Some(e) => {
                 failed += 1;
-                println!("schema:   {name} failed: {e}");
+                crate::outln!("schema:   {name} failed: {e}");
             }
         }
     }
@@ -44,7 +46,7 @@ pub async fn providers_check(project: &Project) -> Outcome {
             r.schemas.len()
         ));
     }
-    println!("status:   ok");
+    crate::outln!("status:   ok");
     Outcome::ok()
 }
 
