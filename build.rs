@@ -1,7 +1,9 @@
 //! Pre-converts the embedded search data (`data/aliases.yml`,
 //! `data/lexicon/*.yml`) to JSON in `OUT_DIR`, parsed with the same types
 //! the search reads them with (`src/search/data_files.rs`): parsing the
-//! lexicon's YAML took 8.5 ms of every search, which waited on it. A file
+//! lexicon's YAML took 8.5 ms of every search, which waited on it. The
+//! lexicon files are merged here too, by the search's own merge and
+//! stemmer (`src/search/lexicon_merge.rs`, `src/search/text.rs`). A file
 //! that does not parse stops the build with its path and the parser's
 //! message.
 
@@ -11,9 +13,21 @@ use std::path::{Path, PathBuf};
 #[allow(dead_code)] // The build writes the files; the search reads their fields.
 #[path = "src/search/data_files.rs"]
 mod data_files;
+#[allow(dead_code)] // The build writes the table; the search reads it.
+#[path = "src/search/lexicon_merge.rs"]
+mod lexicon_merge;
+#[allow(dead_code)] // The merge stems words; the rest is the search's.
+#[path = "src/search/text.rs"]
+mod text;
 
 fn main() {
-    for watched in ["data/aliases.yml", "data/lexicon", "src/search/data_files.rs"] {
+    for watched in [
+        "data/aliases.yml",
+        "data/lexicon",
+        "src/search/data_files.rs",
+        "src/search/lexicon_merge.rs",
+        "src/search/text.rs",
+    ] {
         println!("cargo::rerun-if-changed={watched}");
     }
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -34,11 +48,14 @@ fn main() {
         .filter(|name| name.ends_with(".yml"))
         .collect();
     names.sort();
-    let lexicon: Vec<data_files::LexiconFile> = names
-        .iter()
-        .map(|name| parse(&Path::new("data/lexicon").join(name)))
-        .collect();
-    write(&out.join("lexicon.json"), &lexicon);
+    let mut lexicon = lexicon_merge::Lexicon::default();
+    for name in &names {
+        lexicon.add(parse(&Path::new("data/lexicon").join(name)));
+    }
+    let table = lexicon
+        .table()
+        .expect("no key or word of data/lexicon holds a tab or a line break");
+    fs::write(out.join("lexicon.tsv"), table).expect("write the lexicon table");
 }
 
 fn parse<T: serde::de::DeserializeOwned>(path: &Path) -> T {

@@ -14,30 +14,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::data_files::LexiconFile;
 pub use super::data_files::Role;
-use super::text::phrase_term;
+pub use super::lexicon_merge::{Lexicon, Sense, LOOSE_WEIGHT};
 
-/// The files shipped in the binary in name order, pre-parsed by `build.rs`.
-const EMBEDDED_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/lexicon.json"));
-
-/// Weight of a loose synonym (`~chest` under 상자): related, not the word.
-pub const LOOSE_WEIGHT: f32 = 0.6;
-
-/// One English word of an entry, normalised like record terms.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Sense {
-    pub term: String,
-    /// As written, for labels (`crate`).
-    pub written: String,
-    pub weight: f32,
-}
-
-/// Every lexicon file merged: Korean key → its English senses.
-#[derive(Debug, Default, PartialEq)]
-pub struct Lexicon {
-    entries: HashMap<String, Vec<Sense>>,
-    /// A key's role: a thing when any file lists it as one.
-    roles: HashMap<String, Role>,
-}
+/// The files shipped in the binary, merged by `build.rs` (in name order).
+const EMBEDDED_TABLE: &str = include_str!(concat!(env!("OUT_DIR"), "/lexicon.tsv"));
 
 impl Lexicon {
     /// The embedded files.
@@ -45,13 +25,7 @@ impl Lexicon {
         static LEXICON: OnceLock<Arc<Lexicon>> = OnceLock::new();
         LEXICON
             .get_or_init(|| {
-                let files: Vec<LexiconFile> =
-                    serde_json::from_str(EMBEDDED_JSON).expect("build.rs wrote the embedded lexicon");
-                let mut lexicon = Self::default();
-                for file in files {
-                    lexicon.add(file);
-                }
-                Arc::new(lexicon)
+                Arc::new(Self::from_table(EMBEDDED_TABLE).expect("build.rs wrote the embedded lexicon"))
             })
             .clone()
     }
@@ -95,39 +69,6 @@ impl Lexicon {
             }
         }
         (lexicon, problems)
-    }
-
-    fn add(&mut self, file: LexiconFile) {
-        for (key, words) in file.entries {
-            let key = key.trim().to_lowercase();
-            self.roles
-                .entry(key.clone())
-                .and_modify(|r| {
-                    if file.role == Role::Thing {
-                        *r = Role::Thing;
-                    }
-                })
-                .or_insert(file.role);
-            let senses = self.entries.entry(key).or_default();
-            for word in words {
-                let (written, weight) = match word.trim().strip_prefix('~') {
-                    Some(loose) => (loose.trim().to_owned(), LOOSE_WEIGHT),
-                    None => (word.trim().to_owned(), 1.0),
-                };
-                let Some(term) = phrase_term(&written) else { continue };
-                match senses.iter_mut().find(|s| s.term == term) {
-                    Some(s) => {
-                        s.weight = s.weight.max(weight);
-                        // "jet pack" over "jetpack": the spaced form also
-                        // matches a name split into its words (GirlJetPack).
-                        if written.split_whitespace().count() > s.written.split_whitespace().count() {
-                            s.written = written;
-                        }
-                    }
-                    None => senses.push(Sense { term, written, weight }),
-                }
-            }
-        }
     }
 
     pub fn role(&self, key: &str) -> Option<Role> {
@@ -198,6 +139,27 @@ mod tests {
             *Lexicon::embedded() == from_yaml,
             "build.rs's JSON and the YAML files disagree"
         );
+    }
+
+    #[test]
+    fn the_table_carries_roles_weights_and_spaced_words_and_refuses_a_tab() {
+        let files = vec![
+            ("a.yml".to_owned(), "role: qualifier\nentries: {빨강: [red, ~crimson]}".to_owned()),
+            ("b.yml".to_owned(), "entries: {제트팩: [jet pack], 통: [barrel]}".to_owned()),
+        ];
+        let (lexicon, problems) = Lexicon::from_files(&files);
+        assert!(problems.is_empty(), "{problems:?}");
+        let table = lexicon.table().unwrap();
+        assert_eq!(table.lines().count(), 3);
+        let read = Lexicon::from_table(&table).unwrap();
+        assert_eq!(read, lexicon);
+        assert_eq!(read.role("빨강"), Some(Role::Qualifier));
+        assert_eq!(read.senses("제트팩")[0].written, "jet pack");
+        assert_eq!(Lexicon::from_table("통\t9\n"), None, "an unknown role");
+        assert_eq!(Lexicon::from_table("통\t0\tbarrel\tbarrel\n"), None, "a sense cut short");
+
+        let (tabbed, _) = Lexicon::from_files(&[("c.yml".to_owned(), "entries: {통: [\"bar\\trel\"]}".to_owned())]);
+        assert_eq!(tabbed.table(), None);
     }
 
     #[test]

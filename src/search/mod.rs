@@ -12,6 +12,7 @@ pub mod hints;
 mod indexed;
 pub mod intent;
 pub mod lexicon;
+mod lexicon_merge;
 pub mod load;
 pub mod loanword;
 pub mod morph;
