@@ -227,8 +227,8 @@ fn shader_name(project: &Path, asset: &ScannedAsset) -> String {
 /// The name in a shader's `Shader "Name"` line.
 fn declared_shader_name(text: &str) -> Option<String> {
     text.lines().find_map(|line| {
-        let rest = line.trim_start().strip_prefix("Shader")?.trim_start();
-        let name = rest.strip_prefix('"')?.split('"').next()?.trim();
+        let rest = line.trim_ascii_start().strip_prefix("Shader")?.trim_ascii_start();
+        let name = rest.strip_prefix('"')?.split('"').next()?.trim_ascii();
         (!name.is_empty()).then(|| name.to_owned())
     })
 }

@@ -73,7 +73,7 @@ pub fn parse_meta(text: &str, wanted: &BTreeSet<String>) -> Result<Meta, MetaErr
 
     for raw in super::unity_yaml::lines(text) {
         let line = raw.strip_suffix('\r').unwrap_or(raw);
-        let content = line.trim_start();
+        let content = line.trim_ascii_start();
         if content.is_empty() || content.starts_with('#') {
             continue;
         }
@@ -139,7 +139,7 @@ fn split_key(content: &str) -> Option<(&str, &str)> {
         return None;
     }
     let (key, value) = content.split_once(':')?;
-    Some((key.trim(), value.trim()))
+    Some((key.trim_ascii(), value.trim_ascii()))
 }
 
 /// `[a, b]` or a single scalar after `labels:`.
@@ -154,14 +154,14 @@ fn flow_labels(value: &str, labels: &mut Vec<String>) {
 }
 
 fn push_label(labels: &mut Vec<String>, item: &str) {
-    let label = unquote(item.trim());
+    let label = unquote(item.trim_ascii());
     if !label.is_empty() && !labels.iter().any(|l| l == label) {
         labels.push(label.to_owned());
     }
 }
 
 fn unquote(s: &str) -> &str {
-    let s = s.trim();
+    let s = s.trim_ascii();
     for q in ['"', '\''] {
         if let Some(inner) = s.strip_prefix(q).and_then(|v| v.strip_suffix(q)) {
             return inner;

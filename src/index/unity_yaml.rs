@@ -93,6 +93,9 @@ struct Cursor {
 pub fn scan(text: &str) -> YamlFacts {
     let mut facts = YamlFacts::default();
     let mut at = Cursor::default();
+    // Borrowed, sorted and made unique once at the end: a scene names the
+    // same few guids thousands of times.
+    let mut guids: Vec<&str> = Vec::new();
     for raw in lines(text) {
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         if let Some(header) = line.strip_prefix("--- !u!") {
@@ -103,17 +106,18 @@ pub fn scan(text: &str) -> YamlFacts {
             facts.classes.extend(at.class);
             continue;
         }
-        for guid in guids_in(line) {
-            facts.guids.insert(guid.to_owned());
-        }
+        guids.extend(guids_in(line));
         object_line(line, &mut at, &mut facts);
     }
+    guids.sort_unstable();
+    guids.dedup();
+    facts.guids = guids.into_iter().map(str::to_owned).collect();
     facts
 }
 
 /// One line of the object `at` stands in.
 fn object_line(line: &str, at: &mut Cursor, facts: &mut YamlFacts) {
-    let content = line.trim_start();
+    let content = line.trim_ascii_start();
     let indent = line.len() - content.len();
     match at.class {
         Some(GAME_OBJECT) if indent == 2 => {
@@ -157,7 +161,7 @@ fn object_line(line: &str, at: &mut Cursor, facts: &mut YamlFacts) {
                     facts.root_instance_source = guids_in(line).next().map(str::to_owned);
                 }
             } else if let Some(path) = content.strip_prefix("propertyPath:") {
-                at.awaiting_name_value = path.trim() == "m_Name";
+                at.awaiting_name_value = path.trim_ascii() == "m_Name";
             } else if let Some(value) = content.strip_prefix("value:").filter(|_| at.awaiting_name_value) {
                 insert_name(&mut facts.object_names, value);
                 at.awaiting_name_value = false;
@@ -174,12 +178,12 @@ fn object_line(line: &str, at: &mut Cursor, facts: &mut YamlFacts) {
 
 /// Add a YAML scalar (plain or quoted) to a bounded set of names.
 fn insert_name(names: &mut BTreeSet<String>, value: &str) {
-    let value = value.trim();
+    let value = value.trim_ascii();
     let unquoted = ['\'', '"']
         .iter()
         .find_map(|q| value.strip_prefix(*q).and_then(|v| v.strip_suffix(*q)))
         .unwrap_or(value)
-        .trim();
+        .trim_ascii();
     if !unquoted.is_empty() && names.len() < MAX_NAMES {
         names.insert(unquoted.to_owned());
     }
@@ -188,7 +192,7 @@ fn insert_name(names: &mut BTreeSet<String>, value: &str) {
 /// The `fileID` of a `{fileID: …}` reference on a line.
 fn file_id(content: &str) -> Option<&str> {
     let (_, rest) = content.split_once("fileID:")?;
-    let rest = rest.trim_start();
+    let rest = rest.trim_ascii_start();
     let end = rest.find([',', '}', ' ']).unwrap_or(rest.len());
     Some(&rest[..end]).filter(|id| !id.is_empty())
 }
@@ -197,14 +201,14 @@ fn file_id(content: &str) -> Option<&str> {
 /// `- first:` followed by `name: _Name` (Unity 5 era).
 fn saved_property(content: &str, awaiting_old_style_name: &mut bool, props: &mut BTreeSet<String>) {
     if let Some(item) = content.strip_prefix("- ") {
-        let key = item.split(':').next().unwrap_or_default().trim();
+        let key = item.split(':').next().unwrap_or_default().trim_ascii();
         *awaiting_old_style_name = key == "first";
         if !*awaiting_old_style_name && !key.is_empty() {
             props.insert(key.to_owned());
         }
     } else if *awaiting_old_style_name {
         if let Some(name) = content.strip_prefix("name:") {
-            props.insert(name.trim().to_owned());
+            props.insert(name.trim_ascii().to_owned());
             *awaiting_old_style_name = false;
         }
     }
@@ -216,7 +220,7 @@ fn saved_property(content: &str, awaiting_old_style_name: &mut bool, props: &mut
 fn guids_in(line: &str) -> impl Iterator<Item = &str> {
     GUID_KEYS.iter().flat_map(move |key| {
         key.find_iter(line.as_bytes()).filter_map(move |at| {
-            let value = line[at + key.needle().len()..].trim_start();
+            let value = line[at + key.needle().len()..].trim_ascii_start();
             let guid = value.get(..32)?;
             let ends = value[32..].chars().next().is_none_or(|c| !c.is_ascii_hexdigit());
             (ends && guid.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))).then_some(guid)
