@@ -47,9 +47,17 @@ impl Meta {
     }
 }
 
-/// Whether `s` is a GUID as Unity writes it (32 hex digits).
+/// Whether `s` is a GUID in either case (32 hex digits): what a `.meta`
+/// or a user may write, lowercased before use.
 pub fn is_guid(s: &str) -> bool {
     s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Whether `s` is a GUID exactly as Unity writes it: 32 lowercase hex
+/// digits. References in Unity YAML and the search index's guid table take
+/// only these.
+pub fn is_written_guid(s: &str) -> bool {
+    s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// A `.meta` file's bytes as text, with U+FFFD for what is not UTF-8:

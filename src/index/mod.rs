@@ -38,6 +38,7 @@ use engine::{CallContext, Registry};
 use serde::Deserialize;
 
 pub use data::IndexData;
+pub use meta::{is_guid, is_written_guid};
 pub use store::{index_freshness, Freshness, INDEX_DIR};
 
 use record::Depth;

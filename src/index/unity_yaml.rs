@@ -11,6 +11,8 @@ use std::sync::LazyLock;
 
 use memchr::memmem::Finder;
 
+use super::meta::is_written_guid;
+
 const GAME_OBJECT: u32 = 1;
 const MATERIAL: u32 = 21;
 /// MonoBehaviour: its `m_Script` names the script's GUID.
@@ -223,7 +225,7 @@ fn guids_in(line: &str) -> impl Iterator<Item = &str> {
             let value = line[at + key.needle().len()..].trim_ascii_start();
             let guid = value.get(..32)?;
             let ends = value[32..].chars().next().is_none_or(|c| !c.is_ascii_hexdigit());
-            (ends && guid.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))).then_some(guid)
+            (ends && is_written_guid(guid)).then_some(guid)
         })
     })
 }

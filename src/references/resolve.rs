@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::Outcome;
 use crate::index::graph::ReferenceGraph;
+use crate::index::is_guid;
 use crate::search::records::{decode_row, AssetRow};
 use crate::search::vocab::Vocabulary;
 
@@ -218,10 +219,6 @@ fn project_path(project: &Path, text: &str) -> Result<String, String> {
     };
     engine::io::confine(project, &relative).map_err(|e| e.to_string())?;
     Ok(relative)
-}
-
-fn is_guid(text: &str) -> bool {
-    text.len() == 32 && text.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 pub fn file_name(path: &str) -> &str {

@@ -17,6 +17,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::records::AssetRow;
+use crate::index::is_guid;
 
 /// What a filter tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -326,11 +327,6 @@ pub fn known_filters() -> String {
     }
     spellings.push("a bare guid".into());
     spellings.join(" ")
-}
-
-/// 32 hexadecimal digits: how Unity writes a guid in `.meta` files.
-pub fn is_guid(text: &str) -> bool {
-    text.len() == 32 && text.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 #[cfg(test)]

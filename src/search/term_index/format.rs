@@ -20,6 +20,7 @@ use std::hash::Hasher as _;
 use serde::{Deserialize, Serialize};
 
 use super::super::rank::{Fnv, FIELDS};
+use crate::index::is_written_guid;
 
 /// The magic and format version: a file of another version is rebuilt.
 pub(super) const MAGIC: &[u8; 8] = b"UASIDX\x00\x04";
@@ -89,18 +90,13 @@ impl RowEntry {
 /// digits spell (the order of the keys is the order of the texts); `None`
 /// for any other text.
 pub(super) fn guid_key(guid: &str) -> Option<[u8; 16]> {
-    let digits = guid.as_bytes();
-    let nibble = |d: u8| match d {
-        b'0'..=b'9' => Some(d - b'0'),
-        b'a'..=b'f' => Some(d - b'a' + 10),
-        _ => None,
-    };
-    if digits.len() != 32 {
+    if !is_written_guid(guid) {
         return None;
     }
+    let nibble = |d: u8| if d <= b'9' { d - b'0' } else { d - b'a' + 10 };
     let mut key = [0; 16];
-    for (byte, pair) in key.iter_mut().zip(digits.chunks_exact(2)) {
-        *byte = nibble(pair[0])? << 4 | nibble(pair[1])?;
+    for (byte, pair) in key.iter_mut().zip(guid.as_bytes().chunks_exact(2)) {
+        *byte = nibble(pair[0]) << 4 | nibble(pair[1]);
     }
     Some(key)
 }
