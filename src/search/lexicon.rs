@@ -24,9 +24,7 @@ impl Lexicon {
     pub fn embedded() -> Arc<Self> {
         static LEXICON: OnceLock<Arc<Lexicon>> = OnceLock::new();
         LEXICON
-            .get_or_init(|| {
-                Arc::new(Self::from_table(EMBEDDED_TABLE).expect("build.rs wrote the embedded lexicon"))
-            })
+            .get_or_init(|| Arc::new(Self::from_table(EMBEDDED_TABLE).expect("build.rs wrote the embedded lexicon")))
             .clone()
     }
 
@@ -144,8 +142,14 @@ mod tests {
     #[test]
     fn the_table_carries_roles_weights_and_spaced_words_and_refuses_a_tab() {
         let files = vec![
-            ("a.yml".to_owned(), "role: qualifier\nentries: {빨강: [red, ~crimson]}".to_owned()),
-            ("b.yml".to_owned(), "entries: {제트팩: [jet pack], 통: [barrel]}".to_owned()),
+            (
+                "a.yml".to_owned(),
+                "role: qualifier\nentries: {빨강: [red, ~crimson]}".to_owned(),
+            ),
+            (
+                "b.yml".to_owned(),
+                "entries: {제트팩: [jet pack], 통: [barrel]}".to_owned(),
+            ),
         ];
         let (lexicon, problems) = Lexicon::from_files(&files);
         assert!(problems.is_empty(), "{problems:?}");
@@ -156,7 +160,11 @@ mod tests {
         assert_eq!(read.role("빨강"), Some(Role::Qualifier));
         assert_eq!(read.senses("제트팩")[0].written, "jet pack");
         assert_eq!(Lexicon::from_table("통\t9\n"), None, "an unknown role");
-        assert_eq!(Lexicon::from_table("통\t0\tbarrel\tbarrel\n"), None, "a sense cut short");
+        assert_eq!(
+            Lexicon::from_table("통\t0\tbarrel\tbarrel\n"),
+            None,
+            "a sense cut short"
+        );
 
         let (tabbed, _) = Lexicon::from_files(&[("c.yml".to_owned(), "entries: {통: [\"bar\\trel\"]}".to_owned())]);
         assert_eq!(tabbed.table(), None);

@@ -55,20 +55,20 @@ fn index_files(ctx: &CallContext) -> load::IndexFiles {
     load::IndexFiles::new(index_dir(ctx), ctx.limits)
 }
 
-/// The vocabulary a call asked for: `aliases` (a path inside the project)
-/// or the embedded one, with the lexicon of the run's resources (the
-/// project's `data/lexicon/` files over the embedded ones); an unusable
-/// aliases file warns once, a path that leaves the project is an error.
-/// Parse the embedded vocabulary and lexicon on another thread now: a run
-/// about to search finds them ready instead of parsing them (a few
-/// milliseconds of YAML, once per process) after the trust review and the
-/// compile, which it overlaps.
+/// Read the embedded vocabulary and lexicon on another thread now: a run
+/// about to search finds them ready instead of reading them (a few
+/// milliseconds, once per process) after the trust review and the compile,
+/// which it overlaps.
 pub fn prepare_vocabulary() {
     let _ = std::thread::Builder::new()
         .name("vocabulary".into())
         .spawn(|| drop(Vocabulary::embedded()));
 }
 
+/// The vocabulary a call asked for: `aliases` (a path inside the project)
+/// or the embedded one, with the lexicon of the run's resources (the
+/// project's `data/lexicon/` files over the embedded ones); an unusable
+/// aliases file warns once, a path that leaves the project is an error.
 pub(crate) fn vocabulary(aliases: Option<&Path>, ctx: &CallContext) -> anyhow::Result<Arc<Vocabulary>> {
     let path = aliases
         .map(|p| ctx.path(p))
