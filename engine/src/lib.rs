@@ -12,7 +12,8 @@
 //!
 //! Modules depend only on modules above them in this list:
 //!
-//! 1. `cancel`, `diagnostic`, `digest`, `io`, `output`, `progress` — leaves.
+//! 1. `args` (a native function's arguments), `cancel`, `diagnostic`,
+//!    `digest`, `io`, `output`, `progress` — leaves.
 //! 2. `asker` (a person's answer), `template`, `resources`, `render` (the
 //!    graph drawn), `llm`, `mcp`.
 //! 3. `registry` (native functions), `spec` (the YAML as written).
@@ -26,6 +27,7 @@
 
 #![warn(missing_docs)]
 
+pub mod args;
 mod asker;
 mod cancel;
 mod compile;

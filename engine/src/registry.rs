@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::args::Args;
 use crate::mcp::CallGuard;
 use crate::output::Output;
 
@@ -118,7 +119,7 @@ impl std::fmt::Display for Chain<'_> {
 pub type NativeFuture = Pin<Box<dyn Future<Output = Result<Value, NativeError>> + Send>>;
 
 /// A registered native function: JSON arguments in, JSON result out.
-pub type NativeFn = Arc<dyn Fn(Value, CallContext) -> NativeFuture + Send + Sync>;
+pub type NativeFn = Arc<dyn Fn(Args, CallContext) -> NativeFuture + Send + Sync>;
 
 /// What a native function can reach beyond computing on its arguments and
 /// the run's files: declared where the product registers it, so a review of
@@ -367,11 +368,14 @@ where
         let f = Arc::clone(&f);
         let function = Arc::clone(&name);
         Box::pin(async move {
-            let args = serde_json::from_value(args).map_err(|source| NativeError::Arguments {
+            let typed = A::deserialize(&args).map_err(|source| NativeError::Arguments {
                 function: Arc::clone(&function),
                 source,
             })?;
-            let result = f(args, ctx, Arc::clone(&function)).await?;
+            // What the arguments share of earlier outputs is let go before
+            // the call: the run drops an output once its last reader starts.
+            drop(args);
+            let result = f(typed, ctx, Arc::clone(&function)).await?;
             serde_json::to_value(result).map_err(|source| NativeError::Output { function, source })
         })
     });

@@ -13,6 +13,8 @@ use minijinja::value::Serde;
 use minijinja::Environment;
 use serde_json::Value;
 
+use crate::args::Args;
+
 /// A compiled templated value.
 #[derive(Debug, Clone)]
 pub(crate) enum Tmpl {
@@ -237,6 +239,38 @@ impl Tmpl {
         }
     }
 
+    /// Evaluate for a native function's arguments: a value read whole from
+    /// a variable (`{{ scan }}`, `{{ inputs.batch.assets }}`) is shared, not
+    /// copied ([`Args`]).
+    pub fn eval_args(&self, env: &Environment<'static>, scope: &Scope) -> Result<Args, String> {
+        let _entered = scope.cancel.enter();
+        let args = self.args_entered(env, scope);
+        if scope.cancel.is_cancelled() {
+            return Err(CANCELLED.to_owned());
+        }
+        args
+    }
+
+    fn args_entered(&self, env: &Environment<'static>, scope: &Scope) -> Result<Args, String> {
+        match self {
+            Tmpl::Expr { path: Some(path), .. } => match scope.shared(path) {
+                Some(shared) => Ok(shared),
+                None => self.eval_entered(env, scope).map(Args::Value),
+            },
+            Tmpl::List(items) => items
+                .iter()
+                .map(|t| t.args_entered(env, scope))
+                .collect::<Result<_, _>>()
+                .map(Args::List),
+            Tmpl::Map(entries) => entries
+                .iter()
+                .map(|(k, t)| Ok((k.clone(), t.args_entered(env, scope)?)))
+                .collect::<Result<_, String>>()
+                .map(Args::Map),
+            _ => self.eval_entered(env, scope).map(Args::Value),
+        }
+    }
+
     /// Evaluate a condition: JSON truthiness (null, false, 0, "", [] and {} are false).
     pub fn eval_bool(&self, env: &Environment<'static>, scope: &Scope) -> Result<bool, String> {
         Ok(truthy(&self.eval(env, scope)?))
@@ -409,6 +443,17 @@ impl Scope {
             };
         }
         Some(v.clone())
+    }
+
+    /// [`Scope::lookup`] without the copy: the root and the path.
+    fn shared(&self, path: &[String]) -> Option<Args> {
+        let root = self.roots.get(path.first()?)?;
+        let rest = &path[1..];
+        rest.iter().try_fold(&**root, |v, seg| v.as_object()?.get(seg))?;
+        Some(Args::Shared {
+            root: Arc::clone(root),
+            path: rest.to_vec(),
+        })
     }
 
     /// A minijinja context holding only the roots a template reads, each a

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::args::Args;
 use crate::compile::{Pipeline, Stage};
 use crate::report::StageStats;
 use crate::runtime::Runtime;
@@ -43,6 +44,17 @@ impl StageCx<'_> {
                 .eval(t, scope)
                 .map_err(|e| StageFailure::Template(format!("`with:` {e}"))),
             None => Ok(Value::Object(Default::default())),
+        }
+    }
+
+    /// Evaluate `with:` for a native function: values read whole from
+    /// earlier outputs are shared, not copied.
+    pub fn with_args(&self, scope: &Scope) -> Result<Args, StageFailure> {
+        match &self.stage.with {
+            Some(t) => t
+                .eval_args(&self.pipeline.env, scope)
+                .map_err(|e| StageFailure::Template(format!("`with:` {e}"))),
+            None => Ok(Args::Value(Value::Object(Default::default()))),
         }
     }
 

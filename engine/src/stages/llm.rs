@@ -22,11 +22,11 @@ use crate::template::Scope;
 use super::{recover, StageCx};
 
 pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, StageFailure> {
-    let input = cx.with(scope)?;
+    let args = cx.with_args(scope)?;
     let gate = cx.stage.gate.as_ref().ok_or("llm stage without a schema gate")?;
     let Some(provider) = &cx.rt.provider else {
         let (name, native) = l.builtin.as_ref().ok_or("no `builtin:` for the offline provider")?;
-        let out = (native.call)(input, cx.call_context())
+        let out = (native.call)(args, cx.call_context())
             .await
             .map_err(StageFailure::Builtin)?;
         cx.stats.call(0, Usage::default());
@@ -44,7 +44,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, 
             ),
         };
     };
-    let Prompt { system, cached, user } = render(cx, scope, l, input)?;
+    let Prompt { system, cached, user } = render(cx, scope, l, args.into_value())?;
     let mut request = LlmRequest {
         stage: cx.stage.name.clone(),
         system,
