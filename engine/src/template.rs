@@ -196,12 +196,7 @@ impl Tmpl {
     /// Evaluate against a scope; a render its run cancels stops early and
     /// fails.
     pub fn eval(&self, env: &Environment<'static>, scope: &Scope) -> Result<Value, String> {
-        let _entered = scope.cancel.enter();
-        let value = self.eval_entered(env, scope);
-        if scope.cancel.is_cancelled() {
-            return Err(CANCELLED.to_owned());
-        }
-        value
+        cancellable(scope, || self.eval_entered(env, scope))
     }
 
     fn eval_entered(&self, env: &Environment<'static>, scope: &Scope) -> Result<Value, String> {
@@ -243,12 +238,7 @@ impl Tmpl {
     /// a variable (`{{ scan }}`, `{{ inputs.batch.assets }}`) is shared, not
     /// copied ([`Args`]).
     pub fn eval_args(&self, env: &Environment<'static>, scope: &Scope) -> Result<Args, String> {
-        let _entered = scope.cancel.enter();
-        let args = self.args_entered(env, scope);
-        if scope.cancel.is_cancelled() {
-            return Err(CANCELLED.to_owned());
-        }
-        args
+        cancellable(scope, || self.args_entered(env, scope))
     }
 
     fn args_entered(&self, env: &Environment<'static>, scope: &Scope) -> Result<Args, String> {
@@ -293,6 +283,17 @@ fn sorted(set: std::collections::HashSet<String>) -> Vec<String> {
     let mut v: Vec<_> = set.into_iter().collect();
     v.sort();
     v
+}
+
+/// Run `render` inside the scope's cancellation: a render the run cancels
+/// stops early and fails.
+fn cancellable<T>(scope: &Scope, render: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    let _entered = scope.cancel.enter();
+    let rendered = render();
+    if scope.cancel.is_cancelled() {
+        return Err(CANCELLED.to_owned());
+    }
+    rendered
 }
 
 fn describe(e: &minijinja::Error) -> String {
