@@ -118,7 +118,8 @@ impl std::fmt::Display for Chain<'_> {
 /// What a native function returns: its JSON result, later.
 pub type NativeFuture = Pin<Box<dyn Future<Output = Result<Value, NativeError>> + Send>>;
 
-/// A registered native function: JSON arguments in, JSON result out.
+/// A registered native function: arguments ([`Args`], JSON that may share
+/// earlier outputs) in, JSON result out.
 pub type NativeFn = Arc<dyn Fn(Args, CallContext) -> NativeFuture + Send + Sync>;
 
 /// What a native function can reach beyond computing on its arguments and
