@@ -10,10 +10,11 @@ use serde::{Deserialize, Serialize};
 
 use super::filters::Filters;
 use super::hints::PastPickGroup;
+use super::natives::Retrieved;
 use super::rank::Thresholds;
 use super::route::{self, SubIntent};
 use super::vocab::Vocabulary;
-use super::{index_dir, index_files, load, rank_requests, term_index, vocabulary, Group, Retrieved};
+use super::{index_dir, index_files, load, rank_requests, term_index, vocabulary, Group};
 
 #[derive(Deserialize)]
 struct RankedArgs {

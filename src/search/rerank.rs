@@ -16,7 +16,8 @@ use super::hints::PastPickGroup;
 use super::rank::{Candidate, Thresholds};
 use super::records::AssetRow;
 use super::route::SubIntent;
-use super::{index_dir, index_files, rank_requests, term_index, vocabulary, Retrieved};
+use super::natives::Retrieved;
+use super::{index_dir, index_files, rank_requests, term_index, vocabulary};
 
 #[derive(Deserialize)]
 struct RetrieveArgs {
