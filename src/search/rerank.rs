@@ -13,10 +13,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::hints::PastPickGroup;
+use super::natives::Retrieved;
 use super::rank::{Candidate, Thresholds};
 use super::records::AssetRow;
 use super::route::SubIntent;
-use super::natives::Retrieved;
 use super::{index_dir, index_files, rank_requests, term_index, vocabulary};
 
 #[derive(Deserialize)]

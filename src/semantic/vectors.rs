@@ -220,10 +220,26 @@ impl Vectors {
 /// Cosine of `query` (a unit vector) with int8 `values` of scale `scale`:
 /// the one formula both the exact scan and the approximate index's
 /// re-scoring use, so a row gets the same similarity either way.
+///
+/// The products are summed in [`LANES`] running sums: one sum would force
+/// one addition at a time (float addition does not reorder), while sixteen
+/// are a few vector registers the compiler fills at once, several times
+/// faster on a scan of every row.
 pub fn int8_cosine(values: &[i8], scale: f32, query: &[f32]) -> f32 {
-    let dot: f32 = values.iter().zip(query).map(|(v, q)| f32::from(*v) * q).sum();
-    dot * scale
+    let (value_chunks, value_rest) = values.as_chunks::<LANES>();
+    let (query_chunks, query_rest) = query.as_chunks::<LANES>();
+    let mut sums = [0f32; LANES];
+    for (v, q) in value_chunks.iter().zip(query_chunks) {
+        for lane in 0..LANES {
+            sums[lane] += f32::from(v[lane]) * q[lane];
+        }
+    }
+    let rest: f32 = value_rest.iter().zip(query_rest).map(|(v, q)| f32::from(*v) * q).sum();
+    (sums.iter().sum::<f32>() + rest) * scale
 }
+
+/// Running sums of [`int8_cosine`].
+const LANES: usize = 16;
 
 /// FNV-1a over `bytes`, continuing from `hash`.
 fn fnv_bytes(hash: u64, bytes: &[u8]) -> u64 {
@@ -347,6 +363,19 @@ mod tests {
             .nearest(&unit(3, 64), 2, |row| row != 3)
             .iter()
             .all(|(row, _)| *row != 3));
+    }
+
+    /// The lane sums and the tail past the last full lane add up to the
+    /// plain dot product, at every length around a multiple of the lanes.
+    #[test]
+    fn the_int8_cosine_is_the_plain_dot_product_at_any_dimension() {
+        for dim in [1, 15, 16, 17, 37, 512] {
+            let values: Vec<i8> = (0..dim).map(|i| ((i * 37 % 255) as i32 - 127) as i8).collect();
+            let query = unit(dim as u32, dim);
+            let plain: f32 = values.iter().zip(&query).map(|(v, q)| f32::from(*v) * q).sum::<f32>() * 0.01;
+            let summed = int8_cosine(&values, 0.01, &query);
+            assert!((summed - plain).abs() < 1e-5, "dim {dim}: {summed} vs {plain}");
+        }
     }
 
     #[test]
