@@ -220,6 +220,11 @@ fn residual_layer(
     relu_add(out, out_stride, src, src_stride);
 }
 
+/// Up to this many rows of `a` a product is summed over the rows of `b` in
+/// place: `matrixmultiply` first copies all of `b` into freshly allocated
+/// panels, which for a search's one query was two thirds of its embedding.
+const UNPACKED_ROWS: usize = 8;
+
 /// `c = a · b + beta · c` for row-major `a` (`m × k`, row stride `lda`),
 /// contiguous `b` (`k × n`) and `c` (`m × n`, row stride `ldc`).
 #[allow(clippy::too_many_arguments)]
@@ -228,6 +233,25 @@ fn gemm(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], c: &mut 
         return;
     }
     assert!(a.len() >= (m - 1) * lda + k && b.len() == k * n && c.len() >= (m - 1) * ldc + n);
+    if m <= UNPACKED_ROWS {
+        // Each row of `b` is read once for every row of `c`, which stay in cache.
+        for i in 0..m {
+            let c_row = &mut c[i * ldc..i * ldc + n];
+            if beta == 0.0 {
+                c_row.fill(0.0); // as in BLAS: `c` is not read
+            } else {
+                c_row.iter_mut().for_each(|x| *x *= beta);
+            }
+        }
+        for (p, b_row) in b.chunks_exact(n).enumerate() {
+            for i in 0..m {
+                let scale = a[i * lda + p];
+                let c_row = &mut c[i * ldc..i * ldc + n];
+                c_row.iter_mut().zip(b_row).for_each(|(x, &y)| *x += scale * y);
+            }
+        }
+        return;
+    }
     // SAFETY: the assertion keeps every element the strides reach inside the slices.
     unsafe {
         matrixmultiply::sgemm(
