@@ -4,8 +4,8 @@
 //! Each piece is narrow and testable on its own: [`text`] tokenises,
 //! [`vocab`] loads `data/aliases.yml`, [`query`] turns a query into concepts,
 //! [`route`] splits it into sub-intents, [`rank`] scores packages and assets.
-//! The pipeline YAML owns the flow, thresholds and K values; [`natives`]
-//! registers the functions its stages call.
+//! The pipeline YAML owns the flow, thresholds and K values; [`register`]
+//! gives it the functions its stages call (their arguments: `natives.rs`).
 
 mod data_files;
 pub mod filters;

@@ -193,6 +193,12 @@ impl Vectors {
             bail!("header counts {} rows, more than the file holds", header.count);
         }
         let mut vectors = Self::new(header.model, header.text, header.dim);
+        // Sized once: grown row by row, the values (51 MB at 10^5 rows) were
+        // copied on every doubling, a third of a search's read of this file.
+        vectors.guids.reserve_exact(header.count);
+        vectors.hashes.reserve_exact(header.count);
+        vectors.scales.reserve_exact(header.count);
+        vectors.values.reserve_exact(header.count * header.dim);
         for _ in 0..header.count {
             let guid_len = reader.take(1)?[0] as usize;
             let guid = std::str::from_utf8(reader.take(guid_len)?).context("a guid is not UTF-8")?;
@@ -221,7 +227,7 @@ impl Vectors {
 /// the one formula both the exact scan and the approximate index's
 /// re-scoring use, so a row gets the same similarity either way.
 ///
-/// The products are summed in [`LANES`] running sums: one sum would force
+/// The products are summed in sixteen running sums: one sum would force
 /// one addition at a time (float addition does not reorder), while sixteen
 /// are a few vector registers the compiler fills at once, several times
 /// faster on a scan of every row.
