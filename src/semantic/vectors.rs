@@ -43,18 +43,55 @@ pub struct Summary {
     pub fingerprint: Option<u64>,
 }
 
-/// Every asset's vector, in `assets.jsonl` order.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Every asset's vector, in `assets.jsonl` order, held as the file's
+/// records: built in memory while indexing, mapped in place when read, so
+/// a search reads no more of the file than the rows it scores (read and
+/// copied into arrays, a 10^5-row file cost a search ~100 ms).
+#[derive(Default)]
 pub struct Vectors {
     /// The embedder's id ([`super::Embedder::id`]).
     pub model: String,
     /// Which asset text was embedded ([`super::asset_text::VERSION`]).
     pub text: String,
     pub dim: usize,
-    guids: Vec<String>,
-    hashes: Vec<u64>,
-    scales: Vec<f32>,
-    values: Vec<i8>,
+    records: Records,
+    /// Where each row's record starts in `records`.
+    starts: Vec<usize>,
+}
+
+/// The bytes the records are read from.
+enum Records {
+    Owned(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl Default for Records {
+    fn default() -> Self {
+        Records::Owned(Vec::new())
+    }
+}
+
+impl std::ops::Deref for Records {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Records::Owned(bytes) => bytes,
+            Records::Mapped(map) => map,
+        }
+    }
+}
+
+/// A record's bytes before its guid and after it, before the values: the
+/// guid's length, then the text hash and the scale.
+const LEN_BYTES: usize = 1;
+const HASH_AND_SCALE: usize = 8 + 4;
+
+/// One row as its record holds it.
+struct Record<'a> {
+    guid: &'a [u8],
+    hash: u64,
+    scale: f32,
+    values: &'a [i8],
 }
 
 impl Vectors {
@@ -68,15 +105,52 @@ impl Vectors {
     }
 
     pub fn len(&self) -> usize {
-        self.guids.len()
+        self.starts.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.guids.is_empty()
+        self.starts.is_empty()
+    }
+
+    fn record(&self, row: usize) -> Record<'_> {
+        let bytes = &self.records[self.starts[row]..];
+        let guid_len = usize::from(bytes[0]);
+        let (guid, rest) = bytes[LEN_BYTES..].split_at(guid_len);
+        let (hash, rest) = rest.split_at(8);
+        let (scale, rest) = rest.split_at(4);
+        Record {
+            guid,
+            hash: u64::from_le_bytes(hash.try_into().expect("8 bytes")),
+            scale: f32::from_le_bytes(scale.try_into().expect("4 bytes")),
+            values: bytemuck::cast_slice(&rest[..self.dim]),
+        }
     }
 
     pub fn guid(&self, row: usize) -> &str {
-        &self.guids[row]
+        std::str::from_utf8(self.record(row).guid).expect("guids are checked when the file is read")
+    }
+
+    /// The records as bytes that can grow: a mapped file is copied first.
+    fn owned(&mut self) -> &mut Vec<u8> {
+        if let Records::Mapped(map) = &self.records {
+            self.records = Records::Owned(map.to_vec());
+        }
+        match &mut self.records {
+            Records::Owned(bytes) => bytes,
+            Records::Mapped(_) => unreachable!("made owned above"),
+        }
+    }
+
+    fn push_record(&mut self, guid: &[u8], hash: u64, scale: f32, values: impl Iterator<Item = i8>) {
+        let guid_len = u8::try_from(guid.len()).expect("a guid is at most 255 bytes");
+        let bytes = self.owned();
+        let start = bytes.len();
+        bytes.push(guid_len);
+        bytes.extend_from_slice(guid);
+        bytes.extend_from_slice(&hash.to_le_bytes());
+        bytes.extend_from_slice(&scale.to_le_bytes());
+        bytes.extend(values.map(|v| v as u8));
+        self.starts.push(start);
     }
 
     /// Add a row; `vector` must be a unit vector of `dim` values.
@@ -84,45 +158,37 @@ impl Vectors {
         debug_assert_eq!(vector.len(), self.dim);
         let max = vector.iter().fold(0f32, |m, x| m.max(x.abs()));
         let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-        self.guids.push(guid);
-        self.hashes.push(text_hash);
-        self.scales.push(scale);
-        self.values
-            .extend(vector.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8));
+        let values = vector.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8);
+        self.push_record(guid.as_bytes(), text_hash, scale, values);
     }
 
     /// Copy row `row` of `other` (same space) as it is: a reused vector.
     pub fn push_from(&mut self, other: &Vectors, row: usize) {
-        self.guids.push(other.guids[row].clone());
-        self.hashes.push(other.hashes[row]);
-        self.scales.push(other.scales[row]);
-        self.values
-            .extend_from_slice(&other.values[row * other.dim..(row + 1) * other.dim]);
+        let Record { guid, hash, scale, values } = other.record(row);
+        self.push_record(guid, hash, scale, values.iter().copied());
     }
 
     /// Row of each `(guid, text hash)` pair, for reuse on reindex.
     pub fn rows_by_key(&self) -> HashMap<(&str, u64), usize> {
-        self.guids
-            .iter()
-            .zip(&self.hashes)
-            .enumerate()
-            .map(|(row, (guid, hash))| ((guid.as_str(), *hash), row))
+        (0..self.len())
+            .map(|row| ((self.guid(row), self.record(row).hash), row))
             .collect()
     }
 
     /// Row `row`'s int8 values.
     pub fn values(&self, row: usize) -> &[i8] {
-        &self.values[row * self.dim..(row + 1) * self.dim]
+        self.record(row).values
     }
 
     /// Row `row`'s scale: its values times it are the unit vector.
     pub fn scale(&self, row: usize) -> f32 {
-        self.scales[row]
+        self.record(row).scale
     }
 
     /// Cosine of `query` (a unit vector) with row `row`.
     pub fn cosine(&self, query: &[f32], row: usize) -> f32 {
-        int8_cosine(self.values(row), self.scales[row], query)
+        let record = self.record(row);
+        int8_cosine(record.values, record.scale, query)
     }
 
     /// A hash of what the rows are: the space (model, text, dimension) and
@@ -131,13 +197,11 @@ impl Vectors {
     /// built from these rows is still theirs.
     pub fn fingerprint(&self) -> u64 {
         let space = format!("{}\n{}\n{}\n", self.model, self.text, self.dim);
-        self.guids
-            .iter()
-            .zip(&self.hashes)
-            .fold(text_hash(&space), |h, (guid, hash)| {
-                let h = fnv_bytes(h, guid.as_bytes());
-                fnv_bytes(h, &hash.to_le_bytes())
-            })
+        (0..self.len()).fold(text_hash(&space), |h, row| {
+            let record = self.record(row);
+            let h = fnv_bytes(h, record.guid);
+            fnv_bytes(h, &record.hash.to_le_bytes())
+        })
     }
 
     /// The `n` rows nearest to `query` among those `keep` accepts, most similar first.
@@ -165,61 +229,80 @@ impl Vectors {
             fingerprint: Some(self.fingerprint()),
         })
         .expect("a header serialises");
-        let mut out = Vec::with_capacity(16 + header.len() + self.len() * (45 + self.dim));
+        let record_bytes = LEN_BYTES + HASH_AND_SCALE + self.dim;
+        let mut out = Vec::with_capacity(12 + header.len() + self.len() * (32 + record_bytes));
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&(header.len() as u32).to_le_bytes());
         out.extend_from_slice(&header);
-        for row in 0..self.len() {
-            let guid = self.guids[row].as_bytes();
-            out.push(guid.len() as u8);
-            out.extend_from_slice(guid);
-            out.extend_from_slice(&self.hashes[row].to_le_bytes());
-            out.extend_from_slice(&self.scales[row].to_le_bytes());
-            out.extend(
-                self.values[row * self.dim..(row + 1) * self.dim]
-                    .iter()
-                    .map(|v| *v as u8),
-            );
+        for &start in &self.starts {
+            let guid_len = usize::from(self.records[start]);
+            out.extend_from_slice(&self.records[start..start + guid_len + record_bytes]);
         }
         out
     }
 
     pub fn from_bytes(bytes: &[u8]) -> anyhow::Result<Self> {
-        let mut reader = Reader { bytes, at: 0 };
+        Self::from_records(Records::Owned(bytes.to_vec()))
+    }
+
+    /// Check a whole file's bytes and find each row's record in them.
+    fn from_records(records: Records) -> anyhow::Result<Self> {
+        let mut reader = Reader { bytes: &records, at: 0 };
         let header = read_header(&mut reader)?;
-        // Each record is at least 13 bytes plus the vector: a count the
-        // file cannot hold is refused before anything is allocated for it.
-        if header.count > bytes.len() / (13 + header.dim) {
+        let record_bytes = LEN_BYTES + HASH_AND_SCALE + header.dim;
+        // A count the file cannot hold is refused before anything is
+        // allocated for it.
+        if header.count > records.len() / record_bytes {
             bail!("header counts {} rows, more than the file holds", header.count);
         }
-        let mut vectors = Self::new(header.model, header.text, header.dim);
-        // Sized once: grown row by row, the values (51 MB at 10^5 rows) were
-        // copied on every doubling, a third of a search's read of this file.
-        vectors.guids.reserve_exact(header.count);
-        vectors.hashes.reserve_exact(header.count);
-        vectors.scales.reserve_exact(header.count);
-        vectors.values.reserve_exact(header.count * header.dim);
+        let mut starts = Vec::with_capacity(header.count);
         for _ in 0..header.count {
-            let guid_len = reader.take(1)?[0] as usize;
+            starts.push(reader.at);
+            let guid_len = usize::from(reader.take(1)?[0]);
             let guid = std::str::from_utf8(reader.take(guid_len)?).context("a guid is not UTF-8")?;
-            let hash = u64::from_le_bytes(reader.array()?);
+            reader.take(8)?;
             let scale = f32::from_le_bytes(reader.array()?);
             if !scale.is_finite() {
                 bail!("row {guid}: scale is not a number");
             }
-            let values = reader.take(header.dim)?;
-            vectors.guids.push(guid.to_owned());
-            vectors.hashes.push(hash);
-            vectors.scales.push(scale);
-            vectors.values.extend(values.iter().map(|v| *v as i8));
+            reader.take(header.dim)?;
         }
-        if reader.at != bytes.len() {
-            bail!("{} bytes after the last row", bytes.len() - reader.at);
+        if reader.at != records.len() {
+            bail!("{} bytes after the last row", records.len() - reader.at);
         }
+        let vectors = Self {
+            model: header.model,
+            text: header.text,
+            dim: header.dim,
+            records,
+            starts,
+        };
         if header.fingerprint.is_some_and(|f| f != vectors.fingerprint()) {
             bail!("the rows do not match the header's fingerprint");
         }
         Ok(vectors)
+    }
+}
+
+impl PartialEq for Vectors {
+    /// The same space and rows, however each is held.
+    fn eq(&self, other: &Self) -> bool {
+        (&self.model, &self.text, self.dim, self.len()) == (&other.model, &other.text, other.dim, other.len())
+            && (0..self.len()).all(|row| {
+                let (a, b) = (self.record(row), other.record(row));
+                (a.guid, a.hash, a.scale.to_bits(), a.values) == (b.guid, b.hash, b.scale.to_bits(), b.values)
+            })
+    }
+}
+
+impl std::fmt::Debug for Vectors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vectors")
+            .field("model", &self.model)
+            .field("text", &self.text)
+            .field("dim", &self.dim)
+            .field("rows", &self.len())
+            .finish()
     }
 }
 
@@ -318,12 +401,16 @@ impl<'a> Reader<'a> {
 /// not parse is an error naming it and the fix.
 pub fn read(index_dir: &Path, limits: &Limits) -> anyhow::Result<Option<Vectors>> {
     let path = index_dir.join(VECTORS_FILE);
-    let bytes = match engine::io::read_limited(&path, limits.data_bytes, engine::io::DATA_KEY) {
-        Ok(bytes) => bytes,
+    let file = match engine::io::open_limited(&path, limits.data_bytes, engine::io::DATA_KEY) {
+        Ok((file, _)) => file,
         Err(e) if e.is_not_found() => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    Vectors::from_bytes(&bytes)
+    // SAFETY: index files are replaced by renaming a finished file over
+    // them ([`write`]), never written in place, so the mapped bytes do not
+    // change while they are read.
+    let map = unsafe { memmap2::Mmap::map(&file) }.with_context(|| format!("cannot read {}", path.display()))?;
+    Vectors::from_records(Records::Mapped(map))
         .map(Some)
         .with_context(|| format!("{} is corrupt; `unity-assets index` rebuilds it", path.display()))
 }
