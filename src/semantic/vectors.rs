@@ -164,7 +164,12 @@ impl Vectors {
 
     /// Copy row `row` of `other` (same space) as it is: a reused vector.
     pub fn push_from(&mut self, other: &Vectors, row: usize) {
-        let Record { guid, hash, scale, values } = other.record(row);
+        let Record {
+            guid,
+            hash,
+            scale,
+            values,
+        } = other.record(row);
         self.push_record(guid, hash, scale, values.iter().copied());
     }
 
