@@ -476,6 +476,28 @@ mod tests {
         }
     }
 
+    /// Read back, the file is mapped: its rows are the ones written, and a
+    /// reindex can copy them into a new file (which then owns its bytes).
+    #[test]
+    fn a_mapped_file_reads_back_the_rows_written_and_lends_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut vectors = Vectors::new("m".into(), "t".into(), 24);
+        for i in 0..4 {
+            vectors.push(format!("guid-{i}"), u64::from(i) * 7, &unit(i, 24));
+        }
+        write(dir.path(), &vectors).unwrap();
+        let mapped = read(dir.path(), &Limits::default()).unwrap().unwrap();
+        assert_eq!(mapped, vectors);
+        assert_eq!(mapped.rows_by_key()[&("guid-2", 14)], 2);
+        let mut copied = Vectors::new("m".into(), "t".into(), 24);
+        copied.push_from(&mapped, 3);
+        copied.push_from(&mapped, 0);
+        assert_eq!((copied.guid(0), copied.guid(1)), ("guid-3", "guid-0"));
+        assert_eq!(copied.values(0), vectors.values(3));
+        assert_eq!(copied.scale(1), vectors.scale(0));
+        assert!(read(&dir.path().join("none"), &Limits::default()).unwrap().is_none());
+    }
+
     #[test]
     fn a_damaged_file_is_refused_not_misread() {
         let mut vectors = Vectors::new("m".into(), "t".into(), 8);
