@@ -60,7 +60,13 @@ pub async fn embed_assets(
     };
     let model = embedder.id();
     let dir = index_dir(ctx);
-    let previous = match vectors::read(&dir, &ctx.limits) {
+    // A file from before the header carried the fingerprint is rewritten
+    // once, so the approximate index can be checked against it.
+    let mut fingerprinted = false;
+    let previous = match vectors::open(&dir, &ctx.limits).and_then(|file| {
+        fingerprinted = file.as_ref().is_some_and(|f| f.summary().fingerprint.is_some());
+        file.map(vectors::VectorsFile::rows).transpose()
+    }) {
         Ok(previous) => previous.filter(|p| p.model == model && p.text == VERSION),
         Err(e) => {
             ctx.output.line(&format!(
@@ -108,9 +114,6 @@ pub async fn embed_assets(
             ),
         }
     }
-    // A file from before the header carried the fingerprint is rewritten
-    // once, so the approximate index can be checked against it.
-    let fingerprinted = matches!(vectors::summary(&dir), Ok(Some(s)) if s.fingerprint.is_some());
     let unchanged = previous.as_ref() == Some(&out) && fingerprinted;
     if !unchanged {
         vectors::write(&dir, &out)?;
@@ -221,8 +224,8 @@ pub async fn nearest(
         Err(Unavailable(why)) => return Ok(unavailable(why.clone())),
     };
     let dir = index_dir(ctx);
-    let summary = match vectors::summary(&dir) {
-        Ok(Some(summary)) => summary,
+    let file = match vectors::open(&dir, &ctx.limits) {
+        Ok(Some(file)) => file,
         Ok(None) => {
             return Ok(unavailable(
                 "the index has no vectors yet; `unity-assets index` embeds them".into(),
@@ -230,6 +233,7 @@ pub async fn nearest(
         }
         Err(e) => return Ok(unavailable(format!("{e:#}"))),
     };
+    let summary = file.summary();
     if summary.model != embedder.id() || summary.text != VERSION {
         return Ok(unavailable(format!(
             "the index's vectors come from {} and search would embed with {}; `unity-assets index` re-embeds them",
@@ -237,7 +241,7 @@ pub async fn nearest(
             embedder.id()
         )));
     }
-    let vectors = match open_vectors(&dir, &summary, ann_min_rows, ctx) {
+    let vectors = match open_vectors(&dir, file, ann_min_rows, ctx) {
         Ok(v) => v,
         Err(e) => return Ok(unavailable(format!("{e:#}"))),
     };
@@ -302,15 +306,16 @@ enum Searchable {
 }
 
 /// The approximate index when there are enough vectors and it was built
-/// from these; else every vector, read and scanned (a missing, stale or
+/// from these; else every vector of `file`, checked and scanned (a missing, stale or
 /// damaged index says so: `index` rebuilds it, search never trusts it).
 fn open_vectors(
     dir: &std::path::Path,
-    summary: &vectors::Summary,
+    file: vectors::VectorsFile,
     ann_min_rows: usize,
     ctx: &CallContext,
 ) -> anyhow::Result<Searchable> {
     let home = ann::home(dir);
+    let summary = file.summary();
     if let (true, Some(fingerprint), Some(home)) = (summary.count >= ann_min_rows.max(1), summary.fingerprint, home) {
         match Ann::open(&home, fingerprint, false) {
             Ok(ann) => return Ok(Searchable::Approximate(ann)),
@@ -321,10 +326,7 @@ fn open_vectors(
             )),
         }
     }
-    match vectors::read(dir, &ctx.limits)? {
-        Some(vectors) => Ok(Searchable::Exact(vectors)),
-        None => anyhow::bail!("the index has no vectors yet; `unity-assets index` embeds them"),
-    }
+    Ok(Searchable::Exact(file.rows()?))
 }
 
 impl Searchable {

@@ -246,7 +246,8 @@ impl Vectors {
         out
     }
 
-    pub fn from_bytes(bytes: &[u8]) -> anyhow::Result<Self> {
+    #[cfg(test)]
+    fn from_bytes(bytes: &[u8]) -> anyhow::Result<Self> {
         Self::from_records(Records::Owned(bytes.to_vec()))
     }
 
@@ -354,35 +355,6 @@ fn read_header(reader: &mut Reader) -> anyhow::Result<Header> {
     Ok(header)
 }
 
-/// The header of the project's vectors file, read without its rows (a
-/// search that answers from the approximate index reads no more of it);
-/// `None` when there is no file.
-pub fn summary(index_dir: &Path) -> anyhow::Result<Option<Summary>> {
-    use std::io::Read as _;
-    let path = index_dir.join(VECTORS_FILE);
-    let file = match std::fs::File::open(&path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    let mut start = vec![];
-    file.take(MAX_HEADER as u64 + 12)
-        .read_to_end(&mut start)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    let header = read_header(&mut Reader { bytes: &start, at: 0 })
-        .with_context(|| format!("{} is corrupt; `unity-assets index` rebuilds it", path.display()))?;
-    Ok(Some(Summary {
-        model: header.model,
-        text: header.text,
-        dim: header.dim,
-        count: header.count,
-        fingerprint: header.fingerprint,
-    }))
-}
-
-/// A vectors header is a few hundred bytes; more is not a vectors file.
-const MAX_HEADER: usize = 64 * 1024;
-
 struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
@@ -402,9 +374,33 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The project's vectors, `None` when there is no file. A file that does
-/// not parse is an error naming it and the fix.
-pub fn read(index_dir: &Path, limits: &Limits) -> anyhow::Result<Option<Vectors>> {
+/// The project's vectors file, mapped and its header read: a search that
+/// answers from the approximate index reads no more of it, and one that
+/// scans every row checks them in the same mapping ([`VectorsFile::rows`]).
+pub struct VectorsFile {
+    path: std::path::PathBuf,
+    map: memmap2::Mmap,
+    summary: Summary,
+}
+
+impl VectorsFile {
+    pub fn summary(&self) -> &Summary {
+        &self.summary
+    }
+
+    /// Every row, checked (a file that does not parse is an error naming it and the fix).
+    pub fn rows(self) -> anyhow::Result<Vectors> {
+        let path = self.path;
+        Vectors::from_records(Records::Mapped(self.map)).with_context(|| corrupt(&path))
+    }
+}
+
+fn corrupt(path: &Path) -> String {
+    format!("{} is corrupt; `unity-assets index` rebuilds it", path.display())
+}
+
+/// The project's vectors file, `None` when there is none.
+pub fn open(index_dir: &Path, limits: &Limits) -> anyhow::Result<Option<VectorsFile>> {
     let path = index_dir.join(VECTORS_FILE);
     let file = match engine::io::open_limited(&path, limits.data_bytes, engine::io::DATA_KEY) {
         Ok((file, _)) => file,
@@ -415,9 +411,20 @@ pub fn read(index_dir: &Path, limits: &Limits) -> anyhow::Result<Option<Vectors>
     // them ([`write`]), never written in place, so the mapped bytes do not
     // change while they are read.
     let map = unsafe { memmap2::Mmap::map(&file) }.with_context(|| format!("cannot read {}", path.display()))?;
-    Vectors::from_records(Records::Mapped(map))
-        .map(Some)
-        .with_context(|| format!("{} is corrupt; `unity-assets index` rebuilds it", path.display()))
+    let header = read_header(&mut Reader { bytes: &map, at: 0 }).with_context(|| corrupt(&path))?;
+    let summary = Summary {
+        model: header.model,
+        text: header.text,
+        dim: header.dim,
+        count: header.count,
+        fingerprint: header.fingerprint,
+    };
+    Ok(Some(VectorsFile { path, map, summary }))
+}
+
+/// The project's vectors, `None` when there is no file.
+pub fn read(index_dir: &Path, limits: &Limits) -> anyhow::Result<Option<Vectors>> {
+    open(index_dir, limits)?.map(VectorsFile::rows).transpose()
 }
 
 /// Write the vectors atomically.
