@@ -46,7 +46,7 @@ fn index_once(project: &Path, data: &IndexData, depth: Depth, force: bool) -> Fi
     };
     let check = run::unchanged(project, &limits, data, &options, force).expect("unchanged");
     if check.same {
-        return run::touch(project, &limits, &check.started_at).expect("touch");
+        return run::touch(project, &limits, &check.started_at, check.tree).expect("touch");
     }
     let scan = scan::scan(project, &limits, data, &options).expect("scan");
     let diff = run::diff(project, &limits, &scan, force).expect("diff");

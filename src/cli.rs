@@ -260,6 +260,12 @@ pub enum Command {
     },
     /// Index the project (incremental: only changed assets are re-tagged).
     Index {
+        /// Keep watching Assets/ and Packages/ and index again after each change
+        /// (once the files have been quiet for 300 ms), until Ctrl+C. While it
+        /// watches, a no-op `index` elsewhere (a shell, the MCP server) skips the
+        /// walk of every file: the watcher vouches that nothing changed.
+        #[arg(long)]
+        watch: bool,
         #[command(flatten)]
         run: RunOptions,
         #[command(flatten)]

@@ -190,6 +190,23 @@ impl Invocation {
         }
     }
 
+    /// Why the invocation may not run on `project` until it is trusted, if
+    /// it may not (`trust_for_run`: `--trust`). Also asked before anything
+    /// that precedes a run, such as `index --watch` starting its watch.
+    pub fn refused(&self, project: &Project, trust_for_run: bool) -> Option<Outcome> {
+        let gate = crate::trust::Gate::check(project, Some(Path::new(&self.pipeline)), trust_for_run);
+        self.refusal(&gate, project)
+    }
+
+    fn refusal(&self, gate: &crate::trust::Gate, project: &Project) -> Option<Outcome> {
+        let needs_trust = self.needs_trust || gate.review.runs_reaching_override(&self.pipeline);
+        let refusal = gate.refusal(&project.root).filter(|_| needs_trust)?;
+        Some(Outcome {
+            code: exit::UNTRUSTED,
+            message: Some(refusal),
+        })
+    }
+
     /// Check trust, compile, bind the inputs to their declared types, take
     /// the index lock when the run indexes, and run on `runtime` (where its
     /// lines go, whether it may ask, how progress shows). `trust_for_run`:
@@ -203,12 +220,8 @@ impl Invocation {
         // the project; doctor, which reports an untrusted project, is refused
         // only when its own pipeline is a project override that reaches out.
         let gate = crate::trust::Gate::check(project, Some(Path::new(&self.pipeline)), trust_for_run);
-        let needs_trust = self.needs_trust || gate.review.runs_reaching_override(&self.pipeline);
-        if let Some(refusal) = gate.refusal(&project.root).filter(|_| needs_trust) {
-            return Finished::before_run(Outcome {
-                code: exit::UNTRUSTED,
-                message: Some(refusal),
-            });
+        if let Some(refusal) = self.refusal(&gate, project) {
+            return Finished::before_run(refusal);
         }
         let mut inputs = self.inputs.clone();
         let mut sets = self.sets.clone();

@@ -95,6 +95,9 @@ async fn dispatch(cli: Cli) -> Outcome {
     };
     project.show_progress = !cli.quiet;
     if let Some((invocation, run)) = invocation {
+        if matches!(cli.command, Command::Index { watch: true, .. }) {
+            return commands::watch::index_watch(&project, &invocation, cli.trust, run).await;
+        }
         return commands::run_pipeline(&project, &invocation, cli.trust, run).await;
     }
     // The other commands that use the project's providers pass the same trust check.

@@ -4,6 +4,7 @@
 pub mod eject;
 pub mod eval;
 pub mod providers;
+pub mod watch;
 
 use engine::render::{render, Format};
 use engine::Output;

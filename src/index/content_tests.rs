@@ -246,7 +246,8 @@ fn missing_scripts_only_when_the_package_cache_is_there() {
     // A package added to the cache is a change the fingerprint sees.
     let fingerprint = |root: &Path| {
         let options = ScanOptions::default();
-        scan::tree_fingerprint(root, &Limits::default(), &embedded(), &options).unwrap()
+        let tree = scan::current_tree(root, &Limits::default(), &options, None);
+        scan::fingerprint(root, &Limits::default(), &embedded(), &options, &tree).unwrap()
     };
     let before = fingerprint(dir.path());
     fs::create_dir_all(dir.path().join("Library/PackageCache/com.example.more@2.0.0")).unwrap();

@@ -26,6 +26,7 @@ pub mod store;
 pub mod tagger;
 mod unity_yaml;
 mod walk;
+pub mod watch;
 
 #[cfg(test)]
 mod content_tests;
@@ -62,6 +63,9 @@ struct UnchangedArgs {
 #[derive(Deserialize)]
 struct TouchArgs {
     started_at: String,
+    /// `unchanged.tree` (an ejected pipeline without it keeps the last one).
+    #[serde(default)]
+    tree: Option<scan::Tree>,
 }
 
 #[derive(Deserialize)]
@@ -135,7 +139,7 @@ pub fn register(registry: &mut Registry, data: DataSource) {
             "index.touch",
             "close a run that found nothing changed: move last_run, keep every file's content",
             |a: TouchArgs, ctx| {
-                Ok(run::touch(&ctx.workdir, &ctx.limits, &a.started_at)
+                Ok(run::touch(&ctx.workdir, &ctx.limits, &a.started_at, a.tree)
                     .inspect_err(|e| store::record_error(&ctx.workdir, &ctx.limits, e))?)
             },
         )

@@ -87,7 +87,7 @@ pub(super) fn read_meta(path: &Path, listed: Listed) -> std::io::Result<(Vec<u8>
 /// Open a file the walk listed as regular: no link followed, no blocking
 /// open, and the handle's own metadata says it is still a regular file (it
 /// may have been replaced since the walk).
-fn open_listed(path: &Path) -> std::io::Result<(fs::File, fs::Metadata)> {
+pub(super) fn open_listed(path: &Path) -> std::io::Result<(fs::File, fs::Metadata)> {
     let mut options = fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]

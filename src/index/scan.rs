@@ -26,6 +26,7 @@ use super::packages::{self, PackageRoot};
 use super::record::{Depth, Details, ScannedAsset};
 use super::unity_yaml::{self, YamlFacts};
 use super::walk::{mtime_nanos, on_io_threads, tree_digest, walk, Entry, Walked};
+use super::watch::Epoch;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ScanOptions {
@@ -81,8 +82,10 @@ pub struct ScanResult {
     pub warnings: Vec<Warning>,
     /// Files walked (assets and metas).
     pub files: usize,
-    /// [`tree_fingerprint`] of what this scan read.
+    /// [`fingerprint`] of what this scan read.
     pub fingerprint: String,
+    /// The tree it walked.
+    pub tree: Tree,
 }
 
 impl ScanResult {
@@ -124,13 +127,17 @@ pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOpt
     let started_at = time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339)?;
     let labels = super::labels::read(project, limits)?;
     let curated = CuratedLabels::from_file(project, labels.as_deref())?;
+    // Read before the walk: a change during it ends the epoch.
+    let epoch = super::watch::live_epoch(project, limits);
+    let walked = walk(project, &options.ignore_paths);
+    let tree = Tree::of(&walked, epoch);
+    let fingerprint = fingerprint_with(project, labels.as_deref(), &tree, data, options);
     let Walked {
         entries,
         problems: mut warnings,
-        digest,
-    } = walk(project, &options.ignore_paths);
+        ..
+    } = walked;
     let files = entries.iter().filter(|e| !e.is_dir).count();
-    let fingerprint = fingerprint(project, labels.as_deref(), &digest, &warnings, data, options);
 
     let dirs: HashSet<&str> = entries.iter().filter(|e| e.is_dir).map(|e| e.path.as_str()).collect();
     // Asset files as the walk listed them (their stat is reused for their signatures).
@@ -258,50 +265,78 @@ pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOpt
         warnings,
         files,
         fingerprint,
+        tree,
     })
 }
 
+/// The walked part of a scan's fingerprint: a hash of every walked path
+/// with its mtime and size, and the walk's warnings.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tree {
+    pub hash: String,
+    /// The live watcher's quiet epoch read before the walk: while it lasts,
+    /// the tree still has this hash ([`super::watch`]). `None` without a
+    /// watcher, or when the tree holds a link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<Epoch>,
+}
+
+impl Tree {
+    /// The tree `walked`, seen in `epoch` (read before the walk).
+    fn of(walked: &Walked, epoch: Option<Epoch>) -> Tree {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        hasher.update(walked.digest);
+        for problem in &walked.problems {
+            hasher.update(format!("! {}\t{}\n", problem.path, problem.detail));
+        }
+        Tree {
+            hash: engine::digest::hex(&hasher.finalize()),
+            watch: epoch.filter(|_| !walked.linked),
+        }
+    }
+}
+
+/// The project's tree as it is now: `last` again, without a walk, when a
+/// live watcher's quiet epoch vouches that nothing changed since `last`
+/// was walked; else a `stat`-only walk.
+pub fn current_tree(project: &Path, limits: &Limits, options: &ScanOptions, last: Option<&Tree>) -> Tree {
+    let epoch = super::watch::live_epoch(project, limits);
+    if let Some(last) = last.filter(|last| last.watch.is_some() && last.watch == epoch) {
+        tracing::debug!("index: the watcher saw no change since the last walk; not walking");
+        return last.clone();
+    }
+    Tree::of(&tree_digest(project, &options.ignore_paths), epoch)
+}
+
 /// A digest of everything a scan's result depends on, read with `stat`
-/// only: every walked path with its mtime and size, walk errors, the curated
-/// labels file, the scan options, the indexer's tables and the program
-/// version. An equal fingerprint means a scan would find what the last one
-/// found, so an incremental run can stop before reading any `.meta`.
-pub fn tree_fingerprint(
+/// only: the `tree`, the curated labels file, the scan options, the
+/// indexer's tables and the program version. An equal fingerprint means a
+/// scan would find what the last one found, so an incremental run can stop
+/// before reading any `.meta`.
+pub fn fingerprint(
     project: &Path,
     limits: &Limits,
     data: &IndexData,
     options: &ScanOptions,
+    tree: &Tree,
 ) -> anyhow::Result<String> {
     let labels = super::labels::read(project, limits)?;
-    let walked = tree_digest(project, &options.ignore_paths);
-    Ok(fingerprint(
-        project,
-        labels.as_deref(),
-        &walked.digest,
-        &walked.problems,
-        data,
-        options,
-    ))
+    Ok(fingerprint_with(project, labels.as_deref(), tree, data, options))
 }
 
-/// `labels`: the labels file's text, which changes what a scan finds;
-/// `tree`: the walk's digest of every path with its mtime and size.
-fn fingerprint(
+/// `labels`: the labels file's text, which changes what a scan finds.
+fn fingerprint_with(
     project: &Path,
     labels: Option<&str>,
-    tree: &[u8; 32],
-    problems: &[Warning],
+    tree: &Tree,
     data: &IndexData,
     options: &ScanOptions,
 ) -> String {
     use sha2::{Digest, Sha256};
-    use std::fmt::Write as _;
-    // Writing to a String cannot fail.
     let mut hasher = Sha256::new();
-    let mut line = String::new();
-    let _ = writeln!(
-        line,
-        "{}\n{}\n{:?}\n{}\n{:?}",
+    let line = format!(
+        "{}\n{}\n{:?}\n{}\n{:?}\n",
         env!("CARGO_PKG_VERSION"),
         options.index_depth.as_str(),
         options.ignore_paths,
@@ -309,12 +344,7 @@ fn fingerprint(
         content::package_cache_state(project, options.index_depth)
     );
     hasher.update(&line);
-    hasher.update(tree);
-    for problem in problems {
-        line.clear();
-        let _ = writeln!(line, "! {}\t{}", problem.path, problem.detail);
-        hasher.update(&line);
-    }
+    hasher.update(&tree.hash);
     hasher.update(labels.unwrap_or_default());
     engine::digest::hex(&hasher.finalize())
 }

@@ -74,6 +74,10 @@ pub struct State {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LastScan {
     pub fingerprint: String,
+    /// The tree the fingerprint was made from (absent in a `state.json` of
+    /// an older version: the next run walks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<super::scan::Tree>,
     pub assets: usize,
     pub packages: usize,
     pub warnings_by_kind: BTreeMap<String, usize>,

@@ -382,7 +382,7 @@ fn the_no_op_fast_path_sees_every_change_a_scan_would() {
     assert!(!same(Depth::Rich, false), "another depth is another scan");
 
     std::thread::sleep(std::time::Duration::from_millis(20));
-    let touched = run::touch(project, &Limits::default(), &full.last_run).unwrap();
+    let touched = run::touch(project, &Limits::default(), &full.last_run, None).unwrap();
     assert_eq!(
         (
             touched.assets,

@@ -48,6 +48,9 @@ pub(super) struct Walked {
     /// folder by folder (each folder's digest in its parent's), so a walk
     /// that keeps no entries gives the digest a walk that keeps them does.
     pub digest: [u8; 32],
+    /// The tree holds a link: its target may change where no watch sees it
+    /// ([`super::watch`]).
+    pub linked: bool,
 }
 
 /// Threads that read the project's files and folders at once. Reading a
@@ -94,6 +97,7 @@ pub(super) fn tree_digest(project: &Path, ignore_paths: &[String]) -> Walked {
 struct Found {
     entries: Vec<Entry>,
     problems: Vec<Warning>,
+    linked: bool,
 }
 
 impl Found {
@@ -103,6 +107,7 @@ impl Found {
         }
         self.entries.append(&mut other.entries);
         self.problems.append(&mut other.problems);
+        self.linked |= other.linked;
         self
     }
 }
@@ -174,6 +179,7 @@ impl<'a> Walker<'a> {
             entries: found.entries,
             problems: found.problems,
             digest: hasher.finalize().into(),
+            linked: found.linked,
         }
     }
 
@@ -206,6 +212,7 @@ impl<'a> Walker<'a> {
                     continue;
                 }
             };
+            found.linked |= item.kind == Kind::Link;
             children.push(Child {
                 name,
                 kind: item.kind,

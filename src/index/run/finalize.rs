@@ -166,6 +166,7 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff)
         last_run: Some(last_run.clone()),
         last_scan: Some(LastScan {
             fingerprint: scan.fingerprint.clone(),
+            tree: Some(scan.tree.clone()),
             assets: rows.count,
             packages: packages.len(),
             warnings_by_kind: warnings_by_kind.clone(),

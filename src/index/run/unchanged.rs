@@ -11,7 +11,7 @@ use time::OffsetDateTime;
 
 use super::finalize::{elapsed_since, summary_line, Finalized};
 use crate::index::data::IndexData;
-use crate::index::scan::{self, ScanOptions};
+use crate::index::scan::{self, ScanOptions, Tree};
 use crate::index::store::{self, State};
 
 /// The output of `index.unchanged`.
@@ -20,10 +20,14 @@ pub struct Unchanged {
     /// Nothing a scan reads has changed since the last finished run.
     pub same: bool,
     pub started_at: String,
+    /// The tree as this run saw it, for `touch` to record.
+    #[serde(default)]
+    pub tree: Option<Tree>,
 }
 
 /// The no-op fast path's test: the last run finished (no run in progress),
-/// the index is fresh, and a `stat`-only walk gives the fingerprint that
+/// the index is fresh, and the tree as it is now (a `stat`-only walk, or
+/// none when a watcher vouches for the last one) gives the fingerprint that
 /// run's scan had. `force` (reindex) never takes the fast path.
 pub fn unchanged(
     project: &Path,
@@ -46,22 +50,34 @@ pub fn unchanged(
             .ok()
             .flatten()
             .is_some_and(|m| m.schema_tier == options.index_depth);
-    let same = match last_scan {
-        Some(last) if candidate => last.fingerprint == scan::tree_fingerprint(project, limits, data, options)?,
-        _ => false,
+    let (same, tree) = match last_scan {
+        Some(last) if candidate => {
+            let tree = scan::current_tree(project, limits, options, last.tree.as_ref());
+            let same = last.fingerprint == scan::fingerprint(project, limits, data, options, &tree)?;
+            (same, Some(tree))
+        }
+        _ => (false, None),
     };
-    Ok(Unchanged { same, started_at })
+    Ok(Unchanged {
+        same,
+        started_at,
+        tree: tree.filter(|_| same),
+    })
 }
 
 /// Close a run that found nothing changed: touch `assets.jsonl` and move
 /// `last_run` in the manifest and state (the version stays), like finalize
-/// does for an empty change set, and report the last run's counts.
-pub fn touch(project: &Path, limits: &Limits, started_at: &str) -> anyhow::Result<Finalized> {
+/// does for an empty change set, and report the last run's counts. `tree`:
+/// the tree the run saw (the same hash, maybe in a newer watcher epoch).
+pub fn touch(project: &Path, limits: &Limits, started_at: &str, tree: Option<Tree>) -> anyhow::Result<Finalized> {
     let state = store::read_state(project, limits)?;
-    let last = state
+    let mut last = state
         .last_scan
         .clone()
         .context("state.json has no finished scan; run `unity-assets reindex`")?;
+    if tree.is_some() {
+        last.tree = tree;
+    }
     let mut manifest =
         store::read_manifest(project, limits)?.context("manifest.json is missing; run `unity-assets reindex`")?;
     let last_run = store::touch(&store::index_dir(project).join(store::ASSETS_FILE))?;
@@ -72,6 +88,7 @@ pub fn touch(project: &Path, limits: &Limits, started_at: &str) -> anyhow::Resul
         &State {
             last_run: Some(last_run.clone()),
             last_error: None,
+            last_scan: Some(last.clone()),
             ..state
         },
     )?;

@@ -1,0 +1,406 @@
+//! `index --watch`: the project's changes as the operating system reports
+//! them, so a no-op `index` beside a watcher costs no walk.
+//!
+//! A no-op `index` stats every file (a million system calls at 5×10^5
+//! assets); only a process that was listening when a file changed knows
+//! that nothing did. The watcher listens to `Assets/` and `Packages/`
+//! (inotify, FSEvents, ReadDirectoryChangesW through `notify`) and keeps a
+//! small record beside the index, `watch.json`: an *epoch* — its own id and
+//! a generation number — and whether the tree has been quiet since the
+//! epoch began. Any change ends the epoch at once.
+//!
+//! A run that walks the tree notes the live quiet epoch it saw *before* its
+//! walk ([`live_epoch`]) next to the walk's hash in `state.json`. It asks
+//! for the epoch through the watch itself: it creates a file in a watched
+//! folder of the index (a *barrier*) and waits for the watcher to answer
+//! it. One inotify queue delivers events in the order they happened, so by
+//! the time the barrier is answered every change made before it has ended
+//! the epoch: a file saved just before `index` runs is never missed. A later
+//! run that finds the same epoch still quiet knows no file changed since
+//! that walk and reuses its hash instead of walking again. The record is
+//! believed only while its watcher is alive: `watch.lock` stays locked
+//! (`flock`) for the watcher's lifetime, and a lock dies with its process,
+//! so a crashed watcher or a copied project vouches for nothing. A tree
+//! holding a link is never vouched for: a link's target may lie outside
+//! what is watched. Only Linux vouches (elsewhere events of different
+//! folders may arrive out of order); `--watch` re-indexes everywhere.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use engine::io::Limits;
+use notify::event::{AccessKind, AccessMode, EventKind};
+use notify::{RecursiveMode, Watcher as _};
+use serde::{Deserialize, Serialize};
+
+use super::store;
+
+/// Held locked by a live watcher; never replaced, so the lock stays on it.
+pub const LOCK_FILE: &str = "watch.lock";
+/// The watcher's epoch and whether the tree is quiet in it.
+pub const EPOCH_FILE: &str = "watch.json";
+/// The folder of barriers: a run asking for the epoch creates a file here.
+pub const BARRIERS: &str = "watch.barriers";
+
+/// How long a run waits for the watcher's answer before walking anyway.
+const ANSWER_WAIT: Duration = Duration::from_millis(500);
+/// Barriers answered, newest last, kept in the record for the runs polling it.
+const ANSWERS_KEPT: usize = 32;
+
+/// How long the tree must stay quiet before the watcher indexes: an editor
+/// saving a file, or Unity importing a folder, writes in bursts.
+pub const QUIET: Duration = Duration::from_millis(300);
+
+/// A span of a watcher's life in which no change was seen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Epoch {
+    /// One watcher process (pid and start time): a new watcher's epochs
+    /// never match an old one's.
+    pub watcher: String,
+    pub generation: u64,
+}
+
+/// `watch.json`.
+#[derive(Debug, Serialize, Deserialize)]
+struct Record {
+    #[serde(flatten)]
+    epoch: Epoch,
+    /// Nothing changed since the epoch began.
+    quiet: bool,
+    /// The barriers answered lately: each was seen after every change made
+    /// before it.
+    answered: Vec<String>,
+}
+
+/// The quiet epoch of a live watcher of `project`, if one is watching and
+/// has seen nothing change in it up to this call. Read it before a walk: a
+/// change after this call ends the epoch, so a run that records it with its
+/// walk's hash records the hash of a tree the epoch vouches for.
+pub fn live_epoch(project: &Path, limits: &Limits) -> Option<Epoch> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let dir = store::index_dir(project);
+    let lock = super::open::open_listed(&dir.join(LOCK_FILE)).ok()?.0;
+    match lock.try_lock_shared() {
+        // Nobody holds it: no watcher is alive.
+        Ok(()) => return None,
+        Err(fs::TryLockError::WouldBlock) => {}
+        Err(fs::TryLockError::Error(_)) => return None,
+    }
+    let name = barrier_name();
+    let barrier = dir.join(BARRIERS).join(&name);
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&barrier)
+        .ok()?;
+    let answer = await_answer(&dir.join(EPOCH_FILE), &name, limits);
+    let _ = fs::remove_file(&barrier);
+    answer
+}
+
+/// A barrier's name no other run on this machine uses at once.
+fn barrier_name() -> String {
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    let count = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{nanos}-{count}", std::process::id())
+}
+
+/// The epoch of the record once it answers the barrier `name`, if quiet;
+/// `None` when no answer comes in [`ANSWER_WAIT`] (the run then walks).
+fn await_answer(record: &Path, name: &str, limits: &Limits) -> Option<Epoch> {
+    let deadline = Instant::now() + ANSWER_WAIT;
+    loop {
+        let text = engine::io::read_text_if_present(record, limits.data_bytes, engine::io::DATA_KEY).ok()?;
+        if let Some(record) = text.and_then(|t| serde_json::from_str::<Record>(&t).ok()) {
+            if record.answered.iter().any(|a| a == name) {
+                return record.quiet.then_some(record.epoch);
+            }
+        }
+        if Instant::now() >= deadline {
+            tracing::debug!("index: the watcher did not answer in {ANSWER_WAIT:?}; walking");
+            return None;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// A running watch of a project's asset folders. Dropping it stops the
+/// watch and releases the lock (the record then vouches for nothing).
+pub struct Watch {
+    shared: Arc<Shared>,
+    watcher: Mutex<notify::RecommendedWatcher>,
+    project: PathBuf,
+    _lock: fs::File,
+}
+
+struct Shared {
+    status: Mutex<Status>,
+    /// Woken on every change.
+    changed: tokio::sync::Notify,
+    record: PathBuf,
+}
+
+struct Status {
+    epoch: Epoch,
+    quiet: bool,
+    last_change: Option<Instant>,
+    /// `Assets/` or `Packages/` itself was created, removed or moved: its
+    /// watch is set again before the next quiet epoch.
+    rewatch: bool,
+    /// The watch can no longer see every change (a watch limit, a lost
+    /// event queue it could not recover from): the watcher stops.
+    failure: Option<String>,
+    answered: std::collections::VecDeque<String>,
+}
+
+impl Shared {
+    fn status(&self) -> MutexGuard<'_, Status> {
+        // A panic while holding it left plain data; reading it on is safe.
+        self.status.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A change: the quiet epoch (if any) ends, on disk first.
+    fn change(&self, rewatch: bool, failure: Option<String>) {
+        let mut status = self.status();
+        status.last_change = Some(Instant::now());
+        status.rewatch |= rewatch;
+        if failure.is_some() && status.failure.is_none() {
+            status.failure = failure;
+        }
+        if status.quiet {
+            status.quiet = false;
+            status.epoch.generation += 1;
+            if let Err(e) = self.write(&status) {
+                // A record left saying "quiet" would vouch for a changed tree.
+                if fs::remove_file(&self.record).is_err() {
+                    status.failure = Some(format!(
+                        "cannot end the quiet epoch in {}: {e:#}",
+                        self.record.display()
+                    ));
+                }
+            }
+        }
+        drop(status);
+        self.changed.notify_one();
+    }
+
+    /// A run's barrier seen: every change before it has been counted.
+    fn answer(&self, barrier: String) {
+        let mut status = self.status();
+        if status.answered.len() == ANSWERS_KEPT {
+            status.answered.pop_front();
+        }
+        status.answered.push_back(barrier);
+        // Unanswered, the run walks: slower, never wrong.
+        if let Err(e) = self.write(&status) {
+            tracing::warn!("{e:#}");
+        }
+    }
+
+    fn write(&self, status: &Status) -> anyhow::Result<()> {
+        let record = Record {
+            epoch: status.epoch.clone(),
+            quiet: status.quiet,
+            answered: status.answered.iter().cloned().collect(),
+        };
+        let mut bytes = serde_json::to_vec(&record)?;
+        bytes.push(b'\n');
+        engine::io::write_atomic(&self.record, &bytes)
+            .with_context(|| format!("cannot write {}", self.record.display()))
+    }
+}
+
+impl Watch {
+    /// Start watching `project`'s `Assets/` and `Packages/`. Fails when
+    /// another watcher holds the project, or the operating system refuses
+    /// the watch (with how to raise its limit).
+    pub fn start(project: &Path) -> anyhow::Result<Watch> {
+        super::scan::require_unity_project(project)?;
+        // Events name absolute paths; `Assets/` itself is recognised among them.
+        let project = &fs::canonicalize(project).with_context(|| format!("cannot resolve {}", project.display()))?;
+        let dir = store::index_dir(project);
+        fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let lock_path = dir.join(LOCK_FILE);
+        let lock = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .with_context(|| format!("cannot open {}", lock_path.display()))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => anyhow::bail!(
+                "another `unity-assets index --watch` is watching {}; one watcher per project is enough",
+                project.display()
+            ),
+            Err(fs::TryLockError::Error(e)) => {
+                anyhow::bail!(
+                    "cannot lock {}: {e}; this file system cannot hold a watcher's lock",
+                    lock_path.display()
+                )
+            }
+        }
+        let started = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        let shared = Arc::new(Shared {
+            status: Mutex::new(Status {
+                epoch: Epoch {
+                    watcher: format!("{}-{started}", std::process::id()),
+                    generation: 0,
+                },
+                quiet: false,
+                last_change: None,
+                rewatch: false,
+                failure: None,
+                answered: std::collections::VecDeque::new(),
+            }),
+            changed: tokio::sync::Notify::new(),
+            record: dir.join(EPOCH_FILE),
+        });
+        shared.write(&shared.status())?;
+        let barriers = dir.join(BARRIERS);
+        // Barriers left by runs that died waiting are nobody's.
+        let _ = fs::remove_dir_all(&barriers);
+        fs::create_dir_all(&barriers).with_context(|| format!("cannot create {}", barriers.display()))?;
+        let handler = Arc::clone(&shared);
+        let roots = [project.join("Assets"), project.join("Packages")];
+        let barriers_seen = barriers.clone();
+        let watcher = notify::RecommendedWatcher::new(
+            // The index folder's own events are barriers, or nothing a walk sees.
+            move |event: notify::Result<notify::Event>| match event {
+                Ok(event) if event.paths.iter().any(|p| p.starts_with(&barriers_seen)) => {
+                    let barrier = event.paths[0].parent() == Some(&barriers_seen);
+                    if let (EventKind::Create(_), true, Some(name)) = (event.kind, barrier, event.paths[0].file_name())
+                    {
+                        handler.answer(name.to_string_lossy().into_owned());
+                    }
+                }
+                Ok(event) if !changes_the_tree(&event.kind) => {}
+                Ok(event) => {
+                    let rewatch = event.paths.iter().any(|p| roots.contains(p));
+                    handler.change(rewatch, None);
+                }
+                Err(e) => handler.change(false, Some(watch_error(&e))),
+            },
+            notify::Config::default().with_follow_symlinks(false),
+        )
+        .context("cannot start watching the project")?;
+        let watch = Watch {
+            shared,
+            watcher: Mutex::new(watcher),
+            project: project.to_owned(),
+            _lock: lock,
+        };
+        watch.add_watches()?;
+        watch
+            .watcher
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .watch(&barriers, RecursiveMode::NonRecursive)
+            .map_err(|e| anyhow::anyhow!("{}", watch_error(&e)))?;
+        Ok(watch)
+    }
+
+    /// The project root (for `Assets/` or `Packages/` appearing), then each
+    /// asset folder and everything below it.
+    fn add_watches(&self) -> anyhow::Result<()> {
+        let mut watcher = self.watcher.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        watcher
+            .watch(&self.project, RecursiveMode::NonRecursive)
+            .map_err(|e| anyhow::anyhow!("{}", watch_error(&e)))?;
+        for root in ["Assets", "Packages"] {
+            let folder = self.project.join(root);
+            if fs::symlink_metadata(&folder).is_ok_and(|m| m.is_dir()) {
+                watcher
+                    .watch(&folder, RecursiveMode::Recursive)
+                    .map_err(|e| anyhow::anyhow!("{}", watch_error(&e)))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Wait until nothing has changed for [`QUIET`], then begin a quiet
+    /// epoch (a run started after this may record it). Fails when the
+    /// watch can no longer see every change.
+    pub async fn quiet(&self) -> anyhow::Result<()> {
+        while let Some(left) = self.begin_quiet_epoch()? {
+            tokio::time::sleep(left).await;
+        }
+        Ok(())
+    }
+
+    /// Begin a quiet epoch if nothing changed for [`QUIET`]; else how long
+    /// to wait before trying again.
+    fn begin_quiet_epoch(&self) -> anyhow::Result<Option<Duration>> {
+        let mut status = self.shared.status();
+        if let Some(failure) = &status.failure {
+            anyhow::bail!("{failure}");
+        }
+        if let Some(at) = status.last_change.filter(|at| at.elapsed() < QUIET) {
+            return Ok(Some(QUIET - at.elapsed().min(QUIET)));
+        }
+        if std::mem::take(&mut status.rewatch) {
+            drop(status);
+            self.add_watches()?;
+            // A change while the watches were set again waits its turn.
+            return Ok(Some(Duration::ZERO));
+        }
+        status.quiet = true;
+        status.epoch.generation += 1;
+        self.shared.write(&status)?;
+        Ok(None)
+    }
+
+    /// Wait for the next change after the quiet epoch began.
+    pub async fn changed(&self) {
+        loop {
+            // Registered before the check, so a change between the two wakes it.
+            let notified = self.shared.changed.notified();
+            if !self.shared.status().quiet {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        // Tidiness only: without its lock held the record vouches for nothing.
+        let _ = fs::remove_file(&self.shared.record);
+        if let Some(index) = self.shared.record.parent() {
+            let _ = fs::remove_dir_all(index.join(BARRIERS));
+        }
+    }
+}
+
+/// Whether an event may change what a walk sees. Opening or reading a file
+/// (the scan reads every `.meta`) does not; closing a file written does.
+fn changes_the_tree(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
+    }
+}
+
+/// A watch error, with how to raise the limit it usually is.
+fn watch_error(error: &notify::Error) -> String {
+    match error.kind {
+        notify::ErrorKind::MaxFilesWatch => format!(
+            "the operating system's limit on watched folders was reached ({error})\n  help: raise it, e.g. `sudo sysctl fs.inotify.max_user_watches=1048576`, or run `unity-assets index` without --watch"
+        ),
+        _ => format!("the watch of the project failed: {error}\n  help: run `unity-assets index --watch` again"),
+    }
+}
