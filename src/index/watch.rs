@@ -404,3 +404,81 @@ fn watch_error(error: &notify::Error) -> String {
         _ => format!("the watch of the project failed: {error}\n  help: run `unity-assets index --watch` again"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("Assets")).unwrap();
+        fs::create_dir_all(store::index_dir(dir.path())).unwrap();
+        dir
+    }
+
+    /// A record a project ships (or a watcher that died left) vouches for
+    /// nothing: no live process holds the lock.
+    #[test]
+    fn a_record_without_a_live_watcher_vouches_for_nothing() {
+        let dir = project();
+        let index = store::index_dir(dir.path());
+        fs::write(index.join(LOCK_FILE), "").unwrap();
+        fs::write(
+            index.join(EPOCH_FILE),
+            r#"{"watcher":"1-1","generation":1,"quiet":true,"answered":[]}"#,
+        )
+        .unwrap();
+        assert_eq!(live_epoch(dir.path(), &Limits::default()), None);
+        assert!(!index.join(BARRIERS).exists(), "no barrier asked of nobody");
+    }
+
+    /// A lock that is a FIFO is refused before it could block the run.
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_for_a_lock_is_refused_without_blocking() {
+        let dir = project();
+        let lock = store::index_dir(dir.path()).join(LOCK_FILE);
+        let path = std::ffi::CString::new(lock.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path and a plain mode.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
+        assert_eq!(live_epoch(dir.path(), &Limits::default()), None);
+    }
+
+    #[test]
+    fn reading_a_file_is_no_change_but_writing_one_is() {
+        use notify::event::{CreateKind, ModifyKind};
+        assert!(!changes_the_tree(&EventKind::Access(AccessKind::Open(
+            AccessMode::Read
+        ))));
+        assert!(!changes_the_tree(&EventKind::Access(AccessKind::Close(
+            AccessMode::Read
+        ))));
+        assert!(!changes_the_tree(&EventKind::Access(AccessKind::Open(AccessMode::Any))));
+        assert!(changes_the_tree(&EventKind::Access(AccessKind::Close(
+            AccessMode::Write
+        ))));
+        assert!(changes_the_tree(&EventKind::Modify(ModifyKind::Any)));
+        assert!(changes_the_tree(&EventKind::Create(CreateKind::File)));
+        assert!(changes_the_tree(&EventKind::Other));
+    }
+
+    /// A live watcher answers a run's barrier with its quiet epoch; a
+    /// change ends the epoch before the next barrier is answered.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_change_ends_the_epoch_before_the_next_answer() {
+        let dir = project();
+        let watch = Watch::start(dir.path()).unwrap();
+        watch.quiet().await.unwrap();
+        let limits = Limits::default();
+        let quiet = live_epoch(dir.path(), &limits).expect("a quiet epoch");
+        assert_eq!(live_epoch(dir.path(), &limits), Some(quiet.clone()), "still quiet");
+        fs::write(dir.path().join("Assets/new.png"), "x").unwrap();
+        assert_eq!(live_epoch(dir.path(), &limits), None, "the write ended the epoch");
+        watch.quiet().await.unwrap();
+        let next = live_epoch(dir.path(), &limits).expect("a new quiet epoch");
+        assert!(next.generation > quiet.generation && next.watcher == quiet.watcher);
+        drop(watch);
+        assert_eq!(live_epoch(dir.path(), &limits), None, "gone with its watcher");
+    }
+}
