@@ -230,12 +230,15 @@ impl Watch {
         let dir = store::index_dir(project);
         fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let lock_path = dir.join(LOCK_FILE);
-        let lock = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
+        let mut options = fs::OpenOptions::new();
+        options.create(true).truncate(false).write(true);
+        // A link the project ships there is not followed, a FIFO never blocks.
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW | libc::O_NONBLOCK);
+        let lock = options
             .open(&lock_path)
             .with_context(|| format!("cannot open {}", lock_path.display()))?;
+        engine::io::confine::check_regular(&lock_path, &lock.metadata()?)?;
         match lock.try_lock() {
             Ok(()) => {}
             Err(fs::TryLockError::WouldBlock) => anyhow::bail!(
