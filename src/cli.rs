@@ -261,7 +261,7 @@ pub enum Command {
     /// Index the project (incremental: only changed assets are re-tagged).
     Index {
         /// Keep watching Assets/ and Packages/ and index again after each change
-        /// (once the files have been quiet for 300 ms), until Ctrl+C. While it
+        /// (once the files have been quiet for 300 ms), until Ctrl+C (exit 130). While it
         /// watches, a no-op `index` elsewhere (a shell, the MCP server) skips the
         /// walk of every file: the watcher vouches that nothing changed.
         #[arg(long)]

@@ -56,7 +56,8 @@ impl Watcher {
         line
     }
 
-    /// Ctrl+C while it waits: the watch ends with exit 0.
+    /// Ctrl+C ends the watch, with exit 130 (as any interrupted command),
+    /// whether it was waiting or running.
     fn stop(mut self) {
         #[cfg(unix)]
         {
@@ -66,7 +67,7 @@ impl Watcher {
             let started = Instant::now();
             loop {
                 if let Some(status) = self.child.try_wait().unwrap() {
-                    assert_eq!(status.code(), Some(0), "Ctrl+C ends a waiting watcher with 0");
+                    assert_eq!(status.code(), Some(130), "Ctrl+C ends the watch with 130");
                     return;
                 }
                 assert!(started.elapsed() < PATIENCE, "the watcher did not stop on Ctrl+C");

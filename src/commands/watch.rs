@@ -13,8 +13,9 @@ use crate::project::Project;
 use super::Outcome;
 
 /// Watch `project` and run `invocation` (the `index` pipeline) whenever its
-/// asset folders have changed and gone quiet. Ctrl+C while waiting ends
-/// the watch (exit 0); during a run it interrupts the run (exit 130).
+/// asset folders have changed and gone quiet, until Ctrl+C: exit 130, as
+/// for any interrupted command (a run it interrupts leaves its files as
+/// they were).
 pub async fn index_watch(project: &Project, invocation: &Invocation, trust: bool, opts: &RunOptions) -> Outcome {
     // Nothing is written into an untrusted project, the watcher's lock included.
     if let Some(refusal) = invocation.refused(project, trust) {
@@ -30,12 +31,16 @@ pub async fn index_watch(project: &Project, invocation: &Invocation, trust: bool
     // One listener for the whole watch: a Ctrl+C between two waits is not lost.
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
+    let stopped = || Outcome {
+        code: exit::INTERRUPTED,
+        message: None,
+    };
     loop {
         tokio::select! {
             quiet = watch.quiet() => if let Err(e) = quiet {
                 return Outcome::failed(format!("index --watch: {e:#}"));
             },
-            _ = &mut ctrl_c => return Outcome::ok(),
+            _ = &mut ctrl_c => return stopped(),
         }
         let outcome = super::run_pipeline(project, invocation, trust, opts).await;
         match outcome.code {
@@ -50,7 +55,7 @@ pub async fn index_watch(project: &Project, invocation: &Invocation, trust: bool
         }
         tokio::select! {
             () = watch.changed() => {}
-            _ = &mut ctrl_c => return Outcome::ok(),
+            _ = &mut ctrl_c => return stopped(),
         }
     }
 }

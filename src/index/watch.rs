@@ -45,8 +45,9 @@ pub const EPOCH_FILE: &str = "watch.json";
 /// The folder of barriers: a run asking for the epoch creates a file here.
 pub const BARRIERS: &str = "watch.barriers";
 
-/// How long a run waits for the watcher's answer before walking anyway.
-const ANSWER_WAIT: Duration = Duration::from_millis(500);
+/// How long a run waits for a quiet watcher's answer before walking anyway
+/// (an idle watcher answers in a millisecond; this is for a loaded machine).
+const ANSWER_WAIT: Duration = Duration::from_secs(2);
 /// Barriers answered, newest last, kept in the record for the runs polling it.
 const ANSWERS_KEPT: usize = 32;
 
@@ -115,15 +116,18 @@ fn barrier_name() -> String {
 }
 
 /// The epoch of the record once it answers the barrier `name`, if quiet;
-/// `None` when no answer comes in [`ANSWER_WAIT`] (the run then walks).
+/// `None` at once when the tree is changing (the run walks either way), and
+/// when no answer comes in [`ANSWER_WAIT`].
 fn await_answer(record: &Path, name: &str, limits: &Limits) -> Option<Epoch> {
     let deadline = Instant::now() + ANSWER_WAIT;
     loop {
         let text = engine::io::read_text_if_present(record, limits.data_bytes, engine::io::DATA_KEY).ok()?;
-        if let Some(record) = text.and_then(|t| serde_json::from_str::<Record>(&t).ok()) {
-            if record.answered.iter().any(|a| a == name) {
-                return record.quiet.then_some(record.epoch);
-            }
+        let record: Record = serde_json::from_str(&text?).ok()?;
+        if !record.quiet {
+            return None;
+        }
+        if record.answered.iter().any(|a| a == name) {
+            return Some(record.epoch);
         }
         if Instant::now() >= deadline {
             tracing::debug!("index: the watcher did not answer in {ANSWER_WAIT:?}; walking");
@@ -214,7 +218,17 @@ impl Shared {
         };
         let mut bytes = serde_json::to_vec(&record)?;
         bytes.push(b'\n');
-        engine::io::write_atomic(&self.record, &bytes)
+        // Replaced whole (a reader never sees half of it) but not synced: it
+        // means nothing once its watcher is gone, and a crash ends the watcher.
+        // Created new (a link the project ships there is removed, not followed).
+        let staged = self.record.with_extension("json.new");
+        let _ = fs::remove_file(&staged);
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&staged)
+            .and_then(|mut file| std::io::Write::write_all(&mut file, &bytes))
+            .and_then(|()| fs::rename(&staged, &self.record))
             .with_context(|| format!("cannot write {}", self.record.display()))
     }
 }
@@ -445,6 +459,24 @@ mod tests {
         // SAFETY: a NUL-terminated path and a plain mode.
         assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
         assert_eq!(live_epoch(dir.path(), &Limits::default()), None);
+    }
+
+    /// Links a project ships where the watcher writes are replaced, never
+    /// followed out of the project.
+    #[cfg(unix)]
+    #[test]
+    fn the_watcher_writes_through_no_link_the_project_ships() {
+        let dir = project();
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("kept.txt");
+        fs::write(&target, "kept").unwrap();
+        let index = store::index_dir(dir.path());
+        std::os::unix::fs::symlink(&target, index.join(format!("{EPOCH_FILE}.new"))).unwrap();
+        std::os::unix::fs::symlink(outside.path(), index.join(BARRIERS)).unwrap();
+        let watch = Watch::start(dir.path()).unwrap();
+        drop(watch);
+        assert_eq!(fs::read_to_string(&target).unwrap(), "kept");
+        assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 1, "nothing written outside");
     }
 
     #[test]
