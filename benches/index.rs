@@ -58,6 +58,8 @@ fn index_once(project: &Path, data: &IndexData, depth: Depth, force: bool) -> Fi
         });
         run::checkpoint(project, &limits, batch, &[&tags], TaggedBy::Builtin, depth).expect("checkpoint");
     }
+    // Finalize reads the scan as the pipeline hands it over: its JSON output.
+    let scan: run::ScanText = serde_json::from_value(scan.into_value().expect("scan output")).expect("scan text");
     run::finalize(project, &limits, &scan, &diff).expect("finalize")
 }
 

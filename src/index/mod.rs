@@ -18,7 +18,7 @@ pub mod labels;
 mod meta;
 mod open;
 mod packages;
-mod packed;
+pub(crate) mod packed;
 pub mod record;
 pub mod run;
 pub mod scan;
@@ -106,7 +106,7 @@ struct CheckpointArgs {
 
 #[derive(Deserialize)]
 struct FinalizeArgs {
-    scan: ScanResult,
+    scan: run::ScanText,
     diff: Diff,
 }
 

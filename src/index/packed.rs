@@ -79,6 +79,64 @@ impl<'de> Visitor<'de> for AssetsVisitor {
     }
 }
 
+/// The assets left as their JSONL text, for a stage that visits them one
+/// at a time (finalize): decoded all at once, a million assets were most of
+/// its peak memory. An array of asset objects is read into the same text.
+pub struct Text(String);
+
+impl Text {
+    /// Each asset's line, in the scan's order.
+    pub fn lines(&self) -> Vec<&str> {
+        self.0.lines().filter(|line| !line.is_empty()).collect()
+    }
+
+    /// The guid of the asset on `line`, without decoding the rest.
+    pub fn guid(line: &str) -> serde_json::Result<std::borrow::Cow<'_, str>> {
+        #[derive(Deserialize)]
+        struct Guid<'a> {
+            #[serde(borrow)]
+            guid: std::borrow::Cow<'a, str>,
+        }
+        serde_json::from_str::<Guid>(line).map(|g| g.guid)
+    }
+
+    pub fn decode(line: &str) -> serde_json::Result<ScannedAsset> {
+        serde_json::from_str(line)
+    }
+}
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(TextVisitor)
+    }
+}
+
+struct TextVisitor;
+
+impl<'de> Visitor<'de> for TextVisitor {
+    type Value = Text;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("scanned assets: a JSONL string or an array of objects")
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+        Ok(Text(text.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
+        Ok(Text(text))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut assets = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(asset) = seq.next_element::<ScannedAsset>()? {
+            assets.push(asset);
+        }
+        jsonl(assets.into_iter()).map(Text).map_err(de::Error::custom)
+    }
+}
+
 /// Rows as a list of JSON lines (`#[serde(with = "packed::lines")]`); a
 /// list of objects is read too.
 pub mod lines {
@@ -189,5 +247,20 @@ mod tests {
         let bad = json!({"assets": format!("{}\n{{\"guid\": 1}}\n", serde_json::to_string(&asset("a")).unwrap())});
         let error = serde_json::from_value::<Holder>(bad).err().unwrap().to_string();
         assert!(error.contains("scanned asset 2"), "{error}");
+    }
+
+    /// Finalize's view reads the same assets from either form, in order.
+    #[test]
+    fn text_reads_a_jsonl_string_or_an_array_alike() {
+        let assets = vec![asset(&"a".repeat(32)), asset(&"b".repeat(32))];
+        let packed = serde_json::to_value(Holder { assets: assets.clone() }).unwrap()["assets"].clone();
+        let objects = serde_json::to_value(&assets).unwrap();
+        for value in [packed, objects] {
+            let text: Text = serde_json::from_value(value).unwrap();
+            let lines = text.lines();
+            assert_eq!(lines.len(), 2);
+            assert_eq!(Text::guid(lines[1]).unwrap(), assets[1].guid);
+            assert_eq!(Text::decode(lines[0]).unwrap().path, assets[0].path);
+        }
     }
 }

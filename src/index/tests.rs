@@ -170,6 +170,11 @@ fn tag_and_checkpoint(project: &Path, batch: &run::Batch, depth: Depth) {
     run::checkpoint(project, &Limits::default(), batch, &[&tags], TaggedBy::Builtin, depth).unwrap();
 }
 
+/// The scan as the finalize stage receives it: through its JSON output.
+fn as_text(scan: &ScanResult) -> run::ScanText {
+    serde_json::from_value(scan.clone().into_value().unwrap()).unwrap()
+}
+
 fn index(project: &Path, depth: Depth, force: bool) -> Finalized {
     let scan = scan(project, depth);
     let diff = run::diff(project, &Limits::default(), &scan, force).unwrap();
@@ -177,7 +182,7 @@ fn index(project: &Path, depth: Depth, force: bool) -> Finalized {
     for batch in &plan.batches {
         tag_and_checkpoint(project, batch, depth);
     }
-    run::finalize(project, &Limits::default(), &scan, &diff).unwrap()
+    run::finalize(project, &Limits::default(), &as_text(&scan), &diff).unwrap()
 }
 
 fn index_file(project: &Path, name: &str) -> PathBuf {
@@ -552,7 +557,7 @@ fn an_interrupted_run_resumes_and_ends_like_an_uninterrupted_one() {
     for batch in &plan2.batches {
         tag_and_checkpoint(project, batch, Depth::Minimal);
     }
-    let result = run::finalize(project, &Limits::default(), &scan2, &diff2).unwrap();
+    let result = run::finalize(project, &Limits::default(), &as_text(&scan2), &diff2).unwrap();
     assert_eq!(result.tagged_builtin, 8);
     assert_eq!(
         fs::read(index_file(project, store::ASSETS_FILE)).unwrap(),
@@ -603,7 +608,7 @@ fn rows_appended_but_not_recorded_are_resumed_once() {
     scanned.sort_unstable();
     assert_eq!(guids, scanned, "one partial row per asset");
 
-    let result = run::finalize(project, &Limits::default(), &scan2, &diff2).unwrap();
+    let result = run::finalize(project, &Limits::default(), &as_text(&scan2), &diff2).unwrap();
     assert_eq!(result.tagged_builtin, 8);
     assert_eq!(
         fs::read(index_file(project, store::ASSETS_FILE)).unwrap(),
@@ -667,7 +672,7 @@ fn model_rows_are_kept_and_bad_ones_fall_back_to_the_builtin() {
     )
     .unwrap();
     assert_eq!((done.llm, done.builtin), (2, batch.assets.len() - 2));
-    let result = run::finalize(project, &Limits::default(), &scan, &diff).unwrap();
+    let result = run::finalize(project, &Limits::default(), &as_text(&scan), &diff).unwrap();
     assert_eq!((result.tagged_llm, result.tagged_builtin), (2, 6));
     let records = rows(project);
     assert_eq!(

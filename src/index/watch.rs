@@ -476,7 +476,11 @@ mod tests {
         let watch = Watch::start(dir.path()).unwrap();
         drop(watch);
         assert_eq!(fs::read_to_string(&target).unwrap(), "kept");
-        assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 1, "nothing written outside");
+        assert_eq!(
+            fs::read_dir(outside.path()).unwrap().count(),
+            1,
+            "nothing written outside"
+        );
     }
 
     #[test]

@@ -17,8 +17,9 @@ use super::diff::Diff;
 use super::plan::tag_subject;
 use crate::index::graph;
 use crate::index::labels::tags_without_labels;
+use crate::index::packed;
 use crate::index::record::{AssetRecord, Depth, PackageRecord, ScannedAsset, TagRow};
-use crate::index::scan::{warning_counts, ScanResult};
+use crate::index::scan::{warning_counts, PackageInfo, Tree, Warning};
 use crate::index::store::{self, LastScan, State, TaggedBy};
 use crate::index::tagger;
 
@@ -56,9 +57,26 @@ pub struct Finalized {
     pub summary: String,
 }
 
+/// The scan as finalize reads it: the assets stay text, each decoded when
+/// its row is written ([`packed::Text`]).
+#[derive(Deserialize)]
+pub struct ScanText {
+    pub index_depth: Depth,
+    pub started_at: String,
+    pub assets: packed::Text,
+    pub packages: Vec<PackageInfo>,
+    pub warnings: Vec<Warning>,
+    pub fingerprint: String,
+    pub tree: Tree,
+}
+
+/// Assets decoded at once (in parallel) between rows written in order.
+const DECODED_AT_ONCE: usize = 8192;
+
 /// Merge tags (partial rows, previous index, builtin) with the scan, write
 /// every index file, and close the run.
-pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff) -> anyhow::Result<Finalized> {
+pub fn finalize(project: &Path, limits: &Limits, scan: &ScanText, diff: &Diff) -> anyhow::Result<Finalized> {
+    use rayon::prelude::*;
     let depth = scan.index_depth;
     let partial = store::PartialRows::read(project, limits);
     let previous: HashMap<String, AssetRecord> = store::read_assets(project, limits)
@@ -72,51 +90,67 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff)
         .map(|p| (p.package_id.as_str(), p.name.as_str()))
         .collect();
 
-    let mut sorted: Vec<&ScannedAsset> = scan.assets.iter().collect();
-    sorted.sort_unstable_by(|a, b| a.guid.cmp(&b.guid));
+    let lines = scan.assets.lines();
+    // Rows go out in guid order; each asset is decoded only to write its row.
+    let mut sorted: Vec<(std::borrow::Cow<str>, usize)> = lines
+        .par_iter()
+        .enumerate()
+        .map(|(i, line)| packed::Text::guid(line).map(|guid| (guid, i)))
+        .collect::<serde_json::Result<_>>()
+        .context("the scan's assets do not parse")?;
+    sorted.par_sort_unstable();
     let (mut tagged_llm, mut tagged_builtin) = (0, 0);
     let mut label_changes = Vec::new();
+    let mut signatures = Vec::with_capacity(sorted.len());
     // Each row is written as it is made: a million rows are never all held
     // as records, only as the bytes of `assets.jsonl`.
-    let node_maker = (depth != Depth::Minimal).then(|| graph::NodeMaker::new(sorted.iter().map(|a| a.guid.as_str())));
+    let node_maker = (depth != Depth::Minimal).then(|| graph::NodeMaker::new(sorted.iter().map(|(g, _)| g.as_ref())));
     let dir = store::index_dir(project);
     let assets_path = dir.join(store::ASSETS_FILE);
     let mut rows = Rows::new(AtomicFile::create(&assets_path).with_context(|| cannot_write(&assets_path))?);
-    for asset in sorted.iter().copied() {
-        let earlier = previous.get(&asset.guid);
-        let tags = match (partial.get(&asset.guid, &asset.signature), earlier) {
-            (Some(row), _) => {
-                match row.tagged_by {
-                    TaggedBy::Llm => tagged_llm += 1,
-                    TaggedBy::Builtin => tagged_builtin += 1,
+    for chunk in sorted.chunks(DECODED_AT_ONCE) {
+        let assets: Vec<ScannedAsset> = chunk
+            .par_iter()
+            .map(|(_, i)| packed::Text::decode(lines[*i]))
+            .collect::<serde_json::Result<_>>()
+            .context("the scan's assets do not parse")?;
+        for asset in &assets {
+            let earlier = previous.get(&asset.guid);
+            let tags = match (partial.get(&asset.guid, &asset.signature), earlier) {
+                (Some(row), _) => {
+                    match row.tagged_by {
+                        TaggedBy::Llm => tagged_llm += 1,
+                        TaggedBy::Builtin => tagged_builtin += 1,
+                    }
+                    row.tags
                 }
-                row.tags
+                (None, Some(prev)) if !changed.contains(asset.guid.as_str()) && carries_tier(prev, depth) => TagRow {
+                    guid: prev.guid.clone(),
+                    llm_tags: prev.llm_tags.clone(),
+                    llm_summary: prev.llm_summary.clone(),
+                    llm_use_cases: prev.llm_use_cases.clone(),
+                },
+                _ => {
+                    tagged_builtin += 1;
+                    tagger::tag_one(&tag_subject(asset, &package_names), depth)
+                }
+            };
+            if let Some(prev) = earlier.filter(|p| p.labels != asset.labels) {
+                label_changes.push(LabelChange {
+                    guid: asset.guid.clone(),
+                    path: asset.path.clone(),
+                    before: prev.labels.clone(),
+                    after: asset.labels.clone(),
+                });
             }
-            (None, Some(prev)) if !changed.contains(asset.guid.as_str()) && carries_tier(prev, depth) => TagRow {
-                guid: prev.guid.clone(),
-                llm_tags: prev.llm_tags.clone(),
-                llm_summary: prev.llm_summary.clone(),
-                llm_use_cases: prev.llm_use_cases.clone(),
-            },
-            _ => {
-                tagged_builtin += 1;
-                tagger::tag_one(&tag_subject(asset, &package_names), depth)
-            }
-        };
-        if let Some(prev) = earlier.filter(|p| p.labels != asset.labels) {
-            label_changes.push(LabelChange {
-                guid: asset.guid.clone(),
-                path: asset.path.clone(),
-                before: prev.labels.clone(),
-                after: asset.labels.clone(),
-            });
+            let record = asset_record(asset, tags, depth);
+            rows.add(&asset.package_id, &record, node_maker.as_ref())?;
         }
-        let record = asset_record(asset, tags, depth);
-        rows.add(&asset.package_id, &record, node_maker.as_ref())?;
+        signatures.extend(assets.into_iter().map(|a| (a.guid, a.signature)));
     }
     drop(node_maker);
 
-    let packages = package_records(scan, rows.tallies);
+    let packages = package_records(&scan.packages, rows.tallies);
     let assets_bytes = rows.len;
     let assets_rewritten = rows
         .out
@@ -161,7 +195,7 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanResult, diff: &Diff)
             )
         })
         .collect();
-    store::write_signatures(project, scan.assets.iter().map(|a| (&a.guid, &a.signature)))?;
+    store::write_signatures(project, signatures.iter().map(|(guid, signature)| (guid, signature)))?;
     let state = State {
         last_run: Some(last_run.clone()),
         last_scan: Some(LastScan {
@@ -328,8 +362,8 @@ fn asset_record(asset: &ScannedAsset, tags: TagRow, depth: Depth) -> AssetRecord
 }
 
 /// One record per package with its type histogram and a one-line summary.
-fn package_records(scan: &ScanResult, mut tallies: HashMap<String, PackageTally>) -> Vec<PackageRecord> {
-    scan.packages
+fn package_records(packages: &[PackageInfo], mut tallies: HashMap<String, PackageTally>) -> Vec<PackageRecord> {
+    packages
         .iter()
         .map(|p| {
             let PackageTally { types: histogram, tags } = tallies.remove(p.package_id.as_str()).unwrap_or_default();

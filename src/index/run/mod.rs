@@ -18,6 +18,6 @@ mod unchanged;
 
 pub use checkpoint::{check_tags, checkpoint, row_problem, Checkpoint, TagCheck};
 pub use diff::{diff, Diff};
-pub use finalize::{finalize, Finalized, LabelChange};
+pub use finalize::{finalize, Finalized, LabelChange, ScanText};
 pub use plan::{plan_batches, Batch, Plan};
 pub use unchanged::{touch, unchanged, Unchanged};
