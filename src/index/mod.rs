@@ -18,7 +18,7 @@ pub mod labels;
 mod meta;
 mod open;
 mod packages;
-pub(crate) mod packed;
+mod packed;
 pub mod record;
 pub mod run;
 pub mod scan;

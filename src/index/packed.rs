@@ -2,7 +2,8 @@
 //! string instead of an array of JSON objects.
 //!
 //! Stage outputs are `serde_json::Value`s, and every stage that reads
-//! `{{ scan }}` (diff, plan, finalize) gets its own clone to decode. As
+//! `{{ scan }}` (diff, plan, finalize) decodes its own copy (finalize a
+//! few thousand assets at a time, from [`Text`]). As
 //! objects, 100,000 assets are millions of small maps: cloning and decoding
 //! them was most of an index run's time and memory. As one string, a clone
 //! is one copy and decoding reads text straight into [`ScannedAsset`]s.

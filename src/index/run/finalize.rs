@@ -58,7 +58,7 @@ pub struct Finalized {
 }
 
 /// The scan as finalize reads it: the assets stay text, each decoded when
-/// its row is written ([`packed::Text`]).
+/// its row is written (`packed::Text`).
 #[derive(Deserialize)]
 pub struct ScanText {
     pub index_depth: Depth,
