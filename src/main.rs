@@ -206,8 +206,10 @@ fn init_tracing(verbose: u8, quiet: bool) {
     use tracing_subscriber::EnvFilter;
     let level = match (quiet, verbose) {
         (true, _) => "error",
-        (false, 0) => "warn",
-        (false, 1) => "info,engine=debug",
+        // `notify` warns of watches it lost to a removed folder, which
+        // `index --watch` sets again itself.
+        (false, 0) => "warn,notify=error",
+        (false, 1) => "info,engine=debug,notify=error",
         (false, _) => "debug",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
