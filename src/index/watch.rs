@@ -304,6 +304,9 @@ impl Watch {
                     }
                 }
                 Ok(event) if !changes_the_tree(&event.kind) => {}
+                // The root is watched for `Assets/` and `Packages/` alone (Unity
+                // rewrites its .csproj and .sln files there).
+                Ok(event) if beside_the_roots(&event.paths, &roots) => {}
                 Ok(event) => {
                     let rewatch = event.paths.iter().any(|p| roots.contains(p));
                     handler.change(rewatch, None);
@@ -412,6 +415,14 @@ fn changes_the_tree(kind: &EventKind) -> bool {
     }
 }
 
+/// Whether an event names only entries of the project root other than
+/// `Assets/` and `Packages/` (an event naming nothing, such as a lost
+/// queue, is not).
+fn beside_the_roots(paths: &[PathBuf], roots: &[PathBuf; 2]) -> bool {
+    let root = roots[0].parent();
+    !paths.is_empty() && paths.iter().all(|p| p.parent() == root && !roots.contains(p))
+}
+
 /// A watch error, with how to raise the limit it usually is.
 fn watch_error(error: &notify::Error) -> String {
     match error.kind {
@@ -511,6 +522,7 @@ mod tests {
         watch.quiet().await.unwrap();
         let limits = Limits::default();
         let quiet = live_epoch(dir.path(), &limits).expect("a quiet epoch");
+        fs::write(dir.path().join("Project.sln"), "rewritten by Unity").unwrap();
         assert_eq!(live_epoch(dir.path(), &limits), Some(quiet.clone()), "still quiet");
         fs::write(dir.path().join("Assets/new.png"), "x").unwrap();
         assert_eq!(live_epoch(dir.path(), &limits), None, "the write ended the epoch");
