@@ -291,28 +291,12 @@ impl Watch {
         let _ = fs::remove_dir_all(&barriers);
         fs::create_dir_all(&barriers).with_context(|| format!("cannot create {}", barriers.display()))?;
         let handler = Arc::clone(&shared);
-        let roots = [project.join("Assets"), project.join("Packages")];
-        let barriers_seen = barriers.clone();
+        let seen = Seen {
+            barriers: barriers.clone(),
+            roots: [project.join("Assets"), project.join("Packages")],
+        };
         let watcher = notify::RecommendedWatcher::new(
-            // The index folder's own events are barriers, or nothing a walk sees.
-            move |event: notify::Result<notify::Event>| match event {
-                Ok(event) if event.paths.iter().any(|p| p.starts_with(&barriers_seen)) => {
-                    let barrier = event.paths[0].parent() == Some(&barriers_seen);
-                    if let (EventKind::Create(_), true, Some(name)) = (event.kind, barrier, event.paths[0].file_name())
-                    {
-                        handler.answer(name.to_string_lossy().into_owned());
-                    }
-                }
-                Ok(event) if !changes_the_tree(&event.kind) => {}
-                // The root is watched for `Assets/` and `Packages/` alone (Unity
-                // rewrites its .csproj and .sln files there).
-                Ok(event) if beside_the_roots(&event.paths, &roots) => {}
-                Ok(event) => {
-                    let rewatch = event.paths.iter().any(|p| roots.contains(p));
-                    handler.change(rewatch, None);
-                }
-                Err(e) => handler.change(false, Some(watch_error(&e))),
-            },
+            move |event| seen.event(&handler, event),
             notify::Config::default().with_follow_symlinks(false),
         )
         .context("cannot start watching the project")?;
@@ -405,6 +389,38 @@ impl Drop for Watch {
     }
 }
 
+/// What the watcher's events are read against.
+struct Seen {
+    barriers: PathBuf,
+    /// `Assets/` and `Packages/`, absolute.
+    roots: [PathBuf; 2],
+}
+
+impl Seen {
+    /// One event: a run's barrier, nothing a walk sees, or a change.
+    fn event(&self, shared: &Shared, event: notify::Result<notify::Event>) {
+        match event {
+            Ok(event) if event.paths.iter().any(|p| p.starts_with(&self.barriers)) => {
+                let barrier = event.paths[0].parent() == Some(&self.barriers);
+                if let (EventKind::Create(_), true, Some(name)) = (event.kind, barrier, event.paths[0].file_name()) {
+                    shared.answer(name.to_string_lossy().into_owned());
+                }
+            }
+            Ok(event) if !changes_the_tree(&event.kind) || self.beside_the_roots(&event.paths) => {}
+            Ok(event) => shared.change(event.paths.iter().any(|p| self.roots.contains(p)), None),
+            Err(e) => shared.change(false, Some(watch_error(&e))),
+        }
+    }
+
+    /// Whether an event names only entries of the project root other than
+    /// `Assets/` and `Packages/` (Unity rewrites its .csproj and .sln files
+    /// there); an event naming nothing, such as a lost queue, does not.
+    fn beside_the_roots(&self, paths: &[PathBuf]) -> bool {
+        let root = self.roots[0].parent();
+        !paths.is_empty() && paths.iter().all(|p| p.parent() == root && !self.roots.contains(p))
+    }
+}
+
 /// Whether an event may change what a walk sees. Opening or reading a file
 /// (the scan reads every `.meta`) does not; closing a file written does.
 fn changes_the_tree(kind: &EventKind) -> bool {
@@ -413,14 +429,6 @@ fn changes_the_tree(kind: &EventKind) -> bool {
         EventKind::Access(_) => false,
         _ => true,
     }
-}
-
-/// Whether an event names only entries of the project root other than
-/// `Assets/` and `Packages/` (an event naming nothing, such as a lost
-/// queue, is not).
-fn beside_the_roots(paths: &[PathBuf], roots: &[PathBuf; 2]) -> bool {
-    let root = roots[0].parent();
-    !paths.is_empty() && paths.iter().all(|p| p.parent() == root && !roots.contains(p))
 }
 
 /// A watch error, with how to raise the limit it usually is.
