@@ -177,12 +177,8 @@ fn generate_apart(dir: &Path, size: usize) {
 /// first run done): the watcher vouches that nothing changed, so no walk.
 fn no_op_beside_a_watcher(bin: &Path, project: &Path, cache: &Path, rounds: usize) -> Duration {
     use std::io::BufRead as _;
-    let mut watcher = Command::new(bin)
-        .arg("--project")
-        .arg(project)
+    let mut watcher = command(bin, project, cache)
         .args(["index", "--watch"])
-        .env("XDG_CACHE_HOME", cache)
-        .env_remove("RUST_LOG")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -200,19 +196,26 @@ fn no_op_beside_a_watcher(bin: &Path, project: &Path, cache: &Path, rounds: usiz
     times[times.len() / 2]
 }
 
+/// The binary on `project`, with the bench's model cache and no log filter.
+fn command(bin: &Path, project: &Path, cache: &Path) -> Command {
+    let mut command = Command::new(bin);
+    command
+        .arg("--project")
+        .arg(project)
+        .env("XDG_CACHE_HOME", cache)
+        .env_remove("RUST_LOG");
+    command
+}
+
 /// Run the binary on `project` and wait for it with `wait4`, which gives
 /// the child's own peak resident memory.
 // The child is reaped by `wait4` below, which clippy cannot see.
 #[allow(clippy::zombie_processes)]
 fn run(bin: &Path, project: &Path, cache: &Path, args: &[&str]) -> Measured {
     let started = Instant::now();
-    let child = Command::new(bin)
-        .arg("--project")
-        .arg(project)
+    let child = command(bin, project, cache)
         .arg("-q")
         .args(args)
-        .env("XDG_CACHE_HOME", cache)
-        .env_remove("RUST_LOG")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -39,11 +39,11 @@ use serde::{Deserialize, Serialize};
 use super::store;
 
 /// Held locked by a live watcher; never replaced, so the lock stays on it.
-pub const LOCK_FILE: &str = "watch.lock";
+const LOCK_FILE: &str = "watch.lock";
 /// The watcher's epoch and whether the tree is quiet in it.
-pub const EPOCH_FILE: &str = "watch.json";
+const EPOCH_FILE: &str = "watch.json";
 /// The folder of barriers: a run asking for the epoch creates a file here.
-pub const BARRIERS: &str = "watch.barriers";
+const BARRIERS: &str = "watch.barriers";
 
 /// How long a run waits for a quiet watcher's answer before walking anyway
 /// (an idle watcher answers in a millisecond; this is for a loaded machine).
@@ -53,7 +53,7 @@ const ANSWERS_KEPT: usize = 32;
 
 /// How long the tree must stay quiet before the watcher indexes: an editor
 /// saving a file, or Unity importing a folder, writes in bursts.
-pub const QUIET: Duration = Duration::from_millis(300);
+const QUIET: Duration = Duration::from_millis(300);
 
 /// A span of a watcher's life in which no change was seen.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -218,17 +218,11 @@ impl Shared {
         };
         let mut bytes = serde_json::to_vec(&record)?;
         bytes.push(b'\n');
-        // Replaced whole (a reader never sees half of it) but not synced: it
-        // means nothing once its watcher is gone, and a crash ends the watcher.
-        // Created new (a link the project ships there is removed, not followed).
-        let staged = self.record.with_extension("json.new");
-        let _ = fs::remove_file(&staged);
-        fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&staged)
-            .and_then(|mut file| std::io::Write::write_all(&mut file, &bytes))
-            .and_then(|()| fs::rename(&staged, &self.record))
+        // Replaced whole, not synced: it means nothing once its watcher is
+        // gone, and every run's barrier rewrites it.
+        let mut file = engine::io::AtomicFile::create(&self.record)?;
+        std::io::Write::write_all(&mut file, &bytes)
+            .and_then(|()| file.commit_volatile())
             .with_context(|| format!("cannot write {}", self.record.display()))
     }
 }
@@ -490,7 +484,7 @@ mod tests {
         let target = outside.path().join("kept.txt");
         fs::write(&target, "kept").unwrap();
         let index = store::index_dir(dir.path());
-        std::os::unix::fs::symlink(&target, index.join(format!("{EPOCH_FILE}.new"))).unwrap();
+        std::os::unix::fs::symlink(&target, index.join(EPOCH_FILE)).unwrap();
         std::os::unix::fs::symlink(outside.path(), index.join(BARRIERS)).unwrap();
         let watch = Watch::start(dir.path()).unwrap();
         drop(watch);

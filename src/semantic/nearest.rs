@@ -62,11 +62,9 @@ pub async fn embed_assets(
     let dir = index_dir(ctx);
     // A file from before the header carried the fingerprint is rewritten
     // once, so the approximate index can be checked against it.
-    let mut fingerprinted = false;
-    let previous = match vectors::open(&dir, &ctx.limits).and_then(|file| {
-        fingerprinted = file.as_ref().is_some_and(|f| f.summary().fingerprint.is_some());
-        file.map(vectors::VectorsFile::rows).transpose()
-    }) {
+    let opened = vectors::open(&dir, &ctx.limits);
+    let fingerprinted = matches!(&opened, Ok(Some(file)) if file.summary().fingerprint.is_some());
+    let previous = match opened.and_then(|file| file.map(vectors::VectorsFile::rows).transpose()) {
         Ok(previous) => previous.filter(|p| p.model == model && p.text == VERSION),
         Err(e) => {
             ctx.output.line(&format!(

@@ -130,20 +130,13 @@ impl Vectors {
         std::str::from_utf8(self.record(row).guid).expect("guids are checked when the file is read")
     }
 
-    /// The records as bytes that can grow: a mapped file is copied first.
-    fn owned(&mut self) -> &mut Vec<u8> {
-        if let Records::Mapped(map) = &self.records {
-            self.records = Records::Owned(map.to_vec());
-        }
-        match &mut self.records {
-            Records::Owned(bytes) => bytes,
-            Records::Mapped(_) => unreachable!("made owned above"),
-        }
-    }
-
     fn push_record(&mut self, guid: &[u8], hash: u64, scale: f32, values: impl Iterator<Item = i8>) {
         let guid_len = u8::try_from(guid.len()).expect("a guid is at most 255 bytes");
-        let bytes = self.owned();
+        // Rows are added only to vectors built in memory (`new`); a read
+        // file lends its rows through `push_from`.
+        let Records::Owned(bytes) = &mut self.records else {
+            unreachable!("rows are never added to a file read from disk")
+        };
         let start = bytes.len();
         bytes.push(guid_len);
         bytes.extend_from_slice(guid);
@@ -176,7 +169,11 @@ impl Vectors {
     /// Row of each `(guid, text hash)` pair, for reuse on reindex.
     pub fn rows_by_key(&self) -> HashMap<(&str, u64), usize> {
         (0..self.len())
-            .map(|row| ((self.guid(row), self.record(row).hash), row))
+            .map(|row| {
+                let record = self.record(row);
+                let guid = std::str::from_utf8(record.guid).expect("guids are checked when the file is read");
+                ((guid, record.hash), row)
+            })
             .collect()
     }
 
