@@ -328,7 +328,7 @@ impl Watch {
         Ok(())
     }
 
-    /// Wait until nothing has changed for [`QUIET`], then begin a quiet
+    /// Wait until nothing has changed for `QUIET` (300 ms), then begin a quiet
     /// epoch (a run started after this may record it). Fails when the
     /// watch can no longer see every change.
     pub async fn quiet(&self) -> anyhow::Result<()> {
