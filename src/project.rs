@@ -196,6 +196,7 @@ impl Project {
         Ok(Runtime::new(self.root.clone(), output, self.resources.clone())
             .with_provider(self.provider()?)
             .with_limits(self.config.limits)
+            .protecting(crate::trust::PROTECTED)
             .with_asker(person)
             .with_progress(crate::progress::Bars::for_terminal(!self.show_progress))
             .releasing_outputs(true))

@@ -21,7 +21,8 @@ pub struct StageOutline {
     name: String,
     action: ActionKind,
     function: Option<String>,
-    read_path: Option<String>,
+    /// The file a `read`, `write` or `append` stage names, as written.
+    path: Option<String>,
     at: Pos,
 }
 
@@ -42,11 +43,10 @@ pub fn outline(text: &str) -> Option<Outline> {
                 Action::Fn(name) | Action::Run(name) => Some(name.clone()),
                 _ => None,
             },
-            read_path: match &s.action {
-                Action::Read(read) => read
-                    .path
-                    .as_ref()
-                    .map(|p| p.as_str().map_or_else(|| p.to_string(), str::to_owned)),
+            path: match &s.action {
+                Action::Read(read) => read.path.as_ref().map(as_written),
+                Action::Write(write) => Some(as_written(&write.path)),
+                Action::Append(append) => Some(as_written(&append.path)),
                 _ => None,
             },
             at: spec.source.key(&format!("stages.{}.{}", s.name, s.action.key())),
@@ -57,6 +57,11 @@ pub fn outline(text: &str) -> Option<Outline> {
         params: spec.params,
         source: spec.source,
     })
+}
+
+/// A path value as written: the string itself, or any other YAML value as JSON.
+fn as_written(path: &Value) -> String {
+    path.as_str().map_or_else(|| path.to_string(), str::to_owned)
 }
 
 impl Outline {
@@ -94,10 +99,11 @@ impl StageOutline {
         self.function.as_deref()
     }
 
-    /// The project file a `read:` stage names in `path:`, as written (it may
-    /// be a template, resolved only when the stage runs).
-    pub fn read_path(&self) -> Option<&str> {
-        self.read_path.as_deref()
+    /// The project file a `read:`, `write:` or `append:` stage names in
+    /// `path:`, as written (it may be a template, resolved only when the
+    /// stage runs); [`action`](Self::action) tells which.
+    pub fn path(&self) -> Option<&str> {
+        self.path.as_deref()
     }
 
     /// Where its action key (`exec:`, `fn:`, ...) is written.
@@ -128,11 +134,18 @@ mod tests {
             ]
         );
         assert_eq!(o.params()["mcp"]["command"], "sh");
-        assert!(o.stages().iter().all(|s| s.read_path().is_none()));
+        assert!(o.stages().iter().all(|s| s.path().is_none()));
         assert_eq!(o.param_at("mcp"), (3, 3));
-        let reads = outline("pipeline: p\nstages:\n  r: {read: {path: data/tool.yml}}\n  s: {run: sub}\n").unwrap();
-        assert_eq!(reads.stages()[0].read_path(), Some("data/tool.yml"));
-        assert_eq!(reads.stages()[1].function(), Some("sub"));
+        let files = outline(
+            "pipeline: p\nstages:\n  r: {read: {path: data/tool.yml}}\n  s: {run: sub}\n  w: {write: {path: .git/config, value: x}}\n  a: {append: {path: '{{ inputs.f }}', value: x}}\n",
+        )
+        .unwrap();
+        let paths: Vec<_> = files.stages().iter().map(|s| s.path()).collect();
+        assert_eq!(
+            paths,
+            [Some("data/tool.yml"), None, Some(".git/config"), Some("{{ inputs.f }}")]
+        );
+        assert_eq!(files.stages()[1].function(), Some("sub"));
         assert!(outline("- not a mapping").is_none());
     }
 }

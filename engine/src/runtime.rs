@@ -34,6 +34,8 @@ pub struct Runtime {
     pub(crate) cancel: crate::cancel::Cancel,
     /// Drop each stage's output once every stage reading it has started.
     pub(crate) release_outputs: bool,
+    /// Parts of the folder no stage writes, whatever a pipeline says.
+    pub(crate) protected: Arc<[String]>,
 }
 
 impl Runtime {
@@ -51,6 +53,7 @@ impl Runtime {
             replies: Arc::default(),
             cancel: crate::cancel::Cancel::new(),
             release_outputs: false,
+            protected: Arc::new([]),
         }
     }
 
@@ -91,6 +94,14 @@ impl Runtime {
     /// [`RunOutcome::outputs`](crate::RunOutcome) holds only the outputs left.
     pub fn releasing_outputs(mut self, release: bool) -> Self {
         self.release_outputs = release;
+        self
+    }
+
+    /// Files and folders of the run's folder that no `write`, `append` or
+    /// audit stage may write, relative to it: the application names what a
+    /// written file there would make another program run or trust.
+    pub fn protecting(mut self, paths: &[&str]) -> Self {
+        self.protected = paths.iter().map(|p| (*p).to_owned()).collect();
         self
     }
 

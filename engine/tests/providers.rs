@@ -489,6 +489,7 @@ mod claude_code {
         let log = dir.path().join("log");
         let script = format!(
             r#"printf '%s\n' "$@" > '{log}.args'
+pwd > '{log}.pwd'; ls -A > '{log}.ls'; echo "$PWD" >> '{log}.pwd'
 cat > '{log}.stdin'
 cat <<'JSON'
 {{"type":"result","subtype":"success","is_error":false,"result":"Here:\n```json\n{{\"intent\": \"zombie\"}}\n```","usage":{{"input_tokens":40,"output_tokens":6,"cache_read_input_tokens":300,"cache_creation_input_tokens":0}}}}
@@ -510,10 +511,41 @@ JSON"#,
             }
         );
         let args = std::fs::read_to_string(format!("{}.args", log.display())).unwrap();
-        assert_eq!(args, "-p\n--output-format\njson\n--model\nhaiku\n");
+        assert_eq!(
+            args,
+            "-p\n--output-format\njson\n--model\nhaiku\n--tools\n\n--disable-slash-commands\n--setting-sources\nuser\n\
+             --strict-mcp-config\n--mcp-config\n{\"mcpServers\":{}}\n--no-session-persistence\n"
+        );
+        // An empty folder of its own, not where unity-assets runs (the project).
+        let pwd = std::fs::read_to_string(format!("{}.pwd", log.display())).unwrap();
+        let here = std::env::current_dir().unwrap();
+        assert!(pwd.lines().all(|l| !l.is_empty() && Path::new(l) != here), "{pwd}");
+        assert_eq!(std::fs::read_to_string(format!("{}.ls", log.display())).unwrap(), "");
         let stdin = std::fs::read_to_string(format!("{}.stdin", log.display())).unwrap();
         assert!(stdin.starts_with("You route asset queries.\n\nINDEX: 459 assets ...\n\nfind a top-down zombie\n\n"));
         assert!(stdin.contains("JSON Schema") && stdin.contains("\"intent\""), "{stdin}");
+    }
+
+    /// The real CLI (tests/plugin.rs installs it in CI) accepts the isolating
+    /// flags: logged out, it answers with its result envelope, not a usage error.
+    #[tokio::test]
+    async fn the_real_cli_accepts_the_isolating_flags() {
+        let on_path = std::process::Command::new("claude").arg("--version").output();
+        if !on_path.is_ok_and(|o| o.status.success()) {
+            eprintln!("skipped: the `claude` command is not installed");
+            return;
+        }
+        let home = tempfile::tempdir().unwrap();
+        let yaml = format!(
+            "provider: claude-code\ncommand: [env, -u, ANTHROPIC_API_KEY, -u, CLAUDE_CODE_OAUTH_TOKEN, HOME={home}, CLAUDE_CONFIG_DIR={home}/.claude, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, claude]\n",
+            home = home.path().display()
+        );
+        let config: LlmConfig = serde_yaml::from_str(&yaml).unwrap();
+        let provider = connect_with_env(&config, 1, &Limits::default(), |_| None)
+            .unwrap()
+            .unwrap();
+        let message = provider.complete(&request()).await.unwrap_err().to_string();
+        assert!(message.contains("reported an error"), "{message}");
     }
 
     #[tokio::test]

@@ -11,6 +11,7 @@
 //! to them, and the command line (`--set`, `--provider`) are the user's own.
 
 mod review;
+mod settings;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,26 @@ use crate::project::Project;
 
 /// `UNITY_ASSETS_TRUST=1` trusts the project for one run (CI), like `--trust`.
 pub const TRUST_ENV: &str = "UNITY_ASSETS_TRUST";
+/// What no pipeline writes, trusted or not: a file there would make another
+/// program run something (git's config and hooks, Claude Code's and VS
+/// Code's settings, hooks and MCP servers) or is Unity's own cache.
+pub const PROTECTED: &[&str] = &[
+    ".git",
+    ".gitmodules",
+    ".gitattributes",
+    ".hg",
+    ".svn",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".claude/hooks",
+    ".claude/commands",
+    ".claude/agents",
+    ".claude/skills",
+    ".mcp.json",
+    ".vscode",
+    ".idea",
+    "Library",
+];
 /// The trust store is small; anything larger is not ours.
 const STORE_LIMIT: u64 = 16 * 1024 * 1024;
 

@@ -12,13 +12,15 @@ use engine::{ActionKind, Registry};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::settings::settings_items;
 use super::{Item, Review};
 use crate::config::{CONFIG_FILE, OVERRIDES};
-use crate::websearch::config::{TrustItem, WebSearchConfig};
 
 const MCP_JSON: &str = ".mcp.json";
 /// A reviewed file larger than this is not a config or a pipeline.
 const FILE_LIMIT: u64 = 16 * 1024 * 1024;
+/// Templates rendered into a program's command line.
+const PROGRAM_PROMPTS: [&str; 1] = ["prompts/web-search/command.j2"];
 /// The override folders whose files a pipeline can read by name.
 const OVERRIDE_FOLDERS: [&str; 4] = ["pipelines", "prompts", "schemas", "data"];
 
@@ -57,6 +59,19 @@ pub fn review(root: &Path, resources: &Resources, registry: &Registry, run_file:
             .trim_end_matches(".yaml")
             .to_owned();
         pipelines.push((name, reaches, text));
+    }
+    // A prompt that becomes a program's arguments is part of what it runs.
+    for rel in PROGRAM_PROMPTS {
+        let file = format!("{OVERRIDES}/{rel}");
+        let embedded_text = embedded.get(rel).and_then(|e| std::str::from_utf8(e).ok());
+        if let Some(text) = r.text(&file).filter(|t| Some(t.as_str()) != embedded_text) {
+            let item = Item {
+                file: file.clone(),
+                line: 1,
+                what: "the prompt web search's `command` backend passes to its program as arguments".into(),
+            };
+            r.add(&file, &text, vec![item]);
+        }
     }
     // Which pipelines run which matters only when one reaches out; reading
     // every pipeline's stages was a fifth of a search's start-up.
@@ -264,6 +279,19 @@ impl Reviewer<'_> {
             };
             items.push(at(stage.at().0, format!("stage `{}` {what}", stage.name())));
         }
+        for stage in outline.stages() {
+            let (ActionKind::Write | ActionKind::Append, Some(path)) = (stage.action(), stage.path()) else {
+                continue;
+            };
+            let line = stage.at().0;
+            match write_target(path).needs_trust(path) {
+                None => self.notes.push(format!(
+                    "{file}:{line}: stage `{}` writes {path}, inside the index folder: needs no trust",
+                    stage.name()
+                )),
+                Some(why) => items.push(at(line, format!("stage `{}` {why}", stage.name()))),
+            }
+        }
         items.extend(settings_items(
             file,
             outline.params(),
@@ -275,7 +303,7 @@ impl Reviewer<'_> {
         }
         self.pipelines_reach = true;
         for stage in outline.stages() {
-            match stage.read_path() {
+            match stage.path().filter(|_| stage.action() == ActionKind::Read) {
                 Some(path) if path.contains("{{") || path.contains("{%") => items.push(at(
                     stage.at().0,
                     format!(
@@ -290,6 +318,57 @@ impl Reviewer<'_> {
             }
         }
         items
+    }
+}
+
+/// Where a `write:` or `append:` stage of a project's pipeline writes:
+/// untrusted, only into the index folder.
+enum WriteTarget {
+    IndexFolder,
+    /// Somewhere else in the project.
+    Project,
+    /// Where no pipeline writes, trusted or not ([`super::PROTECTED`]).
+    Protected(&'static str),
+    /// A template: known only when the stage runs.
+    Runtime,
+}
+
+fn write_target(path: &str) -> WriteTarget {
+    if path.contains("{{") || path.contains("{%") {
+        return WriteTarget::Runtime;
+    }
+    if let Some(p) = super::PROTECTED
+        .iter()
+        .find(|p| engine::io::refuse_protected(path, &[p]).is_err())
+    {
+        return WriteTarget::Protected(p);
+    }
+    let mut parts = Path::new(path).components();
+    let index = Path::new(crate::index::INDEX_DIR).components();
+    let under_index = index.into_iter().all(|c| parts.next() == Some(c))
+        && parts.clone().next().is_some()
+        && parts.all(|c| matches!(c, std::path::Component::Normal(_)));
+    if under_index {
+        WriteTarget::IndexFolder
+    } else {
+        WriteTarget::Project
+    }
+}
+
+impl WriteTarget {
+    /// Why writing `path` needs trust (`None`: it does not).
+    fn needs_trust(&self, path: &str) -> Option<String> {
+        let index = crate::index::INDEX_DIR;
+        Some(match self {
+            WriteTarget::IndexFolder => return None,
+            WriteTarget::Project => format!("writes {path}, outside the index folder {index}/"),
+            WriteTarget::Protected(p) => {
+                format!("writes {path}, inside {p}, which no pipeline writes even when trusted")
+            }
+            WriteTarget::Runtime => {
+                format!("writes a file named only when it runs ({path}); untrusted pipelines write only under {index}/")
+            }
+        })
     }
 }
 
@@ -332,79 +411,6 @@ fn unreviewable(rel: &str, why: String) -> Item {
     }
 }
 
-/// `llm.command`, `llm.base_url`, `llm.api_key_env`, `embeddings.base_url`,
-/// `embeddings.api_key_env`, `mcp:` and `web_search:`
-/// of a settings mapping (the config, or a pipeline's `params:`, `prefix`
-/// naming which). `line`: where a dotted key is written.
-fn settings_items(file: &str, values: &Value, line: impl Fn(&str) -> usize, prefix: &str) -> Vec<Item> {
-    let at = |path: &str, what: String| Item {
-        file: file.to_owned(),
-        line: line(path),
-        what: format!("{prefix}{what}"),
-    };
-    let mut items = Vec::new();
-    let llm = &values["llm"];
-    if !llm["command"].is_null() {
-        items.push(at(
-            "llm.command",
-            format!("llm.command runs a program: {}", shown(&llm["command"])),
-        ));
-    }
-    // A model server and an embeddings server receive the project's text
-    // and the key the variable holds.
-    for (section, sends) in [("llm", "your prompts"), ("embeddings", "your asset names and queries")] {
-        let settings = &values[section];
-        if !settings["base_url"].is_null() {
-            items.push(at(
-                &format!("{section}.base_url"),
-                format!(
-                    "{section}.base_url sends {sends} and API key to {}",
-                    shown(&settings["base_url"])
-                ),
-            ));
-        }
-        if !settings["api_key_env"].is_null() {
-            items.push(at(
-                &format!("{section}.api_key_env"),
-                format!(
-                    "{section}.api_key_env chooses which environment variable is sent as the key: {}",
-                    shown(&settings["api_key_env"])
-                ),
-            ));
-        }
-    }
-    if let Some(mcp) = values.get("mcp").filter(|m| !m.is_null()) {
-        items.push(at(
-            "mcp",
-            format!("mcp: starts or connects to an MCP server: {}", describe_server(mcp)),
-        ));
-    }
-    for item in WebSearchConfig::trust_items(&values["web_search"]) {
-        items.push(match item {
-            TrustItem::Program(argv) => at(
-                "web_search.command.argv",
-                format!("web_search.command runs a program: {}", argv.join(" ")),
-            ),
-            TrustItem::Url { backend, url } => at(
-                &format!("web_search.{backend}.url"),
-                format!("web_search.{backend}.url sends your queries (and its key) to {url}"),
-            ),
-            TrustItem::KeyEnv { backend, var } => at(
-                &format!("web_search.{backend}.api_key_env"),
-                format!(
-                    "web_search.{backend}.api_key_env chooses which environment variable is sent as the key: {var}"
-                ),
-            ),
-            TrustItem::PrivateAddresses => at(
-                "web_search.allow_private_addresses",
-                "web_search.allow_private_addresses lets result pages on this machine and your private network be fetched"
-                    .to_owned(),
-            ),
-        });
-    }
-    items
-}
-
 /// `${VAR}` is expanded from the user's environment when a server starts.
 fn env_expansions(file: &str, text: &str) -> Vec<Item> {
     text.lines()
@@ -418,19 +424,8 @@ fn env_expansions(file: &str, text: &str) -> Vec<Item> {
         .collect()
 }
 
-fn describe_server(v: &Value) -> String {
-    match (v.get("command"), v.get("url")) {
-        (Some(c), _) if !c.is_null() => {
-            let args: Vec<String> = v["args"].as_array().into_iter().flatten().map(shown).collect();
-            format!("runs {} {}", shown(c), args.join(" ")).trim_end().to_owned()
-        }
-        (_, Some(u)) if !u.is_null() => format!("connects to {}", shown(u)),
-        _ => shown(v),
-    }
-}
-
 /// A config value for a message, control characters escaped.
-fn shown(v: &Value) -> String {
+pub(super) fn shown(v: &Value) -> String {
     let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
     text.chars()
         .flat_map(char::escape_debug)

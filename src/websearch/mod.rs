@@ -113,7 +113,6 @@ pub fn register(registry: &mut Registry) {
                 let request = backends::Request {
                     queries: &a.queries,
                     prompt: &a.prompt,
-                    workdir: &ctx.workdir,
                     output: &ctx.output,
                     max_answer_bytes: ctx.limits.http_bytes,
                 };

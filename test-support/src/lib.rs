@@ -5,10 +5,12 @@
 //! - [`large_project`]: a realistic large project (5k to 10^6 assets) for
 //!   the scale bench and tests;
 //! - [`cli`]: runs of the `unity-assets` binary and what they printed;
+//! - [`checkout`]: a hostile checkout, untrusted, with stand-in programs;
 //! - [`llm_server`]: one scripted HTTP server standing in for LLM vendors,
 //!   web search APIs and web pages;
 //! - [`fake_unity`]: a fake Unity editor behind the real MCP for Unity server.
 
+pub mod checkout;
 pub mod cli;
 pub mod fake_unity;
 pub mod large_project;

@@ -37,6 +37,9 @@ pub enum ConfineError {
     /// A symlink where a write goes only through real folders and files.
     #[error("`{0}` is a symbolic link; this file is written only through real folders and files")]
     Symlink(String),
+    /// A path inside a part of the root no pipeline writes (the path, that part).
+    #[error("`{0}` is inside `{1}`, which no pipeline writes (version control, editor and agent settings, Unity's Library); write under the index folder instead")]
+    Protected(String, String),
     /// A FIFO, device or folder where a regular file was expected (the path, what it is).
     #[error("`{0}` is {1}, not a regular file")]
     NotRegular(String, &'static str),
@@ -45,18 +48,6 @@ pub enum ConfineError {
     TooLarge {
         /// The file.
         path: String,
-        /// The limit, in bytes.
-        limit: u64,
-        /// The config key that sets the limit.
-        key: String,
-    },
-    /// A line of a line-per-record file over the line limit.
-    #[error("{path}:{line}: the line is longer than {limit} bytes (the limit `{key}`; raise it in .claude/unity-assets.yml if the file is genuine)")]
-    LineTooLong {
-        /// The file.
-        path: String,
-        /// The 1-based number of the long line.
-        line: usize,
         /// The limit, in bytes.
         limit: u64,
         /// The config key that sets the limit.
@@ -126,6 +117,26 @@ pub fn confine_for_write(root: &Path, rel: &str) -> Result<PathBuf, ConfineError
         }
     }
     Ok(path)
+}
+
+/// Refuse `rel` when it lies in one of `protected` (paths relative to the
+/// root). Names are compared without case: on a case-insensitive disk
+/// `.GIT/config` is `.git/config`.
+pub fn refuse_protected<P: AsRef<str>>(rel: &str, protected: &[P]) -> Result<(), ConfineError> {
+    let words = |p: &str| -> Vec<String> {
+        Path::new(p)
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_string_lossy().to_lowercase()),
+                _ => None,
+            })
+            .collect()
+    };
+    let target = words(rel);
+    match protected.iter().find(|p| target.starts_with(&words(p.as_ref()))) {
+        Some(p) => Err(ConfineError::Protected(rel.to_owned(), p.as_ref().to_owned())),
+        None => Ok(()),
+    }
 }
 
 /// Refuse a write target that is a symlink (for files whose folder the
@@ -220,23 +231,6 @@ pub fn read_text_if_present(path: &Path, limit: u64, key: &str) -> Result<Option
     }
 }
 
-/// The text of a line-per-record file (JSONL), bounded as a whole by
-/// `limits.data_bytes` and line by line by `limits.line_bytes`: one absurd
-/// row fails with its line number instead of being decoded.
-pub fn read_lines_limited(path: &Path, limits: &super::Limits) -> Result<String, ConfineError> {
-    let text = read_text_limited(path, limits.data_bytes, super::DATA_KEY)?;
-    let long = text.split('\n').position(|line| line.len() as u64 > limits.line_bytes);
-    match long {
-        None => Ok(text),
-        Some(at) => Err(ConfineError::LineTooLong {
-            path: path.display().to_string(),
-            line: at + 1,
-            limit: limits.line_bytes,
-            key: super::LINE_KEY.to_owned(),
-        }),
-    }
-}
-
 /// A line-per-record file read as bytes, whose lines are checked one by
 /// one: a line over `limits.line_bytes` or not UTF-8 is a bad line of its
 /// own instead of failing the whole file, so one corrupt row costs that row
@@ -305,6 +299,31 @@ fn kind(meta: &fs::Metadata) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn protected_parts_are_refused_whatever_the_spelling() {
+        let protected = [".git", ".claude/settings.json", "Library"];
+        for rel in [
+            ".git/config",
+            "./.git/hooks/pre-commit",
+            ".GIT/config",
+            "library/x",
+            ".claude/settings.json",
+        ] {
+            assert!(
+                matches!(refuse_protected(rel, &protected), Err(ConfineError::Protected(..))),
+                "{rel}"
+            );
+        }
+        for rel in [
+            ".github/x",
+            ".claude/settings.json.bak",
+            ".claude/unity-asset-index/a.json",
+            "Libraryx",
+        ] {
+            assert!(refuse_protected(rel, &protected).is_ok(), "{rel}");
+        }
+    }
 
     #[test]
     fn lexical_refusals() {

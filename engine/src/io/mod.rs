@@ -9,8 +9,8 @@ mod records;
 pub use append::{append_line_locked, AppendError};
 pub use atomic::{write_atomic, AtomicFile};
 pub use confine::{
-    confine, confine_for_write, open_limited, read_limited, read_lines_limited, read_row_lines, read_text_if_present,
-    read_text_limited, ConfineError, RowLines,
+    confine, confine_for_write, open_limited, read_limited, read_row_lines, read_text_if_present, read_text_limited,
+    refuse_protected, ConfineError, RowLines,
 };
 pub(crate) use limits::LINE_KEY;
 pub use limits::{Limits, DATA_KEY, FILE_KEY, HTTP_KEY};

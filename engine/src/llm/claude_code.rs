@@ -7,6 +7,12 @@
 //! (`{"type":"result","is_error":…,"result":"…","usage":{…}}`); the answer is
 //! the JSON found in `result`. Only timeouts are retried: the CLI retries its
 //! own API calls, and its other failures (no login, bad flags) are final.
+//!
+//! `claude` is an agent with tools, and `-p` skips its workspace trust: each
+//! call runs in an empty folder of its own, with every tool off, no slash
+//! commands, only the user's settings and no MCP server, so nothing of the
+//! project (hooks, permissions, `.mcp.json`, `CLAUDE.md`) applies and the
+//! prompt, on stdin, is data to answer, never a task to carry out.
 
 use std::process::Stdio;
 
@@ -22,6 +28,19 @@ use super::{excerpt, LlmError, LlmReply, LlmRequest, Usage};
 
 const NAME: &str = "claude-code";
 const DEFAULT_COMMAND: &str = "claude";
+/// Headless, answering only: no tools, slash commands, project or local
+/// settings, or MCP servers (the CLI's flags as of Claude Code 2.1).
+const ISOLATED: [&str; 9] = [
+    "--tools",
+    "",
+    "--disable-slash-commands",
+    "--setting-sources",
+    "user",
+    "--strict-mcp-config",
+    "--mcp-config",
+    r#"{"mcpServers":{}}"#,
+    "--no-session-persistence",
+];
 
 pub(crate) struct ClaudeCode {
     /// The program and the arguments configured before ours.
@@ -56,9 +75,17 @@ impl ClaudeCode {
 
     async fn attempt(&self, prompt: &str, model: &str) -> Result<(Value, Usage), Failure> {
         let program = &self.argv[0];
-        let mut child = Command::new(program)
+        let folder = tempfile::Builder::new()
+            .prefix("unity-assets-claude-")
+            .tempdir()
+            .map_err(|e| Failure::fatal(setup(format!("cannot make an empty working folder: {e}"))))?;
+        let mut child = Command::new(resolved(program))
             .args(&self.argv[1..])
             .args(["-p", "--output-format", "json", "--model", model])
+            .args(ISOLATED)
+            .current_dir(folder.path())
+            .env("PWD", folder.path())
+            .env_remove("OLDPWD")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -116,6 +143,16 @@ impl ClaudeCode {
 }
 
 impl_provider!(ClaudeCode);
+
+/// A program named by a relative path is found from where unity-assets was
+/// started, not from the empty folder it runs in.
+fn resolved(program: &str) -> std::path::PathBuf {
+    let path = std::path::Path::new(program);
+    match std::env::current_dir() {
+        Ok(here) if path.is_relative() && path.components().count() > 1 => here.join(path),
+        _ => path.to_path_buf(),
+    }
+}
 
 fn setup(message: String) -> LlmError {
     LlmError::Setup {

@@ -67,6 +67,7 @@ impl StageCx<'_> {
     /// A path to write: confined, and no symlink anywhere on the way.
     pub fn write_path(&self, v: &Value) -> Result<std::path::PathBuf, StageFailure> {
         let rel = v.as_str().ok_or_else(|| format!("expected a file path, got {v}"))?;
+        crate::io::refuse_protected(rel, &self.rt.protected).map_err(StageFailure::Path)?;
         crate::io::confine_for_write(&self.rt.workdir, rel).map_err(StageFailure::Path)
     }
 

@@ -1,6 +1,8 @@
-//! The `command` backend: any program that prints result JSON (by default
-//! the `gemini` CLI). `{prompt}` in its arguments becomes the strategy's
-//! prompt; no shell is involved.
+//! The `command` backend: any program that prints result JSON (such as the
+//! `gemini` CLI; none is configured by default). `{prompt}` in its arguments
+//! becomes the strategy's prompt; no shell is involved. The program runs in
+//! an empty folder of its own: an agentic CLI started in the project would
+//! read the project's instructions and settings as its own.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -26,9 +28,15 @@ pub(super) async fn search(cfg: &WebSearchConfig, req: &Request<'_>) -> Result<V
     let (program, args) = argv
         .split_first()
         .ok_or("not configured (set web_search.command.argv)")?;
+    let folder = tempfile::Builder::new()
+        .prefix("unity-assets-web-search-")
+        .tempdir()
+        .map_err(|e| format!("cannot make an empty working folder: {e}"))?;
     let mut child = tokio::process::Command::new(program)
         .args(args)
-        .current_dir(req.workdir)
+        .current_dir(folder.path())
+        .env("PWD", folder.path())
+        .env_remove("OLDPWD")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

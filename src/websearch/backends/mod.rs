@@ -45,7 +45,6 @@ pub struct Request<'a> {
     pub queries: &'a [String],
     /// The `command` backend's prompt.
     pub prompt: &'a str,
-    pub workdir: &'a std::path::Path,
     pub output: &'a Output,
     /// The bound on one backend answer (`limits.http_mb`).
     pub max_answer_bytes: u64,
