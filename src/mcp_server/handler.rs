@@ -2,7 +2,7 @@
 //! resources. Each call opens the project as the CLI does, so config,
 //! overrides and the project's rules apply exactly as on the command line.
 
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use engine::render::{render, Format};
@@ -23,6 +23,7 @@ use super::last_search;
 use super::locate::{locate, Places, CLAUDE_PROJECT_DIR};
 use super::progress::Notifier;
 use super::ServerOptions;
+use crate::config::OVERRIDES;
 use crate::index::store::INDEX_DIR;
 use crate::invocation::{Finished, Invocation};
 use crate::project::{Opener, Project};
@@ -430,6 +431,41 @@ fn graph(project: &Project, name: &str, format: &str) -> Result<String, String> 
     let format: Format = format
         .parse()
         .map_err(|e: engine::render::UnknownFormat| e.to_string())?;
-    let pipeline = project.compile(name, &[]).map_err(|d| d.to_string())?;
+    let pipeline = project
+        .compile(&graph_target(project, name)?, &[])
+        .map_err(|d| d.to_string())?;
     Ok(render(&pipeline.graph(), format))
+}
+
+/// The pipeline `graph` draws for `name`: a pipeline's name, or the path
+/// of one of the project's override files (`.claude/unity-assets/pipelines/
+/// NAME.yaml`, absolute or from the project), drawn as that pipeline. The
+/// compiler reads any YAML path and its errors quote the keys it found, so
+/// a client's path elsewhere is refused unread.
+fn graph_target(project: &Project, name: &str) -> Result<String, String> {
+    let path = Path::new(name);
+    if !matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
+        return Ok(name.to_owned());
+    }
+    let file = project.root.join(path);
+    let pipelines = project.resources.overrides().map(|o| o.join("pipelines"));
+    let inside = pipelines.as_deref().and_then(|dir| file.strip_prefix(dir).ok());
+    let words = inside.and_then(|rel| {
+        rel.components()
+            .map(|c| match c {
+                Component::Normal(word) => word.to_str(),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+    });
+    let pipeline = words
+        .and_then(|words| Some(words.join("/").strip_suffix(".yaml")?.to_owned()))
+        .filter(|n| project.pipeline_names().contains(n));
+    pipeline.ok_or_else(|| {
+        format!(
+            "graph: `name` {name:?} is not one of the project's pipeline override files, and was not read; \
+             give a pipeline's name (`search`, `build`, …; `list_pipelines` lists them) or an override file \
+             under {OVERRIDES}/pipelines/"
+        )
+    })
 }

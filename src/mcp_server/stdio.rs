@@ -1,8 +1,10 @@
 //! The stdio transport: one JSON-RPC message per line. Unlike rmcp's, a
-//! line that is not JSON is answered with -32700 (parse error) and a line
-//! that is JSON but no message, or longer than [`MAX_LINE_BYTES`], with
-//! -32600 (invalid request), as JSON-RPC 2.0 asks; a client that sent
-//! garbage then learns it instead of waiting forever.
+//! line that is not JSON (or nested deeper than serde_json's 128 levels) is
+//! answered with -32700 (parse error) and a line that is JSON but no
+//! message, a batch, or longer than [`MAX_LINE_BYTES`], with -32600 (invalid
+//! request), as JSON-RPC 2.0 asks; a client that sent garbage then learns it
+//! instead of waiting forever. The HTTP transport answers with the same
+//! [`parse`].
 
 use std::future::Future;
 use std::sync::Arc;
@@ -14,8 +16,9 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
-/// The longest message read (rmcp's own bound): a call with a 10 MB
-/// argument is still read, so its answer names the input that is too long.
+/// The longest message read, a line here and a request body over HTTP: a
+/// call with a 10 MB argument is still read, so its answer names the input
+/// that is too long.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 const PARSE_ERROR: i64 = -32700;
@@ -81,23 +84,46 @@ impl<R: AsyncRead + Unpin + Send, W: AsyncWrite + Unpin + Send> LineTransport<R,
 }
 
 /// A message, or the error to answer a line with (`None`: ignore the line).
-fn parse(line: &[u8]) -> Result<RxJsonRpcMessage<RoleServer>, Option<(Value, i64, String)>> {
+/// serde_json stops at 128 levels of nesting, so no line overflows the stack.
+pub(super) fn parse(line: &[u8]) -> Result<RxJsonRpcMessage<RoleServer>, Option<Value>> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
         return Err(None);
     }
-    let value: Value =
-        serde_json::from_slice(line).map_err(|e| Some((Value::Null, PARSE_ERROR, format!("Parse error: {e}"))))?;
+    let value: Value = serde_json::from_slice(line)
+        .map_err(|e| Some(error(Value::Null, PARSE_ERROR, &format!("Parse error: {e}"))))?;
+    if value.is_array() {
+        return Err(Some(error(
+            Value::Null,
+            INVALID_REQUEST,
+            "Invalid Request: batches are not supported in this MCP protocol version; send each message on its own",
+        )));
+    }
     serde_json::from_value(value.clone()).map_err(|e| {
         let id = value.get("id").filter(|id| id.is_string() || id.is_number()).cloned();
+        let invalid = |id| Some(error(id, INVALID_REQUEST, &format!("Invalid Request: {e}")));
         match id {
-            Some(id) => Some((id, INVALID_REQUEST, format!("Invalid Request: {e}"))),
+            Some(id) => invalid(id),
             // A notification we do not know needs no answer.
             None if value.get("method").is_some() => None,
-            None => Some((Value::Null, INVALID_REQUEST, format!("Invalid Request: {e}"))),
+            None => invalid(Value::Null),
         }
     })
+}
+
+/// A JSON-RPC error answer.
+fn error(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+/// The answer to a message over [`MAX_LINE_BYTES`].
+pub(super) fn too_long() -> Value {
+    error(
+        Value::Null,
+        INVALID_REQUEST,
+        &format!("Invalid Request: a message may have at most {MAX_LINE_BYTES} bytes"),
+    )
 }
 
 async fn write_line<W: AsyncWrite + Unpin>(write: &Mutex<W>, message: &impl serde::Serialize) -> std::io::Result<()> {
@@ -130,19 +156,14 @@ where
                     Ok(message) => return Some(message),
                     Err(reply) => reply,
                 },
-                Ok(Read::TooLong) => Some((
-                    Value::Null,
-                    INVALID_REQUEST,
-                    format!("Invalid Request: a message may have at most {MAX_LINE_BYTES} bytes"),
-                )),
+                Ok(Read::TooLong) => Some(too_long()),
                 Ok(Read::Closed) => return None,
                 Err(e) => {
                     tracing::error!("cannot read stdin: {e}");
                     return None;
                 }
             };
-            if let Some((id, code, message)) = reply {
-                let reply = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+            if let Some(reply) = reply {
                 if write_line(&self.write, &reply).await.is_err() {
                     return None;
                 }
@@ -152,5 +173,29 @@ where
 
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.write.lock().await.flush().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(line: &[u8]) -> Value {
+        parse(line).err().flatten().expect("an error answer")["error"]["code"].clone()
+    }
+
+    #[test]
+    fn batches_and_deep_nesting_are_answered_without_recursing() {
+        assert_eq!(
+            code(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#),
+            json!(INVALID_REQUEST)
+        );
+        assert_eq!(code(b"[]"), json!(INVALID_REQUEST));
+        for deep in [
+            format!("{}{}", "[".repeat(100_000), "]".repeat(100_000)),
+            format!("{}1{}", r#"{"a":"#.repeat(100_000), "}".repeat(100_000)),
+        ] {
+            assert_eq!(code(deep.as_bytes()), json!(PARSE_ERROR));
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! reason (too large, too slow, not HTML, a broken encoding), so the other
 //! pages are still summarised.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -135,8 +135,10 @@ fn ip_literal(url: &reqwest::Url) -> Option<IpAddr> {
 }
 
 /// Loopback, unspecified, link-local (169.254/16 holds cloud metadata),
-/// private (10/8, 172.16/12, 192.168/16, fc00::/7), shared (100.64/10),
-/// broadcast and multicast addresses, and IPv6 forms of IPv4 ones.
+/// private (10/8, 172.16/12, 192.168/16, fc00::/7, fec0::/10), shared
+/// (100.64/10), broadcast and multicast addresses; an IPv6 address that
+/// carries an IPv4 one (see [`embedded_ipv4`]) is judged by that, and
+/// local-use NAT64 (64:ff9b:1::/48, where the IPv4 one may sit anywhere) is private.
 fn is_private(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
@@ -151,16 +153,35 @@ fn is_private(ip: IpAddr) -> bool {
                 || (a == 100 && (64..128).contains(&b))
         }
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
+            if let Some(v4) = embedded_ipv4(v6) {
                 return is_private(IpAddr::V4(v4));
             }
-            let first = v6.segments()[0];
+            let [first, second, third, ..] = v6.segments();
             v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
                 || (first & 0xfe00) == 0xfc00
                 || (first & 0xffc0) == 0xfe80
+                || (first & 0xffc0) == 0xfec0
+                || (first, second, third) == (0x64, 0xff9b, 1)
         }
+    }
+}
+
+/// The IPv4 address an IPv6 one reaches through a translator or tunnel:
+/// mapped `::ffff:0:0/96`, compatible `::/96` (`::` and `::1` included:
+/// 0.0.0.0 and 0.0.0.1 are private too), SIIT `::ffff:0:0:0/96`, NAT64
+/// `64:ff9b::/96`, 6to4 `2002::/16` and Teredo `2001::/32` (its client,
+/// stored inverted). A connect to one of them reaches that IPv4 host.
+fn embedded_ipv4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
+    let last = Ipv4Addr::from(v6.to_bits() as u32);
+    match v6.segments() {
+        [0, 0, 0, 0, 0, 0 | 0xffff, _, _] | [0, 0, 0, 0, 0xffff, 0, _, _] | [0x64, 0xff9b, 0, 0, 0, 0, _, _] => {
+            Some(last)
+        }
+        [0x2002, high, low, ..] => Some(Ipv4Addr::from((u32::from(high) << 16) | u32::from(low))),
+        [0x2001, 0, ..] => Some(Ipv4Addr::from(!last.to_bits())),
+        _ => None,
     }
 }
 
@@ -262,6 +283,38 @@ mod tests {
         }
     }
 
+    /// `v4` written in one of the IPv6 forms that carry an IPv4 address.
+    fn carrying(form: &str, v4: Ipv4Addr) -> IpAddr {
+        let [a, b, c, d] = v4.octets();
+        let [e, f, g, h] = (!v4.to_bits()).to_be_bytes();
+        let text = match form {
+            "mapped" => format!("::ffff:{v4}"),
+            "compatible" => format!("::{v4}"),
+            "SIIT" => format!("::ffff:0:{v4}"),
+            "NAT64" => format!("64:ff9b::{v4}"),
+            "6to4" => format!("2002:{a:02x}{b:02x}:{c:02x}{d:02x}::1"),
+            "Teredo" => format!("2001:0:4136:e378:8000:63bf:{e:02x}{f:02x}:{g:02x}{h:02x}"),
+            other => panic!("no form {other}"),
+        };
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn ipv6_forms_carrying_an_ipv4_address_are_judged_by_it() {
+        // Each form with loopback, cloud metadata and private addresses inside, then a public one.
+        for form in ["mapped", "compatible", "SIIT", "NAT64", "6to4", "Teredo"] {
+            for v4 in ["127.0.0.1", "169.254.169.254", "10.0.0.1", "192.168.1.1", "0.0.0.0"] {
+                let ip = carrying(form, v4.parse().unwrap());
+                assert!(is_private(ip), "{form} {ip} carries {v4}");
+            }
+            let ip = carrying(form, "93.184.216.34".parse().unwrap());
+            assert!(!is_private(ip), "{form} {ip} carries a public address");
+        }
+        for ip in ["64:ff9b:1::7f00:1", "64:ff9b:1:abcd::1", "fec0::1"] {
+            assert!(is_private(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
     #[tokio::test]
     async fn names_and_literals_are_checked_after_resolving() {
         for url in [
@@ -269,6 +322,10 @@ mod tests {
             "http://127.0.0.1:9/",
             "http://[::1]:9/",
             "http://169.254.169.254/",
+            "http://[64:ff9b::7f00:1]:9/",
+            "http://[::127.0.0.1]:9/",
+            "http://[2002:7f00:1::1]:9/",
+            "http://[::ffff:0:7f00:1]:9/",
         ] {
             let url = reqwest::Url::parse(url).unwrap();
             let refused = checked_addresses(&url, false).await.unwrap_err();
