@@ -147,7 +147,8 @@ pub struct AssetRef {
     pub path: String,
 }
 
-/// Build uses only indexed assets: a group whose asset guid is not in the
+/// Build uses only indexed assets: a group whose asset path is not a
+/// project file under `Assets/` or `Packages/`, whose guid is not in the
 /// index, whose path is not the indexed path, or whose calls name a path
 /// that climbs out with `..`, is refused before anything is sent, audited
 /// as denied and reported as a violation (a hand-edited
@@ -169,6 +170,11 @@ pub fn check_indexed(
             Some(p) if *p != asset.path => Some(format!(
                 "path `{}` is not the indexed path `{p}` of guid {}",
                 asset.path, asset.guid
+            )),
+            // The index's readers skip a row outside the project; a build checks again.
+            Some(_) if let Err(why) = crate::index::record::check_path(&asset.path) => Some(format!(
+                "asset guid {}: {why}; a build uses only assets of the project: run `unity-assets reindex`, then search again",
+                asset.guid
             )),
             Some(_) => plan
                 .calls

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::Check;
 use crate::index::store::{self, Freshness};
+use crate::index::watch;
 
 /// Files the index folder may hold; anything else there is stray.
 const INDEX_FILES: [&str; 11] = [
@@ -55,16 +56,19 @@ pub struct ReadRows {
     pub bad_rows: Vec<Value>,
 }
 
-/// The index is present, fresh, and its rows satisfy the asset schema.
-pub fn index(project: &Path, limits: &Limits, assets: &ReadRows) -> Check {
+/// The index is present, fresh, and its rows satisfy the asset and package
+/// schemas.
+pub fn index(project: &Path, limits: &Limits, assets: &ReadRows, packages: &ReadRows) -> Check {
     const NAME: &str = "index";
     const REINDEX: &str = "run `unity-assets reindex`";
     let bad = assets.bad_rows.len();
     match store::index_freshness(project, limits) {
         Freshness::Missing { reason } => Check::fail(NAME, reason, "run `unity-assets index`"),
-        Freshness::Stale { reason } if bad > 0 => {
-            Check::fail(NAME, format!("stale: {reason}; {}", bad_rows_note(assets)), REINDEX)
-        }
+        Freshness::Stale { reason } if bad > 0 => Check::fail(
+            NAME,
+            format!("stale: {reason}; {}", bad_rows_note(store::ASSETS_FILE, assets)),
+            REINDEX,
+        ),
         Freshness::Stale { reason } => Check::fail(NAME, format!("stale: {reason}"), REINDEX),
         Freshness::Fresh { last_run } => {
             let ok = assets.value.as_ref().map_or(0, Vec::len);
@@ -76,28 +80,40 @@ pub fn index(project: &Path, limits: &Limits, assets: &ReadRows) -> Check {
                 return Check::fail(NAME, format!("{e:#}"), REINDEX);
             }
             let detail = format!("{version}, fresh (last run {last_run}), {ok} rows valid, {bad} invalid");
-            if bad == 0 {
-                Check::pass(NAME, detail)
+            if bad > 0 {
+                Check::fail(
+                    NAME,
+                    format!("{detail}: {}", bad_rows_note(store::ASSETS_FILE, assets)),
+                    REINDEX,
+                )
+            } else if packages.value.is_none() || !packages.bad_rows.is_empty() {
+                let note = match packages.value {
+                    None => format!("{} does not exist", store::PACKAGES_FILE),
+                    Some(_) => bad_rows_note(store::PACKAGES_FILE, packages),
+                };
+                // A no-op `index` finds such a file and writes it again.
+                Check::fail(NAME, format!("{detail}; {note}"), "run `unity-assets index`")
             } else {
-                Check::fail(NAME, format!("{detail}: {}", bad_rows_note(assets)), REINDEX)
+                Check::pass(NAME, detail)
             }
         }
     }
 }
 
-/// `assets.jsonl line 2 cannot be used: <why>` for the first bad row, and how many more.
-fn bad_rows_note(assets: &ReadRows) -> String {
-    let first = assets.bad_rows.first();
+/// `assets.jsonl line 2 cannot be used: <why>` for the first bad row of
+/// `file`, and how many more.
+fn bad_rows_note(file: &str, rows: &ReadRows) -> String {
+    let first = rows.bad_rows.first();
     let line = first
         .and_then(|b| b.get("line"))
         .map(Value::to_string)
         .unwrap_or_default();
     let reason = first.and_then(|b| b["reason"].as_str()).unwrap_or_default();
-    let more = match assets.bad_rows.len() {
+    let more = match rows.bad_rows.len() {
         0 | 1 => String::new(),
         n => format!(" (and {} more)", n - 1),
     };
-    format!("{} line {line} cannot be used: {reason}{more}", store::ASSETS_FILE)
+    format!("{file} line {line} cannot be used: {reason}{more}")
 }
 
 /// `feedback.jsonl` rows are valid (n ok / n corrupted).
@@ -125,7 +141,8 @@ pub fn feedback(rows: &ReadRows) -> Check {
     }
 }
 
-/// Nothing but the contract's files in the index folder: no temp files,
+/// Nothing but the contract's files in the index folder (an `index
+/// --watch` watcher's included, and a live watcher said): no temp files,
 /// lock files or partial files of finished runs.
 pub fn temp_files(project: &Path, limits: &Limits) -> Check {
     const NAME: &str = "index folder";
@@ -137,12 +154,17 @@ pub fn temp_files(project: &Path, limits: &Limits) -> Check {
     let mut stray: Vec<String> = read
         .filter_map(Result::ok)
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| !INDEX_FILES.contains(&name.as_str()))
+        .filter(|name| !INDEX_FILES.contains(&name.as_str()) && !watch::FILES.contains(&name.as_str()))
         .collect();
     stray.sort();
     let interrupted = in_progress.is_some() && stray.iter().any(|s| s == store::PARTIAL_FILE);
+    let watcher = match watch::live_watcher(project, limits) {
+        Some(Some(pid)) => format!("; an `index --watch` watcher is running (pid {pid})"),
+        Some(None) => "; an `index --watch` watcher is running".to_owned(),
+        None => String::new(),
+    };
     if stray.is_empty() {
-        Check::pass(NAME, "no stray files")
+        Check::pass(NAME, format!("no stray files{watcher}"))
     } else if interrupted && stray.len() == 1 {
         Check::fail(
             NAME,
@@ -152,7 +174,7 @@ pub fn temp_files(project: &Path, limits: &Limits) -> Check {
     } else {
         Check::fail(
             NAME,
-            format!("stray files: {}", stray.join(", ")),
+            format!("stray files: {}{watcher}", stray.join(", ")),
             format!(
                 "make sure no unity-assets command is running, then delete them from {}",
                 store::INDEX_DIR

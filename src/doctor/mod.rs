@@ -163,6 +163,14 @@ struct RowsArgs {
 }
 
 #[derive(Deserialize)]
+struct IndexArgs {
+    #[serde(default)]
+    rows: Option<files::ReadRows>,
+    #[serde(default)]
+    packages: Option<files::ReadRows>,
+}
+
+#[derive(Deserialize)]
 struct ConfigArgs {
     #[serde(default)]
     set_errors: Vec<String>,
@@ -201,8 +209,15 @@ pub fn register(registry: &mut Registry, llm: LlmConfig) {
         )
         .function(
             "doctor.index",
-            "the index is present, fresh and schema-valid",
-            |a: RowsArgs, ctx| Ok(files::index(&ctx.workdir, &ctx.limits, &a.rows.unwrap_or_default())),
+            "the index is present, fresh and its asset and package rows schema-valid",
+            |a: IndexArgs, ctx| {
+                Ok(files::index(
+                    &ctx.workdir,
+                    &ctx.limits,
+                    &a.rows.unwrap_or_default(),
+                    &a.packages.unwrap_or_default(),
+                ))
+            },
         )
         .function("doctor.feedback", "feedback rows are valid", |a: RowsArgs, _| {
             Ok(files::feedback(&a.rows.unwrap_or_default()))

@@ -30,6 +30,9 @@ pub(super) struct Listed {
     /// A non-folder's mtime (ns since the epoch) and size; a link's are its
     /// target's. `None` when they could not be read.
     pub stat: Option<(u128, u64)>,
+    /// A file with more than one name (a hard link): it can be rewritten
+    /// through another, perhaps outside the project.
+    pub hard_linked: bool,
 }
 
 #[cfg(target_os = "linux")]
@@ -56,8 +59,11 @@ mod linux {
         .union(OFlags::NOFOLLOW)
         .union(OFlags::CLOEXEC);
 
-    /// What a file's signature needs, and its kind.
-    const STAT: StatxFlags = StatxFlags::TYPE.union(StatxFlags::MTIME).union(StatxFlags::SIZE);
+    /// What a file's signature needs, its kind and its number of names.
+    const STAT: StatxFlags = StatxFlags::TYPE
+        .union(StatxFlags::MTIME)
+        .union(StatxFlags::SIZE)
+        .union(StatxFlags::NLINK);
 
     impl Folder {
         /// The folder `rel` of `project`; a link there is not followed.
@@ -99,6 +105,7 @@ mod linux {
                     name: text,
                     kind: Kind::Folder,
                     stat: None,
+                    hard_linked: false,
                 };
             }
             let found = statx(&self.0, name, AtFlags::SYMLINK_NOFOLLOW, STAT).ok();
@@ -116,7 +123,13 @@ mod linux {
                 Kind::Link => statx(&self.0, name, AtFlags::empty(), STAT).ok().map(|s| signature(&s)),
                 Kind::File | Kind::Other => found.as_ref().map(signature),
             };
-            Listed { name: text, kind, stat }
+            let hard_linked = matches!(kind, Kind::File | Kind::Other) && found.is_some_and(|s| s.stx_nlink > 1);
+            Listed {
+                name: text,
+                kind,
+                stat,
+                hard_linked,
+            }
         }
     }
 
@@ -178,11 +191,26 @@ mod portable {
                     Kind::Link => fs::metadata(entry.path()).ok(),
                     Kind::File | Kind::Other => entry.metadata().ok(),
                 };
+                let hard_linked = kind != Kind::Link && stat.as_ref().is_some_and(links_more_than_once);
                 let stat = stat.map(|m| (mtime_nanos(&m), m.len()));
-                listed.push(Listed { name, kind, stat });
+                listed.push(Listed {
+                    name,
+                    kind,
+                    stat,
+                    hard_linked,
+                });
             }
             Ok(listed)
         }
+    }
+
+    /// A file with another name (only Linux vouches for a tree, so
+    /// elsewhere none is looked for).
+    fn links_more_than_once(meta: &fs::Metadata) -> bool {
+        #[cfg(unix)]
+        return std::os::unix::fs::MetadataExt::nlink(meta) > 1;
+        #[cfg(not(unix))]
+        return false;
     }
 }
 
@@ -216,6 +244,9 @@ mod tests {
         std::os::unix::fs::symlink("a.png", root.join("Assets/link.png")).unwrap();
         std::os::unix::fs::symlink("Sub", root.join("Assets/LinkedSub")).unwrap();
         std::os::unix::fs::symlink("missing", root.join("Assets/dangling")).unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        fs::write(elsewhere.path().join("shared.meta"), "guid").unwrap();
+        fs::hard_link(elsewhere.path().join("shared.meta"), root.join("Assets/shared.meta")).unwrap();
 
         let fast = listed(linux::Folder::open(root, "Assets").unwrap().list().unwrap());
         let portable = listed(portable::Folder::open(root, "Assets").unwrap().list().unwrap());
@@ -234,8 +265,15 @@ mod tests {
                 ("a.png".to_owned(), Kind::File, true),
                 ("dangling".to_owned(), Kind::Link, false),
                 ("link.png".to_owned(), Kind::Link, true),
+                ("shared.meta".to_owned(), Kind::File, true),
             ]
         );
+        let shared: Vec<&str> = fast
+            .iter()
+            .filter(|l| l.hard_linked)
+            .filter_map(|l| l.name.as_deref().ok())
+            .collect();
+        assert_eq!(shared, ["shared.meta"], "only the file with two names");
         let png = fast.iter().find(|l| l.name.as_deref() == Ok("a.png")).unwrap();
         assert_eq!(png.stat.unwrap().1, 5);
         // A link is never opened as a folder; a sub-folder lists alike.

@@ -31,6 +31,8 @@ pub const GRAPH_FORMAT: u32 = 1;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Node {
     pub guid: String,
+    /// A graph that names a path outside the project does not load (it is rebuilt).
+    #[serde(deserialize_with = "super::record::project_path")]
     pub path: String,
     #[serde(rename = "type")]
     pub asset_type: String,
@@ -255,14 +257,21 @@ pub fn load(project: &Path, limits: &Limits) -> anyhow::Result<Option<Loaded>> {
             rebuilt: None,
         }));
     }
-    let graph = ReferenceGraph::from_records(&store::read_assets(project, limits));
+    let rows = store::read_assets(project, limits);
+    let graph = ReferenceGraph::from_records(&rows);
     if let Err(e) = write(project, &graph.nodes, &manifest.version, assets_bytes) {
         tracing::warn!("{e:#}; the graph is rebuilt again next time");
     }
+    // A row lists only the first of many references; the scan saw them all.
+    let cut = rows.iter().filter(|row| row.dependency_count.is_some()).count();
+    let partial = match cut {
+        0 => String::new(),
+        n => format!("; {n} assets reference more than their rows list: `unity-assets reindex` writes the whole graph"),
+    };
     Ok(Some(Loaded {
         graph,
         rebuilt: Some(format!(
-            "{}/{GRAPH_FILE} was not used ({why}); rebuilt it from {}",
+            "{}/{GRAPH_FILE} was not used ({why}); rebuilt it from {}{partial}",
             store::INDEX_DIR,
             store::ASSETS_FILE
         )),

@@ -50,6 +50,8 @@ pub enum WarningKind {
     BadMeta,
     /// A file that could not be read.
     Unreadable,
+    /// An asset whose row is over `limits.line_kb`: left out of the index.
+    RowTooLong,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -276,7 +278,7 @@ pub struct Tree {
     pub hash: String,
     /// The live watcher's quiet epoch read before the walk: while it lasts,
     /// the tree still has this hash ([`super::watch`]). `None` without a
-    /// watcher, or when the tree holds a link.
+    /// watcher, or when the tree holds a link (symbolic or hard).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<Epoch>,
 }

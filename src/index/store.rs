@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use super::record::{AssetRecord, Depth};
+use super::record::{AssetRecord, Depth, PackageRecord};
 
 pub const INDEX_DIR: &str = ".claude/unity-asset-index";
 pub const ASSETS_FILE: &str = "assets.jsonl";
@@ -233,6 +233,15 @@ pub fn read_assets(project: &Path, limits: &Limits) -> Vec<AssetRecord> {
     read_jsonl(&index_dir(project).join(ASSETS_FILE), limits, Unreadable::Warn)
 }
 
+/// The lines of `packages.jsonl` that are no package row (too long, not
+/// UTF-8, not JSON, not a [`PackageRecord`]); an error when the file
+/// cannot be read at all, or is missing.
+pub fn bad_package_rows(project: &Path, limits: &Limits) -> Result<Vec<engine::io::BadRow>, engine::io::ConfineError> {
+    let check = |row: &serde_json::Value| PackageRecord::deserialize(row).map(drop).map_err(|e| e.to_string());
+    let lines = engine::io::read_row_lines(&index_dir(project).join(PACKAGES_FILE), limits)?;
+    Ok(engine::io::jsonl_records(lines.iter(), &check).bad_rows)
+}
+
 /// The guids of the rows of `assets.jsonl` that can be read (see
 /// [`read_assets`], which says which rows cannot: a run reads both).
 pub fn indexed_guids(project: &Path, limits: &Limits) -> std::collections::HashSet<String> {
@@ -260,24 +269,31 @@ enum Unreadable {
 }
 
 /// The rows of a JSONL file of the indexer's own, within `limits` (a
-/// missing file has none). Rows that are not JSON or not this row type are
-/// skipped, and so are rows over `limits.line_kb` or not UTF-8 (with a
-/// warning naming the line): the indexer re-tags their assets rather than
-/// failing the run.
+/// missing file has none). Rows that are not JSON or not this row type
+/// (a path outside the project included), over `limits.line_kb` or not
+/// UTF-8 are skipped, with a warning naming the line: the indexer re-tags
+/// their assets rather than failing the run.
 /// Each line is decoded straight into `T` (not through
 /// `engine::io::read_records`' array of JSON values), which keeps a
 /// 100,000-row index at a fraction of the memory.
 fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path, limits: &Limits, unreadable: Unreadable) -> Vec<T> {
     let mut rows = Vec::new();
     for_each_line(path, limits, unreadable, |text| {
-        rows.extend(serde_json::from_str(text).ok())
+        rows.push(serde_json::from_str(text).map_err(|e| e.to_string())?);
+        Ok(())
     });
     rows
 }
 
 /// Each non-blank readable line of a JSONL file of the indexer's own, as
-/// [`read_jsonl`] reads them.
-fn for_each_line(path: &Path, limits: &Limits, unreadable: Unreadable, mut each: impl FnMut(&str)) {
+/// [`read_jsonl`] reads them; a line `each` refuses is skipped like an
+/// unreadable one.
+fn for_each_line(
+    path: &Path,
+    limits: &Limits,
+    unreadable: Unreadable,
+    mut each: impl FnMut(&str) -> Result<(), String>,
+) {
     let warn = unreadable == Unreadable::Warn;
     let lines = match engine::io::read_row_lines(path, limits) {
         Ok(lines) => lines,
@@ -290,9 +306,12 @@ fn for_each_line(path: &Path, limits: &Limits, unreadable: Unreadable, mut each:
         }
     };
     for (number, line) in lines.iter() {
-        match line.map(|l| l.trim_start_matches('\u{feff}').trim()) {
-            Ok("") => {}
-            Ok(text) => each(text),
+        let read = line.and_then(|line| match line.trim_start_matches('\u{feff}').trim() {
+            "" => Ok(()),
+            text => each(text),
+        });
+        match read {
+            Ok(()) => {}
             Err(why) if warn => tracing::warn!(
                 "{}:{number}: {why}; skipped, its asset is indexed again",
                 path.display()
@@ -326,11 +345,11 @@ impl PartialRows {
             limits,
             Unreadable::Warn,
             |line| {
-                if let Ok(Guid { guid }) = serde_json::from_str(line) {
-                    let at = rows.text.len();
-                    rows.text.push_str(line);
-                    rows.lines.insert(guid, at..rows.text.len());
-                }
+                let Guid { guid } = serde_json::from_str(line).map_err(|e| e.to_string())?;
+                let at = rows.text.len();
+                rows.text.push_str(line);
+                rows.lines.insert(guid, at..rows.text.len());
+                Ok(())
             },
         );
         rows

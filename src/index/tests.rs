@@ -182,7 +182,11 @@ fn index(project: &Path, depth: Depth, force: bool) -> Finalized {
     for batch in &plan.batches {
         tag_and_checkpoint(project, batch, depth);
     }
-    run::finalize(project, &Limits::default(), &as_text(&scan), &diff).unwrap()
+    let finalized = run::finalize(project, &Limits::default(), &as_text(&scan), &diff).unwrap();
+    // The pipeline's last step: the no-op fast path trusts only rows it indexed.
+    let version = Some(finalized.manifest_version.as_str());
+    crate::search::term_index::TermIndex::refresh(&store::index_dir(project), version, &Limits::default()).unwrap();
+    finalized
 }
 
 fn index_file(project: &Path, name: &str) -> PathBuf {

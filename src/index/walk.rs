@@ -48,8 +48,9 @@ pub(super) struct Walked {
     /// folder by folder (each folder's digest in its parent's), so a walk
     /// that keeps no entries gives the digest a walk that keeps them does.
     pub digest: [u8; 32],
-    /// The tree holds a link: its target may change where no watch sees it
-    /// ([`super::watch`]).
+    /// The tree holds a link, symbolic or hard (a file with more than one
+    /// name): its target, or its other name, may change where no watch
+    /// sees it ([`super::watch`]).
     pub linked: bool,
 }
 
@@ -212,7 +213,7 @@ impl<'a> Walker<'a> {
                     continue;
                 }
             };
-            found.linked |= item.kind == Kind::Link;
+            found.linked |= item.kind == Kind::Link || item.hard_linked;
             children.push(Child {
                 name,
                 kind: item.kind,

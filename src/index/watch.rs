@@ -22,7 +22,8 @@
 //! (`flock`) for the watcher's lifetime, and a lock dies with its process,
 //! so a crashed watcher or a copied project vouches for nothing. A tree
 //! holding a link is never vouched for: a link's target may lie outside
-//! what is watched. Only Linux vouches (elsewhere events of different
+//! what is watched, and so may a hard-linked file's other name, through
+//! which it is rewritten without an event here. Only Linux vouches (elsewhere events of different
 //! folders may arrive out of order); `--watch` re-indexes everywhere.
 
 use std::fs;
@@ -44,6 +45,8 @@ const LOCK_FILE: &str = "watch.lock";
 const EPOCH_FILE: &str = "watch.json";
 /// The folder of barriers: a run asking for the epoch creates a file here.
 const BARRIERS: &str = "watch.barriers";
+/// What a watcher keeps in the index folder (`doctor` knows them).
+pub const FILES: [&str; 3] = [LOCK_FILE, EPOCH_FILE, BARRIERS];
 
 /// How long a run waits for a quiet watcher's answer before walking anyway
 /// (an idle watcher answers in a millisecond; this is for a loaded machine).
@@ -85,12 +88,8 @@ pub fn live_epoch(project: &Path, limits: &Limits) -> Option<Epoch> {
         return None;
     }
     let dir = store::index_dir(project);
-    let lock = super::open::open_listed(&dir.join(LOCK_FILE)).ok()?.0;
-    match lock.try_lock_shared() {
-        // Nobody holds it: no watcher is alive.
-        Ok(()) => return None,
-        Err(fs::TryLockError::WouldBlock) => {}
-        Err(fs::TryLockError::Error(_)) => return None,
+    if !alive(&dir) {
+        return None;
     }
     let name = barrier_name();
     let barrier = dir.join(BARRIERS).join(&name);
@@ -102,6 +101,30 @@ pub fn live_epoch(project: &Path, limits: &Limits) -> Option<Epoch> {
     let answer = await_answer(&dir.join(EPOCH_FILE), &name, limits);
     let _ = fs::remove_file(&barrier);
     answer
+}
+
+/// Whether a live watcher holds the lock in the index folder `dir` (nobody
+/// holds it once its watcher is gone, however it ended).
+fn alive(dir: &Path) -> bool {
+    let Ok((lock, _)) = super::open::open_listed(&dir.join(LOCK_FILE)) else {
+        return false;
+    };
+    matches!(lock.try_lock_shared(), Err(fs::TryLockError::WouldBlock))
+}
+
+/// A live `index --watch` watcher of `project`: `Some` with its process id
+/// as its record names it (`None` when the record is not there to say).
+pub fn live_watcher(project: &Path, limits: &Limits) -> Option<Option<u32>> {
+    let dir = store::index_dir(project);
+    if !alive(&dir) {
+        return None;
+    }
+    let text = engine::io::read_text_if_present(&dir.join(EPOCH_FILE), limits.data_bytes, engine::io::DATA_KEY);
+    let record = text
+        .ok()
+        .flatten()
+        .and_then(|t| serde_json::from_str::<Record>(&t).ok());
+    Some(record.and_then(|r| r.epoch.watcher.split_once('-')?.0.parse().ok()))
 }
 
 /// A barrier's name no other run on this machine uses at once.

@@ -59,6 +59,8 @@ pub struct PastPicks {
     pub groups: Vec<PastPickGroup>,
     /// Line number of the last bad row, for the one "feedback row skipped" line.
     pub skipped_line: Option<usize>,
+    /// Why that row was skipped (its first 200 characters), for the line after it.
+    pub skipped_why: Option<String>,
 }
 
 /// The feedback-row schema, compiled once.
@@ -80,14 +82,15 @@ pub fn check_feedback_row(row: &Value) -> Result<(), String> {
 /// row are bounded by `limits`): keep the last `limit` schema-valid rows,
 /// and per sub-intent the `top` guids by recency-decayed pick count.
 pub fn past_picks(path: &Path, limit: usize, top: usize, limits: &engine::io::Limits) -> anyhow::Result<PastPicks> {
-    let text = match engine::io::read_lines_limited(path, limits) {
-        Ok(text) => text,
+    // Line by line: one line too long or not UTF-8 is one bad row, skipped.
+    let records = match engine::io::read_row_lines(path, limits) {
+        Ok(lines) => engine::io::jsonl_records(lines.iter(), &check_feedback_row),
         Err(e) if e.is_not_found() => return Ok(PastPicks::default()),
         Err(e) => return Err(e.into()),
     };
-    let records = engine::io::read_records(&text, engine::io::Format::Jsonl, &check_feedback_row)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let skipped_line = records.bad_rows.iter().map(|b| b.line).max();
+    let last_bad = records.bad_rows.iter().max_by_key(|b| b.line);
+    let skipped_line = last_bad.map(|b| b.line);
+    let skipped_why = last_bad.map(|b| b.reason.chars().take(200).collect());
     let rows = records.value.as_array().cloned().unwrap_or_default();
     let recent = &rows[rows.len().saturating_sub(limit)..];
 
@@ -133,6 +136,7 @@ pub fn past_picks(path: &Path, limit: usize, top: usize, limits: &engine::io::Li
         block,
         groups,
         skipped_line,
+        skipped_why,
     })
 }
 
@@ -226,17 +230,20 @@ mod tests {
         assert_eq!(picks.groups[0].picks[0].guid, "new");
     }
 
+    /// A line over the line limit or not UTF-8 is one skipped row, never a
+    /// failed search.
     #[test]
-    fn a_feedback_row_over_the_line_limit_names_its_line_and_key() {
+    fn a_feedback_row_over_the_line_limit_or_not_utf8_is_skipped() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("feedback.jsonl");
-        std::fs::write(&path, format!("{}\n{}\n", row("좀비", "g"), "x".repeat(4096))).unwrap();
+        let mut bytes = format!("{}\n{}\n", row("좀비", "g"), "x".repeat(4096)).into_bytes();
+        bytes.extend(b"\xff\xfe\n");
+        std::fs::write(&path, bytes).unwrap();
         let limits = engine::io::Limits::from_config(None, None, Some(2));
-        let err = past_picks(&path, 20, 3, &limits).unwrap_err().to_string();
-        assert!(
-            err.contains("feedback.jsonl:2:") && err.contains("limits.line_kb"),
-            "{err}"
-        );
+        let picks = past_picks(&path, 20, 3, &limits).unwrap();
+        assert_eq!(picks.skipped_line, Some(3));
+        assert!(picks.skipped_why.unwrap().contains("not UTF-8"));
+        assert_eq!(picks.groups[0].picks[0].guid, "g");
     }
 
     #[test]

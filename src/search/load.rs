@@ -14,14 +14,15 @@
 //! The index folder sits in the project, which may come from anyone: every
 //! file is read within the run's size limits (`limits.data_mb` for a file,
 //! `limits.line_kb` for one row), so a hostile index fails with a message
-//! naming the key instead of eating memory.
+//! naming the key instead of eating memory, and one bad line (too long, not
+//! UTF-8, not a row, a path outside the project) costs that row only.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use engine::io::Limits;
+use engine::io::{Limits, RowLines};
 
 use super::filters::Filters;
 use super::records::{AssetRow, PackageRow};
@@ -58,11 +59,11 @@ impl IndexFiles {
         Self { filters, ..self }
     }
 
-    /// The text of one index file (empty when there is none).
-    fn text(&self, name: &str) -> anyhow::Result<String> {
-        match engine::io::read_lines_limited(&self.dir.join(name), &self.limits) {
-            Ok(text) => Ok(text),
-            Err(e) if e.is_not_found() => Ok(String::new()),
+    /// The lines of one JSONL index file (none when there is no file).
+    fn lines(&self, name: &str) -> anyhow::Result<Option<RowLines>> {
+        match engine::io::read_row_lines(&self.dir.join(name), &self.limits) {
+            Ok(lines) => Ok(Some(lines)),
+            Err(e) if e.is_not_found() => Ok(None),
             Err(e) => Err(e.into()),
         }
     }
@@ -82,7 +83,8 @@ impl IndexFiles {
         if let Some((_, manifest)) = last.as_ref().filter(|(read, _)| *read == stamp) {
             return Some(manifest.clone());
         }
-        let manifest: serde_json::Value = serde_json::from_str(&self.text(MANIFEST_FILE).ok()?).ok()?;
+        let text = engine::io::read_text_limited(&stamp.0, self.limits.data_bytes, engine::io::DATA_KEY).ok()?;
+        let manifest: serde_json::Value = serde_json::from_str(&text).ok()?;
         *last = Some((stamp, manifest.clone()));
         Some(manifest)
     }
@@ -94,7 +96,7 @@ impl IndexFiles {
 
     /// The rows of a JSONL file that decode as `T`.
     fn rows<T: serde::de::DeserializeOwned>(&self, name: &str) -> anyhow::Result<Vec<T>> {
-        Ok(row_lines(&self.text(name)?)
+        Ok(row_lines(self.lines(name)?.as_ref())
             .filter_map(|line| serde_json::from_str(line).ok())
             .collect())
     }
@@ -110,17 +112,17 @@ impl IndexFiles {
     /// search never reads (dependencies, size, times) that would only cost a
     /// model tokens.
     pub fn asset_lines(&self, packages: Option<&HashSet<String>>) -> anyhow::Result<Vec<String>> {
-        let text = self.text(ASSETS_FILE)?;
+        let lines = self.lines(ASSETS_FILE)?;
         let verbatim = self.manifest_field("schema_tier").is_none_or(|tier| tier == "minimal");
         if verbatim && packages.is_none() && self.filters.is_empty() {
-            return Ok(row_lines(&text).map(str::to_owned).collect());
+            return Ok(row_lines(lines.as_ref()).map(str::to_owned).collect());
         }
         let package_of = PackageOf::new(&match packages {
             Some(_) => self.packages()?,
             None => vec![],
         });
         let mut out = Vec::new();
-        for line in row_lines(&text) {
+        for line in row_lines(lines.as_ref()) {
             let Ok(row) = serde_json::from_str::<AssetRow>(line) else {
                 continue;
             };
@@ -141,7 +143,7 @@ impl IndexFiles {
 
     /// Every decodable row that passes the filters, in the index's order.
     pub fn rows_matching(&self) -> anyhow::Result<Vec<AssetRow>> {
-        Ok(row_lines(&self.text(ASSETS_FILE)?)
+        Ok(row_lines(self.lines(ASSETS_FILE)?.as_ref())
             .filter_map(|line| serde_json::from_str::<AssetRow>(line).ok())
             .filter(|row| self.filters.matches(row))
             .collect())
@@ -168,9 +170,9 @@ impl IndexFiles {
             }
         }
         const HEAD: &str = "{\"guid\":\"";
-        let text = self.text(ASSETS_FILE)?;
+        let lines = self.lines(ASSETS_FILE)?;
         let mut found = HashMap::new();
-        for line in row_lines(&text) {
+        for line in row_lines(lines.as_ref()) {
             let wanted = match line.strip_prefix(HEAD).and_then(|rest| rest.split_once('"')) {
                 Some((guid, _)) => guids.contains(guid),
                 None => true,
@@ -203,8 +205,8 @@ impl IndexFiles {
         let mut matching = vec![0u64; packages.len()];
         let mut scratch = Scratch::default();
         let mut seen: HashSet<String> = HashSet::new();
-        let text = self.text(ASSETS_FILE)?;
-        for row in row_lines(&text).filter_map(|line| serde_json::from_str::<AssetRow>(line).ok()) {
+        let lines = self.lines(ASSETS_FILE)?;
+        for row in row_lines(lines.as_ref()).filter_map(|line| serde_json::from_str::<AssetRow>(line).ok()) {
             let Some(&at) = package_of.get(&row).and_then(|id| position.get(id)) else {
                 continue;
             };
@@ -252,14 +254,19 @@ impl IndexFiles {
         if let Some(index) = self.fresh_term_index() {
             return Ok(index.lines());
         }
-        Ok(row_lines(&self.text(ASSETS_FILE)?).count())
+        Ok(row_lines(self.lines(ASSETS_FILE)?.as_ref()).count())
     }
 }
 
-/// The non-blank lines of a JSONL file, without a byte-order mark.
-fn row_lines(text: &str) -> impl Iterator<Item = &str> {
-    text.lines()
-        .map(|line| line.trim_start_matches('\u{feff}'))
+/// The non-blank lines of a JSONL file, without a byte-order mark. A line
+/// over `limits.line_kb` or not UTF-8 is skipped as a row that does not
+/// decode is (the indexer and `doctor` name them).
+fn row_lines(lines: Option<&RowLines>) -> impl Iterator<Item = &str> {
+    lines
+        .into_iter()
+        .flat_map(RowLines::iter)
+        .filter_map(|(_, line)| line.ok())
+        .map(|line| line.trim_start_matches('\u{feff}').trim_end_matches('\r'))
         .filter(|line| !line.trim().is_empty())
 }
 
@@ -302,25 +309,24 @@ mod tests {
         IndexFiles::new(dir, Limits::default())
     }
 
+    /// One over-long, non-UTF-8 or outside-the-project row costs that row,
+    /// never the search.
     #[test]
-    fn a_row_over_the_line_limit_names_its_line_and_key() {
+    fn a_row_over_the_line_limit_or_not_utf8_or_outside_the_project_is_skipped() {
         let dir = tempfile::tempdir().unwrap();
-        let long = format!("{{\"guid\":\"b\",\"path\":\"{}\"}}", "x".repeat(2048));
-        std::fs::write(
-            dir.path().join(ASSETS_FILE),
-            format!("{{\"guid\":\"a\",\"path\":\"A\"}}\n{long}\n"),
-        )
-        .unwrap();
+        let long = format!("{{\"guid\":\"b\",\"path\":\"Assets/{}\"}}", "x".repeat(2048));
+        let mut bytes = format!("{{\"guid\":\"a\",\"path\":\"Assets/A\"}}\n{long}\n").into_bytes();
+        bytes.extend(b"{\"guid\":\"c\",\"path\":\"Assets/\xff\"}\n");
+        bytes.extend(b"{\"guid\":\"d\",\"path\":\"/etc/D.prefab\"}\n");
+        bytes.extend(b"{\"guid\":\"e\",\"path\":\"Assets/../../E.prefab\"}\n");
+        std::fs::write(dir.path().join(ASSETS_FILE), bytes).unwrap();
         let limits = Limits::from_config(None, None, Some(1));
-        let err = IndexFiles::new(dir.path(), limits)
-            .count_assets()
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("assets.jsonl:2:") && err.contains("limits.line_kb"),
-            "{err}"
-        );
-        assert_eq!(files(dir.path()).count_assets().unwrap(), 2, "within the default limit");
+        let rows = IndexFiles::new(dir.path(), limits).rows_matching().unwrap();
+        assert_eq!(rows.iter().map(|r| r.guid.as_str()).collect::<Vec<_>>(), ["a"]);
+        let rows = files(dir.path()).rows_matching().unwrap();
+        assert_eq!(rows.len(), 2, "within the default limit: {rows:?}");
+        let paths = files(dir.path()).indexed_paths(&HashSet::from(["d", "e"])).unwrap();
+        assert!(paths.is_empty(), "{paths:?}");
     }
 
     #[test]
@@ -328,7 +334,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join(ASSETS_FILE),
-            "{\"guid\":\"a\",\"path\":\"A\",\"package_id\":\"p\"}\nnot json\n{\"guid\":\"b\",\"path\":\"B\",\"package_id\":\"q\"}\n",
+            "{\"guid\":\"a\",\"path\":\"Assets/A\",\"package_id\":\"p\"}\nnot json\n{\"guid\":\"b\",\"path\":\"Assets/B\",\"package_id\":\"q\"}\n",
         )
         .unwrap();
         std::fs::write(dir.path().join(MANIFEST_FILE), "{\"version\":\"v1.2\"}").unwrap();
@@ -339,15 +345,15 @@ mod tests {
         );
         let only_p = HashSet::from(["p".to_owned()]);
         let lines = files(dir.path()).asset_lines(Some(&only_p)).unwrap();
-        assert_eq!(lines, ["{\"guid\":\"a\",\"path\":\"A\",\"package_id\":\"p\"}"]);
+        assert_eq!(lines, ["{\"guid\":\"a\",\"path\":\"Assets/A\",\"package_id\":\"p\"}"]);
         assert_eq!(files(dir.path()).count_assets().unwrap(), 3);
         let paths = files(dir.path()).indexed_paths(&HashSet::from(["b", "zzz"])).unwrap();
-        assert_eq!(paths, HashMap::from([("b".to_owned(), "B".to_owned())]));
+        assert_eq!(paths, HashMap::from([("b".to_owned(), "Assets/B".to_owned())]));
 
         // Deeper rows lose what search never reads.
         std::fs::write(
             dir.path().join(ASSETS_FILE),
-            "{\"guid\":\"a\",\"path\":\"A\",\"dependencies\":[\"b\"],\"size\":3,\"component_types\":[\"Canvas\"]}\n",
+            "{\"guid\":\"a\",\"path\":\"Assets/A\",\"dependencies\":[\"b\"],\"size\":3,\"component_types\":[\"Canvas\"]}\n",
         )
         .unwrap();
         std::fs::write(

@@ -61,8 +61,9 @@ struct HintsOut {
     aliases_block: Option<String>,
     past_picks_block: Option<String>,
     past_picks: Vec<PastPickGroup>,
-    /// Set when feedback rows were skipped: the line of the last bad one.
+    /// Set when feedback rows were skipped: the line of the last bad one, and why.
     skipped_line: Option<usize>,
+    skipped_why: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -318,6 +319,7 @@ pub fn register(registry: &mut Registry) {
                     past_picks_block: picks.block,
                     past_picks: picks.groups,
                     skipped_line: picks.skipped_line,
+                    skipped_why: picks.skipped_why,
                 })
             },
         )

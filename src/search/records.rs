@@ -14,6 +14,9 @@ use serde::{Deserialize, Deserializer, Serialize};
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct AssetRow {
     pub guid: String,
+    /// A row naming a path outside `Assets/` and `Packages/` does not
+    /// decode: every reader skips it like any bad row.
+    #[serde(deserialize_with = "crate::index::record::project_path")]
     pub path: String,
     #[serde(default)]
     pub name: String,
@@ -215,7 +218,7 @@ mod tests {
         assert_eq!(row.llm_use_cases, ["hero shot"]);
         assert!(row.labels.is_empty());
 
-        let text = r#"{"guid":"g","path":"P","llm_tags":["a",["b"],{"c":true,"d":"e","f":false,"g":[true]},3,null],
+        let text = r#"{"guid":"g","path":"Assets/P","llm_tags":["a",["b"],{"c":true,"d":"e","f":false,"g":[true]},3,null],
                        "llm_summary":["one","two"]}"#;
         let row: AssetRow = serde_json::from_str(text).unwrap();
         assert_eq!(row.llm_tags, ["a", "b", "c", "e"], "a true inside a list names nothing");
@@ -230,6 +233,7 @@ mod tests {
         assert_eq!(decode_row(object).unwrap().path, "Assets/A.png");
         assert!(decode_row(serde_json::json!("not json")).is_none());
         assert!(decode_row(serde_json::json!({"path": "no guid"})).is_none());
+        assert!(decode_row(serde_json::json!({"guid": "g", "path": "/etc/A.png"})).is_none());
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::index::graph;
 use crate::index::labels::tags_without_labels;
 use crate::index::packed;
 use crate::index::record::{AssetRecord, Depth, PackageRecord, ScannedAsset, TagRow};
-use crate::index::scan::{warning_counts, PackageInfo, Tree, Warning};
+use crate::index::scan::{warning_counts, PackageInfo, Tree, Warning, WarningKind};
 use crate::index::store::{self, LastScan, State, TaggedBy};
 use crate::index::tagger;
 
@@ -135,16 +135,19 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanText, diff: &Diff) -
                     tagger::tag_one(&tag_subject(asset, &package_names), depth)
                 }
             };
-            if let Some(prev) = earlier.filter(|p| p.labels != asset.labels) {
+            let record = asset_record(asset, tags, depth);
+            // The graph keeps every reference; the row a bounded list of them.
+            let node = node_maker.as_ref().map(|maker| maker.node(&record));
+            let record = record.bounded();
+            if let Some(prev) = earlier.filter(|p| p.labels != record.labels) {
                 label_changes.push(LabelChange {
                     guid: asset.guid.clone(),
                     path: asset.path.clone(),
                     before: prev.labels.clone(),
-                    after: asset.labels.clone(),
+                    after: record.labels.clone(),
                 });
             }
-            let record = asset_record(asset, tags, depth);
-            rows.add(&asset.package_id, &record, node_maker.as_ref())?;
+            rows.add(&asset.package_id, &record, node, limits)?;
         }
         signatures.extend(assets.into_iter().map(|a| (a.guid, a.signature)));
     }
@@ -183,7 +186,11 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanText, diff: &Diff) -
     for w in &scan.warnings {
         tracing::info!("index warning: {:?} {}: {}", w.kind, w.path, w.detail);
     }
-    let warnings_by_kind: BTreeMap<String, usize> = warning_counts(&scan.warnings)
+    for w in &rows.too_long {
+        tracing::warn!("{}: {}", w.path, w.detail);
+    }
+    let warnings: Vec<Warning> = scan.warnings.iter().chain(&rows.too_long).cloned().collect();
+    let warnings_by_kind: BTreeMap<String, usize> = warning_counts(&warnings)
         .into_iter()
         .map(|(kind, n)| {
             (
@@ -219,9 +226,9 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanText, diff: &Diff) -
         unchanged: diff.unchanged,
         tagged_llm,
         tagged_builtin,
-        warnings: scan.warnings.len(),
+        warnings: warnings.len(),
         warnings_by_kind,
-        warning_list: scan.warnings.clone(),
+        warning_list: warnings,
         label_changes,
         manifest_version: manifest.version,
         last_run,
@@ -269,6 +276,8 @@ struct Rows {
     count: usize,
     tallies: HashMap<String, PackageTally>,
     nodes: Vec<graph::Node>,
+    /// Rows over `limits.line_kb`, left out.
+    too_long: Vec<Warning>,
 }
 
 /// One package's rows: their types and their tags and labels, counted.
@@ -287,13 +296,37 @@ impl Rows {
             count: 0,
             tallies: HashMap::new(),
             nodes: Vec::new(),
+            too_long: Vec::new(),
         }
     }
 
-    fn add(&mut self, package: &str, record: &AssetRecord, nodes: Option<&graph::NodeMaker>) -> anyhow::Result<()> {
+    /// Write `record`'s row; `node` joins the graph either way (nodes are
+    /// numbered by guid over every asset scanned).
+    fn add(
+        &mut self,
+        package: &str,
+        record: &AssetRecord,
+        node: Option<graph::Node>,
+        limits: &Limits,
+    ) -> anyhow::Result<()> {
+        self.nodes.extend(node);
         self.line.clear();
         serde_json::to_writer(&mut self.line, record)?;
         self.line.push(b'\n');
+        // A bounded row fits the default line limit many times over; under
+        // a lowered one it is left out (its readers would skip it) and said.
+        if self.line.len() as u64 > limits.line_bytes {
+            self.too_long.push(Warning {
+                kind: WarningKind::RowTooLong,
+                path: record.path.clone(),
+                detail: format!(
+                    "its row is {} bytes, over the limit `limits.line_kb` ({} bytes): left out of the index; raise limits.line_kb in .claude/unity-assets.yml",
+                    self.line.len(),
+                    limits.line_bytes
+                ),
+            });
+            return Ok(());
+        }
         self.out.write_all(&self.line)?;
         self.len += self.line.len() as u64;
         self.count += 1;
@@ -304,9 +337,6 @@ impl Rows {
         count(&mut tally.types, &record.asset_type);
         for tag in record.llm_tags.iter().chain(&record.labels) {
             count(&mut tally.tags, tag);
-        }
-        if let Some(maker) = nodes {
-            self.nodes.push(maker.node(record));
         }
         Ok(())
     }
@@ -344,6 +374,7 @@ fn asset_record(asset: &ScannedAsset, tags: TagRow, depth: Depth) -> AssetRecord
         last_modified: normal.then(|| asset.last_modified.clone()),
         package_id: normal.then(|| asset.package_id.clone()),
         dependencies: normal.then_some(details.dependencies),
+        dependency_count: None,
         llm_use_cases: if normal {
             Some(tags.llm_use_cases.unwrap_or_else(|| asset.use_cases.clone()))
         } else {

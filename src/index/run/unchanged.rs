@@ -13,6 +13,7 @@ use super::finalize::{elapsed_since, summary_line, Finalized};
 use crate::index::data::IndexData;
 use crate::index::scan::{self, ScanOptions, Tree};
 use crate::index::store::{self, State};
+use crate::search::term_index::TermIndex;
 
 /// The output of `index.unchanged`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -26,7 +27,7 @@ pub struct Unchanged {
 }
 
 /// The no-op fast path's test: the last run finished (no run in progress),
-/// the index is fresh, and the tree as it is now (a `stat`-only walk, or
+/// the index is fresh, its rows read whole ([`files_sound`]), and the tree as it is now (a `stat`-only walk, or
 /// none when a watcher vouches for the last one) gives the fingerprint that
 /// run's scan had. `force` (reindex) never takes the fast path.
 pub fn unchanged(
@@ -49,7 +50,7 @@ pub fn unchanged(
         && store::read_manifest(project, limits)
             .ok()
             .flatten()
-            .is_some_and(|m| m.schema_tier == options.index_depth);
+            .is_some_and(|m| m.schema_tier == options.index_depth && files_sound(project, limits, &m.version));
     let (same, tree) = match last_scan {
         Some(last) if candidate => {
             let tree = scan::current_tree(project, limits, options, last.tree.as_ref());
@@ -63,6 +64,50 @@ pub fn unchanged(
         started_at,
         tree: tree.filter(|_| same),
     })
+}
+
+/// Whether the rows a no-op run would keep read whole: a line of
+/// `packages.jsonl` that is no package row, or a line of `assets.jsonl`
+/// the search index found no row (or a search index built from other
+/// bytes), makes the run a full one, which writes them again (each said,
+/// with its line or count).
+fn files_sound(project: &Path, limits: &Limits, version: &str) -> bool {
+    let dir = store::index_dir(project);
+    let packages = dir.join(store::PACKAGES_FILE);
+    let packages_sound = match store::bad_package_rows(project, limits) {
+        Ok(bad) => {
+            for row in &bad {
+                tracing::warn!(
+                    "{}:{}: {}; this run writes it again",
+                    packages.display(),
+                    row.line,
+                    row.reason
+                );
+            }
+            bad.is_empty()
+        }
+        Err(e) => {
+            tracing::warn!("{e}; this run writes it again");
+            false
+        }
+    };
+    // Every run ends by writing the search index of the rows it wrote: one
+    // built from other bytes means `assets.jsonl` changed behind its back.
+    let assets_sound = match TermIndex::lines_not_rows(&dir, Some(version), limits) {
+        Some(0) => true,
+        Some(n) => {
+            tracing::warn!(
+                "{}: {n} lines are no asset row (`unity-assets doctor` names them); this run writes it again",
+                dir.join(store::ASSETS_FILE).display()
+            );
+            false
+        }
+        None => {
+            tracing::debug!("index: the search index was not built from this assets.jsonl; scanning");
+            false
+        }
+    };
+    packages_sound && assets_sound
 }
 
 /// Close a run that found nothing changed: touch `assets.jsonl` and move

@@ -28,18 +28,22 @@ pub(super) struct Built {
     pub visited: usize,
 }
 
-/// The search index of `assets` (the text of `assets.jsonl`), reusing the
-/// rows of `previous` whose lines are unchanged.
+/// The search index of `assets` (the bytes of `assets.jsonl`), reusing the
+/// rows of `previous` whose lines are unchanged. A line over `line_limit`
+/// (`limits.line_kb`) is no row, as a line that does not decode is not:
+/// a search would refuse to read it back.
 pub(super) fn build(
     assets: &[u8],
     manifest_version: Option<String>,
     mut previous: Option<Previous>,
+    line_limit: u64,
 ) -> anyhow::Result<Built> {
     let lines: Vec<(usize, &[u8])> = lines_with_offsets(assets).collect();
+    let fits = |line: &[u8]| line.len() as u64 <= line_limit;
     // Which lines the previous index holds (in order: a line is taken once).
     let taken: Vec<Option<u32>> = lines
         .iter()
-        .map(|(_, line)| previous.as_mut().and_then(|p| p.take(line)))
+        .map(|(_, line)| previous.as_mut().filter(|_| fits(line)).and_then(|p| p.take(line)))
         .collect();
     // The rest are decoded and tokenised in parallel, a run of lines per
     // part, and the parts joined in order.
@@ -57,11 +61,12 @@ pub(super) fn build(
                         rows.reused.push((old, rows.count));
                         rows.push(offset, line, previous.guid(old).to_owned(), previous.lens(old));
                     }
-                    None => {
+                    None if fits(line) => {
                         if let Ok(row) = serde_json::from_slice::<AssetRow>(line) {
                             rows.visit(offset, line, row);
                         }
                     }
+                    None => {}
                 }
             }
             rows
@@ -491,7 +496,7 @@ mod tests {
             rounds in prop::collection::vec(prop::collection::vec(edit(), 0..12), 1..3),
         ) {
             let mut lines: Vec<String> = first.iter().map(line).collect();
-            let mut index = build(&text(&lines), Some("v1.0".into()), None).unwrap().bytes;
+            let mut index = build(&text(&lines), Some("v1.0".into()), None, u64::MAX).unwrap().bytes;
             for (round, edits) in rounds.iter().enumerate() {
                 // A row shadowed by a later one of its guid is visited again.
                 let guids: Vec<String> = lines
@@ -510,8 +515,8 @@ mod tests {
                     }
                 }
                 let version = Some(format!("v1.{}", round + 1));
-                let fresh = build(&text(&lines), version.clone(), None).unwrap();
-                let reused = build(&text(&lines), version, Some(previous(&index))).unwrap();
+                let fresh = build(&text(&lines), version.clone(), None, u64::MAX).unwrap();
+                let reused = build(&text(&lines), version, Some(previous(&index)), u64::MAX).unwrap();
                 prop_assert!(reused.bytes == fresh.bytes, "round {round}: the bytes differ");
                 let changed = edits.iter().filter(|(what, _, _)| *what != 2).count();
                 prop_assert!(

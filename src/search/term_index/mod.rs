@@ -260,16 +260,17 @@ fn rebuild(
     limits: &Limits,
 ) -> anyhow::Result<(TermIndex, Option<String>, usize)> {
     let assets = dir.join(ASSETS_FILE);
-    let text = match engine::io::read_lines_limited(&assets, limits) {
-        Ok(text) => text,
-        Err(e) if e.is_not_found() => String::new(),
+    // Bytes, not text: a line that is not UTF-8 or too long is no row.
+    let bytes = match engine::io::read_limited(&assets, limits.data_bytes, engine::io::DATA_KEY) {
+        Ok(bytes) => bytes,
+        Err(e) if e.is_not_found() => Vec::new(),
         Err(e) => return Err(e.into()),
     };
     let path = dir.join(SEARCH_INDEX_FILE);
     let previous = engine::io::read_limited(&path, limits.data_bytes, engine::io::DATA_KEY)
         .ok()
         .and_then(reusable);
-    let built = build::build(text.as_bytes(), manifest_version.map(str::to_owned), previous)?;
+    let built = build::build(&bytes, manifest_version.map(str::to_owned), previous, limits.line_bytes)?;
     let not_written = engine::io::write_atomic(&path, &built.bytes)
         .err()
         .map(|e| format!("cannot write {}: {e}", path.display()));
@@ -335,6 +336,15 @@ impl TermIndex {
             None => format!("search index: {} rows ({visited} read anew)", index.header.rows),
             Some(e) => format!("search index not written: {e}"),
         }))
+    }
+
+    /// Lines of `assets.jsonl` that are no row (too long, not UTF-8, not a
+    /// row, a path outside the project) as the index of `dir` counted them;
+    /// `None` when it is missing, damaged or built from another
+    /// `assets.jsonl`. Reads only its header.
+    pub fn lines_not_rows(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> Option<usize> {
+        let header = read_header(&dir.join(SEARCH_INDEX_FILE), limits)?;
+        (!is_stale(&header, dir, manifest_version)).then(|| header.lines.saturating_sub(header.rows))
     }
 
     /// Non-blank lines of `assets.jsonl` (the asset count search reports).
