@@ -293,7 +293,13 @@ pub enum Command {
     Eval {
         /// A query set: `queries: [{query, accepted: [paths]}]`, optional `routing:`
         /// (see benchmarks/ and ../shared/benchmarks/seed-golden/).
-        golden: PathBuf,
+        #[arg(required_unless_present = "name_lookup")]
+        golden: Option<PathBuf>,
+        /// Instead of a query set: N assets of the index (evenly spread over its
+        /// paths), each searched by its file name with and without extension; says
+        /// how often that asset comes first.
+        #[arg(long, value_name = "N", conflicts_with_all = ["golden", "retrievers"])]
+        name_lookup: Option<usize>,
         /// Print the scores as one JSON document (overall, by category, per query).
         #[arg(long)]
         json: bool,

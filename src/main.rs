@@ -112,10 +112,15 @@ async fn dispatch(cli: Cli) -> Outcome {
     match cli.command {
         Command::Eval {
             golden,
+            name_lookup,
             json,
             retrievers,
             ..
-        } => commands::eval::command(&project, &golden, json, retrievers).await,
+        } => match (golden, name_lookup) {
+            (_, Some(n)) => commands::eval::name_lookup(&project, n, json).await,
+            (Some(golden), None) => commands::eval::command(&project, &golden, json, retrievers).await,
+            (None, None) => Outcome::invalid("eval needs a query set or --name-lookup N".to_owned()),
+        },
         Command::Run {
             name,
             inputs: flags,

@@ -12,7 +12,7 @@ use engine::Output;
 use serde_json::{json, Value};
 
 use crate::commands::Outcome;
-use crate::eval::{evaluate, load_golden, GoldenSet, Hit, Report};
+use crate::eval::{evaluate, load_golden, GoldenSet, Hit, Report, Searched};
 use crate::project::Project;
 use crate::search::rank::Thresholds;
 
@@ -104,7 +104,7 @@ async fn score(project: &Project, set: &GoldenSet, sets: &[String]) -> Result<Re
         .collect();
     // Per query: the candidate lists of its groups, and how many sub-intents
     // the route stage found (counted there, so a no_match still counts).
-    let mut results: HashMap<String, (Vec<Vec<Hit>>, usize)> = HashMap::new();
+    let mut results: HashMap<String, Ran> = HashMap::new();
     for q in queries {
         if results.contains_key(q) {
             continue;
@@ -120,37 +120,47 @@ async fn score(project: &Project, set: &GoldenSet, sets: &[String]) -> Result<Re
             .unwrap_or(0);
         // The search pipeline's output is the search-result document; an
         // early exit (no_query, no index) has no groups.
-        let groups = match outcome.result {
-            Ok(Ending::Finished(doc)) => groups_of(&doc),
-            Ok(Ending::Exited { .. }) => vec![],
+        let (groups, closest) = match outcome.result {
+            Ok(Ending::Finished(doc)) => (groups_of(&doc, "groups"), groups_of(&doc, "closest")),
+            Ok(Ending::Exited { .. }) => (vec![], vec![]),
             Err(e) => return Err(Outcome::failed(format!("search failed for {q:?}: {e}"))),
         };
-        results.insert(q.to_owned(), (groups, routed));
+        results.insert(q.to_owned(), (groups, closest, routed));
     }
-    let search = |q: &str| -> anyhow::Result<Vec<Hit>> {
-        // Interleave groups by rank, as a reader of the summary would scan them.
-        let groups = results.get(q).map(|(g, _)| g.clone()).unwrap_or_default();
-        let mut hits = vec![];
-        let depth = groups.iter().map(Vec::len).max().unwrap_or(0);
-        for rank in 0..depth {
-            for g in &groups {
-                if let Some(h) = g.get(rank) {
-                    if !hits.contains(h) {
-                        hits.push(h.clone());
-                    }
-                }
-            }
-        }
-        Ok(hits)
+    let search = |q: &str| -> anyhow::Result<Searched> {
+        let (groups, closest, _) = results.get(q).cloned().unwrap_or_default();
+        Ok(Searched {
+            hits: interleaved(&groups),
+            closest: interleaved(&closest),
+        })
     };
-    let route = |q: &str| -> anyhow::Result<usize> { Ok(results.get(q).map_or(0, |(_, routed)| *routed)) };
+    let route = |q: &str| -> anyhow::Result<usize> { Ok(results.get(q).map_or(0, |(_, _, routed)| *routed)) };
     evaluate(set, thresholds.confirm, search, route).map_err(|e| Outcome::failed(format!("{e:#}")))
 }
 
-/// The candidate lists of a search-result document, per group.
-fn groups_of(result: &Value) -> Vec<Vec<Hit>> {
+/// One query's run: its groups' candidates, a no_match's closest ones, and
+/// how many sub-intents the route stage found.
+type Ran = (Vec<Vec<Hit>>, Vec<Vec<Hit>>, usize);
+
+/// Groups interleaved by rank, as a reader of the summary scans them.
+fn interleaved(groups: &[Vec<Hit>]) -> Vec<Hit> {
+    let mut hits: Vec<Hit> = vec![];
+    let depth = groups.iter().map(Vec::len).max().unwrap_or(0);
+    for rank in 0..depth {
+        for g in groups {
+            if let Some(h) = g.get(rank).filter(|h| !hits.contains(h)) {
+                hits.push(h.clone());
+            }
+        }
+    }
+    hits
+}
+
+/// The candidate lists of a search-result document's `field` (`groups`,
+/// or a no_match's `closest`), per group.
+fn groups_of(result: &Value, field: &str) -> Vec<Vec<Hit>> {
     result
-        .get("groups")
+        .get(field)
         .and_then(Value::as_array)
         .map(|groups| {
             groups
@@ -172,4 +182,84 @@ fn groups_of(result: &Value) -> Vec<Vec<Hit>> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// `eval --name-lookup N`: `n` assets of the index, evenly spread over its
+/// paths, each searched by its file name with its extension and without;
+/// how often that asset (or, without the extension, a twin of the same
+/// name) comes first.
+pub async fn name_lookup(project: &Project, n: usize, as_json: bool) -> Outcome {
+    use crate::search::names::{normalized, stem_and_extension};
+    let files =
+        crate::search::load::IndexFiles::new(crate::index::store::index_dir(&project.root), project.config.limits);
+    let mut rows = match files.rows_matching() {
+        Ok(rows) if !rows.is_empty() => rows,
+        Ok(_) => return Outcome::invalid("the index holds no asset: run `unity-assets index` first"),
+        Err(e) => return Outcome::failed(format!("{e:#}")),
+    };
+    rows.sort_by(|a, b| a.path.cmp(&b.path));
+    let step = (rows.len() as f64 / n.clamp(1, rows.len()) as f64).max(1.0);
+    let drawn: Vec<_> = (0..n.min(rows.len()))
+        .map(|i| &rows[(i as f64 * step) as usize])
+        .collect();
+    let mut with_ext = Vec::new();
+    let mut without = Vec::new();
+    for row in drawn {
+        let file = row.path.rsplit('/').next().unwrap_or(&row.path).to_owned();
+        let (stem, _) = stem_and_extension(&row.path);
+        let twins: Vec<String> = rows
+            .iter()
+            .filter(|r| normalized(stem_and_extension(&r.path).0) == normalized(stem))
+            .map(|r| r.path.clone())
+            .collect();
+        with_ext.push(golden_query(&file, vec![row.path.clone()]));
+        without.push(golden_query(stem, twins));
+    }
+    let mut lines = Vec::new();
+    let mut doc = serde_json::Map::new();
+    for (label, queries) in [("with extension", with_ext), ("without extension", without)] {
+        let set = GoldenSet {
+            queries,
+            routing: vec![],
+        };
+        let report = match score(project, &set, &[]).await {
+            Ok(report) => report,
+            Err(outcome) => return outcome,
+        };
+        let first = report.outcomes.iter().filter(|o| o.first_rank == Some(1)).count();
+        let total = report.outcomes.len().max(1);
+        let misses: Vec<String> = report
+            .outcomes
+            .iter()
+            .filter(|o| o.first_rank != Some(1))
+            .map(|o| format!("{:?} → {}", o.query, o.top.first().map_or("nothing", String::as_str)))
+            .collect();
+        lines.push(format!(
+            "name lookup, {label}: {first}/{total} first ({:.3})",
+            first as f64 / total as f64
+        ));
+        lines.extend(misses.iter().map(|m| format!("  miss {m}")));
+        doc.insert(
+            label.replace(' ', "_"),
+            json!({"first": first, "total": total, "rate": first as f64 / total as f64, "misses": misses}),
+        );
+    }
+    if as_json {
+        crate::outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else {
+        crate::outln!("{}", lines.join("\n"));
+    }
+    Outcome::ok()
+}
+
+/// A query whose answers are `accepted` paths.
+fn golden_query(query: &str, accepted: Vec<String>) -> crate::eval::GoldenQuery {
+    crate::eval::GoldenQuery {
+        id: query.to_owned(),
+        query: query.to_owned(),
+        category: None,
+        kind: Some("name".into()),
+        expected: None,
+        accepted: accepted.into_iter().map(crate::eval::Answer::path).collect(),
+    }
 }

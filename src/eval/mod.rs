@@ -4,7 +4,9 @@
 //! - the seed golden set (`sch1_recall` + `orc1_routing`, with
 //!   `assets-template.yml` beside it naming each golden id's file), see
 //!   `../shared/benchmarks/seed-golden/README.md`;
-//! - our own: `queries: [{query, accepted: [paths or guids], category?}]`
+//! - our own: `queries: [{query, accepted: [paths or guids], category?, kind?}]`
+//!   (`kind`: what the query tests — name, partial, description, loanword,
+//!   sentence, filter, type, control — reported apart)
 //!   and optionally `routing: [{query, multi, min_sub_intents?}]`. A query
 //!   with `accepted: []` is a *no-answer control*: the project holds nothing
 //!   that fits, so it passes when the top result stays under the confirm
@@ -33,6 +35,8 @@ pub struct GoldenQuery {
     pub id: String,
     pub query: String,
     pub category: Option<String>,
+    /// What the query tests (a judged set's `kind`).
+    pub kind: Option<String>,
     /// The one answer Recall@3 looks for (seed: `expected_golden_id`);
     /// `None` means any accepted answer counts.
     pub expected: Option<Answer>,
@@ -55,6 +59,14 @@ pub struct Answer {
 }
 
 impl Answer {
+    /// The asset at `path`.
+    pub fn path(path: String) -> Self {
+        Self {
+            path: Some(path),
+            guid: None,
+        }
+    }
+
     fn matches(&self, hit: &Hit) -> bool {
         self.path.as_deref().is_some_and(|p| p == hit.path) || self.guid.as_deref().is_some_and(|g| g == hit.guid)
     }
@@ -169,6 +181,8 @@ struct OwnQuery {
     accepted: Vec<String>,
     #[serde(default)]
     category: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -208,6 +222,7 @@ pub fn load_golden(path: &Path, limits: &Limits) -> anyhow::Result<GoldenSet> {
                 id: q.id.unwrap_or_else(|| format!("q{:02}", i + 1)),
                 query: q.query,
                 category: q.category,
+                kind: q.kind,
                 expected: None,
                 accepted: q.accepted.into_iter().map(own_answer).collect(),
             })
@@ -276,6 +291,7 @@ fn seed_set(seed: SeedGolden, templates: &[SeedTemplate]) -> anyhow::Result<Gold
             id: q.id,
             query: q.query,
             category: q.category,
+            kind: None,
         });
     }
     let routing = seed
@@ -306,6 +322,7 @@ pub struct QueryOutcome {
     pub id: String,
     pub query: String,
     pub category: Option<String>,
+    pub kind: Option<String>,
     /// A no-answer control: `hit` means its best result stayed under
     /// [`Controls::ceiling`].
     pub control: bool,
@@ -316,6 +333,26 @@ pub struct QueryOutcome {
     pub first_rank: Option<usize>,
     pub relevant_in_top: usize,
     pub top: Vec<String>,
+    /// A miss whose answer the search showed among the closest candidates
+    /// of its no_match, under the confirm threshold: shown, not confirmed.
+    pub shown_not_confirmed: bool,
+}
+
+/// What one search returned: its results, best first, and for a no_match
+/// the closest candidates it showed under the confirm threshold.
+#[derive(Debug, Clone, Default)]
+pub struct Searched {
+    pub hits: Vec<Hit>,
+    pub closest: Vec<Hit>,
+}
+
+impl From<Vec<Hit>> for Searched {
+    fn from(hits: Vec<Hit>) -> Self {
+        Self {
+            hits,
+            closest: Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -350,6 +387,11 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub controls: Option<Controls>,
     pub by_category: BTreeMap<String, Metrics>,
+    /// By the judged sets' `kind` (empty when no query has one).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_kind: BTreeMap<String, Metrics>,
+    /// Misses whose answer was shown among a no_match's closest candidates.
+    pub shown_not_confirmed: usize,
     pub outcomes: Vec<QueryOutcome>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub routing: Option<RoutingScore>,
@@ -361,12 +403,13 @@ pub struct Report {
 pub fn evaluate(
     set: &GoldenSet,
     control_ceiling: f32,
-    mut search: impl FnMut(&str) -> anyhow::Result<Vec<Hit>>,
+    mut search: impl FnMut(&str) -> anyhow::Result<Searched>,
     mut route: impl FnMut(&str) -> anyhow::Result<usize>,
 ) -> anyhow::Result<Report> {
     let mut outcomes = Vec::new();
     for q in &set.queries {
-        let hits = search(&q.query).with_context(|| format!("search failed for {} ({:?})", q.id, q.query))?;
+        let Searched { hits, closest } =
+            search(&q.query).with_context(|| format!("search failed for {} ({:?})", q.id, q.query))?;
         let accepted = |hit: &Hit| q.accepted.iter().any(|a| a.matches(hit));
         let top = &hits[..hits.len().min(CUTOFF)];
         let top_confidence = hits.iter().map(|h| h.confidence).fold(0.0, f32::max);
@@ -380,13 +423,21 @@ pub fn evaluate(
             id: q.id.clone(),
             query: q.query.clone(),
             category: q.category.clone(),
+            kind: q.kind.clone(),
             control: q.is_control(),
             top_confidence,
             hit,
             first_rank: hits.iter().position(accepted).map(|i| i + 1),
             relevant_in_top: relevant.len(),
             top: top.iter().map(|h| h.path.clone()).collect(),
+            shown_not_confirmed: !hit && !q.is_control() && closest.iter().take(CUTOFF).any(accepted),
         });
+    }
+    let mut by_kind: BTreeMap<String, Vec<&QueryOutcome>> = BTreeMap::new();
+    for o in outcomes.iter().filter(|o| !o.control) {
+        if let Some(kind) = &o.kind {
+            by_kind.entry(kind.clone()).or_default().push(o);
+        }
     }
     let mut by_category: BTreeMap<String, Vec<&QueryOutcome>> = BTreeMap::new();
     for o in outcomes.iter().filter(|o| !o.control) {
@@ -429,6 +480,8 @@ pub fn evaluate(
             .into_iter()
             .map(|(k, v)| (k, metrics(v.into_iter())))
             .collect(),
+        by_kind: by_kind.into_iter().map(|(k, v)| (k, metrics(v.into_iter()))).collect(),
+        shown_not_confirmed: outcomes.iter().filter(|o| o.shown_not_confirmed).count(),
         outcomes,
         routing,
     })
@@ -463,6 +516,16 @@ impl Report {
         let mut out = line("overall", &self.overall);
         for (category, m) in &self.by_category {
             let _ = write!(out, "\n{}", line(&format!("  {category}"), m));
+        }
+        for (kind, m) in &self.by_kind {
+            let _ = write!(out, "\n{}", line(&format!("  kind {kind}"), m));
+        }
+        if self.shown_not_confirmed > 0 {
+            let _ = write!(
+                out,
+                "\nshown, not confirmed: {} (a no_match whose closest candidates held the answer)",
+                self.shown_not_confirmed
+            );
         }
         if let Some(c) = &self.controls {
             let _ = write!(

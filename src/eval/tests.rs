@@ -75,7 +75,8 @@ fn own_format_and_metrics() {
                 vec![hit("Assets/X"), hit("Assets/Z.prefab")]
             } else {
                 vec![hit("Assets/Y")]
-            })
+            }
+            .into())
         },
         |_| Ok(2),
     )
@@ -121,7 +122,7 @@ fn seed_golden_search_only() {
     let report = evaluate(
         &set,
         Thresholds::default().confirm,
-        |q| Ok(flatten(search_rows(&rows, q, &vocab, 10))),
+        |q| Ok(flatten(search_rows(&rows, q, &vocab, 10)).into()),
         |q| Ok(crate::search::route::route(q, &vocab).sub_intents.len()),
     )
     .unwrap();
@@ -194,7 +195,8 @@ fn controls_pass_under_the_confirm_threshold_and_stay_out_of_recall() {
                 "zombie" => vec![hit("Assets/Z.prefab", 0.9)],
                 "dragon" => vec![hit("Assets/D", 0.2), hit("Assets/E", 0.39)],
                 _ => vec![hit("Assets/S", 0.45)],
-            })
+            }
+            .into())
         },
         |_| Ok(1),
     )

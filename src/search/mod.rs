@@ -17,6 +17,7 @@ mod lexicon_merge;
 pub mod load;
 pub mod loanword;
 pub mod morph;
+pub mod names;
 mod natives;
 pub mod pick;
 pub mod query;

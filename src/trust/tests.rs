@@ -36,7 +36,9 @@ fn config_items_are_found_at_their_lines() {
     let text = "index_depth: minimal\nllm:\n  provider: openai\n  base_url: http://x\n  api_key_env: GITHUB_TOKEN\n  command: sh evil.sh\nmcp:\n  command: sh\n  args: [-c, \"id\"]\n  env: {T: \"${SECRET}\"}\n";
     let at = lines_and_whats(&review_of(&[(CONFIG_FILE, text)]));
     assert_eq!(at.len(), 6, "{at:?}");
-    assert!(at.iter().any(|(l, w)| *l == 3 && w.starts_with("llm.provider openai sends your prompts")));
+    assert!(at
+        .iter()
+        .any(|(l, w)| *l == 3 && w.starts_with("llm.provider openai sends your prompts")));
     assert!(at.iter().any(|(l, w)| *l == 6 && w.starts_with("llm.command")));
     assert!(at.iter().any(|(l, w)| *l == 4 && w.starts_with("llm.base_url")));
     assert!(at.iter().any(|(l, w)| *l == 5 && w.contains("GITHUB_TOKEN")));

@@ -13,6 +13,7 @@ use std::hash::BuildHasherDefault;
 use rayon::prelude::*;
 
 use super::super::loanword::collect_words;
+use super::super::names;
 use super::super::rank::{add_field_lengths, for_each_field_term, Fnv, FIELDS};
 use super::super::records::AssetRow;
 use super::super::text::Scratch;
@@ -311,6 +312,12 @@ impl Rows {
                     key
                 }
             };
+            self.postings[key as usize].push(id);
+        }
+        // The name channel's key: the file name, normalised.
+        let name = names::normalized(names::stem_and_extension(&row.path).0);
+        if !name.is_empty() {
+            let key = intern(&mut self.term_ids, &mut self.postings, &names::key(&name));
             self.postings[key as usize].push(id);
         }
         self.row_words.clear();

@@ -21,6 +21,7 @@
 mod body;
 mod build;
 mod format;
+mod names;
 mod ranking;
 mod reuse;
 
