@@ -8,6 +8,10 @@ Recall@3 / MRR overall, Korean, English, controls passed, shown-not-confirmed, n
 
 Usage: evaluate.py --bin target/perf/unity-assets [--archives DIR] [--work DIR]
                    [--projects a,b] [--name-lookup 30] [--model-cache DIR] [--json OUT]
+                   [--config YAML]
+
+--config: the text of a `.claude/unity-assets.yml` written into every project first (params to
+compare, e.g. "search: {semantic: {words: {min_similarity: 0.7}}}"); without it, the defaults.
 
 --model-cache: an XDG_CACHE_HOME holding an installed encoder (`unity-assets model install`);
 without it search runs on words alone.
@@ -52,6 +56,7 @@ def main():
     p.add_argument("--name-lookup", type=int, default=30)
     p.add_argument("--model-cache", default="")
     p.add_argument("--json", default="")
+    p.add_argument("--config", default="")
     a = p.parse_args()
     binary = os.path.abspath(a.bin)
     manifest = yaml.safe_load(open(os.path.join(ROOT, "benchmarks/corpora/projects.yml")))
@@ -68,6 +73,10 @@ def main():
             print(f"skipped {name}: no archive at {archive} (benchmarks/corpora/reduce.py builds it)", file=sys.stderr)
             continue
         root = unpacked(archive, a.work, name)
+        config = os.path.join(root, ".claude", "unity-assets.yml")
+        os.makedirs(os.path.dirname(config), exist_ok=True)
+        with open(config, "w") as f:
+            f.write(a.config)
         run(binary, root, ["index"], cache)
         report = json.loads(run(binary, root, ["eval", queries, "--json"], cache))
         lookup = json.loads(run(binary, root, ["eval", "--name-lookup", str(a.name_lookup), "--json"], cache))

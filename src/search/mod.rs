@@ -133,7 +133,7 @@ fn rank_requests<'a>(
     intents
         .iter()
         .map(|intent| {
-            let query = Query::analyze(&intent.intent, vocab);
+            let query = Query::analyze(&intent.intent, vocab).with_meanings(&intent.meanings);
             let options = RankOptions {
                 subtype_hint: intent.subtype_hint.as_deref(),
                 past_boosts: hints::past_pick_boosts(&query, past_picks, vocab),

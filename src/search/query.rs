@@ -22,12 +22,16 @@ use std::collections::HashSet;
 use super::intent::TypeIntents;
 use super::lexicon::Role;
 use super::loanword::LoanIndex;
-use super::text::{is_hangul, korean_forms, phrase_term, words};
+use super::route::WordMeaning;
+use super::text::{is_hangul, korean_forms, phrase_term, stem, words};
 use super::vocab::{normal_word, Vocabulary};
 
 /// Weight of a term reached through a sibling translation (`bgm` → 음악 →
 /// `music`): related, but not what the user typed.
 const SIBLING_WEIGHT: f32 = 0.7;
+/// Weight of a project word found near a query word in meaning
+/// ([`Query::with_meanings`]): as good a lead as a sibling translation.
+const MEANING_WEIGHT: f32 = 0.7;
 /// Weight of one part of a compound word (`main` of `main-menu`).
 const PART_WEIGHT: f32 = 0.5;
 /// Prior of a Korean word the vocabulary does not know: it may matter, but
@@ -52,6 +56,16 @@ const POST_MODIFIER_WORDS: &[&str] = &[
 const DETERMINERS: &[&str] = &[
     "the", "a", "an", "this", "these", "those", "my", "your", "our", "his", "her", "its", "their",
 ];
+
+impl Concept {
+    /// The query word it stands for (its label without a translation).
+    pub fn word(&self) -> &str {
+        match &self.unknown_korean {
+            Some(word) => word,
+            None => self.label.split(" (").next().unwrap_or(&self.label),
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Concept {
@@ -247,6 +261,22 @@ impl Query {
             concept.unknown_korean = None;
         }
         query
+    }
+
+    /// Each concept whose word the project does not hold, with the project
+    /// word nearest it in meaning as an alternative term, labelled so
+    /// reasoning says how it matched (`복숭아 ≈ peach (0.83)`).
+    pub fn with_meanings(mut self, meanings: &[WordMeaning]) -> Self {
+        for concept in &mut self.concepts {
+            let Some(m) = meanings.iter().find(|m| m.word == concept.word()) else {
+                continue;
+            };
+            concept.label = format!("{} ≈ {} ({:.2})", m.word, m.term, m.similarity);
+            add_term(&mut concept.terms, stem(&m.term), MEANING_WEIGHT);
+            concept.prior = 1.0;
+            concept.unknown_korean = None;
+        }
+        self
     }
 
     /// Whether the query holds anything to search for.

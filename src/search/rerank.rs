@@ -374,6 +374,7 @@ mod tests {
                 intent: "x".into(),
                 category_hint: None,
                 subtype_hint: None,
+                meanings: vec![],
             },
             rows: vec![],
             refs: refs.clone(),

@@ -22,13 +22,25 @@ pub struct Routing {
     pub sub_intents: Vec<SubIntent>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SubIntent {
     pub intent: String,
     #[serde(default)]
     pub category_hint: Option<String>,
     #[serde(default)]
     pub subtype_hint: Option<String>,
+    /// Its words the project does not hold, each with the project word
+    /// nearest in meaning (`semantic.word-meanings`; empty without a model).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub meanings: Vec<WordMeaning>,
+}
+
+/// A query word and the project word nearest it in meaning.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WordMeaning {
+    pub word: String,
+    pub term: String,
+    pub similarity: f32,
 }
 
 const SEPARATOR_CHARS: &[char] = &[',', '+', '&', '/', ';', '、', '，', '|'];
@@ -121,6 +133,7 @@ fn scene_roles(query: &str, vocab: &Vocabulary) -> Option<Vec<SubIntent>> {
                 intent: format!("{theme} {}", role.intent).trim().to_owned(),
                 category_hint: role.category.clone(),
                 subtype_hint: role.subtype.clone(),
+                meanings: vec![],
             })
             .collect(),
     )
@@ -139,6 +152,7 @@ fn hinted(intent: String, vocab: &Vocabulary) -> SubIntent {
         intent,
         category_hint,
         subtype_hint,
+        meanings: vec![],
     }
 }
 

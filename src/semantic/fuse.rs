@@ -258,6 +258,7 @@ mod tests {
                 intent: "beaker".into(),
                 category_hint: None,
                 subtype_hint: None,
+                meanings: vec![],
             }],
             lexical: None,
             semantic: None,

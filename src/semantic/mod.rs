@@ -15,6 +15,7 @@ pub mod embedder;
 mod fuse;
 mod nearest;
 pub mod vectors;
+mod words;
 
 use std::sync::{Arc, OnceLock};
 
@@ -59,6 +60,7 @@ pub fn register(registry: &mut Registry, config: EmbeddingsConfig) {
         opened: OnceLock::new(),
     });
     let for_index = Arc::clone(&shared);
+    let for_words = Arc::clone(&shared);
     registry
         .async_function(
             "semantic.embed-assets",
@@ -86,6 +88,18 @@ pub fn register(registry: &mut Registry, config: EmbeddingsConfig) {
             },
         )
         .reaching(EMBEDDINGS_SERVER)
+        .async_function(
+            "semantic.word-meanings",
+            "each query word the project does not hold, mapped to the project word nearest in meaning",
+            move |args: words::MeaningsArgs, ctx: CallContext| {
+                let shared = Arc::clone(&for_words);
+                async move {
+                    let embedder = shared.embedder(&ctx)?;
+                    Ok(words::meanings(&embedder, args, &ctx).await?)
+                }
+            },
+        )
+        .reaching(EMBEDDINGS_SERVER)
         .function(
             "semantic.fuse",
             "lexical and semantic candidates fused per sub-intent; meaning alone never reaches auto",
@@ -101,7 +115,7 @@ mod tests {
     fn the_embedding_calls_are_declared_as_reaching_a_server_with_a_key() {
         let mut registry = Registry::new();
         register(&mut registry, EmbeddingsConfig::default());
-        for name in ["semantic.embed-assets", "semantic.nearest"] {
+        for name in ["semantic.embed-assets", "semantic.nearest", "semantic.word-meanings"] {
             assert_eq!(registry.reach(name), EMBEDDINGS_SERVER, "{name}");
         }
         assert_eq!(registry.reach("semantic.fuse"), Reach::NONE);

@@ -122,12 +122,18 @@ pub async fn embed_assets(
         None => None,
     };
     let embedded = wanted.len();
+    let words = super::words::embed_vocabulary(embedder, &rows, ctx).await?;
     let vectors_line = (embedded > 0 || !unchanged).then(|| {
         format!(
             "[unity-assets:index] vectors: {embedded} embedded, {} reused ({model})",
             rows.len() - embedded
         )
     });
+    let words_line = (words > 0).then(|| format!("[unity-assets:index] vocabulary: {words} words embedded ({model})"));
+    let vectors_line = match (vectors_line, words_line) {
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (a, b) => a.or(b),
+    };
     Ok(EmbedOut {
         line: match (vectors_line, ann_line) {
             (Some(a), Some(b)) => Some(format!("{a}\n{b}")),

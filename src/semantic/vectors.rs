@@ -398,7 +398,13 @@ fn corrupt(path: &Path) -> String {
 
 /// The project's vectors file, `None` when there is none.
 pub fn open(index_dir: &Path, limits: &Limits) -> anyhow::Result<Option<VectorsFile>> {
-    let path = index_dir.join(VECTORS_FILE);
+    open_named(index_dir, VECTORS_FILE, limits)
+}
+
+/// The vectors file `name` of the index folder (the assets', the
+/// vocabulary's), `None` when there is none.
+pub fn open_named(index_dir: &Path, name: &str, limits: &Limits) -> anyhow::Result<Option<VectorsFile>> {
+    let path = index_dir.join(name);
     let file = match engine::io::open_limited(&path, limits.data_bytes, engine::io::DATA_KEY) {
         Ok((file, _)) => file,
         Err(e) if e.is_not_found() => return Ok(None),
@@ -424,9 +430,14 @@ pub fn read(index_dir: &Path, limits: &Limits) -> anyhow::Result<Option<Vectors>
     open(index_dir, limits)?.map(VectorsFile::rows).transpose()
 }
 
-/// Write the vectors atomically.
+/// Write the asset vectors atomically.
 pub fn write(index_dir: &Path, vectors: &Vectors) -> anyhow::Result<()> {
-    let path = index_dir.join(VECTORS_FILE);
+    write_named(index_dir, VECTORS_FILE, vectors)
+}
+
+/// Write the vectors file `name` of the index folder atomically.
+pub fn write_named(index_dir: &Path, name: &str, vectors: &Vectors) -> anyhow::Result<()> {
+    let path = index_dir.join(name);
     engine::io::write_atomic(&path, &vectors.to_bytes()).with_context(|| format!("cannot write {}", path.display()))
 }
 

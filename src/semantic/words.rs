@@ -1,0 +1,211 @@
+//! Meaning at the word level. The sentence encoder knows single words well
+//! across languages (지도 → map, 산성 → acid) where a whole asset text
+//! blurs them, so the project's own vocabulary — the words of its file names
+//! and folders, a few thousand — is embedded at index time
+//! (`vocabulary.vectors`), and at search time each query word the project
+//! does not hold is mapped to the project word nearest in meaning. That word
+//! joins the query's concept as a weighted alternative term, so the word
+//! ranker finds `Peach.prefab` for "복숭아" the way it finds a translation,
+//! and says so (`복숭아 ≈ peach (0.83)`). The cut and the weight are params
+//! of `search.semantic.words`, measured on the judged corpus.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::PathBuf;
+
+use engine::CallContext;
+use serde::{Deserialize, Serialize};
+
+use super::embedder::{Embedder, Unavailable};
+use super::vectors::{self, text_hash, Vectors};
+use crate::search::records::AssetRow;
+use crate::search::route::{SubIntent, WordMeaning};
+use crate::search::text::{for_each_part, stem, Scratch};
+
+/// The vocabulary's vectors, beside `assets.vectors`.
+pub const VOCABULARY_FILE: &str = "vocabulary.vectors";
+/// What the vocabulary vectors hold (their `text`): bump when the words change.
+const VOCABULARY_TEXT: &str = "words-1";
+
+/// The project's words: the parts of its file names and folders (`Zombie_Walker`
+/// → `zombie`, `walker`), lowercased, letters only, three or more of them.
+pub fn project_words(rows: &[AssetRow]) -> Vec<String> {
+    let mut words = BTreeSet::new();
+    let mut scratch = Scratch::default();
+    for row in rows {
+        let name = row.path.rsplit_once('.').map_or(row.path.as_str(), |(stem, _)| stem);
+        for_each_part(name, &mut scratch, |part| {
+            if part.chars().count() >= 3 && part.chars().all(|c| c.is_ascii_alphabetic()) {
+                words.insert(part.to_owned());
+            }
+        });
+    }
+    words.into_iter().collect()
+}
+
+/// Bring `vocabulary.vectors` up to date with `rows`: a word embedded before
+/// keeps its vector. Returns how many words were embedded anew.
+pub async fn embed_vocabulary(embedder: &Embedder, rows: &[AssetRow], ctx: &CallContext) -> anyhow::Result<usize> {
+    let dir = ctx.workdir.join(crate::index::INDEX_DIR);
+    let model = embedder.id();
+    let previous = vectors::open_named(&dir, VOCABULARY_FILE, &ctx.limits)
+        .ok()
+        .flatten()
+        .and_then(|file| file.rows().ok())
+        .filter(|v| v.model == model && v.text == VOCABULARY_TEXT);
+    let words = project_words(rows);
+    let reusable = previous.as_ref().map(Vectors::rows_by_key).unwrap_or_default();
+    let wanted: Vec<String> = words
+        .iter()
+        .filter(|w| !reusable.contains_key(&(w.as_str(), text_hash(w))))
+        .cloned()
+        .collect();
+    let fresh = match wanted.is_empty() {
+        true => vec![],
+        false => embedder.embed(&wanted).await?,
+    };
+    let dim = fresh
+        .first()
+        .map(Vec::len)
+        .or(previous.as_ref().map(|p| p.dim))
+        .unwrap_or(0);
+    let mut out = Vectors::new(model, VOCABULARY_TEXT.to_owned(), dim);
+    let mut fresh = fresh.into_iter();
+    for word in &words {
+        let hash = text_hash(word);
+        match (reusable.get(&(word.as_str(), hash)), &previous) {
+            (Some(&at), Some(previous)) => out.push_from(previous, at),
+            _ => out.push(word.clone(), hash, &fresh.next().expect("one vector per word embedded")),
+        }
+    }
+    if previous.as_ref() != Some(&out) {
+        vectors::write_named(&dir, VOCABULARY_FILE, &out)?;
+    }
+    Ok(wanted.len())
+}
+
+/// `search.semantic.words`: which project word a query word may stand for.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct WordSettings {
+    /// The least cosine between a query word and a project word.
+    pub min_similarity: f32,
+    /// How far the nearest word must be ahead of the second nearest: a word
+    /// as near several unrelated words (a verb, an ending) means none of them.
+    pub min_margin: f32,
+}
+
+#[derive(Deserialize)]
+pub struct MeaningsArgs {
+    sub_intents: Vec<SubIntent>,
+    #[serde(default)]
+    aliases: Option<PathBuf>,
+    settings: WordSettings,
+}
+
+#[derive(Serialize)]
+pub struct MeaningsOut {
+    /// The sub-intents, each with the meanings found for its words.
+    sub_intents: Vec<SubIntent>,
+    /// False without an embedder or vocabulary vectors; `note` says why.
+    available: bool,
+    note: Option<String>,
+}
+
+/// Each sub-intent's words the project does not hold, mapped to the
+/// project words nearest in meaning.
+pub async fn meanings(
+    embedder: &Result<std::sync::Arc<Embedder>, Unavailable>,
+    args: MeaningsArgs,
+    ctx: &CallContext,
+) -> anyhow::Result<MeaningsOut> {
+    let MeaningsArgs {
+        mut sub_intents,
+        aliases,
+        settings,
+    } = args;
+    let unavailable = |note: String, sub_intents| MeaningsOut {
+        sub_intents,
+        available: false,
+        note: Some(note),
+    };
+    let embedder = match embedder {
+        Ok(e) => e,
+        Err(Unavailable(why)) => return Ok(unavailable(why.clone(), sub_intents)),
+    };
+    let dir = ctx.workdir.join(crate::index::INDEX_DIR);
+    let vocabulary = match vectors::open_named(&dir, VOCABULARY_FILE, &ctx.limits) {
+        Ok(Some(file)) if file.summary().model == embedder.id() && file.summary().text == VOCABULARY_TEXT => {
+            file.rows()?
+        }
+        Ok(_) => {
+            let note = "the index has no vocabulary vectors of this model; `unity-assets index` embeds them";
+            return Ok(unavailable(note.into(), sub_intents));
+        }
+        Err(e) => return Ok(unavailable(format!("{e:#}"), sub_intents)),
+    };
+    let held: HashSet<String> = (0..vocabulary.len()).map(|row| stem(vocabulary.guid(row))).collect();
+    let vocab = crate::search::vocabulary(aliases.as_deref(), ctx)?;
+    // Per sub-intent, its words no term of which the project holds.
+    let missing: Vec<Vec<String>> = sub_intents
+        .iter()
+        .map(|intent| {
+            crate::search::query::Query::analyze(&intent.intent, &vocab)
+                .concepts
+                .iter()
+                .filter(|c| !c.terms.iter().any(|(term, _)| held.contains(term)))
+                .map(|c| c.word().to_owned())
+                .collect()
+        })
+        .collect();
+    let words: Vec<String> = missing
+        .iter()
+        .flatten()
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if words.is_empty() {
+        return Ok(MeaningsOut {
+            sub_intents,
+            available: true,
+            note: None,
+        });
+    }
+    let embedded = embedder.embed(&words).await?;
+    for (intent, missing) in sub_intents.iter_mut().zip(&missing) {
+        for word in missing {
+            let at = words.binary_search(word).expect("every missing word was embedded");
+            let near = vocabulary.nearest(&embedded[at], 2, |_| true);
+            let Some(&(best, similarity)) = near.first() else {
+                continue;
+            };
+            let margin = similarity - near.get(1).map_or(0.0, |n| n.1);
+            if similarity >= settings.min_similarity && margin >= settings.min_margin {
+                intent.meanings.push(WordMeaning {
+                    word: word.clone(),
+                    term: vocabulary.guid(best).to_owned(),
+                    similarity: (similarity * 100.0).round() / 100.0,
+                });
+            }
+        }
+    }
+    Ok(MeaningsOut {
+        sub_intents,
+        available: true,
+        note: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_vocabulary_is_the_words_of_names_and_folders() {
+        let row = |path: &str| AssetRow {
+            path: path.into(),
+            ..AssetRow::default()
+        };
+        let words = project_words(&[row("Assets/Fruit/Peach_01.prefab"), row("Assets/UI/HealthBar.png")]);
+        assert_eq!(words, ["assets", "bar", "fruit", "health", "peach"]);
+    }
+}
