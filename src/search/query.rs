@@ -29,9 +29,6 @@ use super::vocab::{normal_word, Vocabulary};
 /// Weight of a term reached through a sibling translation (`bgm` → 음악 →
 /// `music`): related, but not what the user typed.
 const SIBLING_WEIGHT: f32 = 0.7;
-/// Weight of a project word found near a query word in meaning
-/// ([`Query::with_meanings`]): as good a lead as a sibling translation.
-const MEANING_WEIGHT: f32 = 0.7;
 /// Weight of one part of a compound word (`main` of `main-menu`).
 const PART_WEIGHT: f32 = 0.5;
 /// Prior of a Korean word the vocabulary does not know: it may matter, but
@@ -272,7 +269,7 @@ impl Query {
                 continue;
             };
             concept.label = format!("{} ≈ {} ({:.2})", m.word, m.term, m.similarity);
-            add_term(&mut concept.terms, stem(&m.term), MEANING_WEIGHT);
+            add_term(&mut concept.terms, stem(&m.term), m.weight);
             concept.prior = 1.0;
             concept.unknown_korean = None;
         }

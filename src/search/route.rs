@@ -41,6 +41,8 @@ pub struct WordMeaning {
     pub word: String,
     pub term: String,
     pub similarity: f32,
+    /// Its weight as a term of the word's concept (`search.semantic.words.weight`).
+    pub weight: f32,
 }
 
 const SEPARATOR_CHARS: &[char] = &[',', '+', '&', '/', ';', '、', '，', '|'];

@@ -91,6 +91,9 @@ pub struct WordSettings {
     /// How far the nearest word must be ahead of the second nearest: a word
     /// as near several unrelated words (a verb, an ending) means none of them.
     pub min_margin: f32,
+    /// The weight of the project word as a term of the query word's concept
+    /// (a translation's is 1, a sibling translation's 0.7).
+    pub weight: f32,
 }
 
 #[derive(Deserialize)]
@@ -151,6 +154,9 @@ pub async fn meanings(
             crate::search::query::Query::analyze(&intent.intent, &vocab)
                 .concepts
                 .iter()
+                // A predicate (먹을, 나는) or a one-syllable word (때) drifts
+                // to unrelated words at the cosines of real matches.
+                .filter(|c| !c.predicate && c.word().chars().count() >= 2)
                 .filter(|c| !c.terms.iter().any(|(term, _)| held.contains(term)))
                 .map(|c| c.word().to_owned())
                 .collect()
@@ -184,6 +190,7 @@ pub async fn meanings(
                     word: word.clone(),
                     term: vocabulary.guid(best).to_owned(),
                     similarity: (similarity * 100.0).round() / 100.0,
+                    weight: settings.weight,
                 });
             }
         }
