@@ -146,3 +146,26 @@ fn no_match_shows_the_closest_candidates_and_what_would_help() {
         "{run:?}"
     );
 }
+
+/// The README's own build example (issue 40): a scene request split into
+/// roles puts its theme ("좀비 서바이벌") before each role; the theme says what
+/// game the assets are for, so the enemy role's zombies (3 of 4 concepts)
+/// rank above the level scene that only shares the theme word (1 of 4), and
+/// reach auto, so `build` places them.
+#[test]
+fn a_scene_requests_theme_is_no_subject_more_evidence_ranks_higher() {
+    let project = Project::configured(BIN, "");
+    test_support::project::copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/zombie-survival"),
+        project.path(),
+    );
+    assert_eq!(project.run(&["index"]).code, 0);
+    let run = project.run(&["search", "좀비 서바이벌 프로토타입 만들어줘"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let doc = result(&project);
+    let enemies = &doc["groups"][0];
+    assert_eq!(enemies["sub_intent"], "좀비 서바이벌 적 캐릭터", "{doc:#}");
+    let first = &enemies["candidates"][0];
+    assert!(first["path"].as_str().unwrap().contains("Zombie"), "{doc:#}");
+    assert!(first["confidence"].as_f64().unwrap() >= 0.70, "{doc:#}");
+}

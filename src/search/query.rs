@@ -276,6 +276,20 @@ impl Query {
         self
     }
 
+    /// No subject when the one found is a word of the request's `theme`:
+    /// the role after the theme named only class words (적 캐릭터), so the
+    /// asset is what they say, whatever game it is for.
+    pub fn with_theme(mut self, theme: Option<&str>) -> Self {
+        let Some(theme) = theme else { return self };
+        let in_theme = |word: &str| {
+            words(theme).any(|w| w.eq_ignore_ascii_case(word) || korean_forms(w).iter().any(|f| f == word))
+        };
+        if self.subject.is_some_and(|i| in_theme(self.concepts[i].word())) {
+            self.subject = None;
+        }
+        self
+    }
+
     /// Whether the query holds anything to search for.
     pub fn is_meaningful(&self) -> bool {
         !self.concepts.is_empty()

@@ -375,6 +375,7 @@ mod tests {
                 category_hint: None,
                 subtype_hint: None,
                 meanings: vec![],
+                theme: None,
             },
             rows: vec![],
             refs: refs.clone(),

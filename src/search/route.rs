@@ -33,6 +33,10 @@ pub struct SubIntent {
     /// nearest in meaning (`semantic.word-meanings`; empty without a model).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub meanings: Vec<WordMeaning>,
+    /// The theme a scene request put before its role ("좀비 서바이벌" of "좀비
+    /// 서바이벌 적 캐릭터"): it says what game the asset is for, not what it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theme: Option<String>,
 }
 
 /// A query word and the project word nearest it in meaning.
@@ -136,6 +140,7 @@ fn scene_roles(query: &str, vocab: &Vocabulary) -> Option<Vec<SubIntent>> {
                 category_hint: role.category.clone(),
                 subtype_hint: role.subtype.clone(),
                 meanings: vec![],
+                theme: Some(theme.clone()).filter(|t| !t.is_empty()),
             })
             .collect(),
     )
@@ -155,6 +160,7 @@ fn hinted(intent: String, vocab: &Vocabulary) -> SubIntent {
         category_hint,
         subtype_hint,
         meanings: vec![],
+        theme: None,
     }
 }
 

@@ -259,6 +259,7 @@ mod tests {
                 category_hint: None,
                 subtype_hint: None,
                 meanings: vec![],
+                theme: None,
             }],
             lexical: None,
             semantic: None,
