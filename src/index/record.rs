@@ -116,7 +116,7 @@ pub struct AssetRecord {
     pub last_modified: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package_id: Option<String>,
-    /// The first [`ROW_DEPENDENCIES`] referenced guids, sorted (`graph.json` has them all).
+    /// The first `ROW_DEPENDENCIES` referenced guids, sorted (`graph.json` has them all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dependencies: Option<Vec<String>>,
     /// How many guids the asset references, when `dependencies` lists only the first ones.

@@ -27,7 +27,7 @@ pub struct Unchanged {
 }
 
 /// The no-op fast path's test: the last run finished (no run in progress),
-/// the index is fresh, its rows read whole ([`files_sound`]), and the tree as it is now (a `stat`-only walk, or
+/// the index is fresh, its rows read whole (`files_sound`), and the tree as it is now (a `stat`-only walk, or
 /// none when a watcher vouches for the last one) gives the fingerprint that
 /// run's scan had. `force` (reindex) never takes the fast path.
 pub fn unchanged(
