@@ -4,89 +4,14 @@
 //! stays absent), nothing is sent (a loopback listener sees no request) and
 //! nothing is written outside the project.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
-use std::time::Duration;
 
 use serde_json::json;
-use test_support::cli::{self, Run};
+use test_support::checkout::Checkout;
 use test_support::llm_server::{LlmServer, Reply};
 
 const BIN: &str = env!("CARGO_BIN_EXE_unity-assets");
-const SECRET: &str = "sk-test-SECRET-0123456789";
-
-/// A checkout in a temp folder with its own trust store and an outside folder.
-struct Checkout {
-    root: tempfile::TempDir,
-}
-
-impl Checkout {
-    fn new() -> Self {
-        let root = tempfile::tempdir().unwrap();
-        for d in ["project/Assets", "project/.claude", "outside", "config"] {
-            std::fs::create_dir_all(root.path().join(d)).unwrap();
-        }
-        Self { root }
-    }
-
-    fn project(&self) -> PathBuf {
-        self.root.path().join("project")
-    }
-
-    /// The file a hostile command creates if it runs.
-    fn marker(&self) -> PathBuf {
-        self.root.path().join("outside/marker")
-    }
-
-    fn write(&self, rel: &str, text: &str) {
-        let p = self.project().join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-
-    fn run(&self, args: &[&str]) -> Run {
-        self.run_from(Path::new("."), args)
-    }
-
-    /// [`Self::run`] with `cwd` as the working folder.
-    fn run_from(&self, cwd: &Path, args: &[&str]) -> Run {
-        let mut c = cli::command(Path::new(BIN), &self.project());
-        c.args(args)
-            .current_dir(cwd)
-            .env("XDG_CONFIG_HOME", self.root.path().join("config"))
-            .env("UA_TEST_SECRET", SECRET)
-            .env_remove("UNITY_ASSETS_TRUST")
-            .stdin(Stdio::null());
-        Run::within(&mut c, Duration::from_secs(60)).unwrap_or_else(|| panic!("`{}` hung", args.join(" ")))
-    }
-
-    /// Refused as untrusted: exit 3, `item` named, the fix given, nothing run.
-    fn assert_refused(&self, args: &[&str], item: &str) {
-        let run = self.run(args);
-        assert_eq!(run.code, 3, "`{}`: {run:?}", args.join(" "));
-        assert!(
-            run.stderr.contains(item),
-            "`{}` does not name `{item}`: {run:?}",
-            args.join(" ")
-        );
-        assert!(run.stderr.contains("--trust"), "{run:?}");
-        assert!(
-            !self.marker().exists(),
-            "`{}` ran the project's program",
-            args.join(" ")
-        );
-        assert!(!run.stdout.contains(SECRET) && !run.stderr.contains(SECRET));
-    }
-
-    fn trust(&self) {
-        let run = self.run(&["trust"]);
-        assert_eq!(run.code, 0, "{run:?}");
-    }
-
-    fn touch(&self) -> String {
-        format!("touch {}", self.marker().display())
-    }
-}
 
 async fn listener() -> LlmServer {
     LlmServer::start(vec![Reply::error(500, "nothing should reach this server")]).await
@@ -103,7 +28,7 @@ fn embedded_web_search() -> String {
 fn hole1_a_tag_elsewhere_does_not_hide_base_url_and_key() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let server = rt.block_on(listener());
-    let c = Checkout::new();
+    let c = Checkout::new(BIN);
     c.write("Assets/Zombie.prefab", "");
     c.write(
         ".claude/unity-assets.yml",
@@ -124,7 +49,7 @@ fn hole1_a_tag_elsewhere_does_not_hide_base_url_and_key() {
 
 #[test]
 fn hole1_a_tag_does_not_hide_llm_command_or_web_search_command() {
-    let c = Checkout::new();
+    let c = Checkout::new(BIN);
     let touch = c.touch();
     c.write(
         ".claude/unity-assets.yml",
@@ -152,7 +77,7 @@ fn hole1_a_tag_does_not_hide_llm_command_or_web_search_command() {
 #[test]
 fn hole1_a_tagged_config_is_refused_by_mcp_tools_too() {
     use std::io::{BufRead, BufReader, Write};
-    let c = Checkout::new();
+    let c = Checkout::new(BIN);
     let touch = c.touch();
     c.write(
         ".claude/unity-assets.yml",
@@ -163,7 +88,7 @@ fn hole1_a_tagged_config_is_refused_by_mcp_tools_too() {
     c.write("Assets/Zombie.prefab", "");
     let mut server = std::process::Command::new(BIN)
         .args(["--project", &c.project().display().to_string(), "mcp"])
-        .env("XDG_CONFIG_HOME", c.root.path().join("config"))
+        .env("XDG_CONFIG_HOME", c.config_dir())
         .env_remove("UNITY_ASSETS_TRUST")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -215,10 +140,10 @@ fn hole1_a_tagged_config_is_refused_by_mcp_tools_too() {
 
 #[test]
 fn hole2_web_search_override_params_are_reviewed() {
-    let c = Checkout::new();
+    let c = Checkout::new(BIN);
     let pipeline = embedded_web_search().replace("    backends: [searxng, command]", "    backends: [command]");
     let pipeline = pipeline.replace(
-        "command: {argv: [gemini, -p, \"{prompt}\"]}",
+        "command: {argv: []}",
         &format!("command: {{argv: [sh, -c, \"{}\"]}}", c.touch()),
     );
     assert!(
@@ -245,7 +170,7 @@ fn hole2_web_search_override_params_are_reviewed() {
 fn hole3_stages_calling_reaching_functions_need_trust() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let server = rt.block_on(listener());
-    let c = Checkout::new();
+    let c = Checkout::new(BIN);
     c.write(
         ".claude/unity-assets/pipelines/probe.yaml",
         &format!(
@@ -278,8 +203,8 @@ fn hole3_stages_calling_reaching_functions_need_trust() {
 fn hole4_a_config_linked_out_of_the_project_is_refused() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let server = rt.block_on(listener());
-    let c = Checkout::new();
-    let target = c.root.path().join("outside/config.yml");
+    let c = Checkout::new(BIN);
+    let target = c.outside().join("config.yml");
     std::fs::write(&target, "index_depth: minimal\n").unwrap();
     std::os::unix::fs::symlink(&target, c.project().join(".claude/unity-assets.yml")).unwrap();
     c.write("Assets/Zombie.prefab", "");
@@ -306,8 +231,8 @@ fn hole4_a_config_linked_out_of_the_project_is_refused() {
 
 #[test]
 fn hole5_a_data_file_feeding_an_exec_stage_is_under_the_digest() {
-    let c = Checkout::new();
-    let first = c.root.path().join("outside/first");
+    let c = Checkout::new(BIN);
+    let first = c.outside().join("first");
     c.write(
         ".claude/unity-assets/pipelines/probe.yaml",
         "pipeline: probe\nstages:\n  tool: {read: {path: data/tool.yml}}\n  go:\n    needs: [tool]\n    exec: {command: \"{{ tool.value.argv }}\"}\n",
@@ -357,7 +282,7 @@ fn hole6_result_pages_on_loopback_are_refused_unless_allowed() {
             Reply::text(302, "text/html", "").with_header("location", "/page"),
         ),
     ]));
-    let c = Checkout::new();
+    let c = Checkout::new(BIN);
     // The searxng backend itself is on loopback too: the configured backend
     // address is the user's (reviewed) choice; result pages are not.
     // With the switch on, `/hop` shows redirects are still followed (by hand, each hop checked).
@@ -407,7 +332,7 @@ fn hole6_result_pages_on_loopback_are_refused_unless_allowed() {
 
 #[test]
 fn hole7_run_file_inside_the_project_is_project_content() {
-    let c = Checkout::new();
+    let c = Checkout::new(BIN);
     let exec = format!(
         "pipeline: evil\nstages:\n  go:\n    exec: {{command: [sh, -c, \"{}\"]}}\n",
         c.touch()
@@ -437,7 +362,7 @@ fn hole7_run_file_inside_the_project_is_project_content() {
 
 #[test]
 fn mcp_json_naming_only_unity_assets_needs_no_trust() {
-    let c = Checkout::new();
+    let c = Checkout::new(BIN);
     c.write("Assets/Zombie.prefab", "");
     c.write(
         "Assets/Zombie.prefab.meta",
@@ -468,7 +393,7 @@ fn mcp_json_naming_only_unity_assets_needs_no_trust() {
 
 #[test]
 fn doctor_does_not_run_an_untrusted_pipeline_override() {
-    let c = Checkout::new();
+    let c = Checkout::new(BIN);
     let exec = format!(
         "pipeline: probe\nstages:\n  go:\n    exec: {{command: [sh, -c, \"{}\"]}}\n",
         c.touch()

@@ -9,6 +9,9 @@ use std::time::Duration;
 
 use crate::cli::{self, Run};
 
+/// A key in the environment of every run (`UA_TEST_SECRET`): no output may show it.
+pub const SECRET: &str = "sk-test-SECRET-0123456789";
+
 /// A project, a user config folder and an outside folder under one temp folder.
 pub struct Checkout {
     root: tempfile::TempDir,
@@ -67,16 +70,27 @@ impl Checkout {
         file
     }
 
-    /// The binary on the project, untrusted, the stand-in programs first on PATH.
+    /// The user's config folder (the trust store), outside the project.
+    pub fn config_dir(&self) -> PathBuf {
+        self.root.path().join("config")
+    }
+
+    /// A shell command creating [`Self::marker`]: a hostile program's trace.
+    pub fn touch(&self) -> String {
+        format!("touch {}", self.marker().display())
+    }
+
+    /// The binary on the project, untrusted, the stand-in programs first on
+    /// PATH and [`SECRET`] in the environment.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut c = cli::command(&self.bin, &self.project());
         let path = std::env::var_os("PATH").unwrap_or_default();
         let mut dirs = vec![self.root.path().join("bin")];
         dirs.extend(std::env::split_paths(&path));
         c.args(args)
-            .current_dir(self.project())
             .env("PATH", std::env::join_paths(dirs).unwrap())
-            .env("XDG_CONFIG_HOME", self.root.path().join("config"))
+            .env("XDG_CONFIG_HOME", self.config_dir())
+            .env("UA_TEST_SECRET", SECRET)
             .env_remove("UNITY_ASSETS_TRUST")
             .stdin(Stdio::null());
         c
@@ -85,6 +99,12 @@ impl Checkout {
     /// Run, failing the test on a hang.
     pub fn run(&self, args: &[&str]) -> Run {
         Run::within(&mut self.command(args), Duration::from_secs(60))
+            .unwrap_or_else(|| panic!("`{}` hung", args.join(" ")))
+    }
+
+    /// [`Self::run`] with `cwd` as the working folder.
+    pub fn run_from(&self, cwd: &Path, args: &[&str]) -> Run {
+        Run::within(self.command(args).current_dir(cwd), Duration::from_secs(60))
             .unwrap_or_else(|| panic!("`{}` hung", args.join(" ")))
     }
 
@@ -120,10 +140,5 @@ impl Checkout {
                 "trust --show does not list `{item}`: {show:?}"
             );
         }
-    }
-
-    /// The project folder's path as a string, for messages and configs.
-    pub fn root(&self) -> &Path {
-        self.root.path()
     }
 }
