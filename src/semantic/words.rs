@@ -3,7 +3,7 @@
 //! blurs them, so the project's own vocabulary — the words of its file names
 //! and folders, a few thousand — is embedded at index time
 //! (`vocabulary.vectors`), and at search time each query word the project
-//! does not hold is mapped to the project word nearest in meaning. That word
+//! does not hold (a predicate aside) is mapped to the project word nearest in meaning. That word
 //! joins the query's concept as a weighted alternative term, so the word
 //! ranker finds `Peach.prefab` for "복숭아" the way it finds a translation,
 //! and says so (`복숭아 ≈ peach (0.83)`). The cut and the weight are params
@@ -154,9 +154,9 @@ pub async fn meanings(
             crate::search::query::Query::analyze(&intent.intent, &vocab)
                 .concepts
                 .iter()
-                // A predicate (먹을, 나는) or a one-syllable word (때) drifts
-                // to unrelated words at the cosines of real matches.
-                .filter(|c| !c.predicate && c.word().chars().count() >= 2)
+                // A predicate (먹을, 나는) drifts to unrelated words at the
+                // cosines of real matches.
+                .filter(|c| !c.predicate)
                 .filter(|c| !c.terms.iter().any(|(term, _)| held.contains(term)))
                 .map(|c| c.word().to_owned())
                 .collect()
