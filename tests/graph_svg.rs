@@ -15,9 +15,12 @@ const OLD_SEARCH_AREA: f64 = 1556.0 * 6890.0;
 // hidden `caller` input (issues 23 and 24): search 2455×3048, build 3247×3099. Height raised
 // to 3300 when search gained its `filters` stage before the hints (issue 25: search 2495×3207,
 // build 3287×3258) and map-reduce the builtin's `ranked` stage (issue 26); to 3400, and the
-// area share from 75% to 80%, when both landed together (search 2561×3325, build 3353×3376).
-const MAX_WIDTH: u32 = 3400;
-const MAX_HEIGHT: u32 = 3400;
+// area share from 75% to 80%, when both landed together (search 2561×3325, build 3353×3376); to
+// 3500 and 86% when search's `semantic` stage began to feed the word ranker (its word meanings:
+// drill-down, map-reduce and the fallbacks wait for it) and `fuse` the name channel (issue 40:
+// search 2681×3403, build 3473×3454).
+const MAX_WIDTH: u32 = 3500;
+const MAX_HEIGHT: u32 = 3500;
 
 /// Runs `unity-assets graph NAME --format FORMAT` in an empty project.
 fn graph(project: &Path, name: &str, format: &str) -> String {
@@ -117,9 +120,9 @@ fn embedded_pipelines_render_to_a_screen_sized_picture_with_each_sub_pipeline_on
         }
         if name == "search" {
             let area = f64::from(width) * f64::from(height);
-            if area > 0.80 * OLD_SEARCH_AREA {
+            if area > 0.86 * OLD_SEARCH_AREA {
                 problems.push(format!(
-                    "search: {area} px² is {:.0}% of the old renderer's 1556×6890 (at most 80%)",
+                    "search: {area} px² is {:.0}% of the old renderer's 1556×6890 (at most 86%)",
                     100.0 * area / OLD_SEARCH_AREA
                 ));
             }

@@ -8,7 +8,8 @@
 //! The search index posts every row under its normalised file name
 //! ([`key`]), so an exact name is one dictionary lookup, a prefix one range,
 //! and a one-edit typo (names of 5+ letters) a few hundred lookups, at any
-//! project size. The hits join the other retrievers' in `semantic.fuse`.
+//! project size. `semantic.fuse` looks the names up ([`lookup`]) and puts
+//! them with the other retrievers' candidates.
 
 use serde::{Deserialize, Serialize};
 
@@ -241,63 +242,47 @@ pub fn classify(query: &NameQuery, found: &str, path: &str, by: NameMatch) -> Op
     })
 }
 
-#[derive(Deserialize)]
-struct NamesArgs {
-    sub_intents: Vec<SubIntent>,
-    /// The query's words, filters removed (`query.validate`'s `query`).
-    words: String,
-    #[serde(default)]
-    filters: Filters,
-    #[serde(default)]
+/// Per sub-intent, the assets whose file name its text is (the whole
+/// query's `words` when there is one sub-intent: a router may have reworded
+/// it), through `filters`, as `semantic.fuse` receives them.
+pub fn lookup(
+    sub_intents: &[SubIntent],
+    words: &str,
+    filters: &Filters,
     thresholds: Thresholds,
-}
-
-/// Per sub-intent, the assets whose file name its text is.
-#[derive(Serialize)]
-struct NamesOut {
-    groups: Vec<Vec<NameCandidate>>,
-}
-
-pub(super) fn register(registry: &mut engine::Registry) {
-    registry.function(
-        "search.names",
-        "the assets whose file name the query is (any case and separators; with an extension, that extension), or starts, or misspells by one letter",
-        |a: NamesArgs, ctx| {
-            let version = super::index_files(ctx).manifest_version();
-            let index = super::term_index::TermIndex::open_or_build(
-                &super::index_dir(ctx),
-                version.as_deref(),
-                &ctx.limits,
-                &mut |line| ctx.output.line(line),
-            )?;
-            // The whole query when it is one sub-intent (a router may have
-            // reworded it), else each sub-intent's own text.
-            let texts: Vec<&str> = match a.sub_intents.as_slice() {
-                [_] => vec![a.words.as_str()],
-                many => many.iter().map(|s| s.intent.as_str()).collect(),
-            };
-            let mut groups = Vec::with_capacity(texts.len());
-            for text in texts {
-                let Some(query) = NameQuery::parse(text) else {
-                    groups.push(Vec::new());
-                    continue;
-                };
-                let hits = index
-                    .named(&query)?
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter(|(_, row)| a.filters.matches(row))
-                    .map(|(kind, row)| NameHit {
-                        kind,
-                        guid: row.guid,
-                        path: row.path,
-                    })
-                    .collect();
-                groups.push(candidates(&query, hits, a.thresholds));
-            }
-            Ok(NamesOut { groups })
-        },
-    );
+    ctx: &engine::CallContext,
+) -> anyhow::Result<Vec<Vec<NameCandidate>>> {
+    let version = super::index_files(ctx).manifest_version();
+    let index = super::term_index::TermIndex::open_or_build(
+        &super::index_dir(ctx),
+        version.as_deref(),
+        &ctx.limits,
+        &mut |line| ctx.output.line(line),
+    )?;
+    let texts: Vec<&str> = match sub_intents {
+        [_] => vec![words],
+        many => many.iter().map(|s| s.intent.as_str()).collect(),
+    };
+    let mut groups = Vec::with_capacity(texts.len());
+    for text in texts {
+        let Some(query) = NameQuery::parse(text) else {
+            groups.push(Vec::new());
+            continue;
+        };
+        let hits = index
+            .named(&query)?
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(_, row)| filters.matches(row))
+            .map(|(kind, row)| NameHit {
+                kind,
+                guid: row.guid,
+                path: row.path,
+            })
+            .collect();
+        groups.push(candidates(&query, hits, thresholds));
+    }
+    Ok(groups)
 }
 
 #[cfg(test)]

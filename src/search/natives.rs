@@ -271,7 +271,6 @@ pub fn register(registry: &mut Registry) {
     rerank::register(registry);
     filters::register(registry);
     indexed::register(registry);
-    super::names::register(registry);
     registry
         .function(
             "query.validate",

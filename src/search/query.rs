@@ -83,6 +83,9 @@ pub struct Concept {
     /// A Korean word no vocabulary knows, kept to be read as a loanword
     /// against the project's own words ([`super::loanword`]).
     pub unknown_korean: Option<String>,
+    /// Found only through a project word near it in meaning
+    /// ([`Query::with_meanings`]): none of its own terms is in the project.
+    pub by_meaning: bool,
 }
 
 /// The analysed query.
@@ -272,6 +275,7 @@ impl Query {
             add_term(&mut concept.terms, stem(&m.term), m.weight);
             concept.prior = 1.0;
             concept.unknown_korean = None;
+            concept.by_meaning = true;
         }
         self
     }
@@ -334,6 +338,7 @@ impl Query {
                 generic: false,
                 context: false,
                 unknown_korean: Some(stripped),
+                by_meaning: false,
             });
             return;
         }
@@ -371,6 +376,7 @@ impl Query {
                 generic: false,
                 context: false,
                 unknown_korean: None,
+                by_meaning: false,
             });
         }
     }
@@ -412,6 +418,7 @@ impl Query {
             generic: false,
             context: false,
             unknown_korean: None,
+            by_meaning: false,
         });
     }
 

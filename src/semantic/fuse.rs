@@ -15,8 +15,9 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::nearest::Near;
+use crate::search::filters::Filters;
 use crate::search::names::NameCandidate;
-use crate::search::rank::Candidate;
+use crate::search::rank::{Candidate, Thresholds};
 use crate::search::result::{ResultGroup, SearchResult};
 use crate::search::route::SubIntent;
 
@@ -65,9 +66,12 @@ pub struct FuseArgs {
     /// `semantic.nearest`'s output; none when the stage did not run.
     #[serde(default)]
     semantic: Option<SemanticIn>,
-    /// `search.names`' groups; none when the stage did not run.
+    /// The query's words, filters removed: the name channel looks them up.
     #[serde(default)]
-    names: Option<Vec<Vec<NameCandidate>>>,
+    words: String,
+    /// The query's filters, which the name channel's hits pass too.
+    #[serde(default)]
+    filters: Filters,
     retrievers: Retrievers,
     method: Method,
     rrf_k: f32,
@@ -99,7 +103,17 @@ pub struct FuseOut {
     by_meaning: usize,
 }
 
-pub fn fuse(mut args: FuseArgs) -> FuseOut {
+/// Fuse the lists of `args` and the name channel's hits for its words.
+pub fn fuse_with_names(args: FuseArgs, ctx: &engine::CallContext) -> anyhow::Result<FuseOut> {
+    let thresholds = Thresholds {
+        confirm: args.confirm,
+        auto: args.auto,
+    };
+    let names = crate::search::names::lookup(&args.sub_intents, &args.words, &args.filters, thresholds, ctx)?;
+    Ok(fuse(args, names))
+}
+
+pub fn fuse(mut args: FuseArgs, names: Vec<Vec<NameCandidate>>) -> FuseOut {
     let mut lexical = args.lexical.take().unwrap_or_default().into_iter();
     let mut semantic = args
         .semantic
@@ -108,7 +122,7 @@ pub fn fuse(mut args: FuseArgs) -> FuseOut {
         .map(|s| s.groups)
         .unwrap_or_default()
         .into_iter();
-    let mut names = args.names.take().unwrap_or_default().into_iter();
+    let mut names = names.into_iter();
     let mut by_meaning = 0;
     let groups: Vec<ResultGroup> = args
         .sub_intents
@@ -263,7 +277,8 @@ mod tests {
             }],
             lexical: None,
             semantic: None,
-            names: None,
+            words: String::new(),
+            filters: Filters::default(),
             retrievers: Retrievers::Hybrid,
             method,
             rrf_k: 60.0,
@@ -386,7 +401,7 @@ mod tests {
                     near: vec![near("c", 0.8)],
                 }],
             });
-            fuse(a).groups[0]
+            fuse(a, vec![]).groups[0]
                 .candidates
                 .iter()
                 .map(|c| c.guid.clone())

@@ -60,7 +60,6 @@ pub fn register(registry: &mut Registry, config: EmbeddingsConfig) {
         opened: OnceLock::new(),
     });
     let for_index = Arc::clone(&shared);
-    let for_words = Arc::clone(&shared);
     registry
         .async_function(
             "semantic.embed-assets",
@@ -78,7 +77,7 @@ pub fn register(registry: &mut Registry, config: EmbeddingsConfig) {
         .reaching(EMBEDDINGS_SERVER)
         .async_function(
             "semantic.nearest",
-            "the assets nearest in meaning to each sub-intent, with how they matched",
+            "the assets nearest in meaning to each sub-intent, with how they matched, and the project words nearest its words the project lacks",
             move |args: nearest::NearestArgs, ctx: CallContext| {
                 let shared = Arc::clone(&shared);
                 async move {
@@ -88,22 +87,10 @@ pub fn register(registry: &mut Registry, config: EmbeddingsConfig) {
             },
         )
         .reaching(EMBEDDINGS_SERVER)
-        .async_function(
-            "semantic.word-meanings",
-            "each query word the project does not hold, mapped to the project word nearest in meaning",
-            move |args: words::MeaningsArgs, ctx: CallContext| {
-                let shared = Arc::clone(&for_words);
-                async move {
-                    let embedder = shared.embedder(&ctx)?;
-                    Ok(words::meanings(&embedder, args, &ctx).await?)
-                }
-            },
-        )
-        .reaching(EMBEDDINGS_SERVER)
         .function(
             "semantic.fuse",
-            "lexical and semantic candidates fused per sub-intent; meaning alone never reaches auto",
-            |args: fuse::FuseArgs, _| Ok(fuse::fuse(args)),
+            "the name channel's, lexical and semantic candidates fused per sub-intent: an exact file name first, meaning alone never at auto",
+            |args: fuse::FuseArgs, ctx| Ok(fuse::fuse_with_names(args, ctx)?),
         );
 }
 
@@ -115,7 +102,7 @@ mod tests {
     fn the_embedding_calls_are_declared_as_reaching_a_server_with_a_key() {
         let mut registry = Registry::new();
         register(&mut registry, EmbeddingsConfig::default());
-        for name in ["semantic.embed-assets", "semantic.nearest", "semantic.word-meanings"] {
+        for name in ["semantic.embed-assets", "semantic.nearest"] {
             assert_eq!(registry.reach(name), EMBEDDINGS_SERVER, "{name}");
         }
         assert_eq!(registry.reach("semantic.fuse"), Reach::NONE);

@@ -175,6 +175,12 @@ pub struct NearestArgs {
     /// The query's filters: only matching assets are searched by meaning.
     #[serde(default)]
     filters: Filters,
+    /// Meaning at the word level (`search.semantic.words`); none: not sought.
+    #[serde(default)]
+    words: Option<super::words::WordSettings>,
+    /// `search.aliases`: the vocabulary that tells which words the project lacks.
+    #[serde(default)]
+    aliases: Option<std::path::PathBuf>,
 }
 
 fn default_explained() -> usize {
@@ -199,6 +205,9 @@ pub struct NearestOut {
     note: Option<String>,
     /// Per sub-intent, in order.
     groups: Vec<NearGroup>,
+    /// The sub-intents, each with the meanings of its words the project
+    /// does not hold: the word ranker searches with these.
+    sub_intents: Vec<SubIntent>,
 }
 
 #[derive(Serialize)]
@@ -208,11 +217,12 @@ pub struct NearGroup {
     guids: Vec<String>,
 }
 
-fn unavailable(note: String) -> NearestOut {
+fn unavailable(note: String, sub_intents: Vec<SubIntent>) -> NearestOut {
     NearestOut {
         available: false,
         note: Some(note),
         groups: vec![],
+        sub_intents,
     }
 }
 
@@ -223,44 +233,59 @@ pub async fn nearest(
     args: NearestArgs,
     ctx: &CallContext,
 ) -> anyhow::Result<NearestOut> {
+    let NearestArgs {
+        mut sub_intents,
+        top_n,
+        explained,
+        filters,
+        words,
+        aliases,
+    } = args;
     let embedder = match embedder {
         Ok(e) => e,
-        Err(Unavailable(why)) => return Ok(unavailable(why.clone())),
+        Err(Unavailable(why)) => return Ok(unavailable(why.clone(), sub_intents)),
     };
+    // First the words the project lacks, which the word ranker then also
+    // searches with (a vocabulary that cannot be used leaves them as they are).
+    if let Some(settings) = words {
+        super::words::add_meanings(embedder, &mut sub_intents, aliases.as_deref(), settings, ctx).await?;
+    }
     let dir = index_dir(ctx);
     let file = match vectors::open(&dir, &ctx.limits) {
         Ok(Some(file)) => file,
         Ok(None) => {
             return Ok(unavailable(
                 "the index has no vectors yet; `unity-assets index` embeds them".into(),
+                sub_intents,
             ))
         }
-        Err(e) => return Ok(unavailable(format!("{e:#}"))),
+        Err(e) => return Ok(unavailable(format!("{e:#}"), sub_intents)),
     };
     let summary = file.summary();
     if summary.model != embedder.id() || summary.text != VERSION {
-        return Ok(unavailable(format!(
+        let note = format!(
             "the index's vectors come from {} and search would embed with {}; `unity-assets index` re-embeds them",
             summary.model,
             embedder.id()
-        )));
+        );
+        return Ok(unavailable(note, sub_intents));
     }
     let vectors = match open_vectors(&dir, file, ann_min_rows, ctx) {
         Ok(v) => v,
-        Err(e) => return Ok(unavailable(format!("{e:#}"))),
+        Err(e) => return Ok(unavailable(format!("{e:#}"), sub_intents)),
     };
-    let intents: Vec<String> = args.sub_intents.iter().map(|s| s.intent.clone()).collect();
+    let intents: Vec<String> = sub_intents.iter().map(|s| s.intent.clone()).collect();
     let queries = embedder.embed(&intents).await?;
-    let index = IndexFiles::new(dir, ctx.limits).narrowed(args.filters.clone());
+    let index = IndexFiles::new(dir, ctx.limits).narrowed(filters.clone());
     // Narrowed, the nearest are sought among the matching assets only, so
     // filters never leave fewer than `top_n` when more match.
-    let allowed: Option<HashSet<String>> = match args.filters.is_empty() {
+    let allowed: Option<HashSet<String>> = match filters.is_empty() {
         true => None,
         false => Some(index.rows_matching()?.into_iter().map(|row| row.guid).collect()),
     };
     let mut found: Vec<Vec<(usize, f32)>> = queries
         .iter()
-        .map(|q| vectors.nearest(q, args.top_n, allowed.as_ref()))
+        .map(|q| vectors.nearest(q, top_n, allowed.as_ref()))
         .collect::<anyhow::Result<_>>()?;
     let paths = {
         let wanted: HashSet<&str> = found
@@ -288,7 +313,7 @@ pub async fn nearest(
                 })
             })
             .collect();
-        let explained = args.explained.min(near.len());
+        let explained = explained.min(near.len());
         explain(embedder, intent, &mut near[..explained]).await?;
         groups.push(NearGroup {
             guids: near.iter().map(|n| n.guid.clone()).collect(),
@@ -299,6 +324,7 @@ pub async fn nearest(
         available: true,
         note: None,
         groups,
+        sub_intents,
     })
 }
 

@@ -2,7 +2,7 @@
 //! across languages (지도 → map, 산성 → acid) where a whole asset text
 //! blurs them, so the project's own vocabulary — the words of its file names
 //! and folders, a few thousand — is embedded at index time
-//! (`vocabulary.vectors`), and at search time each query word the project
+//! (`vocabulary.vectors`), and at search time (in `semantic.nearest`, before the word ranker runs) each query word the project
 //! does not hold (a predicate aside) is mapped to the project word nearest in meaning. That word
 //! joins the query's concept as a weighted alternative term, so the word
 //! ranker finds `Peach.prefab` for "복숭아" the way it finds a translation,
@@ -10,12 +10,12 @@
 //! of `search.semantic.words`, measured on the judged corpus.
 
 use std::collections::{BTreeSet, HashSet};
-use std::path::PathBuf;
+use std::path::Path;
 
 use engine::CallContext;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use super::embedder::{Embedder, Unavailable};
+use super::embedder::Embedder;
 use super::vectors::{self, text_hash, Vectors};
 use crate::search::records::AssetRow;
 use crate::search::route::{SubIntent, WordMeaning};
@@ -96,57 +96,30 @@ pub struct WordSettings {
     pub weight: f32,
 }
 
-#[derive(Deserialize)]
-pub struct MeaningsArgs {
-    sub_intents: Vec<SubIntent>,
-    #[serde(default)]
-    aliases: Option<PathBuf>,
+/// Add to each sub-intent its words the project does not hold, each with
+/// the project word nearest it in meaning (`settings` decide how near); a
+/// note instead when the vocabulary's vectors cannot be used.
+pub async fn add_meanings(
+    embedder: &Embedder,
+    sub_intents: &mut [SubIntent],
+    aliases: Option<&Path>,
     settings: WordSettings,
-}
-
-#[derive(Serialize)]
-pub struct MeaningsOut {
-    /// The sub-intents, each with the meanings found for its words.
-    sub_intents: Vec<SubIntent>,
-    /// False without an embedder or vocabulary vectors; `note` says why.
-    available: bool,
-    note: Option<String>,
-}
-
-/// Each sub-intent's words the project does not hold, mapped to the
-/// project words nearest in meaning.
-pub async fn meanings(
-    embedder: &Result<std::sync::Arc<Embedder>, Unavailable>,
-    args: MeaningsArgs,
     ctx: &CallContext,
-) -> anyhow::Result<MeaningsOut> {
-    let MeaningsArgs {
-        mut sub_intents,
-        aliases,
-        settings,
-    } = args;
-    let unavailable = |note: String, sub_intents| MeaningsOut {
-        sub_intents,
-        available: false,
-        note: Some(note),
-    };
-    let embedder = match embedder {
-        Ok(e) => e,
-        Err(Unavailable(why)) => return Ok(unavailable(why.clone(), sub_intents)),
-    };
+) -> anyhow::Result<Option<String>> {
     let dir = ctx.workdir.join(crate::index::INDEX_DIR);
     let vocabulary = match vectors::open_named(&dir, VOCABULARY_FILE, &ctx.limits) {
         Ok(Some(file)) if file.summary().model == embedder.id() && file.summary().text == VOCABULARY_TEXT => {
             file.rows()?
         }
         Ok(_) => {
-            let note = "the index has no vocabulary vectors of this model; `unity-assets index` embeds them";
-            return Ok(unavailable(note.into(), sub_intents));
+            return Ok(Some(
+                "the index has no vocabulary vectors of this model; `unity-assets index` embeds them".into(),
+            ))
         }
-        Err(e) => return Ok(unavailable(format!("{e:#}"), sub_intents)),
+        Err(e) => return Ok(Some(format!("{e:#}"))),
     };
     let held: HashSet<String> = (0..vocabulary.len()).map(|row| stem(vocabulary.guid(row))).collect();
-    let vocab = crate::search::vocabulary(aliases.as_deref(), ctx)?;
+    let vocab = crate::search::vocabulary(aliases, ctx)?;
     // Per sub-intent, its words no term of which the project holds.
     let missing: Vec<Vec<String>> = sub_intents
         .iter()
@@ -170,11 +143,7 @@ pub async fn meanings(
         .into_iter()
         .collect();
     if words.is_empty() {
-        return Ok(MeaningsOut {
-            sub_intents,
-            available: true,
-            note: None,
-        });
+        return Ok(None);
     }
     let embedded = embedder.embed(&words).await?;
     for (intent, missing) in sub_intents.iter_mut().zip(&missing) {
@@ -195,11 +164,7 @@ pub async fn meanings(
             }
         }
     }
-    Ok(MeaningsOut {
-        sub_intents,
-        available: true,
-        note: None,
-    })
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -88,6 +88,9 @@ const MAX_CONFIDENCE: f32 = 0.99;
 /// The least match of the subject that keeps a record at confirm: the word
 /// or a translation in the summary (0.85) or better.
 const STRONG_SUBJECT: f32 = 0.85;
+/// How far under auto a record found by meaning alone stays (as
+/// `search.semantic.cap_below_auto` keeps meaning-only candidates).
+const MEANING_UNDER_AUTO: f32 = 0.05;
 /// The calibrated confidence of a coverage (see the module docs).
 pub fn confidence(coverage: f32, bonus: f32) -> f32 {
     round3((FLOOR + SPAN * coverage + bonus).clamp(0.0, MAX_CONFIDENCE))
@@ -254,6 +257,8 @@ enum Calibration {
     SubjectFound,
     NonContent,
     OtherType,
+    /// Matched only through words near in meaning, some query word not at all.
+    MeaningAlone,
 }
 
 /// The fields that name a part of a record ([`Field::names_a_part`]), as a
@@ -286,6 +291,21 @@ fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32, thresholds: 
     // to "robot footstep sound").
     if query.type_named && intents.is_other_type(query.type_intent.as_deref(), row) {
         return (raw.min(cap), Calibration::OtherType);
+    }
+    // Words near in meaning are leads, not proof: a record they alone
+    // match, while a query word found nothing in it, waits for a person
+    // (`sniper rifle` is no `weapon` of an archer).
+    // As search by meaning's own candidates, one found by meaning alone
+    // never reaches auto: `build` asks before placing it.
+    let matched = |i: usize| s.found_in.get(i).is_some_and(|&mask| mask != 0);
+    let concepts = &query.concepts[..s.found_in.len()];
+    let by_meaning_alone = concepts.iter().enumerate().any(|(i, _)| matched(i))
+        && concepts.iter().enumerate().all(|(i, c)| !matched(i) || c.by_meaning);
+    if by_meaning_alone {
+        return match concepts.iter().enumerate().any(|(i, _)| !matched(i)) {
+            true => (raw.min(cap), Calibration::MeaningAlone),
+            false => (raw.min(thresholds.auto - MEANING_UNDER_AUTO), Calibration::Plain),
+        };
     }
     let (c, calibration) = match subject_found {
         Some(false) if subject_mask.is_some_and(|mask| mask != 0) => (raw.min(cap), Calibration::SubjectOnlyPart),
@@ -352,6 +372,9 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
                 )),
                 (Calibration::OtherType, _) => reasoning.push_str(&format!(
                     " It is not of the type the query names, so it stays under {floor:.2}."
+                )),
+                (Calibration::MeaningAlone, _) => reasoning.push_str(&format!(
+                    " Only words near in meaning match it, not every query word, so it stays under {floor:.2}."
                 )),
                 _ => {}
             }

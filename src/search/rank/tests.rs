@@ -336,3 +336,39 @@ fn past_pick_boost_reorders_ties() {
     assert_eq!(got[0].guid, "z");
     assert!(got[0].reasoning.contains("picked before"));
 }
+
+/// A record matched only through a word near in meaning, while another
+/// query word is found nowhere in it, stays under confirm; one whose every
+/// query word matched through meaning is confirmed, never auto.
+#[test]
+fn meaning_alone_with_a_word_missing_waits_for_a_person() {
+    use crate::search::route::WordMeaning;
+    let rows = vec![
+        row("w", "Assets/Props/Weapon_Bow.prefab", "Prefab", &[], ""),
+        row("p", "Assets/Props/Peach.prefab", "Prefab", &[], ""),
+    ];
+    let meaning = |word: &str, term: &str| WordMeaning {
+        word: word.into(),
+        term: term.into(),
+        similarity: 0.69,
+        weight: 0.8,
+    };
+    let options = RankOptions {
+        top_k: 3,
+        ..Default::default()
+    };
+    let rank_with = |q: &str, meanings: &[WordMeaning]| {
+        let query = Query::analyze(q, &Vocabulary::embedded()).with_meanings(meanings);
+        rank_assets(&rows, &query, &options)
+    };
+    let sniper = rank_with("sniper rifle", &[meaning("rifle", "weapon")]);
+    assert_eq!(sniper[0].guid, "w");
+    assert!(sniper[0].confidence < 0.40, "{sniper:?}");
+    assert!(sniper[0].reasoning.contains("Only words near in meaning"), "{sniper:?}");
+    let peach = rank_with("복숭아", &[meaning("복숭아", "peach")]);
+    assert_eq!(peach[0].guid, "p");
+    assert!(
+        (0.40..0.70).contains(&peach[0].confidence),
+        "confirmed, never auto: {peach:?}"
+    );
+}
