@@ -30,7 +30,7 @@ pub struct SubIntent {
     #[serde(default)]
     pub subtype_hint: Option<String>,
     /// Its words the project does not hold, each with the project word
-    /// nearest in meaning (`semantic.word-meanings`; empty without a model).
+    /// nearest in meaning (`semantic.nearest`; empty without a model).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub meanings: Vec<WordMeaning>,
     /// The theme a scene request put before its role ("좀비 서바이벌" of "좀비
