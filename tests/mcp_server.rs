@@ -115,16 +115,21 @@ async fn our_client_lists_and_calls_the_pipelines_in_process() {
 
 /// The example project with no MCP for Unity server to reach: a build
 /// with nothing chosen still ends in a summary, one with a chosen asset
-/// ends in `mcp_unavailable`.
+/// ends in `mcp_unavailable`. Auto is raised to 0.95 so that no group is
+/// placed without a confirmation (the enemy group's zombies reach 0.72).
 fn unreachable_unity_project() -> tempfile::TempDir {
     let project = example_project();
     let config = project.path().join(".claude/unity-assets.yml");
-    std::fs::write(&config, "mcp: {command: /nonexistent/mcp-for-unity}\n").unwrap();
+    std::fs::write(
+        &config,
+        "mcp: {command: /nonexistent/mcp-for-unity}\nconfidence_threshold: {auto: 0.95, confirm: 0.40}\n",
+    )
+    .unwrap();
     project
 }
 
-/// Its request: three groups need a confirmation (1, 2 and 3; the best of
-/// group 2 is Assets/Prefabs/Player.prefab), the fourth is rejected.
+/// Its request: two groups need a confirmation (1 and 2; the best of group
+/// 2 is Assets/Prefabs/Player.prefab), the third and fourth are rejected.
 const REQUEST: &str = "좀비 서바이벌 프로토타입 만들어줘";
 
 async fn build<C: ClientHandler>(client: &RunningService<RoleClient, C>, call: Value) -> rmcp::model::CallToolResult {
@@ -150,7 +155,7 @@ async fn build_over_mcp_never_waits_for_a_terminal() {
         .iter()
         .map(|u| &u["group"])
         .collect();
-    assert_eq!(groups, [1, 2, 3], "{doc}");
+    assert_eq!(groups, [1, 2], "{doc}");
     assert_eq!(
         doc["unconfirmed"][1]["choices"][0]["path"],
         "Assets/Prefabs/Player.prefab"
@@ -238,7 +243,7 @@ async fn build_over_mcp_asks_a_client_that_can_elicit() {
     let asked = user.asked();
     assert_eq!(
         asked.len(),
-        3,
+        2,
         "one request per group needing a confirmation: {asked:?}"
     );
     let (message, choices) = &asked[1];
@@ -267,12 +272,12 @@ async fn a_declined_elicitation_skips_the_group_and_answers_in_the_call_are_not_
     )
     .await;
     let built = build(&client, json!({"request": REQUEST})).await;
-    assert_eq!(user.asked().len(), 3);
+    assert_eq!(user.asked().len(), 2);
     let lines = text(&built);
     let doc = built.structured_content.expect("the build summary");
     assert_eq!(doc["unconfirmed"], json!([]), "{doc}");
     assert_eq!(doc["verdicts"], json!(["rejected", "rejected", "rejected", "rejected"]));
-    for group in 1..=3 {
+    for group in 1..=2 {
         let line = format!("[unity-assets:build] {group}. ");
         assert!(
             lines
@@ -284,7 +289,7 @@ async fn a_declined_elicitation_skips_the_group_and_answers_in_the_call_are_not_
 
     // `yes` in the call answers every group: nothing is asked.
     let built = build(&client, json!({"request": REQUEST, "yes": true})).await;
-    assert_eq!(user.asked().len(), 3, "asked although the call answered");
+    assert_eq!(user.asked().len(), 2, "asked although the call answered");
     assert!(text(&built).contains("mcp_unavailable"), "{}", text(&built));
     client.cancel().await.ok();
 }
@@ -436,7 +441,7 @@ async fn a_session_on_protocol_2026_07_28_gets_the_choices_back() {
     let built = build(&client, json!({"request": REQUEST})).await;
     assert!(user.asked().is_empty(), "{:?}", user.asked());
     let doc = built.structured_content.expect("the build summary");
-    assert_eq!(doc["unconfirmed"].as_array().map(Vec::len), Some(3), "{doc}");
+    assert_eq!(doc["unconfirmed"].as_array().map(Vec::len), Some(2), "{doc}");
     client.cancel().await.ok();
 }
 

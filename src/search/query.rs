@@ -280,15 +280,18 @@ impl Query {
         self
     }
 
-    /// No subject when the one found is a word of the request's `theme`:
-    /// the role after the theme named only class words (적 캐릭터), so the
-    /// asset is what they say, whatever game it is for.
+    /// No subject when the one found is a word of the request's `theme` and
+    /// the role after it named only class words (적 캐릭터): the asset is what
+    /// they say, whatever game it is for.
     pub fn with_theme(mut self, theme: Option<&str>) -> Self {
         let Some(theme) = theme else { return self };
         let in_theme = |word: &str| {
             words(theme).any(|w| w.eq_ignore_ascii_case(word) || korean_forms(w).iter().any(|f| f == word))
         };
-        if self.subject.is_some_and(|i| in_theme(self.concepts[i].word())) {
+        // A role of type words alone (UI) keeps the theme's subject: an asset
+        // that shares only the theme is no answer to it.
+        let role_has_words = self.concepts.iter().any(|c| !in_theme(c.word()));
+        if role_has_words && self.subject.is_some_and(|i| in_theme(self.concepts[i].word())) {
             self.subject = None;
         }
         self
