@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value};
 
 #[path = "support/mcp.rs"]
 mod support;
-use support::{args, connect, connect_as, example_project, text, BIN};
+use support::{args, connect, connect_as, example_project, text, unreachable_unity, BIN};
 
 #[tokio::test]
 async fn our_client_lists_and_calls_the_pipelines_in_process() {
@@ -113,18 +113,10 @@ async fn our_client_lists_and_calls_the_pipelines_in_process() {
     client.cancel().await.ok();
 }
 
-/// The example project with no MCP for Unity server to reach: a build
-/// with nothing chosen still ends in a summary, one with a chosen asset
-/// ends in `mcp_unavailable`. Auto is raised to 0.95 so that no group is
-/// placed without a confirmation (the enemy group's zombies reach 0.72).
+/// The example project with no MCP for Unity server to reach ([`unreachable_unity`]).
 fn unreachable_unity_project() -> tempfile::TempDir {
     let project = example_project();
-    let config = project.path().join(".claude/unity-assets.yml");
-    std::fs::write(
-        &config,
-        "mcp: {command: /nonexistent/mcp-for-unity}\nconfidence_threshold: {auto: 0.95, confirm: 0.40}\n",
-    )
-    .unwrap();
+    unreachable_unity(project.path());
     project
 }
 

@@ -22,17 +22,8 @@ use serde_json::{json, Value};
 
 #[path = "support/mcp.rs"]
 mod support;
-use support::{args, connect, connect_as, connect_to, example_project, text, BIN};
+use support::{args, connect, connect_as, connect_to, example_project, text, unreachable_unity, BIN};
 use unity_assets::mcp_server::{PipelineServer, ServerOptions};
-
-/// The example project where a build has no MCP for Unity to reach.
-fn unreachable_unity(project: &Path) {
-    std::fs::write(
-        project.join(".claude/unity-assets.yml"),
-        "mcp: {command: /nonexistent/mcp-for-unity}\n",
-    )
-    .unwrap();
-}
 
 #[tokio::test]
 async fn every_tool_says_what_it_does_and_takes_only_what_a_caller_sets() {

@@ -24,6 +24,18 @@ stages:
     exec: {command: [sleep, \"30\"]}
 ";
 
+/// Give the example `project` no MCP for Unity server to reach: a build with
+/// nothing chosen still ends in a summary, one with a chosen asset ends in
+/// `mcp_unavailable`. Auto is raised to 0.95 so that no group is placed
+/// without a confirmation (the enemy group's zombies reach 0.72).
+pub fn unreachable_unity(project: &Path) {
+    std::fs::write(
+        project.join(".claude/unity-assets.yml"),
+        "mcp: {command: /nonexistent/mcp-for-unity}\nconfidence_threshold: {auto: 0.95, confirm: 0.40}\n",
+    )
+    .unwrap();
+}
+
 /// The example project copied into a temp folder, indexed, with the slow
 /// pipeline added under .claude/unity-assets/pipelines/.
 pub fn example_project() -> tempfile::TempDir {
