@@ -202,18 +202,19 @@ pub async fn name_lookup(project: &Project, n: usize, as_json: bool) -> Outcome 
     let drawn: Vec<_> = (0..n.min(rows.len()))
         .map(|i| &rows[(i as f64 * step) as usize])
         .collect();
+    // Without its extension, a name also names its twins (Rock.mat, Rock.prefab).
+    let mut named: HashMap<String, Vec<String>> = HashMap::new();
+    for row in &rows {
+        let name = normalized(stem_and_extension(&row.path).0);
+        named.entry(name).or_default().push(row.path.clone());
+    }
     let mut with_ext = Vec::new();
     let mut without = Vec::new();
     for row in drawn {
         let file = row.path.rsplit('/').next().unwrap_or(&row.path).to_owned();
         let (stem, _) = stem_and_extension(&row.path);
-        let twins: Vec<String> = rows
-            .iter()
-            .filter(|r| normalized(stem_and_extension(&r.path).0) == normalized(stem))
-            .map(|r| r.path.clone())
-            .collect();
         with_ext.push(golden_query(&file, vec![row.path.clone()]));
-        without.push(golden_query(stem, twins));
+        without.push(golden_query(stem, named[&normalized(stem)].clone()));
     }
     let mut lines = Vec::new();
     let mut doc = serde_json::Map::new();

@@ -55,6 +55,15 @@ fn index_files(ctx: &CallContext) -> load::IndexFiles {
     load::IndexFiles::new(index_dir(ctx), ctx.limits)
 }
 
+/// The project's search index (built first, with a line saying so, when it
+/// is missing or stale); opened once per process while the file is the same.
+pub(crate) fn term_index(ctx: &CallContext) -> anyhow::Result<term_index::TermIndex> {
+    let version = index_files(ctx).manifest_version();
+    term_index::TermIndex::open_or_build(&index_dir(ctx), version.as_deref(), &ctx.limits, &mut |line| {
+        ctx.output.line(line)
+    })
+}
+
 /// Read the embedded vocabulary and lexicon on another thread now: a run
 /// about to search finds them ready instead of reading them (a few
 /// milliseconds, once per process) after the trust review and the compile,

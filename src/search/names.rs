@@ -252,13 +252,7 @@ pub fn lookup(
     thresholds: Thresholds,
     ctx: &engine::CallContext,
 ) -> anyhow::Result<Vec<Vec<NameCandidate>>> {
-    let version = super::index_files(ctx).manifest_version();
-    let index = super::term_index::TermIndex::open_or_build(
-        &super::index_dir(ctx),
-        version.as_deref(),
-        &ctx.limits,
-        &mut |line| ctx.output.line(line),
-    )?;
+    let index = super::term_index(ctx)?;
     let texts: Vec<&str> = match sub_intents {
         [_] => vec![words],
         many => many.iter().map(|s| s.intent.as_str()).collect(),

@@ -54,18 +54,10 @@ const DETERMINERS: &[&str] = &[
     "the", "a", "an", "this", "these", "those", "my", "your", "our", "his", "her", "its", "their",
 ];
 
-impl Concept {
-    /// The query word it stands for (its label without a translation).
-    pub fn word(&self) -> &str {
-        match &self.unknown_korean {
-            Some(word) => word,
-            None => self.label.split(" (").next().unwrap_or(&self.label),
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct Concept {
+    /// The query word it stands for (its lexicon key when the lexicon knows it).
+    pub word: String,
     /// How reasoning names it: the query word, or `좀비 (zombie)`.
     pub label: String,
     /// Normalised terms with their weight (1.0 for the word and its translations).
@@ -268,7 +260,7 @@ impl Query {
     /// reasoning says how it matched (`복숭아 ≈ peach (0.83)`).
     pub fn with_meanings(mut self, meanings: &[WordMeaning]) -> Self {
         for concept in &mut self.concepts {
-            let Some(m) = meanings.iter().find(|m| m.word == concept.word()) else {
+            let Some(m) = meanings.iter().find(|m| m.word == concept.word) else {
                 continue;
             };
             concept.label = format!("{} ≈ {} ({:.2})", m.word, m.term, m.similarity);
@@ -290,8 +282,8 @@ impl Query {
         };
         // A role of type words alone (UI) keeps the theme's subject: an asset
         // that shares only the theme is no answer to it.
-        let role_has_words = self.concepts.iter().any(|c| !in_theme(c.word()));
-        if role_has_words && self.subject.is_some_and(|i| in_theme(self.concepts[i].word())) {
+        let role_has_words = self.concepts.iter().any(|c| !in_theme(&c.word));
+        if role_has_words && self.subject.is_some_and(|i| in_theme(&self.concepts[i].word)) {
             self.subject = None;
         }
         self
@@ -334,6 +326,7 @@ impl Query {
             let stripped = forms.last().cloned().unwrap_or_default();
             let terms = forms.iter().map(|f| (f.clone(), 1.0)).collect();
             self.push(Concept {
+                word: stripped.clone(),
                 label: stripped.clone(),
                 terms,
                 prior: UNKNOWN_PRIOR,
@@ -369,9 +362,12 @@ impl Query {
                 None => key.clone(),
             };
             let prior = if vocab.is_weak(&key) { WEAK_PRIOR } else { 1.0 };
-            self.alias_matches
-                .push((key, senses.into_iter().filter(|s| s.1 >= 1.0).map(|s| s.2).collect()));
+            self.alias_matches.push((
+                key.clone(),
+                senses.into_iter().filter(|s| s.1 >= 1.0).map(|s| s.2).collect(),
+            ));
             self.push(Concept {
+                word: key.clone(),
                 label,
                 terms,
                 prior,
@@ -414,6 +410,7 @@ impl Query {
         // A participle or gerund (crashed, dripping) modifies the head noun.
         let predicate = is_participle(&word.to_lowercase(), vocab);
         self.push(Concept {
+            word: word.to_owned(),
             label: word.to_owned(),
             terms,
             prior,

@@ -9,7 +9,7 @@
 //! and says so (`복숭아 ≈ peach (0.83)`). The cut and the weight are params
 //! of `search.semantic.words`, measured on the judged corpus.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use engine::CallContext;
@@ -19,7 +19,7 @@ use super::embedder::Embedder;
 use super::vectors::{self, text_hash, Vectors};
 use crate::search::records::AssetRow;
 use crate::search::route::{SubIntent, WordMeaning};
-use crate::search::text::{for_each_part, stem, Scratch};
+use crate::search::text::{for_each_part, Scratch};
 
 /// The vocabulary's vectors, beside `assets.vectors`.
 pub const VOCABULARY_FILE: &str = "vocabulary.vectors";
@@ -118,9 +118,9 @@ pub async fn add_meanings(
         }
         Err(e) => return Ok(Some(format!("{e:#}"))),
     };
-    let held: HashSet<String> = (0..vocabulary.len()).map(|row| stem(vocabulary.guid(row))).collect();
+    let index = crate::search::term_index(ctx)?;
     let vocab = crate::search::vocabulary(aliases, ctx)?;
-    // Per sub-intent, its words no term of which the project holds.
+    // Per sub-intent, its words no term of which any row holds (in any field).
     let missing: Vec<Vec<String>> = sub_intents
         .iter()
         .map(|intent| {
@@ -130,8 +130,8 @@ pub async fn add_meanings(
                 // A predicate (먹을, 나는) drifts to unrelated words at the
                 // cosines of real matches.
                 .filter(|c| !c.predicate)
-                .filter(|c| !c.terms.iter().any(|(term, _)| held.contains(term)))
-                .map(|c| c.word().to_owned())
+                .filter(|c| !c.terms.iter().any(|(term, _)| index.holds(term)))
+                .map(|c| c.word.clone())
                 .collect()
         })
         .collect();

@@ -327,8 +327,8 @@ enum WriteTarget {
     IndexFolder,
     /// Somewhere else in the project.
     Project,
-    /// Where no pipeline writes, trusted or not ([`super::PROTECTED`]).
-    Protected(&'static str),
+    /// Where no pipeline writes, trusted or not (a part of [`super::PROTECTED`]).
+    Protected(String),
     /// A template: known only when the stage runs.
     Runtime,
 }
@@ -337,21 +337,14 @@ fn write_target(path: &str) -> WriteTarget {
     if path.contains("{{") || path.contains("{%") {
         return WriteTarget::Runtime;
     }
-    if let Some(p) = super::PROTECTED
-        .iter()
-        .find(|p| engine::io::refuse_protected(path, &[p]).is_err())
-    {
-        return WriteTarget::Protected(p);
+    // The engine's own check names the protected part a path falls in.
+    if let Err(engine::io::ConfineError::Protected(_, part)) = engine::io::refuse_protected(path, super::PROTECTED) {
+        return WriteTarget::Protected(part);
     }
-    let mut parts = Path::new(path).components();
-    let index = Path::new(crate::index::INDEX_DIR).components();
-    let under_index = index.into_iter().all(|c| parts.next() == Some(c))
-        && parts.clone().next().is_some()
-        && parts.all(|c| matches!(c, std::path::Component::Normal(_)));
-    if under_index {
-        WriteTarget::IndexFolder
-    } else {
-        WriteTarget::Project
+    let normal = |c: std::path::Component| matches!(c, std::path::Component::Normal(_));
+    match Path::new(path).strip_prefix(crate::index::INDEX_DIR) {
+        Ok(rest) if rest.components().next().is_some() && rest.components().all(normal) => WriteTarget::IndexFolder,
+        _ => WriteTarget::Project,
     }
 }
 

@@ -5,6 +5,7 @@ mod atomic;
 pub mod confine;
 mod limits;
 mod records;
+mod workdir;
 
 pub use append::{append_line_locked, AppendError};
 pub use atomic::{write_atomic, AtomicFile};
@@ -15,3 +16,4 @@ pub use confine::{
 pub(crate) use limits::LINE_KEY;
 pub use limits::{Limits, DATA_KEY, FILE_KEY, HTTP_KEY};
 pub use records::{jsonl_records, read_records, BadRow, Format, Records};
+pub use workdir::in_empty_folder;

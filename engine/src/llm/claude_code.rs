@@ -75,17 +75,13 @@ impl ClaudeCode {
 
     async fn attempt(&self, prompt: &str, model: &str) -> Result<(Value, Usage), Failure> {
         let program = &self.argv[0];
-        let folder = tempfile::Builder::new()
-            .prefix("unity-assets-claude-")
-            .tempdir()
+        let mut command = Command::new(resolved(program));
+        let _folder = crate::io::in_empty_folder(&mut command, "unity-assets-claude-")
             .map_err(|e| Failure::fatal(setup(format!("cannot make an empty working folder: {e}"))))?;
-        let mut child = Command::new(resolved(program))
+        let mut child = command
             .args(&self.argv[1..])
             .args(["-p", "--output-format", "json", "--model", model])
             .args(ISOLATED)
-            .current_dir(folder.path())
-            .env("PWD", folder.path())
-            .env_remove("OLDPWD")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -297,12 +297,14 @@ fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32, thresholds: 
     // (`sniper rifle` is no `weapon` of an archer).
     // As search by meaning's own candidates, one found by meaning alone
     // never reaches auto: `build` asks before placing it.
-    let matched = |i: usize| s.found_in.get(i).is_some_and(|&mask| mask != 0);
-    let concepts = &query.concepts[..s.found_in.len()];
-    let by_meaning_alone = concepts.iter().enumerate().any(|(i, _)| matched(i))
-        && concepts.iter().enumerate().all(|(i, c)| !matched(i) || c.by_meaning);
+    let by_meaning_alone = s.found_in.iter().any(|&mask| mask != 0)
+        && query
+            .concepts
+            .iter()
+            .zip(&s.found_in)
+            .all(|(c, &mask)| mask == 0 || c.by_meaning);
     if by_meaning_alone {
-        return match concepts.iter().enumerate().any(|(i, _)| !matched(i)) {
+        return match s.found_in.contains(&0) {
             true => (raw.min(cap), Calibration::MeaningAlone),
             false => (raw.min(thresholds.auto - MEANING_UNDER_AUTO), Calibration::Plain),
         };

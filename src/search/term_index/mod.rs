@@ -353,6 +353,14 @@ impl TermIndex {
         self.header.lines
     }
 
+    /// Whether some row holds `term` in some field (one dictionary range).
+    pub fn holds(&self, term: &str) -> bool {
+        use fst::{IntoStreamer as _, Streamer as _};
+        let start = format!("{term}{KEY_SEPARATOR}");
+        let end = format!("{term}{}", char::from(KEY_SEPARATOR as u8 + 1));
+        self.terms.range().ge(&start).lt(&end).into_stream().next().is_some()
+    }
+
     /// Where `term` is, field by field: every key of it in the dictionary
     /// ([`format::field_key`]), one range of it.
     fn postings(&self, term: &str) -> anyhow::Result<Vec<FieldPostings>> {

@@ -28,15 +28,11 @@ pub(super) async fn search(cfg: &WebSearchConfig, req: &Request<'_>) -> Result<V
     let (program, args) = argv
         .split_first()
         .ok_or("not configured (set web_search.command.argv)")?;
-    let folder = tempfile::Builder::new()
-        .prefix("unity-assets-web-search-")
-        .tempdir()
+    let mut command = tokio::process::Command::new(program);
+    let _folder = engine::io::in_empty_folder(&mut command, "unity-assets-web-search-")
         .map_err(|e| format!("cannot make an empty working folder: {e}"))?;
-    let mut child = tokio::process::Command::new(program)
+    let mut child = command
         .args(args)
-        .current_dir(folder.path())
-        .env("PWD", folder.path())
-        .env_remove("OLDPWD")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
