@@ -171,11 +171,6 @@ pub fn check_indexed(
                 "path `{}` is not the indexed path `{p}` of guid {}",
                 asset.path, asset.guid
             )),
-            // The index's readers skip a row outside the project; a build checks again.
-            Some(_) if let Err(why) = crate::index::record::check_path(&asset.path) => Some(format!(
-                "asset guid {}: {why}; a build uses only assets of the project: run `unity-assets reindex`, then search again",
-                asset.guid
-            )),
             Some(_) => plan
                 .calls
                 .iter()

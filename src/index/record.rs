@@ -228,6 +228,7 @@ pub fn check_path(path: &str) -> Result<(), String> {
     let inside = path.strip_prefix("Assets/").or_else(|| path.strip_prefix("Packages/"));
     let why = match inside {
         _ if path.starts_with(['/', '\\']) || path.get(1..2) == Some(":") => "it is absolute",
+        _ if path.contains('\0') => "it holds a NUL character",
         None => "it is not under Assets/ or Packages/",
         Some(rest) if rest.split(['/', '\\']).any(|part| part == "..") => "it climbs out with `..`",
         Some(rest) if rest.split(['/', '\\']).all(str::is_empty) => "it names no file",
@@ -279,6 +280,7 @@ mod tests {
             ("ProjectSettings/x.asset", "not under"),
             ("Assets", "not under"),
             ("Assets/", "names no file"),
+            ("Assets/a\0.prefab", "NUL"),
         ] {
             let err = check_path(bad).unwrap_err();
             assert!(err.contains(why), "{bad}: {err}");

@@ -164,25 +164,18 @@ fn round6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
-/// A pick records only an asset of the index at its indexed path, under
-/// `Assets/` or `Packages/`, as build uses only those: a hand-edited
-/// `search-result.json` naming another guid, or a path elsewhere
-/// (`../../etc/passwd`, `/etc/passwd`), is refused.
+/// A pick records only an asset of the index at its indexed path, as build
+/// uses only those: a hand-edited `search-result.json` naming another guid,
+/// or a path elsewhere (`../../etc/passwd`, `/etc/passwd`), is refused.
 pub fn require_indexed(index: &super::load::IndexFiles, out: PickOutcome) -> anyhow::Result<PickOutcome> {
     let (Some(row), Some(path)) = (out.row.as_ref().filter(|_| out.ok), out.path.as_deref()) else {
         return Ok(out);
     };
     let guid = row.picked_guid.as_str();
     let refusal = match index.indexed_paths(&std::collections::HashSet::from([guid]))?.get(guid) {
-        // The index's readers skip a row outside the project; a pick checks again.
-        Some(indexed) if indexed == path => match crate::index::record::check_path(path) {
-            Ok(()) => return Ok(out),
-            Err(why) => {
-                return Ok(PickOutcome::error(format!("candidate {guid}: {why}")).help(
-                    "a pick names only assets of the project, under Assets/ or Packages/: run `unity-assets reindex`, then search again",
-                ))
-            }
-        },
+        // Every reader of the index skips a row outside the project
+        // (`index::record::project_path`), so an indexed path is inside it.
+        Some(indexed) if indexed == path => return Ok(out),
         Some(indexed) => format!("candidate {guid} names path `{path}`, not its indexed path `{indexed}`"),
         None => format!("candidate {guid} is not in the index"),
     };
