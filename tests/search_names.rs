@@ -126,3 +126,35 @@ fn filters_still_apply_and_every_mode_gets_the_name() {
         );
     }
 }
+
+/// Names a router or the validator used to take apart: one with `&` or
+/// `,` (routed as two requests), one of digits (no word in it), one with a
+/// long Unity extension.
+#[test]
+fn names_with_separators_digits_or_long_extensions_are_found() {
+    let p = Project::configured(BIN, "");
+    for (i, f) in [
+        "Assets/Tiles/GrassJoin&Left.png",
+        "Assets/Tiles/GrassJoin.prefab",
+        "Assets/UI/0011.png",
+        "Assets/Anim/Set_Archer.overrideController",
+        "Assets/Anim/Set_Boss.overrideController",
+    ]
+    .iter()
+    .enumerate()
+    {
+        p.add_asset(f, i + 1);
+    }
+    assert_eq!(p.run(&["index"]).code, 0);
+    for (query, want) in [
+        ("GrassJoin&Left.png", "Assets/Tiles/GrassJoin&Left.png"),
+        ("0011", "Assets/UI/0011.png"),
+        (
+            "Set_Archer.overrideController",
+            "Assets/Anim/Set_Archer.overrideController",
+        ),
+    ] {
+        let (paths, _) = top(&p, query, &[]);
+        assert_eq!(paths.first().map(String::as_str), Some(want), "{query}: {paths:?}");
+    }
+}

@@ -186,8 +186,7 @@ fn groups_of(result: &Value, field: &str) -> Vec<Vec<Hit>> {
 
 /// `eval --name-lookup N`: `n` assets of the index, evenly spread over its
 /// paths, each searched by its file name with its extension and without;
-/// how often that asset (or, without the extension, a twin of the same
-/// name) comes first.
+/// how often that asset, or a twin of the same name, comes first.
 pub async fn name_lookup(project: &Project, n: usize, as_json: bool) -> Outcome {
     use crate::search::names::{normalized, stem_and_extension};
     let files =
@@ -202,19 +201,26 @@ pub async fn name_lookup(project: &Project, n: usize, as_json: bool) -> Outcome 
     let drawn: Vec<_> = (0..n.min(rows.len()))
         .map(|i| &rows[(i as f64 * step) as usize])
         .collect();
-    // Without its extension, a name also names its twins (Rock.mat, Rock.prefab).
-    let mut named: HashMap<String, Vec<String>> = HashMap::new();
+    // A name also names its twins: files of the same name in other folders
+    // (two `cry.png`), and without the extension other types (Rock.mat, Rock.prefab).
+    let key = |path: &str| {
+        let (stem, ext) = stem_and_extension(path);
+        (normalized(stem), ext.map(str::to_ascii_lowercase))
+    };
+    let mut named: HashMap<(String, Option<String>), Vec<String>> = HashMap::new();
+    let mut any_type: HashMap<String, Vec<String>> = HashMap::new();
     for row in &rows {
-        let name = normalized(stem_and_extension(&row.path).0);
-        named.entry(name).or_default().push(row.path.clone());
+        let (name, ext) = key(&row.path);
+        any_type.entry(name.clone()).or_default().push(row.path.clone());
+        named.entry((name, ext)).or_default().push(row.path.clone());
     }
     let mut with_ext = Vec::new();
     let mut without = Vec::new();
     for row in drawn {
         let file = row.path.rsplit('/').next().unwrap_or(&row.path).to_owned();
-        let (stem, _) = stem_and_extension(&row.path);
-        with_ext.push(golden_query(&file, vec![row.path.clone()]));
-        without.push(golden_query(stem, named[&normalized(stem)].clone()));
+        let (name, ext) = key(&row.path);
+        without.push(golden_query(stem_and_extension(&row.path).0, any_type[&name].clone()));
+        with_ext.push(golden_query(&file, named[&(name, ext)].clone()));
     }
     let mut lines = Vec::new();
     let mut doc = serde_json::Map::new();

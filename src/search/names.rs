@@ -23,6 +23,9 @@ pub const KEY_PREFIX: char = '\u{1}';
 /// A prefix or a typo is looked for only in queries at least this long
 /// (normalised): shorter ones prefix or neighbour too many names.
 pub const MIN_FUZZY: usize = 5;
+/// The longest extension a query is read with: Unity's run long
+/// (`.overrideController`, `.shadersubgraph`).
+const MAX_EXTENSION: usize = 24;
 /// Names a prefix may reach before the shortest are kept.
 pub const PREFIX_SCAN: usize = 256;
 /// Hits kept per kind of match.
@@ -74,7 +77,7 @@ impl NameQuery {
             .rsplit_once('.')
             .filter(|(stem, ext)| {
                 !normalized(stem).is_empty()
-                    && (1..=10).contains(&ext.len())
+                    && (1..=MAX_EXTENSION).contains(&ext.len())
                     && ext.chars().all(|c| c.is_ascii_alphanumeric())
                     && ext.chars().any(|c| c.is_ascii_alphabetic())
             })
@@ -242,9 +245,11 @@ pub fn classify(query: &NameQuery, found: &str, path: &str, by: NameMatch) -> Op
     })
 }
 
-/// Per sub-intent, the assets whose file name its text is (the whole
-/// query's `words` when there is one sub-intent: a router may have reworded
-/// it), through `filters`, as `semantic.fuse` receives them.
+/// Per sub-intent, the assets whose file name its text is, through
+/// `filters`, as `semantic.fuse` receives them. The whole query's `words`
+/// are looked up too: a router splits a name at its `&` or `,`
+/// (`GrassJoinHillRight&Left.png`); an asset so named leads the first group,
+/// and the pieces are not looked up.
 pub fn lookup(
     sub_intents: &[SubIntent],
     words: &str,
@@ -253,15 +258,9 @@ pub fn lookup(
     ctx: &engine::CallContext,
 ) -> anyhow::Result<Vec<Vec<NameCandidate>>> {
     let index = super::term_index(ctx)?;
-    let texts: Vec<&str> = match sub_intents {
-        [_] => vec![words],
-        many => many.iter().map(|s| s.intent.as_str()).collect(),
-    };
-    let mut groups = Vec::with_capacity(texts.len());
-    for text in texts {
+    let named = |text: &str| -> anyhow::Result<Vec<NameCandidate>> {
         let Some(query) = NameQuery::parse(text) else {
-            groups.push(Vec::new());
-            continue;
+            return Ok(Vec::new());
         };
         let hits = index
             .named(&query)?
@@ -274,9 +273,19 @@ pub fn lookup(
                 path: row.path,
             })
             .collect();
-        groups.push(candidates(&query, hits, thresholds));
+        Ok(candidates(&query, hits, thresholds))
+    };
+    let whole = named(words)?;
+    if sub_intents.len() == 1 {
+        return Ok(vec![whole]);
     }
-    Ok(groups)
+    // The whole query names an asset: its pieces are no names.
+    if whole.iter().any(|c| c.exact) {
+        let mut groups = vec![Vec::new(); sub_intents.len()];
+        groups[0] = whole.into_iter().filter(|c| c.exact).collect();
+        return Ok(groups);
+    }
+    sub_intents.iter().map(|s| named(&s.intent)).collect()
 }
 
 #[cfg(test)]
@@ -298,6 +307,8 @@ mod tests {
             (q.stem.as_str(), q.extension.as_deref()),
             ("abilityrocketjump", Some("cs"))
         );
+        let q = NameQuery::parse("CharacterSet_Archer.overrideController").unwrap();
+        assert_eq!(q.extension.as_deref(), Some("overridecontroller"));
         let q = NameQuery::parse("RocketLauncherUI").unwrap();
         assert_eq!((q.stem.as_str(), q.extension), ("rocketlauncherui", None));
         // A version number is no extension.

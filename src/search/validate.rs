@@ -72,7 +72,9 @@ pub fn validate(raw: &str, vocab: &Vocabulary) -> Validation {
             .iter()
             .any(|(t, _)| t.chars().any(|ch| ch.is_ascii_alphabetic() || is_syllable(ch)))
     });
-    if !readable {
+    // A number is no word, but a file name may be one (`0011.png`, `Asset 14`).
+    let may_be_a_name = query.chars().any(|c| c.is_ascii_digit());
+    if !readable && !may_be_a_name {
         return reject("의미 있는 검색어를 찾지 못했습니다");
     }
     Validation {
@@ -124,6 +126,8 @@ mod tests {
         assert!(v.reindex);
         assert_eq!(v.query, "좀비 \"적\" 캐릭터");
         assert!(check("zombie 😀").ok);
+        // Numbers name files (`0011.png`, `Asset 14`): the name channel reads them.
+        assert!(check("0011").ok && check("Asset 14").ok);
     }
 
     #[test]
