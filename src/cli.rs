@@ -307,6 +307,11 @@ pub enum Command {
         /// (both, fused; what search runs) — side by side.
         #[arg(long)]
         retrievers: bool,
+        /// Also write every candidate fusion weighed, with its features and whether
+        /// it is an answer, as JSON lines to FILE: what
+        /// `benchmarks/judged/train.py` learns `data/search-weights.yml` from.
+        #[arg(long, value_name = "FILE", conflicts_with = "retrievers")]
+        features: Option<PathBuf>,
         #[command(flatten)]
         model: ModelOptions,
     },

@@ -115,10 +115,13 @@ async fn dispatch(cli: Cli) -> Outcome {
             name_lookup,
             json,
             retrievers,
+            features,
             ..
         } => match (golden, name_lookup) {
             (_, Some(n)) => commands::eval::name_lookup(&project, n, json).await,
-            (Some(golden), None) => commands::eval::command(&project, &golden, json, retrievers).await,
+            (Some(golden), None) => {
+                commands::eval::command(&project, &golden, json, retrievers, features.as_deref()).await
+            }
             (None, None) => Outcome::invalid("eval needs a query set or --name-lookup N".to_owned()),
         },
         Command::Run {

@@ -19,6 +19,7 @@ without it search runs on words alone.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -57,6 +58,9 @@ def main():
     p.add_argument("--model-cache", default="")
     p.add_argument("--json", default="")
     p.add_argument("--config", default="")
+    p.add_argument("--features", default="", help="a folder: write each project's fusion pool there (NAME.jsonl)")
+    p.add_argument("--weights", default="", help="a folder of NAME.yml scorer weights, each put in its project's "
+                   ".claude/unity-assets/data/search-weights.yml (leave-one-project-out: train.py --lopo)")
     a = p.parse_args()
     binary = os.path.abspath(a.bin)
     manifest = yaml.safe_load(open(os.path.join(ROOT, "benchmarks/corpora/projects.yml")))
@@ -77,8 +81,17 @@ def main():
         os.makedirs(os.path.dirname(config), exist_ok=True)
         with open(config, "w") as f:
             f.write(a.config)
+        weights = os.path.join(root, ".claude", "unity-assets", "data", "search-weights.yml")
+        if os.path.exists(weights):
+            os.remove(weights)
+        if a.weights:
+            os.makedirs(os.path.dirname(weights), exist_ok=True)
+            shutil.copy(os.path.join(a.weights, f"{name}.yml"), weights)
         run(binary, root, ["index"], cache)
-        report = json.loads(run(binary, root, ["eval", queries, "--json"], cache))
+        features = ["--features", os.path.join(os.path.abspath(a.features), f"{name}.jsonl")] if a.features else []
+        if a.features:
+            os.makedirs(a.features, exist_ok=True)
+        report = json.loads(run(binary, root, ["eval", queries, "--json"] + features, cache))
         lookup = json.loads(run(binary, root, ["eval", "--name-lookup", str(a.name_lookup), "--json"], cache))
         cat = report.get("by_category", {})
         controls = report.get("controls") or {}

@@ -19,7 +19,13 @@ use crate::search::rank::Thresholds;
 /// The retrievers `--retrievers` compares (`search.semantic.retrievers`).
 const RETRIEVERS: [&str; 3] = ["lexical", "semantic", "hybrid"];
 
-pub async fn command(project: &Project, golden: &Path, as_json: bool, retrievers: bool) -> Outcome {
+pub async fn command(
+    project: &Project,
+    golden: &Path,
+    as_json: bool,
+    retrievers: bool,
+    features: Option<&Path>,
+) -> Outcome {
     let set = match load_golden(golden, &project.config.limits) {
         Ok(s) => s,
         // The loader's messages name the file already.
@@ -27,7 +33,12 @@ pub async fn command(project: &Project, golden: &Path, as_json: bool, retrievers
     };
     if !retrievers {
         return match score(project, &set, &[]).await {
-            Ok(report) => {
+            Ok((report, pools)) => {
+                if let Some(out) = features {
+                    if let Err(e) = write_features(out, golden, &set, &pools) {
+                        return Outcome::failed(format!("{}: {e}", out.display()));
+                    }
+                }
                 if as_json {
                     crate::outln!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
                 } else {
@@ -41,7 +52,7 @@ pub async fn command(project: &Project, golden: &Path, as_json: bool, retrievers
     let mut reports = vec![];
     for retriever in RETRIEVERS {
         match score(project, &set, &[format!("search.semantic.retrievers={retriever}")]).await {
-            Ok(report) => reports.push((retriever, report)),
+            Ok((report, _)) => reports.push((retriever, report)),
             Err(outcome) => return outcome,
         }
     }
@@ -80,8 +91,13 @@ fn side_by_side(reports: &[(&str, Report)]) -> String {
     out
 }
 
-/// Run every query of `set` through the search pipeline (with `sets`) and score it.
-async fn score(project: &Project, set: &GoldenSet, sets: &[String]) -> Result<Report, Outcome> {
+/// Each query's fusion pools (`semantic.fuse`'s `pool`: per sub-intent,
+/// every candidate with its features).
+type Pools = HashMap<String, Value>;
+
+/// Run every query of `set` through the search pipeline (with `sets`) and
+/// score it; with the fusion pool of each query.
+async fn score(project: &Project, set: &GoldenSet, sets: &[String]) -> Result<(Report, Pools), Outcome> {
     let pipeline = project.compile("search", sets).map_err(Outcome::invalid)?;
     // Controls pass under the confirm threshold the search runs with.
     let thresholds: Thresholds =
@@ -105,6 +121,7 @@ async fn score(project: &Project, set: &GoldenSet, sets: &[String]) -> Result<Re
     // Per query: the candidate lists of its groups, and how many sub-intents
     // the route stage found (counted there, so a no_match still counts).
     let mut results: HashMap<String, Ran> = HashMap::new();
+    let mut pools = Pools::new();
     for q in queries {
         if results.contains_key(q) {
             continue;
@@ -126,6 +143,9 @@ async fn score(project: &Project, set: &GoldenSet, sets: &[String]) -> Result<Re
             Err(e) => return Err(Outcome::failed(format!("search failed for {q:?}: {e}"))),
         };
         results.insert(q.to_owned(), (groups, closest, routed));
+        if let Some(pool) = outcome.outputs.get("fuse").map(|fuse| fuse["pool"].clone()) {
+            pools.insert(q.to_owned(), pool);
+        }
     }
     let search = |q: &str| -> anyhow::Result<Searched> {
         let (groups, closest, _) = results.get(q).cloned().unwrap_or_default();
@@ -135,7 +155,36 @@ async fn score(project: &Project, set: &GoldenSet, sets: &[String]) -> Result<Re
         })
     };
     let route = |q: &str| -> anyhow::Result<usize> { Ok(results.get(q).map_or(0, |(_, _, routed)| *routed)) };
-    evaluate(set, thresholds.confirm, search, route).map_err(|e| Outcome::failed(format!("{e:#}")))
+    let report = evaluate(set, thresholds.confirm, search, route).map_err(|e| Outcome::failed(format!("{e:#}")))?;
+    Ok((report, pools))
+}
+
+/// `eval --features FILE`: one JSON line per pooled candidate of every
+/// query — `{set, query, kind, control, group, guid, path, answer, features}`
+/// — what `benchmarks/judged/train.py` fits the scorer's weights on.
+fn write_features(out: &Path, golden: &Path, set: &GoldenSet, pools: &Pools) -> std::io::Result<()> {
+    let name = golden.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut text = String::new();
+    for q in &set.queries {
+        let Some(groups) = pools.get(&q.query).and_then(Value::as_array) else {
+            continue;
+        };
+        for (group, pool) in groups.iter().enumerate() {
+            for pooled in pool.as_array().into_iter().flatten() {
+                let hit = Hit {
+                    guid: pooled["guid"].as_str().unwrap_or_default().to_owned(),
+                    path: pooled["path"].as_str().unwrap_or_default().to_owned(),
+                    confidence: 0.0,
+                };
+                let line = json!({
+                    "set": name, "query": q.query, "kind": q.kind, "control": q.is_control(), "group": group,
+                    "guid": hit.guid, "path": hit.path, "answer": q.accepts(&hit), "features": pooled["features"],
+                });
+                let _ = writeln!(text, "{line}");
+            }
+        }
+    }
+    engine::io::write_atomic(out, text.as_bytes())
 }
 
 /// One query's run: its groups' candidates, a no_match's closest ones, and
@@ -230,7 +279,7 @@ pub async fn name_lookup(project: &Project, n: usize, as_json: bool) -> Outcome 
             routing: vec![],
         };
         let report = match score(project, &set, &[]).await {
-            Ok(report) => report,
+            Ok((report, _)) => report,
             Err(outcome) => return outcome,
         };
         let first = report.outcomes.iter().filter(|o| o.first_rank == Some(1)).count();

@@ -45,6 +45,11 @@ pub struct GoldenQuery {
 }
 
 impl GoldenQuery {
+    /// Whether `hit` is one of this query's answers.
+    pub fn accepts(&self, hit: &Hit) -> bool {
+        self.accepted.iter().any(|a| a.matches(hit))
+    }
+
     /// A no-answer control: nothing in the project is acceptable.
     pub fn is_control(&self) -> bool {
         self.accepted.is_empty() && self.expected.is_none()
@@ -410,7 +415,7 @@ pub fn evaluate(
     for q in &set.queries {
         let Searched { hits, closest } =
             search(&q.query).with_context(|| format!("search failed for {} ({:?})", q.id, q.query))?;
-        let accepted = |hit: &Hit| q.accepted.iter().any(|a| a.matches(hit));
+        let accepted = |hit: &Hit| q.accepts(hit);
         let top = &hits[..hits.len().min(CUTOFF)];
         let top_confidence = hits.iter().map(|h| h.confidence).fold(0.0, f32::max);
         let hit = match &q.expected {

@@ -26,6 +26,7 @@ pub mod records;
 pub mod rerank;
 pub mod result;
 pub mod route;
+pub mod scorer;
 pub mod term_index;
 pub mod text;
 pub mod validate;

@@ -210,6 +210,7 @@ pub fn candidates(query: &NameQuery, mut hits: Vec<NameHit>, thresholds: Thresho
                     path: hit.path.clone(),
                     confidence: hit.kind.confidence(alone, thresholds),
                     reasoning: hit.kind.reasoning(query, &hit.path),
+                    evidence: None,
                 },
                 exact: hit.kind == NameMatch::Exact,
             });

@@ -560,6 +560,7 @@ mod tests {
             path: format!("Assets/{guid}"),
             confidence,
             reasoning: "r".into(),
+            evidence: None,
         };
         let chunk = |groups: Vec<Vec<Candidate>>| {
             Some(Ranked {

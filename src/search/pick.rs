@@ -218,6 +218,7 @@ mod tests {
             path: format!("Assets/{g}"),
             confidence: conf,
             reasoning: "r".into(),
+            evidence: None,
         };
         let result = SearchResult::found(
             "좀비 + 메뉴",

@@ -192,6 +192,7 @@ fn add_found_by_meaning(candidates: &mut Vec<Candidate>, guids: &[String], by_gu
                     path: row.path.clone(),
                     confidence: 0.0,
                     reasoning: "found by meaning".into(),
+                    evidence: None,
                 });
             }
         }
@@ -312,6 +313,7 @@ fn resolve(a: ResolveArgs) -> ResolveOut {
                     path,
                     confidence: c.confidence.clamp(0.0, 1.0),
                     reasoning: c.reasoning,
+                    evidence: None,
                 }
             })
             .collect();

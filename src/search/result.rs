@@ -333,6 +333,7 @@ mod tests {
             path: format!("Assets/{guid}.prefab"),
             confidence,
             reasoning: format!("Matches {guid} fully.\nSecond sentence stays in the file."),
+            evidence: None,
         }
     }
 

@@ -20,6 +20,7 @@ use crate::search::names::NameCandidate;
 use crate::search::rank::{Candidate, Thresholds};
 use crate::search::result::{ResultGroup, SearchResult};
 use crate::search::route::SubIntent;
+use crate::search::scorer::{Channels, Features, Scorer};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -39,6 +40,9 @@ pub enum Method {
     Rrf,
     /// By confidence alone (lexical, or the calibrated similarity).
     Confidence,
+    /// By the learned scorer's probability ([`Scorer`]), which becomes the
+    /// confidence: every channel's evidence weighed together.
+    Learned,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -101,6 +105,17 @@ pub struct FuseOut {
     best_confidence: f32,
     /// How many shown candidates only meaning found.
     by_meaning: usize,
+    /// Per sub-intent, every candidate fusion chose from, with its
+    /// features: what `eval --features` records to train the scorer on.
+    pool: Vec<Vec<Pooled>>,
+}
+
+/// One candidate of a fusion's pool.
+#[derive(Serialize)]
+pub struct Pooled {
+    guid: String,
+    path: String,
+    features: Features,
 }
 
 /// Fuse the lists of `args` and the name channel's hits for its words.
@@ -110,10 +125,11 @@ pub fn fuse_with_names(args: FuseArgs, ctx: &engine::CallContext) -> anyhow::Res
         auto: args.auto,
     };
     let names = crate::search::names::lookup(&args.sub_intents, &args.words, &args.filters, thresholds, ctx)?;
-    Ok(fuse(args, names))
+    let scorer = Scorer::load(ctx)?;
+    Ok(fuse(args, &scorer, names))
 }
 
-pub fn fuse(mut args: FuseArgs, names: Vec<Vec<NameCandidate>>) -> FuseOut {
+pub fn fuse(mut args: FuseArgs, scorer: &Scorer, names: Vec<Vec<NameCandidate>>) -> FuseOut {
     let mut lexical = args.lexical.take().unwrap_or_default().into_iter();
     let mut semantic = args
         .semantic
@@ -124,6 +140,7 @@ pub fn fuse(mut args: FuseArgs, names: Vec<Vec<NameCandidate>>) -> FuseOut {
         .into_iter();
     let mut names = names.into_iter();
     let mut by_meaning = 0;
+    let mut pool = vec![];
     let groups: Vec<ResultGroup> = args
         .sub_intents
         .iter()
@@ -145,7 +162,9 @@ pub fn fuse(mut args: FuseArgs, names: Vec<Vec<NameCandidate>>) -> FuseOut {
                 _ => meaning,
             };
             let named = names.next().unwrap_or_default();
-            group.candidates = fuse_one(&args, named, lexical_candidates, &meaning);
+            let (candidates, pooled) = fuse_one(&args, scorer, named, lexical_candidates, &meaning);
+            group.candidates = candidates;
+            pool.push(pooled);
             by_meaning += group
                 .candidates
                 .iter()
@@ -158,63 +177,80 @@ pub fn fuse(mut args: FuseArgs, names: Vec<Vec<NameCandidate>>) -> FuseOut {
         best_confidence: SearchResult::best_confidence(&groups),
         groups,
         by_meaning,
+        pool,
     }
 }
 
 const BY_MEANING: &str = "by meaning";
 
-/// One sub-intent's candidates from the three lists, best first, `top_k` kept.
-fn fuse_one(args: &FuseArgs, named: Vec<NameCandidate>, lexical: Vec<Candidate>, meaning: &[Near]) -> Vec<Candidate> {
+/// One sub-intent's candidates from the three lists, best first, `top_k`
+/// kept; with the pool every candidate was chosen from, and its features.
+fn fuse_one(
+    args: &FuseArgs,
+    scorer: &Scorer,
+    named: Vec<NameCandidate>,
+    lexical: Vec<Candidate>,
+    meaning: &[Near],
+) -> (Vec<Candidate>, Vec<Pooled>) {
     struct Fused {
         candidate: Candidate,
-        score: f32,
-        /// Its file name is the query: first, whatever the evidence says.
-        exact_name: bool,
+        channels: Channels,
         /// The words alone reached confirm: such a candidate keeps its
-        /// place ahead of anything meaning adds (measured: interleaving
-        /// them cost the dev sets' MRR 0.956 → 0.873 on FPSSample).
+        /// place ahead of anything meaning adds under `confidence` and `rrf`
+        /// (measured: interleaving them cost the dev sets' MRR 0.956 →
+        /// 0.873 on FPSSample).
         confirmed_by_words: bool,
+        rrf: f32,
     }
     let rrf = |weight: f32, rank: usize| weight / (args.rrf_k + rank as f32 + 1.0);
     let mut fused: Vec<Fused> = vec![];
     let mut at: HashMap<String, usize> = HashMap::new();
-    for (rank, candidate) in lexical.into_iter().enumerate() {
+    for (rank, mut candidate) in lexical.into_iter().enumerate() {
         at.insert(candidate.guid.clone(), fused.len());
         fused.push(Fused {
-            score: rrf(args.weights.lexical, rank),
-            exact_name: false,
+            rrf: rrf(args.weights.lexical, rank),
+            channels: Channels {
+                rule: candidate.confidence,
+                lexical_rank: Some(rank),
+                evidence: candidate.evidence.take(),
+                ..Channels::default()
+            },
             confirmed_by_words: candidate.confidence >= args.confirm,
             candidate,
         });
     }
     for (rank, NameCandidate { candidate, exact }) in named.into_iter().enumerate() {
         let score = rrf(args.weights.lexical, rank);
-        match at.get(&candidate.guid) {
-            Some(&i) => {
-                let both = &mut fused[i];
-                both.score = both.score.max(score);
-                both.exact_name = exact;
-                both.confirmed_by_words |= candidate.confidence >= args.confirm;
-                both.candidate.confidence = both.candidate.confidence.max(candidate.confidence);
-                both.candidate.reasoning = format!("{} {}", candidate.reasoning, both.candidate.reasoning);
-            }
-            None => {
-                at.insert(candidate.guid.clone(), fused.len());
-                fused.push(Fused {
-                    score,
-                    exact_name: exact,
-                    confirmed_by_words: candidate.confidence >= args.confirm,
-                    candidate,
-                });
-            }
+        let i = *at.entry(candidate.guid.clone()).or_insert_with(|| {
+            fused.push(Fused {
+                rrf: score,
+                channels: Channels::default(),
+                confirmed_by_words: false,
+                candidate: Candidate {
+                    reasoning: String::new(),
+                    ..candidate.clone()
+                },
+            });
+            fused.len() - 1
+        });
+        let f = &mut fused[i];
+        f.rrf = f.rrf.max(score);
+        f.channels.name_exact = exact;
+        if !exact {
+            f.channels.name_fuzzy = candidate.confidence;
         }
+        f.channels.rule = f.channels.rule.max(candidate.confidence);
+        f.confirmed_by_words |= candidate.confidence >= args.confirm;
+        f.candidate.confidence = f.candidate.confidence.max(candidate.confidence);
+        f.candidate.reasoning = format!("{} {}", candidate.reasoning, f.candidate.reasoning).trim_end().to_owned();
     }
     for (rank, near) in meaning.iter().enumerate() {
         let confidence = meaning_confidence(args, near.similarity);
         match at.get(&near.guid) {
             Some(&i) => {
                 let both = &mut fused[i];
-                both.score += rrf(args.weights.semantic, rank);
+                both.rrf += rrf(args.weights.semantic, rank);
+                both.channels.meaning = Some((near.similarity, rank));
                 both.candidate.confidence = both.candidate.confidence.max(confidence);
                 both.candidate.reasoning =
                     format!("{}; also by meaning ({:.2})", both.candidate.reasoning, near.similarity);
@@ -222,8 +258,11 @@ fn fuse_one(args: &FuseArgs, named: Vec<NameCandidate>, lexical: Vec<Candidate>,
             None if near.similarity > args.similarity.floor => {
                 at.insert(near.guid.clone(), fused.len());
                 fused.push(Fused {
-                    score: rrf(args.weights.semantic, rank),
-                    exact_name: false,
+                    rrf: rrf(args.weights.semantic, rank),
+                    channels: Channels {
+                        meaning: Some((near.similarity, rank)),
+                        ..Channels::default()
+                    },
                     confirmed_by_words: false,
                     candidate: Candidate {
                         guid: near.guid.clone(),
@@ -233,25 +272,75 @@ fn fuse_one(args: &FuseArgs, named: Vec<NameCandidate>, lexical: Vec<Candidate>,
                             Some(because) => format!("{BY_MEANING}, {:.2}: {because}", near.similarity),
                             None => format!("{BY_MEANING}, {:.2}", near.similarity),
                         },
+                        evidence: None,
                     },
                 });
             }
             None => {}
         }
     }
-    // Stable sorts: on a tie the lexical order comes first.
-    let key = |f: &Fused| match args.method {
-        Method::Rrf => f.score,
-        Method::Confidence => f.candidate.confidence,
-    };
-    fused.sort_by(|a, b| {
-        b.exact_name
-            .cmp(&a.exact_name)
-            .then(b.confirmed_by_words.cmp(&a.confirmed_by_words))
-            .then(key(b).total_cmp(&key(a)))
+    let best_rule = fused.iter().map(|f| f.channels.rule).fold(0.0, f32::max);
+    let best_cosine = fused
+        .iter()
+        .filter_map(|f| f.channels.meaning.map(|(similarity, _)| similarity))
+        .fold(0.0, f32::max);
+    let features: Vec<Features> = fused
+        .iter()
+        .map(|f| Features::of(&f.channels, best_rule, best_cosine))
+        .collect();
+    let pool: Vec<Pooled> = fused
+        .iter()
+        .zip(&features)
+        .map(|(f, features)| Pooled {
+            guid: f.candidate.guid.clone(),
+            path: f.candidate.path.clone(),
+            features: features.clone(),
+        })
+        .collect();
+    let mut keyed: Vec<(f32, Fused)> = fused
+        .into_iter()
+        .zip(&features)
+        .map(|(mut f, features)| {
+            let key = match args.method {
+                Method::Rrf => f.rrf,
+                Method::Confidence => f.candidate.confidence,
+                Method::Learned => {
+                    f.candidate.confidence = learned_confidence(args, scorer.probability(features), &f.channels);
+                    f.candidate.confidence
+                }
+            };
+            (key, f)
+        })
+        .collect();
+    // Stable sorts: on a tie the lexical order comes first. The learned
+    // scorer weighs confirmation by words itself.
+    keyed.sort_by(|(ka, a), (kb, b)| {
+        b.channels
+            .name_exact
+            .cmp(&a.channels.name_exact)
+            .then(match args.method {
+                Method::Learned => std::cmp::Ordering::Equal,
+                _ => b.confirmed_by_words.cmp(&a.confirmed_by_words),
+            })
+            .then(kb.total_cmp(ka))
     });
-    fused.truncate(args.top_k);
-    fused.into_iter().map(|f| f.candidate).collect()
+    keyed.truncate(args.top_k);
+    (keyed.into_iter().map(|(_, f)| f.candidate).collect(), pool)
+}
+
+/// The learned probability as a confidence: an exact name keeps the name
+/// channel's, and meaning alone never reaches auto (module docs).
+fn learned_confidence(args: &FuseArgs, probability: f32, channels: &Channels) -> f32 {
+    let confidence = match channels.name_exact {
+        true => probability.max(channels.rule),
+        false => probability,
+    };
+    let meaning_alone = channels.rule == 0.0 && channels.meaning.is_some();
+    let confidence = match meaning_alone {
+        true => confidence.min(args.auto - args.cap_below_auto),
+        false => confidence,
+    };
+    (confidence * 1000.0).round() / 1000.0
 }
 
 /// The confidence of a candidate found by meaning alone (module docs).
@@ -297,12 +386,21 @@ mod tests {
         }
     }
 
+    fn untrained() -> Scorer {
+        Scorer::parse("version: 1\nbias: -4\nweights: {rule: 8}\n", "test").unwrap()
+    }
+
+    fn fused(args: &FuseArgs, named: Vec<NameCandidate>, lexical: Vec<Candidate>, meaning: &[Near]) -> Vec<Candidate> {
+        fuse_one(args, &untrained(), named, lexical, meaning).0
+    }
+
     fn lexical(guid: &str, confidence: f32) -> Candidate {
         Candidate {
             guid: guid.into(),
             path: format!("Assets/{guid}"),
             confidence,
             reasoning: "words".into(),
+            evidence: None,
         }
     }
 
@@ -334,7 +432,7 @@ mod tests {
 
     #[test]
     fn both_lists_interleave_by_rank_and_an_asset_in_both_keeps_the_better_confidence() {
-        let fused = fuse_one(
+        let fused = fused(
             &args(Method::Rrf),
             vec![],
             vec![lexical("a", 0.35), lexical("b", 0.30)],
@@ -349,7 +447,7 @@ mod tests {
 
     #[test]
     fn what_the_words_confirmed_stays_ahead_of_what_meaning_adds() {
-        let fused = fuse_one(
+        let fused = fused(
             &args(Method::Rrf),
             vec![],
             vec![lexical("a", 0.30), lexical("b", 0.55)],
@@ -372,7 +470,7 @@ mod tests {
             },
             exact,
         };
-        let fused = fuse_one(
+        let fused = fused(
             &args(Method::Confidence),
             vec![name("script", 0.95, true), name("b", 0.60, false)],
             vec![lexical("a", 0.90), lexical("b", 0.30)],
@@ -401,7 +499,7 @@ mod tests {
                     near: vec![near("c", 0.8)],
                 }],
             });
-            fuse(a, vec![]).groups[0]
+            fuse(a, &untrained(), vec![]).groups[0]
                 .candidates
                 .iter()
                 .map(|c| c.guid.clone())

@@ -92,6 +92,7 @@ pub(in crate::search) fn register(registry: &mut Registry) {
                         guid: row.guid,
                         path: row.path,
                         confidence: a.confidence,
+                        evidence: None,
                     })
                     .collect();
                 Ok(ListOut {

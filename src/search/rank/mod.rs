@@ -55,6 +55,7 @@ mod bm25f;
 mod bound;
 #[cfg(test)]
 mod content_tests;
+mod evidence;
 mod packages;
 mod reasons;
 #[cfg(test)]
@@ -76,6 +77,7 @@ pub use bm25f::{
     score_each, score_each_in, scored_concepts, Corpus, Document, Field, Scored, FIELDS,
 };
 pub use bound::{ConfidenceBound, SUM_SLACK};
+pub use evidence::Evidence;
 pub use packages::{rank_packages, PackageChoice};
 pub use thresholds::Thresholds;
 
@@ -165,6 +167,10 @@ pub struct Candidate {
     #[serde(serialize_with = "three_decimals")]
     pub confidence: f32,
     pub reasoning: String,
+    /// What the word ranker saw (its own candidates only): the learned
+    /// scorer reads it in `semantic.fuse`, which drops it from the result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Evidence>,
 }
 
 /// How to rank a set of asset rows for one sub-intent.
@@ -349,6 +355,8 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
             .then_with(|| rows[a.1.index].path.cmp(&rows[b.1.index].path))
     };
     top_k_sorted(&mut scored, options.top_k, order);
+    let best_bm25 = scored.iter().map(|e| e.1.bm25).fold(0.0, f32::max);
+    let intents = TypeIntents::embedded();
     scored
         .into_iter()
         .map(|(confidence, s, tier, past, calibration)| {
@@ -387,11 +395,13 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
                     " Boosted by {past:.2} because it was picked before for a similar request."
                 ));
             }
+            let wanted_type = intents.preference(query.type_intent.as_deref(), row) > 0.0;
             let candidate = Candidate {
                 guid: row.guid.clone(),
                 path: row.path.clone(),
                 confidence,
                 reasoning,
+                evidence: Some(Evidence::of(&s, calibration, wanted_type, best_bm25)),
             };
             (candidate, s.bm25)
         })

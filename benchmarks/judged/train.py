@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Learn the search scorer's weights (data/search-weights.yml) from judged queries.
+
+Input: the fusion pools `unity-assets eval SET.yml --features FILE.jsonl` writes (evaluate.py
+--features DIR writes one per judged project): every candidate the search weighed for a query,
+its features (src/search/scorer.rs FEATURES) and whether the judges accepted it.
+
+The model is a logistic regression (Newton's method, L2-regularised, every query weighing the
+same however many candidates it pooled), so its output is a probability that a candidate is an
+answer: `auto` 0.70 and `confirm` 0.40 read as such. Plain Python, no packages: a team retrains
+on its own judgments with the binary it has.
+
+Usage:
+  train.py FEATURES_DIR --out data/search-weights.yml      # train on every project
+  train.py FEATURES_DIR --lopo DIR                         # DIR/NAME.yml trained without NAME
+  train.py FEATURES_DIR --report                           # simulated in-sample and held-out figures
+
+The simulation ranks each pool as semantic.fuse does (an exact name first, then probability;
+top 3 per group, groups interleaved) and counts a query right when an answer is in the top 3
+and the best confidence reaches confirm; a control is right when nothing does. evaluate.py
+with --weights measures the real thing.
+"""
+import argparse
+import collections
+import glob
+import json
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+# The order of src/search/scorer.rs FEATURES (checked against the rows' length).
+FEATURES = ["rule", "rule_gap", "lexical", "lexical_rank", "name_exact", "name_fuzzy", "cosine", "cosine_gap",
+            "meaning_rank", "coverage", "named", "folder_only", "part_only", "missing", "subject_missing",
+            "off_type", "wanted_type", "meaning_alone", "bm25"]
+L2 = 1.0
+CONFIRM = 0.40
+AUTO = 0.70
+CAP_BELOW_AUTO = 0.05
+
+
+def load(folder):
+    """Queries by (set, query): their pooled rows."""
+    queries = collections.OrderedDict()
+    for path in sorted(glob.glob(os.path.join(folder, "*.jsonl"))):
+        for line in open(path, encoding="utf-8"):
+            row = json.loads(line)
+            if len(row["features"]) != len(FEATURES):
+                sys.exit(f"{path}: {len(row['features'])} features, expected {len(FEATURES)} (a stale dump?)")
+            queries.setdefault((row["set"], row["query"]), []).append(row)
+    return queries
+
+
+def fit(queries):
+    """Weights (bias first) maximising the regularised likelihood, by Newton's method."""
+    rows = [(r["features"], 1.0 if r["answer"] else 0.0, 1.0 / len(pool)) for pool in queries.values() for r in pool]
+    d = len(FEATURES) + 1
+    w = [0.0] * d
+    for _ in range(25):
+        grad = [L2 * wi for wi in w]
+        grad[0] = 0.0
+        hess = [[0.0] * d for _ in range(d)]
+        for i in range(1, d):
+            hess[i][i] = L2
+        for x, y, weight in rows:
+            xs = [1.0] + x
+            p = sigmoid(sum(a * b for a, b in zip(w, xs)))
+            g = (p - y) * weight
+            h = p * (1 - p) * weight
+            for i in range(d):
+                grad[i] += g * xs[i]
+                hi = h * xs[i]
+                row = hess[i]
+                for j in range(i, d):
+                    row[j] += hi * xs[j]
+        for i in range(d):
+            for j in range(i):
+                hess[i][j] = hess[j][i]
+        step = solve(hess, grad)
+        w = [a - b for a, b in zip(w, step)]
+        if max(abs(s) for s in step) < 1e-6:
+            break
+    return w
+
+
+def solve(a, b):
+    """a x = b by Gaussian elimination with partial pivoting."""
+    n = len(b)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for c in range(n):
+        pivot = max(range(c, n), key=lambda r: abs(m[r][c]))
+        m[c], m[pivot] = m[pivot], m[c]
+        for r in range(c + 1, n):
+            f = m[r][c] / m[c][c]
+            for k in range(c, n + 1):
+                m[r][k] -= f * m[c][k]
+    x = [0.0] * n
+    for r in reversed(range(n)):
+        x[r] = (m[r][n] - sum(m[r][k] * x[k] for k in range(r + 1, n))) / m[r][r]
+    return x
+
+
+def sigmoid(z):
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+def confidence(w, row):
+    f = row["features"]
+    p = sigmoid(w[0] + sum(a * b for a, b in zip(w[1:], f)))
+    named, rule, cosine = f[FEATURES.index("name_exact")], f[FEATURES.index("rule")], f[FEATURES.index("cosine")]
+    if named:
+        p = max(p, rule)
+    if rule == 0 and cosine > 0:
+        p = min(p, AUTO - CAP_BELOW_AUTO)
+    return p
+
+
+def simulate(w, pool):
+    """(answer in the shown top 3, best confidence) for one query, ranked as semantic.fuse ranks."""
+    groups = collections.defaultdict(list)
+    for row in pool:
+        groups[row["group"]].append((row["features"][FEATURES.index("name_exact")], confidence(w, row), row))
+    shown = []
+    ranked = [sorted(g, key=lambda t: (-t[0], -t[1]))[:3] for _, g in sorted(groups.items())]
+    for rank in range(3):
+        for g in ranked:
+            if rank < len(g) and g[rank][2]["guid"] not in [s[2]["guid"] for s in shown]:
+                shown.append(g[rank])
+    best = max((s[1] for s in shown), default=0.0)
+    return any(s[2]["answer"] for s in shown[:3]), best
+
+
+def score(w, queries):
+    """Per set: [answerable right, answerable, controls right, controls]."""
+    out = collections.defaultdict(lambda: [0, 0, 0, 0])
+    for (name, _), pool in queries.items():
+        hit, best = simulate(w, pool)
+        s = out[name]
+        if pool[0]["control"]:
+            s[2] += best < CONFIRM
+            s[3] += 1
+        else:
+            s[0] += hit and best >= CONFIRM
+            s[1] += 1
+    return out
+
+
+def write(w, path, trained_on):
+    lines = ["# The learned scorer's weights (src/search/scorer.rs): a logistic model of the probability",
+             "# that a candidate is what was asked for. Written by benchmarks/judged/train.py; retrain on",
+             "# your own judgments with `unity-assets eval SET.yml --features F.jsonl` and train.py.",
+             "version: 1", f"trained_on: {json.dumps(trained_on)}", f"bias: {w[0]:.4f}", "weights:"]
+    lines += [f"  {name}: {wi:.4f}" for name, wi in zip(FEATURES, w[1:])]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("features")
+    p.add_argument("--out", default="")
+    p.add_argument("--lopo", default="")
+    p.add_argument("--report", action="store_true")
+    a = p.parse_args()
+    queries = load(a.features)
+    sets = sorted({name for name, _ in queries})
+    described = lambda names: f"{len(names)} judged projects, {sum(1 for n, _ in queries if n in names)} queries"
+    if a.out:
+        write(fit(queries), a.out, described(sets))
+    if a.lopo or a.report:
+        held = {}
+        for name in sets:
+            rest = collections.OrderedDict((k, v) for k, v in queries.items() if k[0] != name)
+            w = fit(rest)
+            if a.lopo:
+                os.makedirs(a.lopo, exist_ok=True)
+                write(w, os.path.join(a.lopo, f"{name}.yml"), described([s for s in sets if s != name]))
+            held[name] = score(w, {k: v for k, v in queries.items() if k[0] == name})[name]
+        if a.report:
+            inside = score(fit(queries), queries)
+            print(f"{'project':<20} {'held-out R@3':>12} {'controls':>9} {'in-sample R@3':>14}")
+            for name in sets:
+                h, i = held[name], inside[name]
+                print(f"{name:<20} {h[0] / max(h[1], 1):>12.3f} {h[2]:>4}/{h[3]:<4} {i[0] / max(i[1], 1):>14.3f}")
+            mean = lambda d: sum(d[n][0] / max(d[n][1], 1) for n in sets) / len(sets)
+            print(f"{'mean':<20} {mean(held):>12.3f} {sum(held[n][2] for n in sets):>4}/"
+                  f"{sum(held[n][3] for n in sets):<4} {mean(inside):>14.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+//! What the word ranker saw in one record, as numbers: the features the
+//! learned scorer ([`crate::search::scorer`]) weighs beside the name and
+//! meaning channels. The rule-based confidence is one of them; the rest say
+//! *where* the query's concepts matched, which the confidence folds away.
+
+use serde::{Deserialize, Serialize};
+
+use super::bm25f::{Field, Scored};
+use super::Calibration;
+
+/// Shares of the query's concepts, by where a record matched them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// The ranker's weighted coverage (0–1).
+    pub coverage: f32,
+    /// Matched in the record's own words: name, tags, labels, file-name signals.
+    pub named: f32,
+    /// Matched only in a folder name.
+    pub folder_only: f32,
+    /// Matched only in a part the record holds (a child, a texture).
+    pub part_only: f32,
+    /// Not matched at all.
+    pub missing: f32,
+    /// The query's subject is missing or only a part (the record is capped).
+    pub subject_missing: bool,
+    /// Of a type the query named otherwise, or code it did not ask for.
+    pub off_type: bool,
+    /// Of the type the query wants (or a placeable one when it names none).
+    pub wanted_type: bool,
+    /// Matched only through words near in meaning.
+    pub meaning_alone: bool,
+    /// Its BM25F score over the best of the candidates it was ranked with (0–1).
+    pub bm25: f32,
+}
+
+impl Evidence {
+    /// The evidence of `s`, one record's scores for `query`.
+    pub(super) fn of(s: &Scored, calibration: Calibration, wanted_type: bool, best_bm25: f32) -> Self {
+        let n = s.found_in.len().max(1) as f32;
+        let share = |test: &dyn Fn(u16) -> bool| s.found_in.iter().filter(|&&mask| test(mask)).count() as f32 / n;
+        let own = mask_of(&[Field::Name, Field::Tags, Field::Labels, Field::Signals]);
+        let folder = mask_of(&[Field::Path]);
+        let parts = mask_of(&[Field::Children, Field::Textures, Field::Properties]);
+        Self {
+            coverage: s.coverage,
+            named: share(&|m| m & own != 0),
+            folder_only: share(&|m| m != 0 && m & !folder == 0),
+            part_only: share(&|m| m != 0 && m & !parts == 0),
+            missing: share(&|m| m == 0),
+            subject_missing: matches!(calibration, Calibration::SubjectMissing | Calibration::SubjectOnlyPart),
+            off_type: matches!(calibration, Calibration::OtherType | Calibration::NonContent),
+            wanted_type,
+            meaning_alone: matches!(calibration, Calibration::MeaningAlone),
+            bm25: if best_bm25 > 0.0 { s.bm25 / best_bm25 } else { 0.0 },
+        }
+    }
+}
+
+/// The [`Scored::found_in`] bits of `fields`.
+fn mask_of(fields: &[Field]) -> u16 {
+    Field::ALL
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| fields.contains(f))
+        .fold(0, |mask, (i, _)| mask | 1 << i)
+}
