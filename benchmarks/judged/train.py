@@ -33,12 +33,13 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 # The order of src/search/scorer.rs FEATURES (checked against the rows' length).
 FEATURES = ["rule", "rule_gap", "lexical", "lexical_rank", "name_exact", "name_fuzzy", "cosine", "cosine_gap",
-            "meaning_rank", "coverage", "named", "folder_only", "part_only", "missing", "subject_missing",
+            "meaning_rank", "word_cosine", "agree", "coverage", "named", "folder_only", "part_only", "missing", "subject_missing",
             "off_type", "wanted_type", "meaning_alone", "bm25"]
 L2 = 1.0
 CONFIRM = 0.40
 AUTO = 0.70
 CAP_BELOW_AUTO = 0.05
+SUBJECT_MISSING_CAP = 0.35
 
 
 def load(folder):
@@ -107,12 +108,15 @@ def sigmoid(z):
 
 
 def confidence(w, row):
-    f = row["features"]
-    p = sigmoid(w[0] + sum(a * b for a, b in zip(w[1:], f)))
-    named, rule, cosine = f[FEATURES.index("name_exact")], f[FEATURES.index("rule")], f[FEATURES.index("cosine")]
+    """As src/semantic/fuse.rs learned_confidence reads the probability."""
+    f = dict(zip(FEATURES, row["features"]))
+    p = sigmoid(w[0] + sum(a * b for a, b in zip(w[1:], row["features"])))
+    named = f["name_exact"] or f["name_fuzzy"]
     if named:
-        p = max(p, rule)
-    if rule == 0 and cosine > 0:
+        p = max(p, f["rule"])
+    elif f["off_type"]:
+        p = min(p, SUBJECT_MISSING_CAP)
+    if (f["meaning_alone"] or (not f["lexical"] and f["cosine"])) and not named:
         p = min(p, AUTO - CAP_BELOW_AUTO)
     return p
 

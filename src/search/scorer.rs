@@ -15,7 +15,7 @@ use super::rank::Evidence;
 pub const WEIGHTS_FILE: &str = "data/search-weights.yml";
 
 /// Every feature, in the order of [`Features::values`]; a weights file names them.
-pub const FEATURES: [&str; 19] = [
+pub const FEATURES: [&str; 21] = [
     "rule",
     "rule_gap",
     "lexical",
@@ -25,6 +25,8 @@ pub const FEATURES: [&str; 19] = [
     "cosine",
     "cosine_gap",
     "meaning_rank",
+    "word_cosine",
+    "agree",
     "coverage",
     "named",
     "folder_only",
@@ -55,6 +57,8 @@ pub struct Channels {
     pub name_fuzzy: f32,
     /// Its similarity and rank among the nearest vectors.
     pub meaning: Option<(f32, usize)>,
+    /// The cosine of the query word and its word closest in meaning, when explained.
+    pub word_cosine: f32,
     pub evidence: Option<Evidence>,
 }
 
@@ -76,6 +80,8 @@ impl Features {
             cosine,
             best_cosine - cosine,
             reciprocal(c.meaning.map(|(_, rank)| rank)),
+            c.word_cosine,
+            flag(c.lexical_rank == Some(0) && c.meaning.is_some_and(|(_, rank)| rank == 0)),
             e.coverage,
             e.named,
             e.folder_only,

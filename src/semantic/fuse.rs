@@ -118,12 +118,18 @@ pub struct Pooled {
     features: Features,
 }
 
+impl From<&FuseArgs> for Thresholds {
+    fn from(args: &FuseArgs) -> Self {
+        Thresholds {
+            confirm: args.confirm,
+            auto: args.auto,
+        }
+    }
+}
+
 /// Fuse the lists of `args` and the name channel's hits for its words.
 pub fn fuse_with_names(args: FuseArgs, ctx: &engine::CallContext) -> anyhow::Result<FuseOut> {
-    let thresholds = Thresholds {
-        confirm: args.confirm,
-        auto: args.auto,
-    };
+    let thresholds = Thresholds::from(&args);
     let names = crate::search::names::lookup(&args.sub_intents, &args.words, &args.filters, thresholds, ctx)?;
     let scorer = Scorer::load(ctx)?;
     Ok(fuse(args, &scorer, names))
@@ -251,6 +257,7 @@ fn fuse_one(
                 let both = &mut fused[i];
                 both.rrf += rrf(args.weights.semantic, rank);
                 both.channels.meaning = Some((near.similarity, rank));
+                both.channels.word_cosine = near.word_similarity.unwrap_or(0.0);
                 both.candidate.confidence = both.candidate.confidence.max(confidence);
                 both.candidate.reasoning =
                     format!("{}; also by meaning ({:.2})", both.candidate.reasoning, near.similarity);
@@ -261,6 +268,7 @@ fn fuse_one(
                     rrf: rrf(args.weights.semantic, rank),
                     channels: Channels {
                         meaning: Some((near.similarity, rank)),
+                        word_cosine: near.word_similarity.unwrap_or(0.0),
                         ..Channels::default()
                     },
                     confirmed_by_words: false,
@@ -297,11 +305,19 @@ fn fuse_one(
             features: features.clone(),
         })
         .collect();
+    // The weights read the builtin ranker's evidence: candidates a model
+    // ranked carry none, and are ordered by their confidence.
+    let method = match args.method {
+        Method::Learned if fused.iter().any(|f| f.channels.lexical_rank.is_some() && f.channels.evidence.is_none()) => {
+            Method::Confidence
+        }
+        method => method,
+    };
     let mut keyed: Vec<(f32, Fused)> = fused
         .into_iter()
         .zip(&features)
         .map(|(mut f, features)| {
-            let key = match args.method {
+            let key = match method {
                 Method::Rrf => f.rrf,
                 Method::Confidence => f.candidate.confidence,
                 Method::Learned => {
@@ -318,7 +334,7 @@ fn fuse_one(
         b.channels
             .name_exact
             .cmp(&a.channels.name_exact)
-            .then(match args.method {
+            .then(match method {
                 Method::Learned => std::cmp::Ordering::Equal,
                 _ => b.confirmed_by_words.cmp(&a.confirmed_by_words),
             })
@@ -328,18 +344,24 @@ fn fuse_one(
     (keyed.into_iter().map(|(_, f)| f.candidate).collect(), pool)
 }
 
-/// The learned probability as a confidence: an exact name keeps the name
-/// channel's, and meaning alone never reaches auto (module docs).
+/// The learned probability as a confidence, within what the evidence
+/// allows: a file name the query names (exactly, or by a prefix or typo)
+/// keeps the name channel's confidence; a record of a type the query rules
+/// out stays under confirm, as the word ranker keeps it; and what only
+/// meaning found never reaches auto (module docs).
 fn learned_confidence(args: &FuseArgs, probability: f32, channels: &Channels) -> f32 {
-    let confidence = match channels.name_exact {
-        true => probability.max(channels.rule),
-        false => probability,
-    };
-    let meaning_alone = channels.rule == 0.0 && channels.meaning.is_some();
-    let confidence = match meaning_alone {
-        true => confidence.min(args.auto - args.cap_below_auto),
-        false => confidence,
-    };
+    let evidence = channels.evidence.unwrap_or_default();
+    let named = channels.name_exact || channels.name_fuzzy > 0.0;
+    let mut confidence = probability;
+    if named {
+        confidence = confidence.max(channels.rule);
+    } else if evidence.off_type {
+        confidence = confidence.min(Thresholds::from(args).subject_missing_cap());
+    }
+    let by_meaning = evidence.meaning_alone || (channels.lexical_rank.is_none() && channels.meaning.is_some());
+    if by_meaning && !named {
+        confidence = confidence.min(args.auto - args.cap_below_auto);
+    }
     (confidence * 1000.0).round() / 1000.0
 }
 
@@ -410,6 +432,7 @@ mod tests {
             path: format!("Assets/{guid}"),
             similarity,
             because: Some("비커 ≈ beaker".into()),
+            word_similarity: Some(0.8),
         }
     }
 

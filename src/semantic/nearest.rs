@@ -196,6 +196,9 @@ pub struct Near {
     /// The closest query word and asset word, when explained.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub because: Option<String>,
+    /// The cosine of those two words (evidence for the learned scorer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub word_similarity: Option<f32>,
 }
 
 #[derive(Serialize)]
@@ -310,6 +313,7 @@ pub async fn nearest(
                     guid,
                     similarity: *similarity,
                     because: None,
+                    word_similarity: None,
                 })
             })
             .collect();
@@ -424,6 +428,7 @@ async fn explain(embedder: &Embedder, intent: &str, near: &mut [Near]) -> anyhow
             })
             .max_by(|a, b| a.2.total_cmp(&b.2));
         n.because = best.map(|(q, w, _)| format!("{q} ≈ {w}"));
+        n.word_similarity = best.map(|(_, _, similarity)| similarity);
     }
     Ok(())
 }

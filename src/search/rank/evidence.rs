@@ -50,7 +50,7 @@ impl Evidence {
             subject_missing: matches!(calibration, Calibration::SubjectMissing | Calibration::SubjectOnlyPart),
             off_type: matches!(calibration, Calibration::OtherType | Calibration::NonContent),
             wanted_type,
-            meaning_alone: matches!(calibration, Calibration::MeaningAlone),
+            meaning_alone: matches!(calibration, Calibration::MeaningAlone | Calibration::MeaningOnly),
             bm25: if best_bm25 > 0.0 { s.bm25 / best_bm25 } else { 0.0 },
         }
     }

@@ -265,6 +265,8 @@ enum Calibration {
     OtherType,
     /// Matched only through words near in meaning, some query word not at all.
     MeaningAlone,
+    /// Matched only through words near in meaning, every query word so.
+    MeaningOnly,
 }
 
 /// The fields that name a part of a record ([`Field::names_a_part`]), as a
@@ -312,7 +314,7 @@ fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32, thresholds: 
     if by_meaning_alone {
         return match s.found_in.contains(&0) {
             true => (raw.min(cap), Calibration::MeaningAlone),
-            false => (raw.min(thresholds.auto - MEANING_UNDER_AUTO), Calibration::Plain),
+            false => (raw.min(thresholds.auto - MEANING_UNDER_AUTO), Calibration::MeaningOnly),
         };
     }
     let (c, calibration) = match subject_found {
