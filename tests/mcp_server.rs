@@ -120,8 +120,9 @@ fn unreachable_unity_project() -> tempfile::TempDir {
     project
 }
 
-/// Its request: two groups need a confirmation (1 and 2; the best of group
-/// 2 is Assets/Prefabs/Player.prefab), the third and fourth are rejected.
+/// Its request: three groups need a confirmation (enemies, the player —
+/// best Assets/Prefabs/Player.prefab — and environment props); the fourth,
+/// UI, is rejected: the project has none.
 const REQUEST: &str = "좀비 서바이벌 프로토타입 만들어줘";
 
 async fn build<C: ClientHandler>(client: &RunningService<RoleClient, C>, call: Value) -> rmcp::model::CallToolResult {
@@ -147,7 +148,7 @@ async fn build_over_mcp_never_waits_for_a_terminal() {
         .iter()
         .map(|u| &u["group"])
         .collect();
-    assert_eq!(groups, [1, 2], "{doc}");
+    assert_eq!(groups, [1, 2, 3], "{doc}");
     assert_eq!(
         doc["unconfirmed"][1]["choices"][0]["path"],
         "Assets/Prefabs/Player.prefab"
@@ -235,13 +236,13 @@ async fn build_over_mcp_asks_a_client_that_can_elicit() {
     let asked = user.asked();
     assert_eq!(
         asked.len(),
-        2,
+        3,
         "one request per group needing a confirmation: {asked:?}"
     );
     let (message, choices) = &asked[1];
     assert!(message.contains("2. \"좀비 서바이벌 플레이어 캐릭터\""), "{message}");
     assert!(
-        choices[0].starts_with("1. Assets/Prefabs/Player.prefab (0.56)"),
+        choices[0].starts_with("1. Assets/Prefabs/Player.prefab (0."),
         "{choices:?}"
     );
     assert_eq!(choices.last().map(String::as_str), Some("abort"));
@@ -264,12 +265,12 @@ async fn a_declined_elicitation_skips_the_group_and_answers_in_the_call_are_not_
     )
     .await;
     let built = build(&client, json!({"request": REQUEST})).await;
-    assert_eq!(user.asked().len(), 2);
+    assert_eq!(user.asked().len(), 3);
     let lines = text(&built);
     let doc = built.structured_content.expect("the build summary");
     assert_eq!(doc["unconfirmed"], json!([]), "{doc}");
     assert_eq!(doc["verdicts"], json!(["rejected", "rejected", "rejected", "rejected"]));
-    for group in 1..=2 {
+    for group in 1..=3 {
         let line = format!("[unity-assets:build] {group}. ");
         assert!(
             lines
@@ -281,7 +282,7 @@ async fn a_declined_elicitation_skips_the_group_and_answers_in_the_call_are_not_
 
     // `yes` in the call answers every group: nothing is asked.
     let built = build(&client, json!({"request": REQUEST, "yes": true})).await;
-    assert_eq!(user.asked().len(), 2, "asked although the call answered");
+    assert_eq!(user.asked().len(), 3, "asked although the call answered");
     assert!(text(&built).contains("mcp_unavailable"), "{}", text(&built));
     client.cancel().await.ok();
 }
@@ -433,7 +434,7 @@ async fn a_session_on_protocol_2026_07_28_gets_the_choices_back() {
     let built = build(&client, json!({"request": REQUEST})).await;
     assert!(user.asked().is_empty(), "{:?}", user.asked());
     let doc = built.structured_content.expect("the build summary");
-    assert_eq!(doc["unconfirmed"].as_array().map(Vec::len), Some(2), "{doc}");
+    assert_eq!(doc["unconfirmed"].as_array().map(Vec::len), Some(3), "{doc}");
     client.cancel().await.ok();
 }
 

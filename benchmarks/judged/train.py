@@ -11,9 +11,12 @@ answer: `auto` 0.70 and `confirm` 0.40 read as such. Plain Python, no packages: 
 on its own judgments with the binary it has.
 
 Usage:
-  train.py FEATURES_DIR --out data/search-weights.yml      # train on every project
-  train.py FEATURES_DIR --lopo DIR                         # DIR/NAME.yml trained without NAME
-  train.py FEATURES_DIR --report                           # simulated in-sample and held-out figures
+  train.py DIR... --out data/search-weights.yml      # train on every project
+  train.py DIR... --lopo OUT                         # OUT/NAME.yml trained without NAME
+  train.py DIR... --report                           # simulated in-sample and held-out figures
+
+Each DIR holds one evaluate.py --features run; the shipped weights are trained on two, with the
+encoder and without it (the `meaning_on` feature tells them apart), so one file serves both.
 
 The simulation ranks each pool as semantic.fuse does (an exact name first, then probability;
 top 3 per group, groups interleaved) and counts a query right when an answer is in the top 3
@@ -32,9 +35,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 # The order of src/search/scorer.rs FEATURES (checked against the rows' length).
-FEATURES = ["rule", "rule_gap", "lexical", "lexical_rank", "name_exact", "name_fuzzy", "cosine", "cosine_gap",
-            "meaning_rank", "word_cosine", "agree", "coverage", "named", "folder_only", "part_only", "missing", "subject_missing",
-            "off_type", "wanted_type", "meaning_alone", "bm25"]
+FEATURES = ["meaning_on", "rule", "rule_gap", "lexical", "lexical_rank", "name_exact", "name_fuzzy", "cosine",
+            "cosine_gap", "meaning_rank", "word_cosine", "agree", "coverage", "named", "folder_only", "part_only",
+            "missing", "unseen", "subject_missing", "subject_unseen", "off_type", "wanted_type", "meaning_alone", "bm25"]
 L2 = 1.0
 CONFIRM = 0.40
 AUTO = 0.70
@@ -42,15 +45,15 @@ CAP_BELOW_AUTO = 0.05
 SUBJECT_MISSING_CAP = 0.35
 
 
-def load(folder):
-    """Queries by (set, query): their pooled rows."""
+def load(folders):
+    """Queries by (set, query, folder): their pooled rows."""
     queries = collections.OrderedDict()
-    for path in sorted(glob.glob(os.path.join(folder, "*.jsonl"))):
+    for folder, path in sorted((f, p) for f in folders for p in glob.glob(os.path.join(f, "*.jsonl"))):
         for line in open(path, encoding="utf-8"):
             row = json.loads(line)
             if len(row["features"]) != len(FEATURES):
                 sys.exit(f"{path}: {len(row['features'])} features, expected {len(FEATURES)} (a stale dump?)")
-            queries.setdefault((row["set"], row["query"]), []).append(row)
+            queries.setdefault((row["set"], row["query"], folder), []).append(row)
     return queries
 
 
@@ -114,7 +117,7 @@ def confidence(w, row):
     named = f["name_exact"] or f["name_fuzzy"]
     if named:
         p = max(p, f["rule"])
-    elif f["off_type"]:
+    elif f["off_type"] or f["subject_unseen"]:
         p = min(p, SUBJECT_MISSING_CAP)
     if (f["meaning_alone"] or (not f["lexical"] and f["cosine"])) and not named:
         p = min(p, AUTO - CAP_BELOW_AUTO)
@@ -139,7 +142,7 @@ def simulate(w, pool):
 def score(w, queries):
     """Per set: [answerable right, answerable, controls right, controls]."""
     out = collections.defaultdict(lambda: [0, 0, 0, 0])
-    for (name, _), pool in queries.items():
+    for (name, _, _), pool in queries.items():
         hit, best = simulate(w, pool)
         s = out[name]
         if pool[0]["control"]:
@@ -163,14 +166,15 @@ def write(w, path, trained_on):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("features")
+    p.add_argument("features", nargs="+", help="folders of eval --features dumps (e.g. one with the encoder, one without)")
     p.add_argument("--out", default="")
     p.add_argument("--lopo", default="")
     p.add_argument("--report", action="store_true")
     a = p.parse_args()
     queries = load(a.features)
-    sets = sorted({name for name, _ in queries})
-    described = lambda names: f"{len(names)} judged projects, {sum(1 for n, _ in queries if n in names)} queries"
+    sets = sorted({name for name, _, _ in queries})
+    described = lambda names: (f"{len(names)} judged projects, {sum(1 for n, _, _ in queries if n in names)} "
+                               f"query runs ({len(a.features)} configurations)")
     if a.out:
         write(fit(queries), a.out, described(sets))
     if a.lopo or a.report:

@@ -163,7 +163,10 @@ async fn score(project: &Project, set: &GoldenSet, sets: &[String]) -> Result<(R
 /// query — `{set, query, kind, control, group, guid, path, answer, features}`
 /// — what `benchmarks/judged/train.py` fits the scorer's weights on.
 fn write_features(out: &Path, golden: &Path, set: &GoldenSet, pools: &Pools) -> std::io::Result<()> {
-    let name = golden.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = golden
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut text = String::new();
     for q in &set.queries {
         let Some(groups) = pools.get(&q.query).and_then(Value::as_array) else {

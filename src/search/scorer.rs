@@ -15,7 +15,8 @@ use super::rank::Evidence;
 pub const WEIGHTS_FILE: &str = "data/search-weights.yml";
 
 /// Every feature, in the order of [`Features::values`]; a weights file names them.
-pub const FEATURES: [&str; 21] = [
+pub const FEATURES: [&str; 24] = [
+    "meaning_on",
     "rule",
     "rule_gap",
     "lexical",
@@ -32,7 +33,9 @@ pub const FEATURES: [&str; 21] = [
     "folder_only",
     "part_only",
     "missing",
+    "unseen",
     "subject_missing",
+    "subject_unseen",
     "off_type",
     "wanted_type",
     "meaning_alone",
@@ -62,15 +65,32 @@ pub struct Channels {
     pub evidence: Option<Evidence>,
 }
 
+/// What a candidate is weighed against: the pool it was chosen from.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Pool {
+    /// Search by meaning ran (the encoder is installed and asked): without
+    /// it no candidate has a similarity, which says nothing against any.
+    pub meaning_on: bool,
+    /// The best rule confidence among the candidates.
+    pub best_rule: f32,
+    /// The best similarity among them.
+    pub best_cosine: f32,
+}
+
 impl Features {
-    /// The features of `c` among candidates whose best rule confidence is
-    /// `best_rule` and best similarity `best_cosine`.
-    pub fn of(c: &Channels, best_rule: f32, best_cosine: f32) -> Self {
+    /// The features of `c` among the candidates of `pool`.
+    pub fn of(c: &Channels, pool: Pool) -> Self {
+        let Pool {
+            meaning_on,
+            best_rule,
+            best_cosine,
+        } = pool;
         let e = c.evidence.unwrap_or_default();
         let flag = |b: bool| if b { 1.0 } else { 0.0 };
         let reciprocal = |rank: Option<usize>| rank.map_or(0.0, |r| 1.0 / (1.0 + r as f32));
         let cosine = c.meaning.map_or(0.0, |(similarity, _)| similarity);
         Self(vec![
+            flag(meaning_on),
             c.rule,
             best_rule - c.rule,
             flag(c.lexical_rank.is_some()),
@@ -87,7 +107,9 @@ impl Features {
             e.folder_only,
             e.part_only,
             e.missing,
+            e.unseen,
             flag(e.subject_missing),
+            flag(e.subject_unseen),
             flag(e.off_type),
             flag(e.wanted_type),
             flag(e.meaning_alone),
@@ -144,13 +166,7 @@ impl Scorer {
 
     /// The probability that the candidate with `features` is an answer.
     pub fn probability(&self, features: &Features) -> f32 {
-        let z = self.bias
-            + features
-                .0
-                .iter()
-                .zip(self.vector())
-                .map(|(x, w)| x * w)
-                .sum::<f32>();
+        let z = self.bias + features.0.iter().zip(self.vector()).map(|(x, w)| x * w).sum::<f32>();
         1.0 / (1.0 + (-z).exp())
     }
 }
@@ -171,15 +187,24 @@ mod tests {
     #[test]
     fn more_evidence_is_more_probable_under_positive_weights() {
         let scorer = Scorer::parse("version: 1\nbias: -2\nweights: {rule: 4, name_exact: 3}\n", "w.yml").unwrap();
-        let weak = Features::of(&Channels { rule: 0.3, ..Channels::default() }, 0.3, 0.0);
+        let pool = Pool {
+            best_rule: 0.3,
+            ..Pool::default()
+        };
+        let weak = Features::of(
+            &Channels {
+                rule: 0.3,
+                ..Channels::default()
+            },
+            pool,
+        );
         let named = Features::of(
             &Channels {
                 rule: 0.3,
                 name_exact: true,
                 ..Channels::default()
             },
-            0.3,
-            0.0,
+            pool,
         );
         assert!(scorer.probability(&named) > scorer.probability(&weak));
     }

@@ -212,6 +212,9 @@ pub struct Scored {
     /// word or a translation in a name, 0.7 for a sibling translation or a
     /// folder name, 0 when missing).
     pub strength: Vec<f32>,
+    /// Bit `c`: no record of the corpus holds concept `c` — a gap of the
+    /// project's vocabulary, which tells no record from another.
+    pub unseen: u32,
 }
 
 /// A record that matched, before scoring.
@@ -501,6 +504,11 @@ pub fn score_each_in<D: Document + Sync>(docs: &[D], queries: &[&Query], corpus:
         .into_iter()
         .map(|span| {
             let (weights, total_weight) = coverage_weights(&concepts[span.clone()], &df[span.clone()], n);
+            let unseen = df[span.clone()]
+                .iter()
+                .enumerate()
+                .filter(|(_, &d)| d == 0.0)
+                .fold(0u32, |mask, (k, _)| mask | 1 << k);
             hits.iter()
                 .filter(|hit| span.clone().any(|c| found(hit, c)))
                 .map(|hit| {
@@ -523,6 +531,7 @@ pub fn score_each_in<D: Document + Sync>(docs: &[D], queries: &[&Query], corpus:
                         bm25,
                         found_in,
                         strength,
+                        unseen,
                     }
                 })
                 .collect()

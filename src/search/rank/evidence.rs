@@ -19,10 +19,14 @@ pub struct Evidence {
     pub folder_only: f32,
     /// Matched only in a part the record holds (a child, a texture).
     pub part_only: f32,
-    /// Not matched at all.
+    /// Not matched at all, though other records hold it.
     pub missing: f32,
+    /// Held by no record of the project at all.
+    pub unseen: f32,
     /// The query's subject is missing or only a part (the record is capped).
     pub subject_missing: bool,
+    /// The query's subject is a word no record of the project holds.
+    pub subject_unseen: bool,
     /// Of a type the query named otherwise, or code it did not ask for.
     pub off_type: bool,
     /// Of the type the query wants (or a placeable one when it names none).
@@ -35,19 +39,35 @@ pub struct Evidence {
 
 impl Evidence {
     /// The evidence of `s`, one record's scores for `query`.
-    pub(super) fn of(s: &Scored, calibration: Calibration, wanted_type: bool, best_bm25: f32) -> Self {
+    pub(super) fn of(
+        s: &Scored,
+        subject: Option<usize>,
+        calibration: Calibration,
+        wanted_type: bool,
+        best_bm25: f32,
+    ) -> Self {
         let n = s.found_in.len().max(1) as f32;
-        let share = |test: &dyn Fn(u16) -> bool| s.found_in.iter().filter(|&&mask| test(mask)).count() as f32 / n;
+        let unseen = |c: usize| s.unseen & (1 << c) != 0;
+        let share = |test: &dyn Fn(usize, u16) -> bool| {
+            s.found_in
+                .iter()
+                .enumerate()
+                .filter(|&(c, &mask)| test(c, mask))
+                .count() as f32
+                / n
+        };
         let own = mask_of(&[Field::Name, Field::Tags, Field::Labels, Field::Signals]);
         let folder = mask_of(&[Field::Path]);
         let parts = mask_of(&[Field::Children, Field::Textures, Field::Properties]);
         Self {
             coverage: s.coverage,
-            named: share(&|m| m & own != 0),
-            folder_only: share(&|m| m != 0 && m & !folder == 0),
-            part_only: share(&|m| m != 0 && m & !parts == 0),
-            missing: share(&|m| m == 0),
+            named: share(&|_, m| m & own != 0),
+            folder_only: share(&|_, m| m != 0 && m & !folder == 0),
+            part_only: share(&|_, m| m != 0 && m & !parts == 0),
+            missing: share(&|c, m| m == 0 && !unseen(c)),
+            unseen: share(&|c, _| unseen(c)),
             subject_missing: matches!(calibration, Calibration::SubjectMissing | Calibration::SubjectOnlyPart),
+            subject_unseen: subject.is_some_and(unseen),
             off_type: matches!(calibration, Calibration::OtherType | Calibration::NonContent),
             wanted_type,
             meaning_alone: matches!(calibration, Calibration::MeaningAlone | Calibration::MeaningOnly),

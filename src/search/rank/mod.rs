@@ -369,24 +369,25 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
                 .and_then(|i| query.concepts.get(i))
                 .map(|c| c.label.as_str());
             let floor = options.thresholds.subject_found_floor();
+            let (under, at_least) = (stays_under(floor), stays_at_least(floor));
             match (calibration, subject) {
-                (Calibration::SubjectMissing, Some(subject)) => reasoning.push_str(&format!(
-                    " The subject {subject} is not in it, so it stays under {floor:.2}."
-                )),
-                (Calibration::SubjectOnlyPart, Some(subject)) => reasoning.push_str(&format!(
-                    " The subject {subject} is only a part it holds, so it stays under {floor:.2}."
-                )),
-                (Calibration::SubjectFound, Some(subject)) => reasoning.push_str(&format!(
-                    " It has the subject {subject}, so it stays at {floor:.2} or above."
-                )),
+                (Calibration::SubjectMissing, Some(subject)) => {
+                    reasoning.push_str(&format!(" The subject {subject} is not in it{under}"))
+                }
+                (Calibration::SubjectOnlyPart, Some(subject)) => {
+                    reasoning.push_str(&format!(" The subject {subject} is only a part it holds{under}"))
+                }
+                (Calibration::SubjectFound, Some(subject)) => {
+                    reasoning.push_str(&format!(" It has the subject {subject}{at_least}"))
+                }
                 (Calibration::NonContent, _) => reasoning.push_str(&format!(
-                    " It is code or tooling, which the query did not ask for, so it stays under {floor:.2}."
+                    " It is code or tooling, which the query did not ask for{under}"
                 )),
-                (Calibration::OtherType, _) => reasoning.push_str(&format!(
-                    " It is not of the type the query names, so it stays under {floor:.2}."
-                )),
+                (Calibration::OtherType, _) => {
+                    reasoning.push_str(&format!(" It is not of the type the query names{under}"))
+                }
                 (Calibration::MeaningAlone, _) => reasoning.push_str(&format!(
-                    " Only words near in meaning match it, not every query word, so it stays under {floor:.2}."
+                    " Only words near in meaning match it, not every query word{under}"
                 )),
                 _ => {}
             }
@@ -403,11 +404,22 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
                 path: row.path.clone(),
                 confidence,
                 reasoning,
-                evidence: Some(Evidence::of(&s, calibration, wanted_type, best_bm25)),
+                evidence: Some(Evidence::of(&s, query.subject, calibration, wanted_type, best_bm25)),
             };
             (candidate, s.bm25)
         })
         .collect()
+}
+
+/// How reasoning says a confidence was held under `cap`; the learned scorer
+/// ([`crate::search::scorer`]) drops it where its confidence is not.
+pub fn stays_under(cap: f32) -> String {
+    format!(", so it stays under {cap:.2}.")
+}
+
+/// How reasoning says a confidence was held at `floor` or above.
+pub fn stays_at_least(floor: f32) -> String {
+    format!(", so it stays at {floor:.2} or above.")
 }
 
 /// Keep the best `k` of `items` under `order`, sorted.
