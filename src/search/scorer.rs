@@ -14,7 +14,7 @@ use super::rank::Evidence;
 /// The data file the scorer's weights are read from.
 pub const WEIGHTS_FILE: &str = "data/search-weights.yml";
 
-/// Every feature, in the order of [`Features::values`]; a weights file names them.
+/// Every feature, in the order [`Features::of`] gives them; a weights file names them.
 pub const FEATURES: [&str; 24] = [
     "meaning_on",
     "rule",
