@@ -15,7 +15,7 @@ use super::rank::Evidence;
 pub const WEIGHTS_FILE: &str = "data/search-weights.yml";
 
 /// Every feature, in the order [`Features::of`] gives them; a weights file names them.
-pub const FEATURES: [&str; 24] = [
+pub const FEATURES: [&str; 26] = [
     "meaning_on",
     "rule",
     "rule_gap",
@@ -30,6 +30,8 @@ pub const FEATURES: [&str; 24] = [
     "agree",
     "coverage",
     "named",
+    "in_file_name",
+    "brevity",
     "folder_only",
     "part_only",
     "missing",
@@ -104,6 +106,8 @@ impl Features {
             flag(c.lexical_rank == Some(0) && c.meaning.is_some_and(|(_, rank)| rank == 0)),
             e.coverage,
             e.named,
+            e.in_file_name,
+            e.brevity,
             e.folder_only,
             e.part_only,
             e.missing,

@@ -15,6 +15,11 @@ pub struct Evidence {
     pub coverage: f32,
     /// Matched in the record's own words: name, tags, labels, file-name signals.
     pub named: f32,
+    /// Matched in its file name itself.
+    pub in_file_name: f32,
+    /// One over the number of the query's concepts: a long query's answer
+    /// covers less of it.
+    pub brevity: f32,
     /// Matched only in a folder name.
     pub folder_only: f32,
     /// Matched only in a part the record holds (a child, a texture).
@@ -57,11 +62,14 @@ impl Evidence {
                 / n
         };
         let own = mask_of(&[Field::Name, Field::Tags, Field::Labels, Field::Signals]);
+        let file_name = mask_of(&[Field::Name]);
         let folder = mask_of(&[Field::Path]);
         let parts = mask_of(&[Field::Children, Field::Textures, Field::Properties]);
         Self {
             coverage: s.coverage,
             named: share(&|_, m| m & own != 0),
+            in_file_name: share(&|_, m| m & file_name != 0),
+            brevity: 1.0 / n,
             folder_only: share(&|_, m| m != 0 && m & !folder == 0),
             part_only: share(&|_, m| m != 0 && m & !parts == 0),
             missing: share(&|c, m| m == 0 && !unseen(c)),
