@@ -18,7 +18,7 @@ Plan without running:  unity-assets run search --input query=\"좀비\" --dry-ru
 Examples:
   unity-assets --project examples/zombie-survival search \"탑다운 좀비 적 캐릭터\"
   unity-assets pick 0
-  unity-assets build \"좀비 서바이벌 프로토타입 만들어줘\" --yes
+  unity-assets build \"좀비 서바이벌 프로토타입 만들어줘\" --plan
   unity-assets doctor --offline
   unity-assets refs Assets/Materials/Rock.mat --depth 2
   unity-assets unused --roots Assets/Tools
@@ -29,7 +29,8 @@ Manual page:       unity-assets man > unity-assets.1
 
 Exit codes: 0 ok · 1 the run failed or refused (stale index, locked file, MCP unavailable)
             2 invalid input (bad query, unknown asset, pipeline, template, schema or config)
-            3 untrusted project (see `unity-assets trust`) · 130 interrupted";
+            3 untrusted project (see `unity-assets trust`)
+            4 build needs a confirmation nobody can give here (use --yes or --choose) · 130 interrupted";
 
 /// The filters `search` takes beside the words (docs/filters.md).
 const SEARCH_FILTERS: &str = "\
@@ -205,6 +206,10 @@ pub enum Command {
         /// Never ask; unconfirmed groups are left alone.
         #[arg(long)]
         non_interactive: bool,
+        /// Only list what would be placed — each group's asset, position and what it pulls
+        /// in — without MCP for Unity; nothing is sent (alias: --dry-run).
+        #[arg(long, visible_alias = "dry-run")]
+        plan: bool,
         #[command(flatten)]
         run: RunOptions,
         #[command(flatten)]

@@ -28,9 +28,12 @@ fn main() {
             std::process::exit(exit::FAILED);
         }
     };
+    // A step an error suggests names the project the command was on.
+    let rewrite = cli.project.as_deref().and_then(unity_assets::runnable::rewrite_for);
     let outcome = runtime.block_on(dispatch(cli));
     if let Some(msg) = &outcome.message {
-        eprintln!("{}", paint_error(msg));
+        let msg = rewrite.as_ref().map_or_else(|| msg.clone(), |r| r(msg));
+        eprintln!("{}", paint_error(&msg));
     }
     // Let blocking tasks of a cancelled run finish their cleanup briefly.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));

@@ -48,7 +48,11 @@ pub async fn run_pipeline(project: &Project, invocation: &Invocation, trust: boo
     if let Some(problem) = opts.report.as_deref().and_then(report_folder_problem) {
         return Outcome::invalid(problem);
     }
-    let lines = if opts.json { Output::stderr() } else { Output::stdout() };
+    let mut lines = if opts.json { Output::stderr() } else { Output::stdout() };
+    // A step a line suggests names the project this run is on.
+    if let Some(rewrite) = crate::runnable::rewrite_for(&project.root) {
+        lines = lines.rewriting(rewrite);
+    }
     let rt = match project.runtime(lines) {
         Ok(rt) => rt,
         Err(e) => return Outcome::failed(e),
