@@ -263,7 +263,9 @@ impl Invocation {
         // Index runs on one project take turns (search with reindex is one too).
         let _index_lock = if indexes(pipeline.name(), &inputs) {
             let waiting = || {
-                eprintln!("[unity-assets:index] another index run holds this project's index; waiting for it to finish")
+                if !project.quiet {
+                    eprintln!("[unity-assets:index] another index run holds this project's index; waiting for it to finish")
+                }
             };
             match crate::index::store::lock_index(&project.root, waiting) {
                 Ok(lock) => Some(lock),

@@ -96,7 +96,7 @@ async fn dispatch(cli: Cli) -> Outcome {
         Ok(p) => p,
         Err(d) => return Outcome::invalid(d),
     };
-    project.show_progress = !cli.quiet;
+    project.quiet = cli.quiet;
     if let Some((invocation, run)) = invocation {
         if matches!(cli.command, Command::Index { watch: true, .. }) {
             return commands::watch::index_watch(&project, &invocation, cli.trust, run).await;

@@ -29,8 +29,9 @@ pub struct Project {
     pub config: Config,
     pub resources: Resources,
     pub registry: Registry,
-    /// Draw progress bars on a terminal (off with `-q`).
-    pub show_progress: bool,
+    /// `-q`: only errors on stderr — no progress bars, notices or readable
+    /// lines there (with `--json` the lines would go to stderr).
+    pub quiet: bool,
 }
 
 impl Project {
@@ -110,7 +111,7 @@ impl Project {
             config,
             resources,
             registry,
-            show_progress: true,
+            quiet: false,
         })
     }
 
@@ -198,7 +199,7 @@ impl Project {
             .with_limits(self.config.limits)
             .protecting(crate::trust::PROTECTED)
             .with_asker(person)
-            .with_progress(crate::progress::Bars::for_terminal(!self.show_progress))
+            .with_progress(crate::progress::Bars::for_terminal(self.quiet))
             .releasing_outputs(true))
     }
 }

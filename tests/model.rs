@@ -238,7 +238,11 @@ fn a_broken_model_is_reported_and_remove_deletes_it_with_what_a_killed_install_l
         "{doctor:?}"
     );
     assert!(
-        line.ends_with("(optional) — fix: run `unity-assets model remove`, then `unity-assets model install`"),
+        line.ends_with(&format!(
+            "(optional) — fix: run {}, then {}",
+            test_support::cli::suggested(s.project.path(), "model remove"),
+            test_support::cli::suggested(s.project.path(), "model install")
+        )),
         "{line}"
     );
     let list = s.run(&["model", "list"], url);

@@ -22,6 +22,7 @@ enum Sink {
     Stdout,
     Stderr,
     Buffer(Vec<u8>),
+    Discard,
 }
 
 impl Output {
@@ -37,6 +38,14 @@ impl Output {
     pub fn stderr() -> Self {
         Self {
             sink: Arc::new(Mutex::new(Sink::Stderr)),
+            rewrite: None,
+        }
+    }
+
+    /// Nowhere: for a run whose reader wants its document alone.
+    pub fn discard() -> Self {
+        Self {
+            sink: Arc::new(Mutex::new(Sink::Discard)),
             rewrite: None,
         }
     }
@@ -80,13 +89,14 @@ impl Output {
                 buf.extend_from_slice(text.as_bytes());
                 buf.push(b'\n');
             }
+            Sink::Discard => {}
         }
     }
 
     /// Everything captured so far (empty for stdout and stderr).
     pub fn captured(&self) -> String {
         match &*self.sink.lock().unwrap_or_else(|e| e.into_inner()) {
-            Sink::Stdout | Sink::Stderr => String::new(),
+            Sink::Stdout | Sink::Stderr | Sink::Discard => String::new(),
             Sink::Buffer(buf) => String::from_utf8_lossy(buf).into_owned(),
         }
     }

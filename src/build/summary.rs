@@ -164,7 +164,10 @@ pub fn summarize(
                     c.path, c.confidence, c.reasoning
                 ));
             }
-            lines.push("    try: rephrase the request and run `unity-assets search`, or `unity-assets reindex` if assets changed".into());
+            lines.push(format!(
+                "    try: other words, as in `unity-assets search {}`, or `unity-assets reindex` if assets changed",
+                engine::template::shell_word(&d.sub_intent)
+            ));
         }
         verdicts.push(verdict);
     }

@@ -135,7 +135,7 @@ impl PipelineServer {
         let dir = self.project_dir(context).await?;
         let o = &self.options;
         let mut project = open(&dir, o.provider, o.model.as_deref()).map_err(|d| d.to_string())?;
-        project.show_progress = false;
+        project.quiet = true;
         Ok(project)
     }
 

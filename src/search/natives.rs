@@ -224,9 +224,9 @@ struct ResultArgs {
     /// Whether the index was fresh (or rebuilt first).
     #[serde(default = "default_index_fresh")]
     index_fresh: bool,
-    /// Whether search by meaning ran (an embedder with vectors).
+    /// Why search by meaning did not run (`None`: it ran, an embedder with vectors).
     #[serde(default)]
-    by_meaning: bool,
+    meaning_off: Option<String>,
     /// The query's filters (`search.filters`), recorded in the document.
     #[serde(default)]
     filters: Filters,
@@ -422,10 +422,10 @@ pub fn register(registry: &mut Registry) {
                 let situation = result::Situation {
                     confirm: a.confirm,
                     index_fresh: a.index_fresh,
-                    by_meaning: a.by_meaning,
+                    meaning_off: a.meaning_off,
                 };
                 Ok(ResultOut {
-                    summary: document.summary(a.shown_per_group, situation),
+                    summary: document.summary(a.shown_per_group, &situation),
                     document,
                 })
             },
