@@ -61,7 +61,7 @@ pub struct Cli {
     /// More logging (-v stage spans, -vv everything); RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     pub verbose: u8,
-    /// Only errors on stderr (no progress bars).
+    /// Only errors on stderr: no progress bars, notices or (with --json) readable lines.
     #[arg(short, long, global = true, help_heading = GLOBAL)]
     pub quiet: bool,
     /// When to colour messages; `auto` is on a terminal without NO_COLOR.
@@ -152,7 +152,7 @@ pub struct RunOptions {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Search the project's assets in natural language (indexes first if needed with --reindex).
+    /// Search the project's assets in natural language (--reindex brings the index up to date first).
     #[command(after_help = SEARCH_FILTERS)]
     Search {
         /// What to find, in Korean or English ("탑다운 좀비 적 캐릭터", "mossy stone material"),
@@ -160,7 +160,8 @@ pub enum Command {
         /// A query may start with a negated filter (`-t:Prefab rock`).
         #[arg(allow_hyphen_values = true)]
         query: String,
-        /// Rebuild the index first, then search.
+        /// Index first (incrementally: only what changed; `unity-assets reindex` re-tags
+        /// everything), then search.
         #[arg(long)]
         reindex: bool,
         #[command(flatten)]
