@@ -188,6 +188,21 @@ fn no_search_answer_contradicts_itself() {
 }
 
 #[test]
+fn index_warnings_say_how_to_see_them() {
+    let desk = Desk::new();
+    std::fs::write(
+        desk.project().join("Assets/Lost.png.meta"),
+        "fileFormatVersion: 2\nguid: 0123456789abcdef0123456789abcdef\n",
+    )
+    .unwrap();
+    let index = desk.on_project(&["index"]);
+    let line = index.lines().into_iter().find(|l| l.contains("; warnings ")).unwrap_or_default().to_owned();
+    assert!(line.contains("; `-v` lists each with its file)"), "{index:?}");
+    let verbose = desk.on_project(&["-v", "reindex"]);
+    assert!(verbose.stderr.contains("Assets/Lost.png"), "{verbose:?}");
+}
+
+#[test]
 fn quiet_prints_only_errors() {
     let desk = Desk::new();
     let search = desk.on_project(&["-q", "search", "qqqxxyz", "--reindex", "--json"]);
