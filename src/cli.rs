@@ -53,9 +53,9 @@ Example: unity-assets search \"t:Prefab dir:Environment 이끼 낀 바위\"";
 #[derive(Debug, Parser)]
 #[command(name = "unity-assets", version, about = ABOUT, after_help = AFTER, propagate_version = true)]
 pub struct Cli {
-    /// The Unity project (the folder holding Assets/); default: the current
-    /// folder (`mcp`: the client's roots, CLAUDE_PROJECT_DIR, then the
-    /// nearest folder upward holding Assets/ and ProjectSettings/).
+    /// The Unity project (the folder holding Assets/); default: the project the
+    /// current folder is in, itself or the nearest folder above it holding Assets/
+    /// (`mcp`: the client's roots and CLAUDE_PROJECT_DIR first).
     #[arg(long, global = true, value_name = "DIR", help_heading = GLOBAL)]
     pub project: Option<PathBuf>,
     /// More logging (-v stage spans, -vv everything); RUST_LOG overrides.

@@ -91,7 +91,14 @@ async fn dispatch(cli: Cli) -> Outcome {
     };
     // Doctor runs on a missing folder or a broken config, to report them.
     let open: Opener = invocation.as_ref().map_or(Project::open, |(i, _)| i.opener());
-    let project_dir = cli.project.clone().unwrap_or_else(|| ".".into());
+    // Without --project: the current folder, or the project it is in (as the MCP server finds it).
+    let project_dir = cli.project.clone().unwrap_or_else(|| {
+        let here = std::path::Path::new(".");
+        match std::env::current_dir() {
+            Ok(cwd) if !here.join("Assets").is_dir() => unity_assets::project::enclosing(&cwd).unwrap_or_else(|| here.into()),
+            _ => here.into(),
+        }
+    });
     let mut project = match open(&project_dir, provider, model.model.as_deref()) {
         Ok(p) => p,
         Err(d) => return Outcome::invalid(d),

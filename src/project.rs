@@ -204,6 +204,18 @@ impl Project {
     }
 }
 
+/// The Unity project `folder` is in: the nearest of it and the folders above
+/// it that holds `Assets/`, passing over folders inside an `Assets/` tree
+/// (a project may have a subfolder named Assets of its own). The one rule
+/// the command line (without `--project`) and the MCP server find a project by.
+pub fn enclosing(folder: &Path) -> Option<PathBuf> {
+    folder
+        .ancestors()
+        .filter(|dir| !dir.components().any(|c| c.as_os_str() == "Assets"))
+        .find(|dir| dir.join("Assets").is_dir())
+        .map(Path::to_path_buf)
+}
+
 /// The embedded set with an optional override folder on top.
 pub fn resources(overrides: Option<PathBuf>) -> Resources {
     Resources::new(

@@ -202,6 +202,20 @@ fn index_warnings_say_how_to_see_them() {
     assert!(verbose.stderr.contains("Assets/Lost.png"), "{verbose:?}");
 }
 
+/// One rule for the command line and the MCP server (`project::enclosing`,
+/// whose MCP side `mcp_server::locate`'s tests check): the project a folder
+/// is in holds `Assets/` (no `ProjectSettings/` needed), found upward.
+#[test]
+fn from_inside_a_project_the_command_line_finds_it_as_the_server_does() {
+    let desk = Desk::new();
+    std::fs::remove_dir_all(desk.project().join("ProjectSettings")).unwrap();
+    let mut index = desk.command(&["index"]);
+    let inside = desk.project().join("Assets/ZombieKit/Prefabs");
+    let run = Run::of(index.current_dir(&inside));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(desk.project().join(".claude/unity-asset-index/assets.jsonl").is_file());
+}
+
 #[test]
 fn quiet_prints_only_errors() {
     let desk = Desk::new();
