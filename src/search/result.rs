@@ -70,6 +70,9 @@ pub struct Situation {
     pub index_fresh: bool,
     /// Why search by meaning did not run, with what turns it on (`None`: it ran).
     pub meaning_off: Option<String>,
+    /// End a found answer with `Next: pick … or build …`; build's own search
+    /// does not, as build goes on.
+    pub pick_or_build: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -207,10 +210,12 @@ impl SearchResult {
                     }
                     offset += group.candidates.len();
                 }
-                lines.push(format!(
-                    "Next: `unity-assets pick 0` to choose candidate [0] (or any [N]), or `unity-assets build {}` to assemble a scene.",
-                    engine::template::shell_word(query)
-                ));
+                if situation.pick_or_build {
+                    lines.push(format!(
+                        "Next: `unity-assets pick 0` to choose candidate [0] (or any [N]), or `unity-assets build {}` to assemble a scene.",
+                        engine::template::shell_word(query)
+                    ));
+                }
                 lines.join("\n")
             }
         }
@@ -334,6 +339,7 @@ mod tests {
             confirm: 0.40,
             index_fresh: true,
             meaning_off: Some(MODEL_MISSING.to_owned()),
+            pick_or_build: true,
         }
     }
 
@@ -371,6 +377,14 @@ mod tests {
         );
         assert!(text.contains("`unity-assets pick 0`") && text.contains("`unity-assets build '적 + UI'`"));
         assert!(!text.contains("more,"), "every candidate is shown: {text}");
+        let within_build = result.summary(
+            3,
+            &Situation {
+                pick_or_build: false,
+                ..fresh()
+            },
+        );
+        assert!(!within_build.contains("Next:"), "{within_build}");
         let text = result.summary(1, &fresh());
         assert!(
             text.contains("   [0] Assets/a.prefab (0.90) — Matches a fully.\n   … and 1 more, [1]–[1], in search-result.json\n2. UI\n   [2] Assets/c.prefab"),
