@@ -264,7 +264,9 @@ impl Invocation {
         let _index_lock = if indexes(pipeline.name(), &inputs) {
             let waiting = || {
                 if !project.quiet {
-                    eprintln!("[unity-assets:index] another index run holds this project's index; waiting for it to finish")
+                    eprintln!(
+                        "[unity-assets:index] another index run holds this project's index; waiting for it to finish"
+                    )
                 }
             };
             match crate::index::store::lock_index(&project.root, waiting) {

@@ -95,7 +95,9 @@ async fn dispatch(cli: Cli) -> Outcome {
     let project_dir = cli.project.clone().unwrap_or_else(|| {
         let here = std::path::Path::new(".");
         match std::env::current_dir() {
-            Ok(cwd) if !here.join("Assets").is_dir() => unity_assets::project::enclosing(&cwd).unwrap_or_else(|| here.into()),
+            Ok(cwd) if !here.join("Assets").is_dir() => {
+                unity_assets::project::enclosing(&cwd).unwrap_or_else(|| here.into())
+            }
             _ => here.into(),
         }
     });

@@ -285,7 +285,9 @@ fn installed_or_say_none() -> Vec<(PathBuf, u64)> {
             .as_ref()
             .map(|d| format!(" (models go to {})", d.display()))
             .unwrap_or_default();
-        crate::outln!("sentence encoder: {NOT_INSTALLED}{place}; `unity-assets model install` turns it on ({INSTALL_SIZE})");
+        crate::outln!(
+            "sentence encoder: {NOT_INSTALLED}{place}; `unity-assets model install` turns it on ({INSTALL_SIZE})"
+        );
     }
     files
 }

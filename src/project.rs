@@ -289,7 +289,11 @@ fn registry(config: &Config, resources: &Resources) -> Result<Registry, Diagnost
     crate::websearch::register(&mut registry);
     crate::build::register(&mut registry);
     crate::references::register(&mut registry);
-    crate::doctor::register(&mut registry, config.llm.clone(), crate::doctor::model::meaning_off(config));
+    crate::doctor::register(
+        &mut registry,
+        config.llm.clone(),
+        crate::doctor::model::meaning_off(config),
+    );
     registry.guard("unity", Arc::new(unity_guard(resources)?));
     Ok(registry)
 }

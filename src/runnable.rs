@@ -15,7 +15,10 @@ pub fn with_project(line: &str, project: &Path) -> String {
     if !line.contains(COMMAND) {
         return line.to_owned();
     }
-    let flag = format!("--project {} ", engine::template::shell_word(&project.to_string_lossy()));
+    let flag = format!(
+        "--project {} ",
+        engine::template::shell_word(&project.to_string_lossy())
+    );
     let mut out = String::with_capacity(line.len() + flag.len());
     let mut rest = line;
     while let Some(at) = rest.find(COMMAND) {

@@ -79,17 +79,32 @@ fn build_plan_lists_a_zombie_the_player_and_props_without_mcp_for_unity() {
             .unwrap_or_else(|| panic!("no plan line with {needle}: {plan:?}"))
             .to_owned()
     };
-    assert!(plan.stdout.contains("(--plan: nothing is sent to MCP for Unity)"), "{plan:?}");
+    assert!(
+        plan.stdout.contains("(--plan: nothing is sent to MCP for Unity)"),
+        "{plan:?}"
+    );
     let enemy = line("Assets/ZombieKit/Prefabs/Characters/Zombie_");
-    assert!(enemy.contains("auto (") && enemy.contains(".prefab at (0, 0, 0)"), "{enemy}");
-    assert!(enemy.contains("pulls in ") && enemy.contains("Zombie_Locomotion.controller"), "{enemy}");
+    assert!(
+        enemy.contains("auto (") && enemy.contains(".prefab at (0, 0, 0)"),
+        "{enemy}"
+    );
+    assert!(
+        enemy.contains("pulls in ") && enemy.contains("Zombie_Locomotion.controller"),
+        "{enemy}"
+    );
     let player = line("Assets/Prefabs/Player.prefab");
-    assert!(player.contains(" at (3, 0, 0)") && player.contains("PlayerController.cs"), "{player}");
+    assert!(
+        player.contains(" at (3, 0, 0)") && player.contains("PlayerController.cs"),
+        "{player}"
+    );
     assert!(player.contains("asks first"), "{player}");
     let props = line("Assets/NatureForest/Prefabs/Trees/");
     assert!(props.contains("환경"), "the environment group: {props}");
     assert!(
-        !desk.project().join(".claude/unity-asset-index/orchestrator-audit.jsonl").exists(),
+        !desk
+            .project()
+            .join(".claude/unity-asset-index/orchestrator-audit.jsonl")
+            .exists(),
         "nothing was sent or audited"
     );
 
@@ -111,12 +126,20 @@ fn a_build_nobody_can_confirm_says_so_and_yes_shows_its_plan_first() {
     // No terminal (stdin is /dev/null) and no --yes or --choose.
     let build = desk.on_project(&["build", REQUEST]);
     assert_eq!(build.code, unity_assets::exit::NEEDS_CONFIRMATION, "{build:?}");
-    assert!(!build.stdout.contains("aborted by the user"), "nobody was asked: {build:?}");
     assert!(
-        build.stdout.contains("needs confirmation: no terminal to ask — rerun with --yes"),
+        !build.stdout.contains("aborted by the user"),
+        "nobody was asked: {build:?}"
+    );
+    assert!(
+        build
+            .stdout
+            .contains("needs confirmation: no terminal to ask — rerun with --yes"),
         "{build:?}"
     );
-    assert!(build.stdout.contains("    1. Assets/Prefabs/Player.prefab (0."), "{build:?}");
+    assert!(
+        build.stdout.contains("    1. Assets/Prefabs/Player.prefab (0."),
+        "{build:?}"
+    );
     assert!(build.stderr.contains("build: needs_confirmation"), "{build:?}");
 
     std::fs::create_dir_all(desk.project().join(".claude")).unwrap();
@@ -126,7 +149,10 @@ fn a_build_nobody_can_confirm_says_so_and_yes_shows_its_plan_first() {
     let plan = yes.stdout.find("plan for").unwrap_or_else(|| panic!("{yes:?}"));
     let down = yes.stdout.find("mcp_unavailable").unwrap_or_else(|| panic!("{yes:?}"));
     assert!(plan < down, "the plan comes before the server is needed: {yes:?}");
-    assert!(yes.stdout[plan..down].contains("Assets/Prefabs/Player.prefab at (3, 0, 0)"), "{yes:?}");
+    assert!(
+        yes.stdout[plan..down].contains("Assets/Prefabs/Player.prefab at (3, 0, 0)"),
+        "{yes:?}"
+    );
 }
 
 /// The lines a person reads after the fixed stage 3 line, and the steps they suggest.
@@ -140,22 +166,27 @@ fn no_search_answer_contradicts_itself() {
     assert_eq!(desk.on_project(&["index"]).code, 0);
     let fixed = "[unity-assets:search] fallback stage 3: no_match (suggested_action=reindex)";
     let fresh = desk.on_project(&["search", "qqqxxyz"]);
-    let lexical = desk.on_project(&[
-        "search",
-        "qqqxxyz",
-        "--set",
-        "search.semantic.retrievers=lexical",
-    ]);
+    let lexical = desk.on_project(&["search", "qqqxxyz", "--set", "search.semantic.retrievers=lexical"]);
     for (what, run) in [("model missing", &fresh), ("retrievers lexical", &lexical)] {
         assert!(run.has_line(fixed), "{what}: {run:?}");
         assert_eq!(next_lines(run).len(), 1, "{what}: one next step: {run:?}");
         let next = next_lines(run)[0];
-        assert!(!next.contains("will not help"), "{what}: contradicts the fixed line: {next}");
-        assert!(next.contains("reindex` (the suggested_action) helps only once"), "{what}: {next}");
+        assert!(
+            !next.contains("will not help"),
+            "{what}: contradicts the fixed line: {next}"
+        );
+        assert!(
+            next.contains("reindex` (the suggested_action) helps only once"),
+            "{what}: {next}"
+        );
     }
-    assert!(fresh.stdout.contains("Search by meaning was off: the builtin model is not installed"));
+    assert!(fresh
+        .stdout
+        .contains("Search by meaning was off: the builtin model is not installed"));
     assert!(
-        lexical.stdout.contains("Search by meaning was off: search.semantic.retrievers is lexical")
+        lexical
+            .stdout
+            .contains("Search by meaning was off: search.semantic.retrievers is lexical")
             && !lexical.stdout.contains("model install"),
         "the model is no advice when meaning is turned off: {lexical:?}"
     );
@@ -196,7 +227,12 @@ fn index_warnings_say_how_to_see_them() {
     )
     .unwrap();
     let index = desk.on_project(&["index"]);
-    let line = index.lines().into_iter().find(|l| l.contains("; warnings ")).unwrap_or_default().to_owned();
+    let line = index
+        .lines()
+        .into_iter()
+        .find(|l| l.contains("; warnings "))
+        .unwrap_or_default()
+        .to_owned();
     assert!(line.contains("; `-v` lists each with its file)"), "{index:?}");
     let verbose = desk.on_project(&["-v", "reindex"]);
     assert!(verbose.stderr.contains("Assets/Lost.png"), "{verbose:?}");
@@ -242,7 +278,9 @@ fn suggested(text: &str) -> Vec<String> {
 /// install`), deletes the user's model, or never ends (`--watch`). These are
 /// only parsed.
 fn only_parsed(command: &str) -> bool {
-    ["model install", "model remove", "--watch"].iter().any(|w| command.contains(w))
+    ["model install", "model remove", "--watch"]
+        .iter()
+        .any(|w| command.contains(w))
 }
 
 #[test]
@@ -263,7 +301,11 @@ fn every_suggested_command_runs_as_printed_from_the_users_folder() {
     ];
     // The index changed after the search: pick's help says to search again.
     std::fs::write(desk.project().join("Assets/new.txt"), "new").unwrap();
-    std::fs::write(desk.project().join("Assets/new.txt.meta"), "fileFormatVersion: 2\nguid: 0123456789abcdef0123456789abcdef\n").unwrap();
+    std::fs::write(
+        desk.project().join("Assets/new.txt.meta"),
+        "fileFormatVersion: 2\nguid: 0123456789abcdef0123456789abcdef\n",
+    )
+    .unwrap();
     desk.on_project(&["index"]);
     runs.push(desk.on_project(&["pick", "0"]));
 
@@ -277,7 +319,10 @@ fn every_suggested_command_runs_as_printed_from_the_users_folder() {
                 .collect::<Vec<_>>()
         })
         .collect();
-    assert!(commands.len() >= 6, "too few suggestions to trust this test: {commands:?}");
+    assert!(
+        commands.len() >= 6,
+        "too few suggestions to trust this test: {commands:?}"
+    );
     let path = format!("{}:/usr/bin:/bin", desk.folder.path().join("bin").display());
     for command in &commands {
         assert!(command.contains("--project zs "), "names the project: {command}");

@@ -101,7 +101,10 @@ async fn the_readmes_own_path_turns_on_search_by_meaning() {
         .into_iter()
         .find(|l| l.command == "unity-assets model install")
         .expect("README: the install section installs the model");
-    assert!(install.comment.contains("32 MB") && install.comment.contains("77 MiB"), "{install:?}");
+    assert!(
+        install.comment.contains("32 MB") && install.comment.contains("77 MiB"),
+        "{install:?}"
+    );
     let first = test_support::readme::section_lines(&readme, "The two commands")
         .into_iter()
         .find(|l| l.command.starts_with("cargo run "))
@@ -111,11 +114,17 @@ async fn the_readmes_own_path_turns_on_search_by_meaning() {
         .command
         .split(" && ")
         .map(|step| {
-            let args = step.strip_prefix("cargo run --release -- ").expect("a run of the binary");
+            let args = step
+                .strip_prefix("cargo run --release -- ")
+                .expect("a run of the binary");
             test_support::readme::split(args)
         })
         .collect();
-    assert_eq!(steps[0], ["model", "install"], "the first command installs the model first");
+    assert_eq!(
+        steps[0],
+        ["model", "install"],
+        "the first command installs the model first"
+    );
 
     let clone = tempfile::tempdir().unwrap();
     let example = clone.path().join("examples/zombie-survival");
@@ -146,11 +155,13 @@ async fn the_readmes_own_path_turns_on_search_by_meaning() {
         search.stdout.contains("[unity-assets:index] vectors: 71 embedded"),
         "the search's index embedded every asset: {search:?}"
     );
-    let doctor = run(&["--project".into(), example.display().to_string(), "doctor".into(), "--offline".into()]);
-    assert!(
-        doctor.stdout.contains("; search by meaning is on"),
-        "{doctor:?}"
-    );
+    let doctor = run(&[
+        "--project".into(),
+        example.display().to_string(),
+        "doctor".into(),
+        "--offline".into(),
+    ]);
+    assert!(doctor.stdout.contains("; search by meaning is on"), "{doctor:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

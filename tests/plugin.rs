@@ -150,7 +150,10 @@ fn without_the_binary_the_launcher_says_how_to_install_it() {
     let on_path = folder_with_binary();
     let path = format!("{}:{BARE_PATH}", on_path.path().display());
     let found = launch(Path::new(&path), empty.path(), &["--session-start"]);
-    assert!(found.status.success() && found.stdout.is_empty(), "installed: nothing to say");
+    assert!(
+        found.status.success() && found.stdout.is_empty(),
+        "installed: nothing to say"
+    );
 
     // A plugin folder outside any clone still says what to run.
     let elsewhere = tempfile::tempdir().unwrap();
@@ -394,7 +397,10 @@ fn the_readmes_install_and_plugin_lines_work_as_written() {
             .unwrap();
         assert!(run.status.success(), "README: `{}`:\n{}", install.command, text(&run));
     } else {
-        eprintln!("the README's `{}` is run under CI only (a release build); the test binary stands in", install.command);
+        eprintln!(
+            "the README's `{}` is run under CI only (a release build); the test binary stands in",
+            install.command
+        );
         std::fs::create_dir(&installed_bin).unwrap();
         std::os::unix::fs::symlink(binary(), installed_bin.join("unity-assets")).unwrap();
     }

@@ -103,7 +103,9 @@ fn every_command_the_readme_shows_is_accepted_and_names_its_project() {
             continue;
         };
         seen += 1;
-        let words: Vec<String> = std::iter::once("unity-assets".to_owned()).chain(test_support::readme::split(args)).collect();
+        let words: Vec<String> = std::iter::once("unity-assets".to_owned())
+            .chain(test_support::readme::split(args))
+            .collect();
         if let Err(e) = Cli::try_parse_from(&words) {
             // `--version` and `--help` end the parse by printing, as they should.
             let printed = [ErrorKind::DisplayVersion, ErrorKind::DisplayHelp].contains(&e.kind());

@@ -157,7 +157,10 @@ fn search_prints_every_routed_group_and_writes_a_valid_result() {
         lines.contains(&"1. 좀비 적 캐릭터") && lines.contains(&"2. 배경 음악"),
         "{run:?}"
     );
-    assert!(run.stdout.contains(&cli::suggested(project.path(), "pick 0")), "{run:?}");
+    assert!(
+        run.stdout.contains(&cli::suggested(project.path(), "pick 0")),
+        "{run:?}"
+    );
 
     let result = project.result();
     assert_eq!(result["status"], "ok");

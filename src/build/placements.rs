@@ -146,7 +146,11 @@ fn line(p: &Placement, confirm: f64, caller: Caller) -> String {
         ),
         Choice::Aborted => "nothing placed: aborted".to_owned(),
         Choice::Unconfirmed | Choice::Pending => {
-            format!("nothing placed: unconfirmed ({:.2}; {})", p.max_confidence, caller.rerun(p.group))
+            format!(
+                "nothing placed: unconfirmed ({:.2}; {})",
+                p.max_confidence,
+                caller.rerun(p.group)
+            )
         }
     };
     let mut text = format!("{PREFIX} {}. {} — {how}", p.group, p.sub_intent);

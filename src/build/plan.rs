@@ -119,17 +119,21 @@ pub fn plan(request: &PlanRequest) -> Plan {
         },
         Use::PlayAudio => Plan {
             calls: vec![
-                placed(json!({"action": "create", "name": format!("{name} Audio"), "components_to_add": [
-                    {"typeName": "AudioSource", "properties": {"clip": asset.path, "playOnAwake": true}}
-                ]})),
+                placed(
+                    json!({"action": "create", "name": format!("{name} Audio"), "components_to_add": [
+                        {"typeName": "AudioSource", "properties": {"clip": asset.path, "playOnAwake": true}}
+                    ]}),
+                ),
                 save,
             ],
             note: format!("added an AudioSource playing {}", asset.path),
         },
         Use::ShowMaterial => Plan {
             calls: vec![
-                placed(json!({"action": "create", "name": format!("{name} Preview"), "primitive_type": "Cube",
-                       "component_properties": {"MeshRenderer": {"sharedMaterial": asset.path}}})),
+                placed(
+                    json!({"action": "create", "name": format!("{name} Preview"), "primitive_type": "Cube",
+                       "component_properties": {"MeshRenderer": {"sharedMaterial": asset.path}}}),
+                ),
                 save,
             ],
             note: format!("added a cube rendered with {}", asset.path),
@@ -191,7 +195,10 @@ mod tests {
             ..request("Assets/Enemies/Zombie_A.prefab", None)
         });
         assert_eq!(placed.calls[0].args["position"], json!([6.0, 0.0, 0.0]));
-        assert!(plan(&request("Assets/A.prefab", None)).calls[0].args.get("position").is_none());
+        assert!(plan(&request("Assets/A.prefab", None)).calls[0]
+            .args
+            .get("position")
+            .is_none());
     }
 
     #[test]

@@ -15,13 +15,21 @@ const NAME: &str = "sentence encoder";
 /// `off`: the project's config turns search by meaning off (why).
 pub fn check(off: Option<&str>) -> Check {
     let Some(path) = installed_builtin_model() else {
-        return Check::warn(NAME, NOT_INSTALLED, format!("run `unity-assets model install` ({INSTALL_SIZE})"));
+        return Check::warn(
+            NAME,
+            NOT_INSTALLED,
+            format!("run `unity-assets model install` ({INSTALL_SIZE})"),
+        );
     };
     match Encoder::open(&path) {
         Ok(encoder) => match off {
             Some(why) => Check::warn(
                 NAME,
-                format!("{} at {}, but search by meaning is off here: {why}", encoder.model_id(), path.display()),
+                format!(
+                    "{} at {}, but search by meaning is off here: {why}",
+                    encoder.model_id(),
+                    path.display()
+                ),
                 "remove that setting from .claude/unity-assets.yml to search by meaning",
             ),
             None => Check::pass(

@@ -113,11 +113,10 @@ pub fn resolve(index_dir: &Path, limits: &engine::io::Limits, index: &str, now: 
     if current.is_none() || current != result.manifest_version {
         // The fixed line says "reindex"; what actually helps is a new search,
         // so the advice goes on the help line under it.
-        return PickOutcome::error("stale search result; reindex required".into())
-            .help(&search_again(
-                "the index changed after this search",
-                result.query.as_deref().unwrap_or_default(),
-            ));
+        return PickOutcome::error("stale search result; reindex required".into()).help(&search_again(
+            "the index changed after this search",
+            result.query.as_deref().unwrap_or_default(),
+        ));
     }
     let flat: Vec<(usize, usize)> = result
         .groups

@@ -248,7 +248,10 @@ impl SearchResult {
             for (i, c) in listed.iter().enumerate() {
                 lines.push(format!("   [{i}] {} — {}", c.path, first_sentence(&c.reasoning)));
             }
-            lines.push("Next: `unity-assets pick 0` to choose asset [0] (or any [N]), or add words to rank the matches.".to_owned());
+            lines.push(
+                "Next: `unity-assets pick 0` to choose asset [0] (or any [N]), or add words to rank the matches."
+                    .to_owned(),
+            );
             return Some(lines.join("\n"));
         }
         let narrowed = format!("[unity-assets:search] filters {filters} keep {matched} asset(s); the words rank them");
@@ -332,7 +335,8 @@ fn first_sentence(text: &str) -> String {
 mod tests {
     use super::*;
 
-    const MODEL_MISSING: &str = "the builtin model is not installed (`unity-assets model install` turns on search by meaning)";
+    const MODEL_MISSING: &str =
+        "the builtin model is not installed (`unity-assets model install` turns on search by meaning)";
 
     fn fresh() -> Situation {
         Situation {
@@ -458,7 +462,10 @@ mod tests {
         assert!(!text.contains("[0]"), "closest candidates are not pick numbers: {text}");
         assert!(text.contains("helps only once assets or labels change"), "{text}");
         assert!(text.contains("--set confidence_threshold.confirm=0.35"), "{text}");
-        assert!(text.contains(&format!("Search by meaning was off: {MODEL_MISSING}.")), "{text}");
+        assert!(
+            text.contains(&format!("Search by meaning was off: {MODEL_MISSING}.")),
+            "{text}"
+        );
         assert!(!text.contains("run `unity-assets reindex`"), "{text}");
 
         let stale = result.summary(

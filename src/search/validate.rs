@@ -48,12 +48,18 @@ pub fn validate(raw: &str, vocab: &Vocabulary) -> Validation {
         reindex,
     };
     if query.is_empty() {
-        return reject("검색어가 비어 있습니다", "the query is empty; say what you are looking for");
+        return reject(
+            "검색어가 비어 있습니다",
+            "the query is empty; say what you are looking for",
+        );
     }
     let straight = query.matches('"').count();
     let (open, close) = (query.matches(['“', '「']).count(), query.matches(['”', '」']).count());
     if straight % 2 == 1 || open != close {
-        return reject("따옴표 짝이 맞지 않습니다", "a quote is not closed; close it, or leave the quotes out");
+        return reject(
+            "따옴표 짝이 맞지 않습니다",
+            "a quote is not closed; close it, or leave the quotes out",
+        );
     }
     let parsed = match filters::parse(&query) {
         Ok(parsed) => parsed,
