@@ -387,12 +387,17 @@ fn the_readmes_install_and_plugin_lines_work_as_written() {
         .expect("README: no `cargo install` line");
     assert_eq!(install.command, "cargo install --locked --path .", "{install:?}");
     if std::env::var("CI").is_ok_and(|v| v == "true") {
-        // The release build as a newcomer runs it (CI shares its target folder,
-        // so its own install and this one build once), into a throwaway root.
+        // The release build as a newcomer runs it, into a throwaway root. Its
+        // target folder is .ci/run's install's (so the build happens once) and
+        // not the tests' own, which the running `cargo test` may hold.
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map_or_else(|| repo().join("target"), PathBuf::from)
+            .join("readme-install");
         let run = Command::new("sh")
             .args(["-c", &install.command])
             .current_dir(repo())
             .env("CARGO_INSTALL_ROOT", cargo_root.path())
+            .env("CARGO_TARGET_DIR", target)
             .output()
             .unwrap();
         assert!(run.status.success(), "README: `{}`:\n{}", install.command, text(&run));
