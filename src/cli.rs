@@ -18,7 +18,7 @@ Plan without running:  unity-assets run search --input query=\"좀비\" --dry-ru
 Examples:
   unity-assets --project examples/zombie-survival search \"탑다운 좀비 적 캐릭터\"
   unity-assets pick 0
-  unity-assets build \"좀비 서바이벌 프로토타입 만들어줘\" --yes
+  unity-assets build \"좀비 서바이벌 프로토타입 만들어줘\" --plan
   unity-assets doctor --offline
   unity-assets refs Assets/Materials/Rock.mat --depth 2
   unity-assets unused --roots Assets/Tools
@@ -29,7 +29,8 @@ Manual page:       unity-assets man > unity-assets.1
 
 Exit codes: 0 ok · 1 the run failed or refused (stale index, locked file, MCP unavailable)
             2 invalid input (bad query, unknown asset, pipeline, template, schema or config)
-            3 untrusted project (see `unity-assets trust`) · 130 interrupted";
+            3 untrusted project (see `unity-assets trust`)
+            4 build needs a confirmation nobody can give here (use --yes or --choose) · 130 interrupted";
 
 /// The filters `search` takes beside the words (docs/filters.md).
 const SEARCH_FILTERS: &str = "\
@@ -52,15 +53,15 @@ Example: unity-assets search \"t:Prefab dir:Environment 이끼 낀 바위\"";
 #[derive(Debug, Parser)]
 #[command(name = "unity-assets", version, about = ABOUT, after_help = AFTER, propagate_version = true)]
 pub struct Cli {
-    /// The Unity project (the folder holding Assets/); default: the current
-    /// folder (`mcp`: the client's roots, CLAUDE_PROJECT_DIR, then the
-    /// nearest folder upward holding Assets/ and ProjectSettings/).
+    /// The Unity project (the folder holding Assets/); default: the project the
+    /// current folder is in, itself or the nearest folder above it holding Assets/
+    /// (`mcp`: the client's roots and CLAUDE_PROJECT_DIR first).
     #[arg(long, global = true, value_name = "DIR", help_heading = GLOBAL)]
     pub project: Option<PathBuf>,
     /// More logging (-v stage spans, -vv everything); RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     pub verbose: u8,
-    /// Only errors on stderr (no progress bars).
+    /// Only errors on stderr: no progress bars, notices or (with --json) readable lines.
     #[arg(short, long, global = true, help_heading = GLOBAL)]
     pub quiet: bool,
     /// When to colour messages; `auto` is on a terminal without NO_COLOR.
@@ -151,7 +152,7 @@ pub struct RunOptions {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Search the project's assets in natural language (indexes first if needed with --reindex).
+    /// Search the project's assets in natural language (--reindex brings the index up to date first).
     #[command(after_help = SEARCH_FILTERS)]
     Search {
         /// What to find, in Korean or English ("탑다운 좀비 적 캐릭터", "mossy stone material"),
@@ -159,7 +160,8 @@ pub enum Command {
         /// A query may start with a negated filter (`-t:Prefab rock`).
         #[arg(allow_hyphen_values = true)]
         query: String,
-        /// Rebuild the index first, then search.
+        /// Index first (incrementally: only what changed; `unity-assets reindex` re-tags
+        /// everything), then search.
         #[arg(long)]
         reindex: bool,
         #[command(flatten)]
@@ -205,6 +207,10 @@ pub enum Command {
         /// Never ask; unconfirmed groups are left alone.
         #[arg(long)]
         non_interactive: bool,
+        /// Only list what would be placed — each group's asset, position and what it pulls
+        /// in — without MCP for Unity; nothing is sent (alias: --dry-run).
+        #[arg(long, visible_alias = "dry-run")]
+        plan: bool,
         #[command(flatten)]
         run: RunOptions,
         #[command(flatten)]

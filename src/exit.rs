@@ -8,5 +8,9 @@ pub const FAILED: i32 = 1;
 pub const INVALID: i32 = 2;
 /// The project holds items that need trust (`unity-assets trust`); nothing ran.
 pub const UNTRUSTED: i32 = 3;
+/// A build group needs a confirmation and nobody can answer it here (no
+/// terminal, no `--yes` or `--choose`); nothing was sent (`needs_confirmation`,
+/// set by `pipelines/build.yaml`).
+pub const NEEDS_CONFIRMATION: i32 = 4;
 /// Interrupted by Ctrl+C; files being written were left untouched.
 pub const INTERRUPTED: i32 = 130;

@@ -25,6 +25,10 @@ const BUILD: &str = "build";
 /// Build's input naming the door it was called through (`cli`, `mcp`), so
 /// an open group says how to answer it in that door's terms.
 const CALLER: &str = "caller";
+/// Build's input saying whether anyone can answer its confirm dialog (a
+/// terminal, an MCP client with elicitation): with nobody, a group that
+/// needs confirmation ends the run with `needs_confirmation`.
+const CAN_ASK: &str = "can_ask";
 
 /// The door an invocation came through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +79,7 @@ impl Finished {
 pub fn filled_inputs(pipeline: &str) -> &'static [&'static str] {
     match pipeline {
         DOCTOR => &["trusted", "trust", "set_errors"],
-        BUILD => &[CALLER],
+        BUILD => &[CALLER, CAN_ASK],
         _ => &[],
     }
 }
@@ -151,11 +155,12 @@ impl Invocation {
                 yes,
                 choose,
                 non_interactive,
+                plan,
                 run,
                 ..
             } => (
                 "build",
-                json!({"request": request, "yes": yes, "choose": choose, "non_interactive": non_interactive}),
+                json!({"request": request, "yes": yes, "choose": choose, "non_interactive": non_interactive, "plan": plan}),
                 run,
             ),
             Command::Index { run, .. } => ("index", json!({"force": false}), run),
@@ -248,6 +253,9 @@ impl Invocation {
             };
             inputs.insert(CALLER.into(), door.into());
         }
+        if filled_inputs(&self.pipeline).contains(&CAN_ASK) && pipeline.inputs().contains_key(CAN_ASK) {
+            inputs.insert(CAN_ASK.into(), runtime.can_ask().into());
+        }
         let inputs = match pipeline.bind_inputs(inputs) {
             Ok(v) => v,
             Err(e) => return Finished::before_run(Outcome::invalid(e)),
@@ -255,7 +263,11 @@ impl Invocation {
         // Index runs on one project take turns (search with reindex is one too).
         let _index_lock = if indexes(pipeline.name(), &inputs) {
             let waiting = || {
-                eprintln!("[unity-assets:index] another index run holds this project's index; waiting for it to finish")
+                if !project.quiet {
+                    eprintln!(
+                        "[unity-assets:index] another index run holds this project's index; waiting for it to finish"
+                    )
+                }
             };
             match crate::index::store::lock_index(&project.root, waiting) {
                 Ok(lock) => Some(lock),

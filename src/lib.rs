@@ -19,6 +19,7 @@ pub mod model;
 pub mod progress;
 pub mod project;
 pub mod references;
+pub mod runnable;
 pub mod search;
 pub mod semantic;
 pub mod stdout;

@@ -28,9 +28,12 @@ fn main() {
             std::process::exit(exit::FAILED);
         }
     };
+    // A step an error suggests names the project the command was on.
+    let rewrite = cli.project.as_deref().and_then(unity_assets::runnable::rewrite_for);
     let outcome = runtime.block_on(dispatch(cli));
     if let Some(msg) = &outcome.message {
-        eprintln!("{}", paint_error(msg));
+        let msg = rewrite.as_ref().map_or_else(|| msg.clone(), |r| r(msg));
+        eprintln!("{}", paint_error(&msg));
     }
     // Let blocking tasks of a cancelled run finish their cleanup briefly.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
@@ -88,12 +91,21 @@ async fn dispatch(cli: Cli) -> Outcome {
     };
     // Doctor runs on a missing folder or a broken config, to report them.
     let open: Opener = invocation.as_ref().map_or(Project::open, |(i, _)| i.opener());
-    let project_dir = cli.project.clone().unwrap_or_else(|| ".".into());
+    // Without --project: the current folder, or the project it is in (as the MCP server finds it).
+    let project_dir = cli.project.clone().unwrap_or_else(|| {
+        let here = std::path::Path::new(".");
+        match std::env::current_dir() {
+            Ok(cwd) if !here.join("Assets").is_dir() => {
+                unity_assets::project::enclosing(&cwd).unwrap_or_else(|| here.into())
+            }
+            _ => here.into(),
+        }
+    });
     let mut project = match open(&project_dir, provider, model.model.as_deref()) {
         Ok(p) => p,
         Err(d) => return Outcome::invalid(d),
     };
-    project.show_progress = !cli.quiet;
+    project.quiet = cli.quiet;
     if let Some((invocation, run)) = invocation {
         if matches!(cli.command, Command::Index { watch: true, .. }) {
             return commands::watch::index_watch(&project, &invocation, cli.trust, run).await;

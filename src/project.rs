@@ -29,8 +29,9 @@ pub struct Project {
     pub config: Config,
     pub resources: Resources,
     pub registry: Registry,
-    /// Draw progress bars on a terminal (off with `-q`).
-    pub show_progress: bool,
+    /// `-q`: only errors on stderr — no progress bars, notices or readable
+    /// lines there (with `--json` the lines would go to stderr).
+    pub quiet: bool,
 }
 
 impl Project {
@@ -110,7 +111,7 @@ impl Project {
             config,
             resources,
             registry,
-            show_progress: true,
+            quiet: false,
         })
     }
 
@@ -198,9 +199,21 @@ impl Project {
             .with_limits(self.config.limits)
             .protecting(crate::trust::PROTECTED)
             .with_asker(person)
-            .with_progress(crate::progress::Bars::for_terminal(!self.show_progress))
+            .with_progress(crate::progress::Bars::for_terminal(self.quiet))
             .releasing_outputs(true))
     }
+}
+
+/// The Unity project `folder` is in: the nearest of it and the folders above
+/// it that holds `Assets/`, passing over folders inside an `Assets/` tree
+/// (a project may have a subfolder named Assets of its own). The one rule
+/// the command line (without `--project`) and the MCP server find a project by.
+pub fn enclosing(folder: &Path) -> Option<PathBuf> {
+    folder
+        .ancestors()
+        .filter(|dir| !dir.components().any(|c| c.as_os_str() == "Assets"))
+        .find(|dir| dir.join("Assets").is_dir())
+        .map(Path::to_path_buf)
 }
 
 /// The embedded set with an optional override folder on top.
@@ -276,7 +289,11 @@ fn registry(config: &Config, resources: &Resources) -> Result<Registry, Diagnost
     crate::websearch::register(&mut registry);
     crate::build::register(&mut registry);
     crate::references::register(&mut registry);
-    crate::doctor::register(&mut registry, config.llm.clone());
+    crate::doctor::register(
+        &mut registry,
+        config.llm.clone(),
+        crate::doctor::model::meaning_off(config),
+    );
     registry.guard("unity", Arc::new(unity_guard(resources)?));
     Ok(registry)
 }

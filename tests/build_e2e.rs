@@ -310,6 +310,7 @@ fn build_runs_search_first_then_sends_each_asset_type_through_the_real_server() 
             path: tops[0].path.clone(),
             kind: None,
         },
+        position: Some(unity_assets::build::plan::slot(1)),
     });
     assert_eq!(
         rows[0]["args_digest"],
@@ -582,7 +583,8 @@ fn a_search_still_stale_after_the_rerun_is_stale_search() {
     assert!(
         run.stdout
             .lines()
-            .any(|l| l.starts_with("[unity-assets:build] error: stale_search — ") && l.contains("unity-assets reindex")),
+            .any(|l| l.starts_with("[unity-assets:build] error: stale_search — ")
+                && l.contains(&test_support::cli::suggested(&fx.project, "reindex"))),
         "{}",
         run.output()
     );

@@ -85,6 +85,7 @@ fn planned(group: usize, sub_intent: &str, path: &str) -> GroupPlan {
             path: path.into(),
             kind: None,
         },
+        position: Some(unity_assets::build::plan::slot(group)),
     };
     GroupPlan {
         group,

@@ -274,7 +274,11 @@ fn one_bad_byte_in_an_index_file_costs_that_line_only() {
         .find(|l| l.starts_with("✗ index:"))
         .unwrap_or_default();
     assert!(
-        line.contains("packages.jsonl line") && line.ends_with("— fix: run `unity-assets index`"),
+        line.contains("packages.jsonl line")
+            && line.ends_with(&format!(
+                "— fix: run {}",
+                test_support::cli::suggested(&f.project(), "index")
+            )),
         "{doctor:?}"
     );
     let index = f.ok(&["index"]);

@@ -162,7 +162,10 @@ fn doctor_reports_a_corrupt_assets_jsonl_with_its_fix() {
             .unwrap_or_else(|| panic!("{what}: no index check line: {run:?}"));
         assert!(
             index_line.contains("assets.jsonl line 1 cannot be used")
-                && index_line.ends_with("fix: run `unity-assets reindex`"),
+                && index_line.ends_with(&format!(
+                    "fix: run {}",
+                    test_support::cli::suggested(&p.dir(), "reindex")
+                )),
             "{what}: {index_line}"
         );
         // Every other check still prints its line.

@@ -130,7 +130,7 @@ fn a_watcher_indexes_each_change_and_a_no_op_beside_it_skips_the_walk_yet_misses
     .expect("a refused watcher ends");
     assert_eq!(second.code, 1, "{}", second.output());
     assert!(
-        second.stderr.contains("another `unity-assets index --watch`"),
+        second.stderr.contains("another watcher (`index --watch`) is watching"),
         "{}",
         second.output()
     );

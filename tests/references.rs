@@ -238,8 +238,21 @@ fn unused_lists_what_no_root_reaches_and_roots_add_more() {
         "{}",
         lines.stdout
     );
+    assert!(!lines.stdout.contains("warning"), "{}", lines.stdout);
     assert_eq!(project.run(&["unused", "--roots", "../elsewhere"]).code, 2);
     assert_eq!(project.run(&["unused", "--roots", "Assets/Nothing"]).code, 2);
+
+    // The scene it starts from emptied: everything it used shows up, and the answer says why.
+    std::fs::write(project.path().join("Assets/Scenes/Main.unity"), "%YAML 1.1\n").unwrap();
+    assert_eq!(project.run(&["index"]).code, 0);
+    let emptied = project.run(&["unused"]);
+    assert!(
+        emptied.stdout.contains(
+            "[unity-assets:unused] warning: scene Assets/Scenes/Main.unity references no asset (empty, or saved in a form the index cannot read)"
+        ),
+        "{}",
+        emptied.stdout
+    );
 }
 
 #[test]

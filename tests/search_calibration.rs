@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use test_support::cli;
 use test_support::project::{Project, INDEX_DIR};
 
 const BIN: &str = env!("CARGO_BIN_EXE_unity-assets");
@@ -125,9 +126,16 @@ fn no_match_shows_the_closest_candidates_and_what_would_help() {
     );
     assert!(answer.contains("all below confirm (0.40)"), "{answer}");
     assert!(answer.contains(&format!("   {BARREL} (0.")), "{answer}");
-    assert!(answer.contains("reindexing will not help"), "{answer}");
+    // It agrees with the stage 3 line's suggested_action=reindex, and says when that helps.
+    assert!(
+        answer.contains("reindex` (the suggested_action) helps only once assets"),
+        "{answer}"
+    );
     assert!(answer.contains("--set confidence_threshold.confirm=0."), "{answer}");
-    assert!(answer.contains("unity-assets model install"), "{answer}");
+    assert!(
+        answer.contains("Search by meaning was off: the builtin model is not installed"),
+        "{answer}"
+    );
     let document = result(&project);
     assert_eq!(document["status"], "no_match");
     assert_eq!(document["suggested_action"], "reindex");
@@ -145,7 +153,10 @@ fn no_match_shows_the_closest_candidates_and_what_would_help() {
     let run = project.run(&["search", "wooden bridge"]);
     assert!(run.has_line(FALLBACK_3), "{run:?}");
     assert!(
-        run.stdout.contains("the index is stale; run `unity-assets reindex`"),
+        run.stdout.contains(&format!(
+            "the index is stale; run {}",
+            cli::suggested(project.path(), "reindex")
+        )),
         "{run:?}"
     );
 }

@@ -157,7 +157,10 @@ fn search_prints_every_routed_group_and_writes_a_valid_result() {
         lines.contains(&"1. 좀비 적 캐릭터") && lines.contains(&"2. 배경 음악"),
         "{run:?}"
     );
-    assert!(run.stdout.contains("unity-assets pick N"), "{run:?}");
+    assert!(
+        run.stdout.contains(&cli::suggested(project.path(), "pick 0")),
+        "{run:?}"
+    );
 
     let result = project.result();
     assert_eq!(result["status"], "ok");
@@ -259,7 +262,7 @@ fn missing_or_stale_index_warns_with_both_ways_out() {
     let project = game_project();
     let warns = |run: &Run| {
         run.stdout.contains("warning: the index is missing or stale")
-            && run.stdout.contains("`unity-assets reindex`")
+            && run.stdout.contains(&cli::suggested(project.path(), "reindex"))
             && run.stdout.contains("`--reindex`")
     };
     let missing = project.run(&["search", "zombie"]);
@@ -412,7 +415,12 @@ fn pick_prints_its_five_lines_with_their_exit_codes() {
     let project = game_project();
     project.reindex();
     let run = project.run(&["pick", "0"]);
-    assert_eq!((run.code, run.lines()), (1, vec![PICK_NO_RESULT]), "{run:?}");
+    assert_eq!((run.code, run.lines()[0]), (1, PICK_NO_RESULT), "{run:?}");
+    let search = cli::suggested(project.path(), "search 'zombie enemy'");
+    assert_eq!(
+        run.lines()[1],
+        format!("  help: search first — in a shell {search} with your own words — then pick a number it lists")
+    );
 
     assert_eq!(project.run(&["search", "zombie enemy"]).code, 0);
     let result = project.result();
@@ -457,8 +465,11 @@ fn pick_prints_its_five_lines_with_their_exit_codes() {
     std::fs::write(&manifest_path, manifest.to_string()).unwrap();
     let run = project.run(&["pick", "0"]);
     // The fixed line, then what actually helps.
-    let help = "  help: the index changed after this search: run `unity-assets search` again, then pick";
-    assert_eq!((run.code, run.lines()), (1, vec![PICK_STALE, help]), "{run:?}");
+    let help = format!(
+        "  help: the index changed after this search: run the search again, {}, then pick",
+        cli::suggested(project.path(), "search 'zombie enemy'")
+    );
+    assert_eq!((run.code, run.lines()), (1, vec![PICK_STALE, &help]), "{run:?}");
 }
 
 #[test]

@@ -390,7 +390,10 @@ async fn a_stale_or_damaged_approximate_index_never_answers_and_index_rebuilds_i
     std::fs::write(&ann, &first).unwrap();
     let search = run(&project, &["search", "비커"]);
     assert!(
-        search.has_line("[unity-assets:search] the approximate vector index (assets.ann) is stale: every vector scanned instead; `unity-assets index` rebuilds it"),
+        search.has_line(&format!(
+            "[unity-assets:search] the approximate vector index (assets.ann) is stale: every vector scanned instead; {} rebuilds it",
+            test_support::cli::suggested(project.path(), "index")
+        )),
         "{search:?}"
     );
     assert!(result(&project).to_string().contains("Beaker_Tall"), "{search:?}");
@@ -403,7 +406,10 @@ async fn a_stale_or_damaged_approximate_index_never_answers_and_index_rebuilds_i
     std::fs::write(&ann, &current[..current.len() / 2]).unwrap();
     let search = run(&project, &["search", "비커"]);
     assert!(
-        search.has_line("[unity-assets:search] the approximate vector index (assets.ann) is damaged: every vector scanned instead; `unity-assets index` rebuilds it"),
+        search.has_line(&format!(
+            "[unity-assets:search] the approximate vector index (assets.ann) is damaged: every vector scanned instead; {} rebuilds it",
+            test_support::cli::suggested(project.path(), "index")
+        )),
         "{search:?}"
     );
     assert_eq!(result(&project)["status"], "ok", "{search:?}");

@@ -54,7 +54,7 @@ pub use asker::{Asker, Terminal};
 pub use cancel::Cancel;
 pub use compile::{Compiler, ConfigLayer, InputError, ParamLayers, ParamSource, Pipeline, ResolvedParam, WrittenAt};
 pub use outline::{outline, Outline, StageOutline};
-pub use output::Output;
+pub use output::{Output, Rewrite};
 pub use progress::{Progress, Tick};
 pub use registry::{CallContext, Reach, Registry};
 pub use report::{ModelUsage, RunReport, RunStatus, StageReport, StageStatus};

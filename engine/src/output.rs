@@ -11,12 +11,18 @@ use std::sync::{Arc, Mutex};
 #[derive(Clone)]
 pub struct Output {
     sink: Arc<Mutex<Sink>>,
+    /// What the door the lines are shown in changes in each (see [`Output::rewriting`]).
+    rewrite: Option<Rewrite>,
 }
+
+/// A change every line goes through before it is written.
+pub type Rewrite = Arc<dyn Fn(&str) -> String + Send + Sync>;
 
 enum Sink {
     Stdout,
     Stderr,
     Buffer(Vec<u8>),
+    Discard,
 }
 
 impl Output {
@@ -24,6 +30,7 @@ impl Output {
     pub fn stdout() -> Self {
         Self {
             sink: Arc::new(Mutex::new(Sink::Stdout)),
+            rewrite: None,
         }
     }
 
@@ -31,6 +38,15 @@ impl Output {
     pub fn stderr() -> Self {
         Self {
             sink: Arc::new(Mutex::new(Sink::Stderr)),
+            rewrite: None,
+        }
+    }
+
+    /// Nowhere: for a run whose reader wants its document alone.
+    pub fn discard() -> Self {
+        Self {
+            sink: Arc::new(Mutex::new(Sink::Discard)),
+            rewrite: None,
         }
     }
 
@@ -38,13 +54,25 @@ impl Output {
     pub fn buffer() -> Self {
         Self {
             sink: Arc::new(Mutex::new(Sink::Buffer(Vec::new()))),
+            rewrite: None,
+        }
+    }
+
+    /// The same place, every line first passed through `rewrite` — how a
+    /// product makes the commands its lines suggest runnable where they are
+    /// shown (a project folder named in them, say).
+    pub fn rewriting(self, rewrite: Rewrite) -> Self {
+        Self {
+            rewrite: Some(rewrite),
+            ..self
         }
     }
 
     /// Print one line (a newline is added). Lines from concurrent stages
     /// never interleave mid-line.
     pub fn line(&self, text: &str) {
-        let text = &escape_controls(text);
+        let rewritten = self.rewrite.as_ref().map(|r| r(text));
+        let text = &escape_controls(rewritten.as_deref().unwrap_or(text));
         let mut sink = self.sink.lock().unwrap_or_else(|e| e.into_inner());
         match &mut *sink {
             Sink::Stdout => {
@@ -61,13 +89,14 @@ impl Output {
                 buf.extend_from_slice(text.as_bytes());
                 buf.push(b'\n');
             }
+            Sink::Discard => {}
         }
     }
 
     /// Everything captured so far (empty for stdout and stderr).
     pub fn captured(&self) -> String {
         match &*self.sink.lock().unwrap_or_else(|e| e.into_inner()) {
-            Sink::Stdout | Sink::Stderr => String::new(),
+            Sink::Stdout | Sink::Stderr | Sink::Discard => String::new(),
             Sink::Buffer(buf) => String::from_utf8_lossy(buf).into_owned(),
         }
     }
@@ -106,5 +135,13 @@ mod tests {
         let out = Output::buffer();
         out.line("Assets/\u{1b}]0;pwned\u{7}Evil\r.prefab\n\tnext ✓");
         assert_eq!(out.captured(), "Assets/\\u{1b}]0;pwned\\u{7}Evil\\r.prefab\n\tnext ✓\n");
+    }
+
+    #[test]
+    fn a_rewrite_changes_every_line_of_every_clone() {
+        let out = Output::buffer().rewriting(Arc::new(|line: &str| line.replace("run x", "run x --here")));
+        out.clone().line("next: run x");
+        out.line("done");
+        assert_eq!(out.captured(), "next: run x --here\ndone\n");
     }
 }

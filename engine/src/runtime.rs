@@ -81,6 +81,12 @@ impl Runtime {
         self
     }
 
+    /// Whether anyone answers `ask` (a terminal, a client's form); without
+    /// an asker, `ask` takes its default.
+    pub fn can_ask(&self) -> bool {
+        self.asker.is_some()
+    }
+
     /// Where fan-out and step progress goes.
     pub fn with_progress(mut self, progress: Option<Arc<dyn crate::progress::Progress>>) -> Self {
         self.progress = progress;

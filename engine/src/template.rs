@@ -53,6 +53,7 @@ pub fn environment() -> Environment<'static> {
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
     env.set_fuel(Some(crate::io::Limits::default().template_fuel));
     env.add_function("range", cancellable_range);
+    env.add_filter("shell_word", |text: String| shell_word(&text));
     // Prompt files read best with block tags on their own lines.
     if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder()
         .trim_blocks(true)
@@ -62,6 +63,17 @@ pub fn environment() -> Environment<'static> {
         env.set_syntax(syntax);
     }
     env
+}
+
+/// `text` as one word of a POSIX shell line: as it is when that is safe,
+/// else in single quotes (the `shell_word` filter, for commands a line
+/// suggests: `unity-assets build {{ request | shell_word }}`).
+pub fn shell_word(text: &str) -> String {
+    let plain = |c: char| c.is_alphanumeric() || "_-./:=@%+,".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        return text.to_owned();
+    }
+    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 /// minijinja's `range`, refused once the run rendering it is cancelled: a
@@ -558,6 +570,18 @@ impl minijinja::value::Object for JsonView {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn shell_words_are_quoted_only_when_needed() {
+        assert_eq!(shell_word("examples/zombie-survival"), "examples/zombie-survival");
+        assert_eq!(shell_word("좀비"), "좀비");
+        assert_eq!(shell_word("좀비 서바이벌"), "'좀비 서바이벌'");
+        assert_eq!(shell_word("it's $HOME"), r"'it'\''s $HOME'");
+        assert_eq!(shell_word(""), "''");
+        let env = environment();
+        let line = env.render_str("build {{ r | shell_word }}", minijinja::context! {r => "a b"});
+        assert_eq!(line.unwrap(), "build 'a b'");
+    }
 
     fn eval(v: Value, scope: &Scope) -> Value {
         let env = environment();

@@ -49,6 +49,9 @@ pub enum Choice {
     Confirmed,
     /// Confirm branch on a terminal with no flag: the `ask` stage decides.
     Pending,
+    /// Confirm branch under `--plan`: the top candidate is shown as what
+    /// `--yes` would place; a real build asks first.
+    Proposed,
     /// Confirm branch, not interactive and no answer given.
     Unconfirmed,
     /// The user answered `abort`.
@@ -81,6 +84,10 @@ pub struct Answers {
     pub yes: bool,
     #[serde(default)]
     pub non_interactive: bool,
+    /// `--plan`: nothing is placed, so nobody is asked; the top candidate
+    /// stands for what would be chosen.
+    #[serde(default)]
+    pub plan: bool,
 }
 
 /// Decide every group of a search result.
@@ -103,6 +110,7 @@ pub fn decide(groups: &Value, thresholds: Thresholds, answers: &Answers) -> anyh
                     Some(Some(n)) => (Choice::Confirmed, candidates.get(n - 1).cloned()),
                     Some(None) => (Choice::Aborted, None),
                     None if answers.yes => (Choice::Confirmed, candidates.first().cloned()),
+                    None if answers.plan => (Choice::Proposed, candidates.first().cloned()),
                     None if answers.non_interactive => (Choice::Unconfirmed, None),
                     None => (Choice::Pending, None),
                 },

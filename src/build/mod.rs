@@ -5,11 +5,13 @@
 //! guard + execute → summary); each function here is one narrow step:
 //! [`preflight`] decides freshness, [`gate`] applies the confidence
 //! thresholds and the `--choose/--yes/--non-interactive` answers, [`plan`]
-//! is the builtin planner, [`scope`] the guard enforced in code, [`execute`]
-//! the audited calls, [`summary`] the closing report.
+//! is the builtin planner, [`placements`] says what the plan places before
+//! anything is sent (and is all `--plan` does), [`scope`] the guard enforced
+//! in code, [`execute`] the audited calls, [`summary`] the closing report.
 
 pub mod execute;
 pub mod gate;
+pub mod placements;
 pub mod plan;
 pub mod preflight;
 pub mod scope;
@@ -79,6 +81,17 @@ struct SummaryArgs {
     /// Who called, for how an open group is answered.
     #[serde(default)]
     caller: summary::Caller,
+}
+
+#[derive(Deserialize)]
+struct PlacementsArgs {
+    build: placements::Build,
+    decisions: Vec<Decision>,
+    /// The groups planned for and their plans, in the same order.
+    #[serde(default)]
+    targets: Vec<Target>,
+    #[serde(default)]
+    plans: Vec<Plan>,
 }
 
 #[derive(Deserialize)]
@@ -194,25 +207,44 @@ pub fn register(registry: &mut Registry) {
                     .filter(|(_, p)| p.calls.is_empty())
                     .map(|(t, p)| (t.group, p.note.clone()))
                     .collect();
-                // A placed prefab brings what it references into the scene: say what.
-                let pulls_in: std::collections::BTreeMap<usize, String> = a
-                    .decisions
-                    .iter()
-                    .filter_map(|d| Some((d.group, d.chosen.as_ref()?)))
-                    .filter(|(_, c)| c.path.ends_with(".prefab"))
-                    .filter_map(|(group, c)| {
-                        Some((group, crate::references::pulls_in(&ctx.workdir, &ctx.limits, &c.guid)?))
-                    })
-                    .collect();
                 Ok(summary::summarize(
                     &a.decisions,
                     a.execution.as_ref(),
                     &empty,
-                    &pulls_in,
+                    &pulls_in(&a.decisions, &ctx.workdir, &ctx.limits),
                     a.caller,
                 ))
             },
+        )
+        .function(
+            "build.placements",
+            "What the plan places, per group: asset, position, action, what it pulls in",
+            |a: PlacementsArgs, ctx| {
+                let planned: Vec<usize> = a.targets.iter().map(|t| t.group).collect();
+                Ok(placements::report(
+                    &a.build,
+                    &a.decisions,
+                    &planned,
+                    &a.plans,
+                    &pulls_in(&a.decisions, &ctx.workdir, &ctx.limits),
+                ))
+            },
         );
+}
+
+/// What each group's chosen prefab brings into the scene (the reference
+/// graph's line), by group.
+fn pulls_in(
+    decisions: &[Decision],
+    project: &std::path::Path,
+    limits: &engine::io::Limits,
+) -> std::collections::BTreeMap<usize, String> {
+    decisions
+        .iter()
+        .filter_map(|d| Some((d.group, d.chosen.as_ref()?)))
+        .filter(|(_, c)| c.path.ends_with(".prefab"))
+        .filter_map(|(group, c)| Some((group, crate::references::pulls_in(project, limits, &c.guid)?)))
+        .collect()
 }
 
 /// Give each target's asset its name, type and subtype from the index, so a
@@ -253,7 +285,8 @@ fn plan_targets(decisions: &[Decision]) -> Vec<Value> {
         .iter()
         .filter_map(|d| {
             let chosen = d.chosen.as_ref()?;
-            Some(json!({"group": d.group, "sub_intent": d.sub_intent, "asset": {"guid": chosen.guid, "path": chosen.path}}))
+            Some(json!({"group": d.group, "sub_intent": d.sub_intent, "asset": {"guid": chosen.guid, "path": chosen.path},
+                        "position": plan::slot(d.group)}))
         })
         .collect()
 }

@@ -26,11 +26,21 @@ pub struct PlanAsset {
     pub kind: Option<String>,
 }
 
-/// What the `plan` stage sees; the builtin planner needs only the asset
-/// (the sub-intent is there for LLM planners).
+/// What the `plan` stage sees; the builtin planner needs the asset and
+/// where to put it (the sub-intent is there for LLM planners).
 #[derive(Debug, Clone, Deserialize)]
 pub struct PlanRequest {
     pub asset: PlanAsset,
+    /// Where a created object goes (x, y, z), so one build's objects stand
+    /// side by side instead of inside each other; `None`: where Unity puts it.
+    #[serde(default)]
+    pub position: Option<[f64; 3]>,
+}
+
+/// The spot of a build's group `group` (1-based): a row along x, 3 units
+/// apart, the first at the origin.
+pub fn slot(group: usize) -> [f64; 3] {
+    [3.0 * (group.saturating_sub(1)) as f64, 0.0, 0.0]
 }
 
 /// One MCP tool call.
@@ -93,21 +103,23 @@ pub fn plan(request: &PlanRequest) -> Plan {
     let asset = &request.asset;
     let name = display_name(&asset.path);
     let save = call("manage_scene", json!({"action": "save"}));
+    let placed = |mut args: Value| {
+        if let Some(position) = request.position {
+            args["position"] = json!(position);
+        }
+        call("manage_gameobject", args)
+    };
     match use_for(asset) {
         Use::Instantiate => Plan {
             calls: vec![
-                call(
-                    "manage_gameobject",
-                    json!({"action": "create", "name": name, "prefab_path": asset.path}),
-                ),
+                placed(json!({"action": "create", "name": name, "prefab_path": asset.path})),
                 save,
             ],
             note: format!("instantiated {} into the active scene", asset.path),
         },
         Use::PlayAudio => Plan {
             calls: vec![
-                call(
-                    "manage_gameobject",
+                placed(
                     json!({"action": "create", "name": format!("{name} Audio"), "components_to_add": [
                         {"typeName": "AudioSource", "properties": {"clip": asset.path, "playOnAwake": true}}
                     ]}),
@@ -118,10 +130,9 @@ pub fn plan(request: &PlanRequest) -> Plan {
         },
         Use::ShowMaterial => Plan {
             calls: vec![
-                call(
-                    "manage_gameobject",
+                placed(
                     json!({"action": "create", "name": format!("{name} Preview"), "primitive_type": "Cube",
-                           "component_properties": {"MeshRenderer": {"sharedMaterial": asset.path}}}),
+                       "component_properties": {"MeshRenderer": {"sharedMaterial": asset.path}}}),
                 ),
                 save,
             ],
@@ -147,6 +158,7 @@ mod tests {
                 path: path.into(),
                 kind: kind.map(str::to_owned),
             },
+            position: None,
         }
     }
 
@@ -174,6 +186,19 @@ mod tests {
                 ("manage_scene".into(), Some("save".into()))
             ]
         );
+    }
+
+    #[test]
+    fn created_objects_stand_where_the_request_puts_them() {
+        let placed = plan(&PlanRequest {
+            position: Some(slot(3)),
+            ..request("Assets/Enemies/Zombie_A.prefab", None)
+        });
+        assert_eq!(placed.calls[0].args["position"], json!([6.0, 0.0, 0.0]));
+        assert!(plan(&request("Assets/A.prefab", None)).calls[0]
+            .args
+            .get("position")
+            .is_none());
     }
 
     #[test]

@@ -82,7 +82,7 @@ impl Caller {
         }
     }
 
-    fn rerun(self, group: usize) -> String {
+    pub(super) fn rerun(self, group: usize) -> String {
         match self {
             Caller::Cli => format!("rerun with --choose {group}=N (N counts from 1) or --yes"),
             Caller::Mcp => {
@@ -130,7 +130,7 @@ pub fn summarize(
                 Some(note) => (Verdict::Failed, format!("{chosen}: {note}")),
                 None => (Verdict::Failed, format!("{chosen} was not applied")),
             },
-            (Choice::Unconfirmed | Choice::Pending, ..) => (
+            (Choice::Unconfirmed | Choice::Pending | Choice::Proposed, ..) => (
                 Verdict::Unconfirmed,
                 format!("best confidence {:.2}; {}", d.max_confidence, caller.rerun(d.group)),
             ),
@@ -164,7 +164,10 @@ pub fn summarize(
                     c.path, c.confidence, c.reasoning
                 ));
             }
-            lines.push("    try: rephrase the request and run `unity-assets search`, or `unity-assets reindex` if assets changed".into());
+            lines.push(format!(
+                "    try: other words, as in `unity-assets search {}`, or `unity-assets reindex` if assets changed",
+                engine::template::shell_word(&d.sub_intent)
+            ));
         }
         verdicts.push(verdict);
     }

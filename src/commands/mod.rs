@@ -48,7 +48,16 @@ pub async fn run_pipeline(project: &Project, invocation: &Invocation, trust: boo
     if let Some(problem) = opts.report.as_deref().and_then(report_folder_problem) {
         return Outcome::invalid(problem);
     }
-    let lines = if opts.json { Output::stderr() } else { Output::stdout() };
+    let mut lines = match (opts.json, project.quiet) {
+        (false, _) => Output::stdout(),
+        (true, false) => Output::stderr(),
+        // `-q --json`: the document alone, and on stderr only errors.
+        (true, true) => Output::discard(),
+    };
+    // A step a line suggests names the project this run is on.
+    if let Some(rewrite) = crate::runnable::rewrite_for(&project.root) {
+        lines = lines.rewriting(rewrite);
+    }
     let rt = match project.runtime(lines) {
         Ok(rt) => rt,
         Err(e) => return Outcome::failed(e),

@@ -25,7 +25,7 @@ pub async fn index_watch(project: &Project, invocation: &Invocation, trust: bool
         Ok(watch) => watch,
         Err(e) => return Outcome::failed(format!("index --watch: {e:#}")),
     };
-    if project.show_progress {
+    if !project.quiet {
         eprintln!("[unity-assets:index] watching Assets/ and Packages/ for changes; Ctrl+C stops");
     }
     // One listener for the whole watch: a Ctrl+C between two waits is not lost.

@@ -197,7 +197,7 @@ struct ReportArgs {
 }
 
 /// Register every `doctor.*` function.
-pub fn register(registry: &mut Registry, llm: LlmConfig) {
+pub fn register(registry: &mut Registry, llm: LlmConfig, meaning_off: Option<String>) {
     registry
         .function("doctor.project", "the project root holds Assets/", |_: NoArgs, ctx| {
             Ok(files::project(&ctx.workdir))
@@ -230,7 +230,7 @@ pub fn register(registry: &mut Registry, llm: LlmConfig) {
         .function(
             "doctor.model",
             "the sentence encoder for search by meaning: installed and readable, or how to install it",
-            |_: NoArgs, _| Ok(model::check()),
+            move |_: NoArgs, _| Ok(model::check(meaning_off.as_deref())),
         )
         .async_function(
             "doctor.provider",

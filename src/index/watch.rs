@@ -273,7 +273,7 @@ impl Watch {
         match lock.try_lock() {
             Ok(()) => {}
             Err(fs::TryLockError::WouldBlock) => anyhow::bail!(
-                "another `unity-assets index --watch` is watching {}; one watcher per project is enough",
+                "another watcher (`index --watch`) is watching {}; one watcher per project is enough",
                 project.display()
             ),
             Err(fs::TryLockError::Error(e)) => {

@@ -135,7 +135,7 @@ impl PipelineServer {
         let dir = self.project_dir(context).await?;
         let o = &self.options;
         let mut project = open(&dir, o.provider, o.model.as_deref()).map_err(|d| d.to_string())?;
-        project.show_progress = false;
+        project.quiet = true;
         Ok(project)
     }
 
@@ -187,7 +187,11 @@ impl PipelineServer {
             Ok(i) => i,
             Err(message) => return Ok(CallToolResult::error(vec![Content::text(message)])),
         };
-        let lines = Output::buffer();
+        // A command a line suggests runs from anywhere: it names the project.
+        let mut lines = Output::buffer();
+        if let Some(rewrite) = crate::runnable::rewrite_for(&project.root) {
+            lines = lines.rewriting(rewrite);
+        }
         let rt = match project.runtime(lines.clone()) {
             Ok(rt) => rt,
             Err(e) => return Ok(CallToolResult::error(vec![Content::text(e.to_string())])),

@@ -1,7 +1,8 @@
 //! Which Unity project a call works on. An MCP client starts the server
 //! wherever it likes, so the working folder says little: `--project` wins,
 //! then the client's roots (`roots/list`), then `CLAUDE_PROJECT_DIR`, then
-//! the nearest folder upward holding `Assets/` and `ProjectSettings/`.
+//! the project the working folder is in, found as the command line finds it
+//! ([`crate::project::enclosing`]).
 
 use std::path::{Path, PathBuf};
 
@@ -41,15 +42,11 @@ pub fn locate(places: &Places) -> Result<PathBuf, String> {
         Some(dir) => tried.push(format!("{CLAUDE_PROJECT_DIR}={}: no Assets/ folder", dir.display())),
         None => tried.push(format!("{CLAUDE_PROJECT_DIR}: not set")),
     }
-    if let Some(dir) = places
-        .working_dir
-        .ancestors()
-        .find(|d| holds_assets(d) && d.join("ProjectSettings").is_dir())
-    {
-        return Ok(dir.to_path_buf());
+    if let Some(dir) = crate::project::enclosing(&places.working_dir) {
+        return Ok(dir);
     }
     tried.push(format!(
-        "{} and the folders above it: none holds Assets/ and ProjectSettings/",
+        "{} and the folders above it: none holds Assets/",
         places.working_dir.display()
     ));
     Err(format!(
@@ -73,9 +70,9 @@ fn file_path(uri: &str) -> Option<PathBuf> {
 mod tests {
     use super::*;
 
+    /// A project as the command line takes it: a folder holding Assets/ (no ProjectSettings/).
     fn unity_project(dir: &Path) {
         std::fs::create_dir_all(dir.join("Assets")).unwrap();
-        std::fs::create_dir_all(dir.join("ProjectSettings")).unwrap();
     }
 
     #[test]
@@ -99,6 +96,11 @@ mod tests {
         assert_eq!(locate(&places).unwrap(), from_env);
         places.claude_project_dir = None;
         assert_eq!(locate(&places).unwrap(), upward);
+        // A subfolder named Assets inside the project is not a project.
+        let nested = upward.join("Assets/Art/Assets/Rocks");
+        std::fs::create_dir_all(&nested).unwrap();
+        places.working_dir = nested;
+        assert_eq!(locate(&places).unwrap(), upward);
     }
 
     #[test]
@@ -115,7 +117,7 @@ mod tests {
             "no Unity project found",
             &format!("root {}: no Assets/ folder", tmp.path().display()),
             "CLAUDE_PROJECT_DIR=",
-            "none holds Assets/ and ProjectSettings/",
+            "none holds Assets/",
             "--project DIR",
         ] {
             assert!(message.contains(part), "{part} missing from {message}");

@@ -86,8 +86,14 @@ pub fn unused(project: &Path, limits: &Limits, graph: &ReferenceGraph, extra: &[
     }
     listed.sort_by(|a, b| a.path.cmp(&b.path));
     let reached_count = reached.iter().filter(|r| **r).count();
+    let empty_scenes: Vec<&str> = (roots.scenes.iter())
+        .map(|&i| graph.node(i))
+        .filter(|scene| scene.uses.is_empty() && scene.missing.is_empty())
+        .map(|scene| scene.path.as_str())
+        .collect();
     let summary = summary_lines(
         &roots,
+        &empty_scenes,
         added.len(),
         graph.nodes.len(),
         reached_count,
@@ -132,6 +138,7 @@ pub fn unused(project: &Path, limits: &Limits, graph: &ReferenceGraph, extra: &[
 
 fn summary_lines(
     roots: &Roots,
+    empty_scenes: &[&str],
     added: usize,
     total: usize,
     reached: usize,
@@ -168,6 +175,16 @@ fn summary_lines(
             "\n[unity-assets:unused] warning: build-settings scene {missing} is not in the index"
         ));
     }
+    // A scene that uses nothing starts no walk: what only it would reach is listed as unused.
+    if roots.scenes.is_empty() {
+        lines.push_str("\n[unity-assets:unused] warning: no scene to start from, so only Resources/, Addressables and --roots reach anything");
+    }
+    for scene in empty_scenes {
+        lines.push_str(&format!(
+            "\n[unity-assets:unused] warning: scene {scene} references no asset (empty, or saved in a form the index cannot read), so it reaches nothing; assets it should use are listed below"
+        ));
+    }
+
     if listed.is_empty() {
         lines.push_str("\n[unity-assets:unused] every asset that can be judged is reached");
     } else {

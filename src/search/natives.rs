@@ -222,11 +222,14 @@ struct ResultArgs {
     #[serde(default = "default_confirm")]
     confirm: f32,
     /// Whether the index was fresh (or rebuilt first).
-    #[serde(default = "default_index_fresh")]
+    #[serde(default = "default_true")]
     index_fresh: bool,
-    /// Whether search by meaning ran (an embedder with vectors).
+    /// Why search by meaning did not run (`None`: it ran, an embedder with vectors).
     #[serde(default)]
-    by_meaning: bool,
+    meaning_off: Option<String>,
+    /// End a found answer with the pick-or-build step (not within build).
+    #[serde(default = "default_true")]
+    pick_or_build: bool,
     /// The query's filters (`search.filters`), recorded in the document.
     #[serde(default)]
     filters: Filters,
@@ -242,7 +245,7 @@ fn default_confirm() -> f32 {
     Thresholds::default().confirm
 }
 
-fn default_index_fresh() -> bool {
+fn default_true() -> bool {
     true
 }
 
@@ -422,10 +425,11 @@ pub fn register(registry: &mut Registry) {
                 let situation = result::Situation {
                     confirm: a.confirm,
                     index_fresh: a.index_fresh,
-                    by_meaning: a.by_meaning,
+                    meaning_off: a.meaning_off,
+                    pick_or_build: a.pick_or_build,
                 };
                 Ok(ResultOut {
-                    summary: document.summary(a.shown_per_group, situation),
+                    summary: document.summary(a.shown_per_group, &situation),
                     document,
                 })
             },

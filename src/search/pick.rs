@@ -91,14 +91,20 @@ pub fn resolve(index_dir: &Path, limits: &engine::io::Limits, index: &str, now: 
     }
     let read =
         |name: &str| engine::io::read_text_limited(&index_dir.join(name), limits.file_bytes, engine::io::FILE_KEY);
+    // The seed's fixed line names the Claude Code command; the help line
+    // says it the shell's way.
+    let no_result = || {
+        PickOutcome::error("no search result; run /unity-assets:search first".into())
+            .help("search first — in a shell `unity-assets search 'zombie enemy'` with your own words — then pick a number it lists")
+    };
     let text = match result::read_text(index_dir, limits) {
         Ok(Some(text)) => text,
-        Ok(None) => return PickOutcome::error("no search result; run /unity-assets:search first".into()),
+        Ok(None) => return no_result(),
         // Too large, a link out of the project, unreadable: say which.
         Err(e) => return PickOutcome::error(e.to_string()),
     };
     let Ok(result) = serde_json::from_str::<SearchResult>(&text) else {
-        return PickOutcome::error("no search result; run /unity-assets:search first".into());
+        return no_result();
     };
     let current = read("manifest.json")
         .ok()
@@ -107,8 +113,10 @@ pub fn resolve(index_dir: &Path, limits: &engine::io::Limits, index: &str, now: 
     if current.is_none() || current != result.manifest_version {
         // The fixed line says "reindex"; what actually helps is a new search,
         // so the advice goes on the help line under it.
-        return PickOutcome::error("stale search result; reindex required".into())
-            .help("the index changed after this search: run `unity-assets search` again, then pick");
+        return PickOutcome::error("stale search result; reindex required".into()).help(&search_again(
+            "the index changed after this search",
+            result.query.as_deref().unwrap_or_default(),
+        ));
     }
     let flat: Vec<(usize, usize)> = result
         .groups
@@ -179,8 +187,18 @@ pub fn require_indexed(index: &super::load::IndexFiles, out: PickOutcome) -> any
         Some(indexed) => format!("candidate {guid} names path `{path}`, not its indexed path `{indexed}`"),
         None => format!("candidate {guid} is not in the index"),
     };
-    Ok(PickOutcome::error(refusal)
-        .help("search-result.json was edited or is out of date: run `unity-assets search` again, then pick"))
+    Ok(PickOutcome::error(refusal).help(&search_again(
+        "search-result.json was edited or is out of date",
+        &row.query,
+    )))
+}
+
+/// A help line that says to search again for `query`, as a command to run.
+fn search_again(why: &str, query: &str) -> String {
+    format!(
+        "{why}: run the search again, `unity-assets search {}`, then pick",
+        engine::template::shell_word(query)
+    )
 }
 
 /// Step 5: append the row under `feedback.jsonl.lock`.

@@ -61,15 +61,18 @@ pub struct SearchResult {
 
 /// What the search knows about why nothing reached confirm, for the next
 /// step a `no_match` answer suggests.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Situation {
     /// The confirm threshold the search ran with.
     pub confirm: f32,
     /// Whether the index was fresh (or rebuilt by `--reindex`): then
     /// reindexing would find nothing new.
     pub index_fresh: bool,
-    /// Whether search by meaning ran: then installing the model is no advice.
-    pub by_meaning: bool,
+    /// Why search by meaning did not run, with what turns it on (`None`: it ran).
+    pub meaning_off: Option<String>,
+    /// End a found answer with `Next: pick … or build …`; build's own search
+    /// does not, as build goes on.
+    pub pick_or_build: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -164,7 +167,7 @@ impl SearchResult {
     /// its global pick number, confidence and first reasoning sentence, and
     /// the next step (for `no_match`, the closest candidates and what would
     /// help in `situation`).
-    pub fn summary(&self, shown_per_group: usize, situation: Situation) -> String {
+    pub fn summary(&self, shown_per_group: usize, situation: &Situation) -> String {
         let query = self.query.as_deref().unwrap_or_default();
         if let Some(text) = self.filtered_summary(shown_per_group, situation) {
             return text;
@@ -207,9 +210,12 @@ impl SearchResult {
                     }
                     offset += group.candidates.len();
                 }
-                lines.push(format!(
-                    "Next: `unity-assets pick N` to choose candidate [N], or `unity-assets build \"{query}\"` to assemble a scene."
-                ));
+                if situation.pick_or_build {
+                    lines.push(format!(
+                        "Next: `unity-assets pick 0` to choose candidate [0] (or any [N]), or `unity-assets build {}` to assemble a scene.",
+                        engine::template::shell_word(query)
+                    ));
+                }
                 lines.join("\n")
             }
         }
@@ -219,7 +225,7 @@ impl SearchResult {
 impl SearchResult {
     /// With filters: a listing (each match numbered for `pick`), no match at
     /// all, or the line saying what narrowed before the usual answer.
-    fn filtered_summary(&self, shown_per_group: usize, situation: Situation) -> Option<String> {
+    fn filtered_summary(&self, shown_per_group: usize, situation: &Situation) -> Option<String> {
         let matched = self
             .matched
             .filter(|_| !self.filters.is_empty() && self.status != Status::NoQuery)?;
@@ -242,7 +248,10 @@ impl SearchResult {
             for (i, c) in listed.iter().enumerate() {
                 lines.push(format!("   [{i}] {} — {}", c.path, first_sentence(&c.reasoning)));
             }
-            lines.push("Next: `unity-assets pick N` to choose asset [N], or add words to rank the matches.".to_owned());
+            lines.push(
+                "Next: `unity-assets pick 0` to choose asset [0] (or any [N]), or add words to rank the matches."
+                    .to_owned(),
+            );
             return Some(lines.join("\n"));
         }
         let narrowed = format!("[unity-assets:search] filters {filters} keep {matched} asset(s); the words rank them");
@@ -257,7 +266,7 @@ impl SearchResult {
     /// it and unnumbered (they cannot be picked), then the next step — other
     /// words, a lower threshold, search by meaning; reindex only when the
     /// index was stale.
-    fn no_match_summary(&self, shown_per_group: usize, situation: Situation) -> String {
+    fn no_match_summary(&self, shown_per_group: usize, situation: &Situation) -> String {
         let confirm = situation.confirm;
         let query = self.query.as_deref().unwrap_or_default();
         let mut lines = vec![format!(
@@ -283,9 +292,14 @@ impl SearchResult {
                 ));
             }
         }
+        // The stage 3 line above (a fixed line) says suggested_action=reindex:
+        // the next step agrees, and says when a reindex helps.
         if !situation.index_fresh {
             lines.push("Next: the index is stale; run `unity-assets reindex`, then search again.".to_owned());
             return lines.join("\n");
+        }
+        if let Some(off) = &situation.meaning_off {
+            lines.push(format!("Search by meaning was off: {off}."));
         }
         let mut steps =
             vec!["try other words (what the asset is called or what it is, rather than what it does)".to_owned()];
@@ -297,11 +311,11 @@ impl SearchResult {
                 "accept weaker matches with `--set confidence_threshold.confirm={lower:.2}`"
             ));
         }
-        if !situation.by_meaning {
-            steps.push("search by meaning after `unity-assets model install`".to_owned());
+        if situation.meaning_off.is_some() {
+            steps.push("turn search by meaning on (above) and search again".to_owned());
         }
         lines.push(format!(
-            "Next: the index is up to date, so reindexing will not help; {}.",
+            "Next: {}. The index is up to date, so `unity-assets reindex` (the suggested_action) helps only once assets or labels change.",
             steps.join("; or ")
         ));
         lines.join("\n")
@@ -321,11 +335,17 @@ fn first_sentence(text: &str) -> String {
 mod tests {
     use super::*;
 
-    const FRESH: Situation = Situation {
-        confirm: 0.40,
-        index_fresh: true,
-        by_meaning: false,
-    };
+    const MODEL_MISSING: &str =
+        "the builtin model is not installed (`unity-assets model install` turns on search by meaning)";
+
+    fn fresh() -> Situation {
+        Situation {
+            confirm: 0.40,
+            index_fresh: true,
+            meaning_off: Some(MODEL_MISSING.to_owned()),
+            pick_or_build: true,
+        }
+    }
 
     fn candidate(guid: &str, confidence: f32) -> Candidate {
         Candidate {
@@ -354,15 +374,23 @@ mod tests {
             },
         ];
         let result = SearchResult::found("적 + UI", Some("v1.0".into()), groups);
-        let text = result.summary(3, FRESH);
+        let text = result.summary(3, &fresh());
         assert!(text.starts_with("[unity-assets:search] 2 sub-intent(s)"), "{text}");
         assert!(
             text.contains("   [2] Assets/c.prefab (0.70) — Matches c fully."),
             "{text}"
         );
-        assert!(text.contains("unity-assets pick N") && text.contains("unity-assets build \"적 + UI\""));
+        assert!(text.contains("`unity-assets pick 0`") && text.contains("`unity-assets build '적 + UI'`"));
         assert!(!text.contains("more,"), "every candidate is shown: {text}");
-        let text = result.summary(1, FRESH);
+        let within_build = result.summary(
+            3,
+            &Situation {
+                pick_or_build: false,
+                ..fresh()
+            },
+        );
+        assert!(!within_build.contains("Next:"), "{within_build}");
+        let text = result.summary(1, &fresh());
         assert!(
             text.contains("   [0] Assets/a.prefab (0.90) — Matches a fully.\n   … and 1 more, [1]–[1], in search-result.json\n2. UI\n   [2] Assets/c.prefab"),
             "{text}"
@@ -386,7 +414,7 @@ mod tests {
         );
         assert_eq!(result.status, Status::Ok);
         assert_eq!(result.groups.len(), 2);
-        let text = result.summary(3, FRESH);
+        let text = result.summary(3, &fresh());
         assert!(text.starts_with("[unity-assets:search] 2 sub-intent(s)"), "{text}");
         assert!(text.contains("2. b\n   (no candidate"), "{text}");
     }
@@ -422,7 +450,7 @@ mod tests {
             candidates: vec![candidate("player", 0.352), candidate("wall", 0.2)],
         }];
         let result = SearchResult::no_match("crate to hide behind", Some("v1.0".into()), closest);
-        let text = result.summary(3, FRESH);
+        let text = result.summary(3, &fresh());
         assert!(
             text.starts_with("[unity-assets:search] no asset reached the confirm threshold (0.40)"),
             "{text}"
@@ -433,17 +461,20 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("[0]"), "closest candidates are not pick numbers: {text}");
-        assert!(text.contains("reindexing will not help"), "{text}");
+        assert!(text.contains("helps only once assets or labels change"), "{text}");
         assert!(text.contains("--set confidence_threshold.confirm=0.35"), "{text}");
-        assert!(text.contains("unity-assets model install"), "{text}");
+        assert!(
+            text.contains(&format!("Search by meaning was off: {MODEL_MISSING}.")),
+            "{text}"
+        );
         assert!(!text.contains("run `unity-assets reindex`"), "{text}");
 
         let stale = result.summary(
             3,
-            Situation {
+            &Situation {
                 confirm: 0.5,
                 index_fresh: false,
-                by_meaning: false,
+                ..fresh()
             },
         );
         assert!(stale.contains("threshold (0.50)"), "{stale}");
@@ -454,13 +485,13 @@ mod tests {
 
         let searched_by_meaning = SearchResult::no_match("q", None, vec![]).summary(
             3,
-            Situation {
-                by_meaning: true,
-                ..FRESH
+            &Situation {
+                meaning_off: None,
+                ..fresh()
             },
         );
-        assert!(!searched_by_meaning.contains("model install"), "{searched_by_meaning}");
-        let nothing = SearchResult::no_match("q", None, vec![]).summary(3, FRESH);
+        assert!(!searched_by_meaning.contains("by meaning"), "{searched_by_meaning}");
+        let nothing = SearchResult::no_match("q", None, vec![]).summary(3, &fresh());
         assert!(
             nothing.contains("No asset shares a word") && !nothing.contains("--set"),
             "{nothing}"

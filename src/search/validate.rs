@@ -17,8 +17,12 @@ pub const REINDEX_PHRASE: &str = "재인덱스해서 검색";
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Validation {
     pub ok: bool,
+    /// The short Korean reason of the seed's `no_query` line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The same in English, with what to do: the line a person reads under it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
     /// The words to search for (trimmed, the reindex phrase and the filters
     /// removed; empty for a query of filters only). Rejected: the whole query.
     pub query: String,
@@ -35,29 +39,37 @@ pub fn validate(raw: &str, vocab: &Vocabulary) -> Validation {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    let reject = |reason: &str| Validation {
+    let reject = |reason: &str, detail: &str| Validation {
         ok: false,
         reason: Some(reason.to_owned()),
+        detail: Some(detail.to_owned()),
         query: query.clone(),
         filters: Filters::default(),
         reindex,
     };
     if query.is_empty() {
-        return reject("검색어가 비어 있습니다");
+        return reject(
+            "검색어가 비어 있습니다",
+            "the query is empty; say what you are looking for",
+        );
     }
     let straight = query.matches('"').count();
     let (open, close) = (query.matches(['“', '「']).count(), query.matches(['”', '」']).count());
     if straight % 2 == 1 || open != close {
-        return reject("따옴표 짝이 맞지 않습니다");
+        return reject(
+            "따옴표 짝이 맞지 않습니다",
+            "a quote is not closed; close it, or leave the quotes out",
+        );
     }
     let parsed = match filters::parse(&query) {
         Ok(parsed) => parsed,
-        Err(e) => return reject(&format!("알 수 없는 필터 {e}")),
+        Err(e) => return reject(&format!("알 수 없는 필터 \"{}\"", e.token), &e.message),
     };
     if parsed.words.is_empty() {
         return Validation {
             ok: true,
             reason: None,
+            detail: None,
             query: parsed.words,
             filters: parsed.filters,
             reindex,
@@ -65,7 +77,10 @@ pub fn validate(raw: &str, vocab: &Vocabulary) -> Validation {
     }
     let query = parsed.words;
     if !query.chars().any(char::is_alphanumeric) {
-        return reject("검색할 단어가 없습니다 (기호나 이모지만 있음)");
+        return reject(
+            "검색할 단어가 없습니다 (기호나 이모지만 있음)",
+            "the query holds only symbols or emoji; use words",
+        );
     }
     let readable = Query::analyze(&query, vocab).concepts.iter().any(|c| {
         c.terms
@@ -75,11 +90,15 @@ pub fn validate(raw: &str, vocab: &Vocabulary) -> Validation {
     // A number is no word, but a file name may be one (`0011.png`, `Asset 14`).
     let may_be_a_name = query.chars().any(|c| c.is_ascii_digit());
     if !readable && !may_be_a_name {
-        return reject("의미 있는 검색어를 찾지 못했습니다");
+        return reject(
+            "의미 있는 검색어를 찾지 못했습니다",
+            "no readable word in the query; use words in Korean or English",
+        );
     }
     Validation {
         ok: true,
         reason: None,
+        detail: None,
         query,
         filters: parsed.filters,
         reindex,
@@ -140,11 +159,9 @@ mod tests {
         assert!(v.ok && v.query.is_empty(), "filters alone are a query: {v:?}");
         let v = check("tpye:Prefab 바위");
         assert!(!v.ok);
-        let reason = v.reason.unwrap();
-        assert!(
-            reason.starts_with("알 수 없는 필터 \"tpye:Prefab\"") && reason.contains("`type:`"),
-            "{reason}"
-        );
+        // The seed's line in Korean, the explanation in English on its own line.
+        assert_eq!(v.reason.unwrap(), "알 수 없는 필터 \"tpye:Prefab\"");
+        assert!(v.detail.unwrap().contains("`type:`"));
         assert!(!check("t:Prefab ㅋㅋㅋ").ok, "the words still have to be readable");
     }
 

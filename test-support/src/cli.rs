@@ -24,6 +24,13 @@ pub fn command(bin: &Path, project: &Path) -> Command {
     command
 }
 
+/// `` `unity-assets ARGS` `` as a run of [`command`] on `project` suggests it:
+/// naming the project, so it runs from any folder (a temp folder's path needs
+/// no shell quoting).
+pub fn suggested(project: &Path, args: &str) -> String {
+    format!("`unity-assets --project {} {args}`", project.display())
+}
+
 /// What one finished run of the binary did.
 pub struct Run {
     pub code: i32,

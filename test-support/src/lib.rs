@@ -8,7 +8,9 @@
 //! - [`checkout`]: a hostile checkout, untrusted, with stand-in programs;
 //! - [`llm_server`]: one scripted HTTP server standing in for LLM vendors,
 //!   web search APIs and web pages;
-//! - [`fake_unity`]: a fake Unity editor behind the real MCP for Unity server.
+//! - [`fake_unity`]: a fake Unity editor behind the real MCP for Unity server;
+//! - [`readme`]: the README's shell lines, and how a test skips a missing
+//!   prerequisite.
 
 pub mod checkout;
 pub mod cli;
@@ -16,3 +18,4 @@ pub mod fake_unity;
 pub mod large_project;
 pub mod llm_server;
 pub mod project;
+pub mod readme;

@@ -60,11 +60,23 @@ pub fn searx_config(url: &str) -> String {
     format!("web_search:\n  backends: [searxng]\n  searxng: {{url: \"{url}\"}}\n  timeout_s: 5\n")
 }
 
-/// stdout with the servers' ports replaced, so golden files are stable.
+/// stdout with the servers' ports and the project's temp folder (which
+/// suggested commands name) replaced, so golden files are stable.
 pub fn stable(text: &str, servers: &[&LlmServer]) -> String {
-    servers
+    let text = servers
         .iter()
-        .fold(text.to_owned(), |t, s| t.replace(&s.url(), "http://127.0.0.1:PORT"))
+        .fold(text.to_owned(), |t, s| t.replace(&s.url(), "http://127.0.0.1:PORT"));
+    let flag = "`unity-assets --project ";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find(flag) {
+        out.push_str(&rest[..at + flag.len()]);
+        out.push_str("PROJECT");
+        rest = &rest[at + flag.len()..];
+        rest = &rest[rest.find(' ').unwrap_or(rest.len())..];
+    }
+    out.push_str(rest);
+    out
 }
 
 pub fn golden(name: &str, actual: &str) {

@@ -460,7 +460,7 @@ pub(super) fn summary_line(f: &Finalized, elapsed: Duration) -> String {
         String::new()
     } else {
         let kinds: Vec<String> = f.warnings_by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        format!(" ({})", kinds.join(", "))
+        format!(" ({}; `-v` lists each with its file)", kinds.join(", "))
     };
     format!(
         "[unity-assets:index] {} assets, {} packages; changed {}, removed {}, skipped {} unchanged; \
