@@ -1,8 +1,9 @@
 //! One typed invocation of a pipeline, built from the command line's flags
 //! or from an MCP tool call's arguments, and run the same way from both
-//! doors: the argument checks, the trust check, the index lock and the
-//! doctor's own inputs live here only, so a call says the same thing and
-//! ends the same way whichever door it came through.
+//! doors: the argument checks, the trust check and the doctor's own
+//! inputs live here only, so a call says the same thing and ends the same
+//! way whichever door it came through. (The index lock is no rule of a
+//! door: the index pipeline's first stage, `index.lock`, takes it.)
 
 use std::path::Path;
 
@@ -212,11 +213,10 @@ impl Invocation {
         })
     }
 
-    /// Check trust, compile, bind the inputs to their declared types, take
-    /// the index lock when the run indexes, and run on `runtime` (where its
-    /// lines go, whether it may ask, how progress shows). `trust_for_run`:
-    /// `--trust`. Dropping the future cancels the run; atomic writes never
-    /// leave a half-written file.
+    /// Check trust, compile, bind the inputs to their declared types and
+    /// run on `runtime` (where its lines go, whether it may ask, how
+    /// progress shows). `trust_for_run`: `--trust`. Dropping the future
+    /// cancels the run; atomic writes never leave a half-written file.
     pub async fn run(&self, project: &Project, trust_for_run: bool, runtime: &Runtime) -> Finished {
         if matches!(self.pipeline.as_str(), "search" | "build") {
             crate::search::prepare_vocabulary();
@@ -260,22 +260,6 @@ impl Invocation {
             Ok(v) => v,
             Err(e) => return Finished::before_run(Outcome::invalid(e)),
         };
-        // Index runs on one project take turns (search with reindex is one too).
-        let _index_lock = if indexes(pipeline.name(), &inputs) {
-            let waiting = || {
-                if !project.quiet {
-                    eprintln!(
-                        "[unity-assets:index] another index run holds this project's index; waiting for it to finish"
-                    )
-                }
-            };
-            match crate::index::store::lock_index(&project.root, waiting) {
-                Ok(lock) => Some(lock),
-                Err(e) => return Finished::before_run(Outcome::failed(format!("{e:#}"))),
-            }
-        } else {
-            None
-        };
         let outcome = engine::run(&pipeline, inputs, runtime).await;
         let code = outcome.exit_code();
         let (code, document, message) = match outcome.result {
@@ -294,15 +278,6 @@ impl Invocation {
             message,
             report: Some(outcome.report),
         }
-    }
-}
-
-/// Whether a run writes the index: `index`, `reindex`, `search` with `reindex`.
-fn indexes(pipeline: &str, inputs: &Value) -> bool {
-    match pipeline {
-        "index" | "reindex" => true,
-        "search" => inputs["reindex"] == Value::Bool(true),
-        _ => false,
     }
 }
 

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use test_support::cli::{self, Run};
 use test_support::llm_server::{LlmServer, Reply};
@@ -714,37 +714,6 @@ fn index_warnings_name_their_files() {
             .any(|w| w["path"] == "Assets/Zombie_Brute.prefab" && w["kind"] == "duplicate_guid"),
         "{warnings:?}"
     );
-}
-
-#[test]
-fn a_second_index_run_waits_for_the_first() {
-    let h = Hostile::new();
-    h.asset("Assets/Zombie.prefab", "0123456789abcdef0123456789abcdef");
-    let index = h.project().join(".claude/unity-asset-index");
-    std::fs::create_dir_all(&index).unwrap();
-    // This test holds the lock an index run takes.
-    let held = std::fs::File::open(&index).unwrap();
-    held.lock().unwrap();
-    let err = h.root.path().join("stderr.txt");
-    let mut child = h
-        .command(&["index"])
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while !std::fs::read_to_string(&err)
-        .unwrap()
-        .contains("waiting for it to finish")
-    {
-        assert!(started.elapsed() < Duration::from_secs(30), "no waiting line");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(child.try_wait().unwrap().is_none(), "the second run did not wait");
-    assert!(!index.join("assets.jsonl").exists());
-    drop(held);
-    assert!(child.wait().unwrap().success());
-    assert!(index.join("assets.jsonl").exists());
 }
 
 #[cfg(unix)]

@@ -56,7 +56,7 @@ pub use compile::{Compiler, ConfigLayer, InputError, ParamLayers, ParamSource, P
 pub use outline::{outline, Outline, StageOutline};
 pub use output::{Output, Rewrite};
 pub use progress::{Progress, Tick};
-pub use registry::{CallContext, Reach, Registry};
+pub use registry::{CallContext, Reach, Registry, RunHoldings};
 pub use report::{ModelUsage, RunReport, RunStatus, StageReport, StageStatus};
 pub use run::{run, Ending, RunOutcome};
 pub use runtime::Runtime;

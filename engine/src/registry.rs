@@ -5,11 +5,12 @@
 //! here once at start-up; the compiler checks every name a pipeline uses
 //! against this registry, and the executor calls through it.
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -32,6 +33,25 @@ pub struct CallContext {
     pub resources: crate::resources::Resources,
     /// Size limits on what the call reads.
     pub limits: crate::io::Limits,
+    /// What the call keeps for the rest of the run its stage belongs to.
+    pub holdings: RunHoldings,
+}
+
+/// What native calls keep for the rest of the pipeline run their stage
+/// belongs to (a lock, say): dropped once that run has ended, however it
+/// ended — finished, exited, failed or dropped — and no stage it started is
+/// still at work. A sub-pipeline (`run:`) is a run of its own.
+#[derive(Clone, Default)]
+pub struct RunHoldings(Arc<Mutex<Vec<Box<dyn Any + Send>>>>);
+
+impl RunHoldings {
+    /// Keep `value` until the run ends.
+    pub fn keep(&self, value: impl Any + Send) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Box::new(value));
+    }
 }
 
 impl CallContext {

@@ -2,7 +2,8 @@
 //! `pipelines/index.yaml` (and `index/batch.yaml`).
 //!
 //! The index pipeline's stages, one narrow function each:
-//! `index.scan` (walk, parse metas, classify, package, label) →
+//! `index.lock` (wait for another run on the project, then hold the index
+//! until this run ends) → `index.scan` (walk, parse metas, classify, package, label) →
 //! `index.diff` (signatures against the last run) →
 //! `index.plan_batches` (resume or start a run, split into batches) →
 //! per batch: the `llm` tag stage (builtin `index.tag`) → `index.check_tags`
@@ -113,6 +114,21 @@ struct FinalizeArgs {
 /// Register `index.*` functions and the `index.tag` builtin.
 pub fn register(registry: &mut Registry, data: DataSource) {
     registry
+        .function(
+            "index.lock",
+            "wait for another index run on this project to end, then hold the index until this run ends",
+            |_: serde_json::Value, ctx| {
+                let mut waited = false;
+                // A log line (stderr, as `-q` wants it), not one of the run's
+                // lines: eval keeps those to itself, and the wait must show.
+                let lock = store::lock_index(&ctx.workdir, || {
+                    waited = true;
+                    tracing::warn!("{}", store::WAITING_LINE);
+                })?;
+                ctx.holdings.keep(lock);
+                Ok(serde_json::json!({ "waited": waited }))
+            },
+        )
         .function(
             "index.scan",
             "walk Assets/ and Packages/, parse .meta files, classify and group assets",

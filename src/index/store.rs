@@ -374,14 +374,21 @@ pub fn remove_if_present(path: &Path) -> anyhow::Result<()> {
     }
 }
 
-/// Held for a whole index run: a second run on the same project waits for
-/// the first (with a line saying so) instead of interleaving its writes. An
-/// advisory lock on the index folder itself, so it creates no file and dies
-/// with its process (never stale).
+/// The line an index run prints when another run holds the project's index.
+pub const WAITING_LINE: &str =
+    "[unity-assets:index] another index run holds this project's index; waiting for it to finish";
+
+/// Held for a whole index run (`index.lock`, the index pipeline's first
+/// stage, keeps it until the run ends): a second run on the same project,
+/// in this process or another, waits for the first (with a line saying so)
+/// instead of interleaving its writes. An advisory lock on the index folder
+/// itself, so it creates no file and dies with its process (never stale).
 pub struct IndexLock {
     _held: fs::File,
 }
 
+/// Take the index lock of `project`, calling `waiting` first when another
+/// run holds it.
 pub fn lock_index(project: &Path, waiting: impl FnOnce()) -> anyhow::Result<IndexLock> {
     super::scan::require_unity_project(project)?;
     let dir = index_dir(project);

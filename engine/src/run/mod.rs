@@ -15,6 +15,7 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use crate::compile::{Pipeline, Stage, StageAction};
+use crate::registry::RunHoldings;
 use crate::report::{RunReport, RunStatus, StageReport, StageStats, StageStatus};
 use crate::runtime::Runtime;
 use crate::stages::{Flow, StageCx, StageError, StageFailure};
@@ -120,6 +121,9 @@ async fn execute(
     let mut base = Scope::of_run(rt.cancel.clone());
     base.set("inputs", Arc::new(inputs));
     base.set("params", Arc::clone(&p.params));
+    // Dropped when this function returns or its future is dropped (a stage
+    // still at work on the blocking pool keeps its share until it ends).
+    let holdings = RunHoldings::default();
     let mut running: FuturesUnordered<futures::future::BoxFuture<'_, Finished>> = FuturesUnordered::new();
     let mut releases = Releases::new(p, rt.release_outputs);
     // Set by the first exit (its code and status) or failure: the run ends.
@@ -167,7 +171,7 @@ async fn execute(
                     break;
                 }
                 state[i] = State::Running;
-                running.push(Box::pin(run_stage(p, i, scope, rt)));
+                running.push(Box::pin(run_stage(p, i, scope, rt, &holdings)));
                 releases.started(i, &mut outputs);
             }
         }
@@ -329,7 +333,13 @@ fn skipped(st: &Stage) -> StageReport {
     StageStats::default().report(&st.name, st.kind(), StageStatus::Skipped, 0.0, None)
 }
 
-async fn run_stage<'a>(p: &'a Arc<Pipeline>, i: usize, scope: Scope, rt: &'a Runtime) -> Finished {
+async fn run_stage<'a>(
+    p: &'a Arc<Pipeline>,
+    i: usize,
+    scope: Scope,
+    rt: &'a Runtime,
+    holdings: &'a RunHoldings,
+) -> Finished {
     let st = &p.stages[i];
     let started = Instant::now();
     let stats = StageStats::default();
@@ -357,6 +367,7 @@ async fn run_stage<'a>(p: &'a Arc<Pipeline>, i: usize, scope: Scope, rt: &'a Run
             stage: st,
             rt,
             stats: &stats,
+            holdings,
         };
         crate::stages::execute(&cx, &scope).await.map(Some)
     }

@@ -29,6 +29,8 @@ pub struct StageCx<'a> {
     pub stage: &'a Stage,
     pub rt: &'a Runtime,
     pub stats: &'a StageStats,
+    /// What native calls keep until the run ends.
+    pub holdings: &'a crate::registry::RunHoldings,
 }
 
 impl StageCx<'_> {
@@ -78,6 +80,7 @@ impl StageCx<'_> {
             stage: self.stage.name.clone(),
             resources: self.rt.resources.clone(),
             limits: self.rt.limits,
+            holdings: self.holdings.clone(),
         }
     }
 }
