@@ -330,6 +330,15 @@ fn parse_header(bytes: &[u8]) -> Option<(Header, usize)> {
 /// Bring the index of `dir` in line with `vectors` (what `index` does
 /// after writing them): past `min_rows` rows a missing, stale or damaged
 /// index is rebuilt, with the line saying so; under it there is none.
+/// Whether the approximate index in `dir` is what [`refresh`] would leave
+/// for `count` vectors of `fingerprint`: current, or absent under `min_rows`.
+pub fn is_current(dir: &Path, count: usize, fingerprint: u64, min_rows: usize) -> bool {
+    match count < min_rows.max(1) {
+        true => !dir.join(ANN_FILE).exists(),
+        false => Ann::open(dir, fingerprint, true).is_ok(),
+    }
+}
+
 pub fn refresh(dir: &Path, vectors: &Vectors, min_rows: usize) -> anyhow::Result<Option<String>> {
     if vectors.len() < min_rows.max(1) {
         remove(dir)?;

@@ -64,11 +64,11 @@ pub fn register(registry: &mut Registry, config: EmbeddingsConfig) {
         .async_function(
             "semantic.embed-assets",
             "one vector per asset row for search by meaning; only rows whose text changed are embedded",
-            move |_: serde_json::Value, ctx: CallContext| {
+            move |args: nearest::EmbedArgs, ctx: CallContext| {
                 let shared = Arc::clone(&for_index);
                 async move {
                     let embedder = shared.embedder(&ctx)?;
-                    Ok(nearest::embed_assets(&embedder, shared.config.ann_min_rows, &ctx).await?)
+                    Ok(nearest::embed_assets(&embedder, shared.config.ann_min_rows, args, &ctx).await?)
                 }
             },
         )
