@@ -1,14 +1,20 @@
 //! Fusion of the lexical ranker's candidates with the nearest vectors and
 //! the name channel's hits ([`crate::search::names`]), per sub-intent: an
-//! asset whose file name is the query goes first. The method and its weights are params of `search.semantic`
-//! in `pipelines/search.yaml`, so a team tunes them in YAML.
+//! asset whose file name is the query goes first. The method and its weights
+//! are params of `search.semantic` in `pipelines/search.yaml`.
 //!
-//! Confidence stays the lexical scorer's where it found the asset (its
-//! calibration is the product's promise). A candidate found only by meaning
-//! gets a confidence that follows its similarity — 0 at
-//! `similarity.floor`, the confirm threshold at `similarity.confirm`, the
-//! same slope above — capped `cap_below_auto` under auto: meaning alone is
-//! always confirmed by a person.
+//! Every candidate of the three lists joins one pool with what each channel
+//! said of it ([`Channels`]). By default (`fusion: learned`) the learned
+//! scorer ([`Scorer`]) turns that evidence into the probability that the
+//! candidate is what was asked for, which orders the pool and becomes its
+//! confidence, within the promises [`learned_confidence`] keeps. The older
+//! methods stay for comparison and for a model's rerank, whose candidates
+//! carry no evidence: `confidence` keeps the lexical scorer's confidence
+//! where it found the asset, and gives a candidate found only by meaning
+//! one that follows its similarity — 0 at `similarity.floor`, the confirm
+//! threshold at `similarity.confirm`, the same slope above — capped
+//! `cap_below_auto` under auto: meaning alone is always confirmed by a
+//! person; `rrf` orders by reciprocal rank.
 
 use std::collections::HashMap;
 
@@ -185,6 +191,18 @@ pub fn fuse(mut args: FuseArgs, scorer: &Scorer, names: Vec<Vec<NameCandidate>>)
 
 const BY_MEANING: &str = "by meaning";
 
+/// One candidate of a sub-intent's pool, with what each channel said of it.
+struct Fused {
+    candidate: Candidate,
+    channels: Channels,
+    /// The words alone reached confirm: such a candidate keeps its
+    /// place ahead of anything meaning adds under `confidence` and `rrf`
+    /// (measured: interleaving them cost the dev sets' MRR 0.956 →
+    /// 0.873 on FPSSample).
+    confirmed_by_words: bool,
+    rrf: f32,
+}
+
 /// One sub-intent's candidates from the three lists, best first, `top_k`
 /// kept; with the pool every candidate was chosen from, and its features.
 fn fuse_one(
@@ -195,16 +213,12 @@ fn fuse_one(
     lexical: Vec<Candidate>,
     meaning: &[Near],
 ) -> (Vec<Candidate>, Vec<Pooled>) {
-    struct Fused {
-        candidate: Candidate,
-        channels: Channels,
-        /// The words alone reached confirm: such a candidate keeps its
-        /// place ahead of anything meaning adds under `confidence` and `rrf`
-        /// (measured: interleaving them cost the dev sets' MRR 0.956 →
-        /// 0.873 on FPSSample).
-        confirmed_by_words: bool,
-        rrf: f32,
-    }
+    let fused = gather(args, named, lexical, meaning);
+    rank(args, scorer, meaning_on, fused)
+}
+
+/// The three lists as one pool, each candidate once, its channels merged.
+fn gather(args: &FuseArgs, named: Vec<NameCandidate>, lexical: Vec<Candidate>, meaning: &[Near]) -> Vec<Fused> {
     let rrf = |weight: f32, rank: usize| weight / (args.rrf_k + rank as f32 + 1.0);
     let mut fused: Vec<Fused> = vec![];
     let mut at: HashMap<String, usize> = HashMap::new();
@@ -286,6 +300,11 @@ fn fuse_one(
             None => {}
         }
     }
+    fused
+}
+
+/// The pool ordered by `args.method`, `top_k` kept, with every candidate's features.
+fn rank(args: &FuseArgs, scorer: &Scorer, meaning_on: bool, fused: Vec<Fused>) -> (Vec<Candidate>, Vec<Pooled>) {
     let stats = Pool {
         meaning_on,
         best_rule: fused.iter().map(|f| f.channels.rule).fold(0.0, f32::max),
