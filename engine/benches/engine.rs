@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode};
 use engine::resources::Resources;
+use engine::Reach;
 use engine::{CallContext, Output, Registry};
 use engine::{Compiler, ParamLayers, Pipeline};
 use engine::{Ending, Runtime};
@@ -125,12 +126,18 @@ fn registry() -> Registry {
         tokio::time::sleep(TASK_SLEEP).await;
         Ok::<_, engine::registry::BoxError>(a["chunk"].clone())
     });
-    r.async_function("b.noop", "returns its input", |a: Value, _: CallContext| async move {
-        Ok::<_, engine::registry::BoxError>(a)
-    });
-    r.function("b.noop_blocking", "returns its input", |a: Value, _: &CallContext| {
-        Ok(a)
-    });
+    r.async_function(
+        "b.noop",
+        Reach::NONE,
+        "returns its input",
+        |a: Value, _: CallContext| async move { Ok::<_, engine::registry::BoxError>(a) },
+    );
+    r.function(
+        "b.noop_blocking",
+        Reach::NONE,
+        "returns its input",
+        |a: Value, _: &CallContext| Ok(a),
+    );
     r
 }
 

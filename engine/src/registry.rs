@@ -199,7 +199,7 @@ impl Reach {
 pub struct Native {
     /// One line saying what it does.
     pub summary: &'static str,
-    /// What it can reach (declared with [`Registry::reaching`]).
+    /// What it can reach (declared at its registration: [`Registry::function`]).
     pub reach: Reach,
     /// The function itself.
     pub call: NativeFn,
@@ -211,8 +211,6 @@ pub struct Registry {
     functions: BTreeMap<String, Native>,
     builtins: BTreeMap<String, Native>,
     guards: BTreeMap<String, Arc<dyn CallGuard>>,
-    /// The `fn:` function registered last, which [`Registry::reaching`] declares.
-    last_function: Option<String>,
 }
 
 impl Registry {
@@ -221,20 +219,23 @@ impl Registry {
         Self::default()
     }
 
-    /// Register a `fn:` function whose work is synchronous (CPU or file I/O).
-    /// It runs on tokio's blocking pool so it never stalls the scheduler.
-    pub fn function<A, R, F>(&mut self, name: &str, summary: &'static str, f: F) -> &mut Self
+    /// Register a `fn:` function whose work is synchronous (CPU or file I/O),
+    /// with what it can `reach` beyond the project ([`Reach::NONE`]: nothing;
+    /// the trust review lists a project pipeline calling one that reaches
+    /// more). It runs on tokio's blocking pool so it never stalls the scheduler.
+    pub fn function<A, R, F>(&mut self, name: &str, reach: Reach, summary: &'static str, f: F) -> &mut Self
     where
         A: DeserializeOwned + Send + 'static,
         R: Serialize + Send + 'static,
         F: Fn(A, &CallContext) -> Result<R, BoxError> + Send + Sync + 'static,
     {
         let native = blocking(name, summary, f);
-        self.insert_function(name, native)
+        self.insert_function(name, reach, native)
     }
 
-    /// Register a `fn:` function that is itself asynchronous (network, timers).
-    pub fn async_function<A, R, F, Fut>(&mut self, name: &str, summary: &'static str, f: F) -> &mut Self
+    /// Register a `fn:` function that is itself asynchronous (network,
+    /// timers), with what it can `reach` (as [`Registry::function`]).
+    pub fn async_function<A, R, F, Fut>(&mut self, name: &str, reach: Reach, summary: &'static str, f: F) -> &mut Self
     where
         A: DeserializeOwned + Send + 'static,
         R: Serialize + Send + 'static,
@@ -242,29 +243,11 @@ impl Registry {
         Fut: Future<Output = Result<R, BoxError>> + Send + 'static,
     {
         let native = asynchronous(name, summary, f);
-        self.insert_function(name, native)
+        self.insert_function(name, reach, native)
     }
 
-    fn insert_function(&mut self, name: &str, native: Native) -> &mut Self {
-        self.functions.insert(name.to_owned(), native);
-        self.last_function = Some(name.to_owned());
-        self
-    }
-
-    /// Declare what the `fn:` function just registered can reach: chained
-    /// right after its registration (`.async_function(..).reaching(Reach::NETWORK)`).
-    pub fn reaching(&mut self, reach: Reach) -> &mut Self {
-        let last = self
-            .last_function
-            .as_ref()
-            .and_then(|name| self.functions.get_mut(name));
-        debug_assert!(
-            last.is_some(),
-            "reaching() declares the fn: function registered just before it"
-        );
-        if let Some(native) = last {
-            native.reach = reach;
-        }
+    fn insert_function(&mut self, name: &str, reach: Reach, native: Native) -> &mut Self {
+        self.functions.insert(name.to_owned(), Native { reach, ..native });
         self
     }
 
@@ -284,7 +267,6 @@ impl Registry {
     {
         let native = blocking(name, summary, f);
         self.builtins.insert(name.to_owned(), native);
-        self.last_function = None;
         self
     }
 
@@ -299,7 +281,6 @@ impl Registry {
     {
         let native = asynchronous(name, summary, f);
         self.builtins.insert(name.to_owned(), native);
-        self.last_function = None;
         self
     }
 
@@ -412,13 +393,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reach_is_declared_on_the_function_just_registered() {
+    fn reach_is_declared_with_each_function() {
         let mut registry = Registry::new();
         registry
-            .function("p.pure", "", |a: Value, _| Ok(a))
-            .async_function("p.fetch", "", |a: Value, _| async move { Ok(a) })
-            .reaching(Reach::NETWORK)
-            .function("p.after", "", |a: Value, _| Ok(a));
+            .function("p.pure", Reach::NONE, "", |a: Value, _| Ok(a))
+            .async_function("p.fetch", Reach::NETWORK, "", |a: Value, _| async move { Ok(a) })
+            .function("p.after", Reach::NONE, "", |a: Value, _| Ok(a));
         assert_eq!(registry.reach("p.fetch"), Reach::NETWORK);
         assert_eq!(registry.reach("p.pure"), Reach::NONE);
         assert_eq!(registry.reach("p.after"), Reach::NONE);

@@ -5,13 +5,15 @@ mod engine_util;
 
 use engine::diagnostic::Diagnostic;
 use engine::io::Limits;
-use engine::{CallContext, Compiler, ParamLayers, Registry};
+use engine::{CallContext, Compiler, ParamLayers, Reach, Registry};
 use engine_util::Project;
 use serde_json::Value;
 
 fn registry() -> Registry {
     let mut r = Registry::new();
-    r.function("text.upper", "upper-cases", |a: Value, _: &CallContext| Ok(a));
+    r.function("text.upper", Reach::NONE, "upper-cases", |a: Value, _: &CallContext| {
+        Ok(a)
+    });
     r.builtin("text.classify", "labels", |a: Value, _: &CallContext| Ok(a));
     r
 }

@@ -4,6 +4,7 @@
 
 mod engine_util;
 
+use engine::Reach;
 use engine::{CallContext, Registry};
 use engine_util::Project;
 use proptest::prelude::*;
@@ -32,7 +33,7 @@ fn yamlish() -> impl Strategy<Value = String> {
 
 fn registry() -> Registry {
     let mut r = Registry::new();
-    r.function("f.id", "identity", |a: Value, _: &CallContext| Ok(a));
+    r.function("f.id", Reach::NONE, "identity", |a: Value, _: &CallContext| Ok(a));
     r.builtin("f.llm", "identity", |a: Value, _: &CallContext| Ok(a));
     r
 }

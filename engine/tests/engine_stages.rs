@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use engine::llm::{LlmError, LlmReply, LlmRequest, Provider, Tier, Usage};
-use engine::{CallContext, Registry};
+use engine::{CallContext, Reach, Registry};
 use engine::{Ending, RunStatus, StageFailure, StageStatus};
 use engine_util::{failure, stage, value_of, Project};
 use futures::future::BoxFuture;
@@ -22,10 +22,15 @@ const LABEL_SCHEMA: &str =
 /// builtin `t.classify`: `{text}` → a label by keyword.
 fn registry() -> Registry {
     let mut r = Registry::new();
-    r.function("t.double", "doubles n", |a: Value, _: &CallContext| {
+    r.function("t.double", Reach::NONE, "doubles n", |a: Value, _: &CallContext| {
         Ok(a["n"].as_i64().unwrap_or_default() * 2)
     });
-    r.function("t.echo", "returns its arguments", |a: Value, _: &CallContext| Ok(a));
+    r.function(
+        "t.echo",
+        Reach::NONE,
+        "returns its arguments",
+        |a: Value, _: &CallContext| Ok(a),
+    );
     r.builtin("t.classify", "labels by keyword", |a: Value, _: &CallContext| {
         let text = a["text"].as_str().unwrap_or_default();
         Ok(json!({"label": if text.contains("meow") { "cat" } else { "dog" }}))
@@ -187,6 +192,7 @@ fn slow_registry(in_flight: Arc<AtomicUsize>, peak: Arc<AtomicUsize>) -> Registr
     let mut r = registry();
     r.async_function(
         "t.slow",
+        Reach::NONE,
         "sleeps, then returns its item",
         move |a: Value, _: CallContext| {
             let (in_flight, peak) = (Arc::clone(&in_flight), Arc::clone(&peak));
@@ -229,20 +235,25 @@ async fn map_reduce_chunks_sorts_and_keeps_top_k() {
         "pipeline: rank\ninputs:\n  rows: {type: array}\noutput: \"{{ best }}\"\nstages:\n  best:\n    map_reduce:\n      items: \"{{ inputs.rows }}\"\n      chunk_size: 3\n      as: rows\n      concurrency: 2\n      reduce: {sort_by: score, top_k: 4}\n    fn: t.echo\n    with: {chunk: \"{{ rows }}\", index: \"{{ position }}\"}\n",
     );
     let mut r = registry();
-    r.function("t.echo", "tags each row with its chunk", |a: Value, _: &CallContext| {
-        let index = a["index"].clone();
-        let rows: Vec<Value> = a["chunk"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|mut row| {
-                row["chunk"] = index.clone();
-                row
-            })
-            .collect();
-        Ok(rows)
-    });
+    r.function(
+        "t.echo",
+        Reach::NONE,
+        "tags each row with its chunk",
+        |a: Value, _: &CallContext| {
+            let index = a["index"].clone();
+            let rows: Vec<Value> = a["chunk"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|mut row| {
+                    row["chunk"] = index.clone();
+                    row
+                })
+                .collect();
+            Ok(rows)
+        },
+    );
     let scores = [3, 9, 1, 9, 4, 7, 2, 9, 5, 8];
     let rows: Vec<Value> = scores
         .iter()
@@ -270,10 +281,15 @@ async fn repeat_over_stops_when_until_holds() {
     let calls = Arc::new(AtomicUsize::new(0));
     let mut r = registry();
     let seen = Arc::clone(&calls);
-    r.function("t.counted", "doubles and counts", move |a: Value, _: &CallContext| {
-        seen.fetch_add(1, Ordering::SeqCst);
-        Ok(a["n"].as_i64().unwrap_or_default() * 2)
-    });
+    r.function(
+        "t.counted",
+        Reach::NONE,
+        "doubles and counts",
+        move |a: Value, _: &CallContext| {
+            seen.fetch_add(1, Ordering::SeqCst);
+            Ok(a["n"].as_i64().unwrap_or_default() * 2)
+        },
+    );
     let (outcome, _) = p.run("grow", &r, json!({}), None).await;
     assert_eq!(value_of(&outcome), json!(6));
     assert_eq!(calls.load(Ordering::SeqCst), 3);
@@ -573,6 +589,7 @@ async fn failures_keep_their_type_through_iterations_and_sub_pipelines() {
     let mut registry = registry();
     registry.function(
         "t.open",
+        Reach::NONE,
         "opens a file that is not there",
         |_: Value, _: &CallContext| std::fs::read("no-such-file").map(|_| Value::Null).map_err(Into::into),
     );
@@ -627,10 +644,15 @@ async fn failures_keep_their_type_through_iterations_and_sub_pipelines() {
 async fn a_native_errors_context_chain_reaches_the_message() {
     use anyhow::Context;
     let mut registry = registry();
-    registry.function("t.load", "fails with context", |_: Value, _: &CallContext| {
-        let inner: anyhow::Result<Value> = Err(anyhow::anyhow!("disk full"));
-        Ok(inner.context("cannot write the index")?)
-    });
+    registry.function(
+        "t.load",
+        Reach::NONE,
+        "fails with context",
+        |_: Value, _: &CallContext| {
+            let inner: anyhow::Result<Value> = Err(anyhow::anyhow!("disk full"));
+            Ok(inner.context("cannot write the index")?)
+        },
+    );
     let p = Project::new();
     p.pipeline("load", "pipeline: load\nstages:\n  load:\n    fn: t.load\n");
     let (outcome, _) = p.run("load", &registry, json!({}), None).await;

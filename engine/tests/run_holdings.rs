@@ -7,6 +7,7 @@ mod engine_util;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use engine::Reach;
 use engine::{CallContext, Registry};
 use engine_util::{failure, value_of, Project};
 use serde_json::{json, Value};
@@ -26,6 +27,7 @@ fn registry(released: &Arc<AtomicBool>) -> Registry {
     let flag = Arc::clone(released);
     r.function(
         "t.keep",
+        Reach::NONE,
         "keeps a value for the run",
         move |_: Value, ctx: &CallContext| {
             ctx.holdings.keep(Kept(Arc::clone(&flag)));
@@ -35,12 +37,16 @@ fn registry(released: &Arc<AtomicBool>) -> Registry {
     let flag = Arc::clone(released);
     r.function(
         "t.released",
+        Reach::NONE,
         "whether the kept value went",
         move |_: Value, _: &CallContext| Ok(flag.load(Ordering::SeqCst)),
     );
-    r.function("t.fail", "fails", |_: Value, _: &CallContext| -> Result<Value, _> {
-        Err("failed on purpose".into())
-    });
+    r.function(
+        "t.fail",
+        Reach::NONE,
+        "fails",
+        |_: Value, _: &CallContext| -> Result<Value, _> { Err("failed on purpose".into()) },
+    );
     r
 }
 

@@ -105,11 +105,13 @@ pub fn register(registry: &mut Registry) {
     registry
         .function(
             "build.preflight",
+            Reach::NONE,
             "Is search-result.json fresh for this request and the current index?",
             |a: PreflightArgs, ctx| Ok(preflight::check(&ctx.workdir, &ctx.limits, &a.request)),
         )
         .function(
             "build.gate",
+            Reach::NONE,
             "Confidence gate per group: auto / confirm / reject, with flag answers",
             |a: GateArgs, _| {
                 let decisions = gate::decide(&a.groups, a.thresholds, &a.answers)?;
@@ -127,6 +129,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "build.resolve",
+            Reach::NONE,
             "Apply the confirm dialog's answers to the pending groups",
             |a: ResolveArgs, ctx| {
                 let mut answers = a.answers.into_iter();
@@ -153,6 +156,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "build.guard",
+            Reach::NONE,
             "Scope-check every planned call before anything is sent; audit denials",
             |a: GuardArgs, ctx| {
                 if a.targets.len() != a.plans.len() {
@@ -181,6 +185,7 @@ pub fn register(registry: &mut Registry) {
         )
         .async_function(
             "build.execute",
+            Reach::ALL,
             "Send the cleared calls to MCP for Unity, each guarded and audited",
             |a: ExecuteArgs, ctx| async move {
                 execute::execute(
@@ -194,9 +199,9 @@ pub fn register(registry: &mut Registry) {
                 .map_err(Into::into)
             },
         )
-        .reaching(Reach::ALL)
         .function(
             "build.summary",
+            Reach::NONE,
             "Per sub-intent verdicts, audit lines and the next step",
             |a: SummaryArgs, ctx| {
                 // A plan without calls applied nothing; its note says why.
@@ -218,6 +223,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "build.placements",
+            Reach::NONE,
             "What the plan places, per group: asset, position, action, what it pulls in",
             |a: PlacementsArgs, ctx| {
                 let planned: Vec<usize> = a.targets.iter().map(|t| t.group).collect();

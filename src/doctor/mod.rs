@@ -199,16 +199,21 @@ struct ReportArgs {
 /// Register every `doctor.*` function.
 pub fn register(registry: &mut Registry, llm: LlmConfig, meaning_off: Option<String>) {
     registry
-        .function("doctor.project", "the project root holds Assets/", |_: NoArgs, ctx| {
-            Ok(files::project(&ctx.workdir))
-        })
+        .function(
+            "doctor.project",
+            Reach::NONE,
+            "the project root holds Assets/",
+            |_: NoArgs, ctx| Ok(files::project(&ctx.workdir)),
+        )
         .function(
             "doctor.config",
+            Reach::NONE,
             "the project config, curated labels and --set values are valid",
             |a: ConfigArgs, ctx| Ok(config::check(&ctx.workdir, &ctx.resources, &ctx.limits, &a.set_errors)),
         )
         .function(
             "doctor.index",
+            Reach::NONE,
             "the index is present, fresh and its asset and package rows schema-valid",
             |a: IndexArgs, ctx| {
                 Ok(files::index(
@@ -219,30 +224,36 @@ pub fn register(registry: &mut Registry, llm: LlmConfig, meaning_off: Option<Str
                 ))
             },
         )
-        .function("doctor.feedback", "feedback rows are valid", |a: RowsArgs, _| {
-            Ok(files::feedback(&a.rows.unwrap_or_default()))
-        })
+        .function(
+            "doctor.feedback",
+            Reach::NONE,
+            "feedback rows are valid",
+            |a: RowsArgs, _| Ok(files::feedback(&a.rows.unwrap_or_default())),
+        )
         .function(
             "doctor.temp_files",
+            Reach::NONE,
             "no stray temp, lock or partial files in the index folder",
             |_: NoArgs, ctx| Ok(files::temp_files(&ctx.workdir, &ctx.limits)),
         )
         .function(
             "doctor.model",
+            Reach::NONE,
             "the sentence encoder for search by meaning: installed and readable, or how to install it",
             move |_: NoArgs, _| Ok(model::check(meaning_off.as_deref())),
         )
         .async_function(
             "doctor.provider",
+            Reach::ALL,
             "is the LLM provider configured and reachable?",
             move |a: ProviderArgs, ctx| {
                 let llm = llm.clone();
                 async move { Ok(provider::check(&llm, &ctx.limits, a.offline).await) }
             },
         )
-        .reaching(Reach::ALL)
         .async_function(
             "doctor.mcp",
+            Reach::ALL,
             "MCP for Unity reachable and a Unity editor attached: initialize, tools/list, active scene",
             |a: McpArgs, ctx| async move {
                 Ok(match a.skip.as_str() {
@@ -251,9 +262,9 @@ pub fn register(registry: &mut Registry, llm: LlmConfig, meaning_off: Option<Str
                 })
             },
         )
-        .reaching(Reach::ALL)
         .function(
             "doctor.report",
+            Reach::NONE,
             "one ✓/!/✗ line per check and the overall verdict",
             |a: ReportArgs, _| Ok(report(&a.checks)),
         );

@@ -36,6 +36,7 @@ mod tests;
 
 use std::sync::Arc;
 
+use engine::Reach;
 use engine::{CallContext, Registry};
 use serde::Deserialize;
 
@@ -116,6 +117,7 @@ pub fn register(registry: &mut Registry, data: DataSource) {
     registry
         .function(
             "index.lock",
+            Reach::NONE,
             "wait for another index run on this project to end, then hold the index until this run ends",
             |_: serde_json::Value, ctx| {
                 let mut waited = false;
@@ -131,6 +133,7 @@ pub fn register(registry: &mut Registry, data: DataSource) {
         )
         .function(
             "index.scan",
+            Reach::NONE,
             "walk Assets/ and Packages/, parse .meta files, classify and group assets",
             {
                 let data = data.clone();
@@ -142,6 +145,7 @@ pub fn register(registry: &mut Registry, data: DataSource) {
         )
         .function(
             "index.unchanged",
+            Reach::NONE,
             "stat-only walk: has nothing a scan reads changed since the last finished run?",
             {
                 let data = data.clone();
@@ -153,6 +157,7 @@ pub fn register(registry: &mut Registry, data: DataSource) {
         )
         .function(
             "index.touch",
+            Reach::NONE,
             "close a run that found nothing changed: move last_run, keep every file's content",
             |a: TouchArgs, ctx| {
                 Ok(run::touch(&ctx.workdir, &ctx.limits, &a.started_at, a.tree)
@@ -161,11 +166,13 @@ pub fn register(registry: &mut Registry, data: DataSource) {
         )
         .function(
             "index.diff",
+            Reach::NONE,
             "compare scanned signatures with the last finished run",
             |a: DiffArgs, ctx| Ok(run::diff(&ctx.workdir, &ctx.limits, &a.scan, a.force)?),
         )
         .function(
             "index.plan_batches",
+            Reach::NONE,
             "start or resume a run and split changed assets into batches",
             |a: PlanArgs, ctx| {
                 Ok(run::plan_batches(
@@ -179,11 +186,13 @@ pub fn register(registry: &mut Registry, data: DataSource) {
         )
         .function(
             "index.check_tags",
+            Reach::NONE,
             "list the assets of a batch whose tag rows must be asked again",
             |a: CheckArgs, _| Ok(run::check_tags(&a.batch, a.tags.as_ref(), a.index_depth)),
         )
         .function(
             "index.checkpoint",
+            Reach::NONE,
             "keep good rows, tag the rest with the builtin, append the batch to the partial",
             |a: CheckpointArgs, ctx| {
                 let answers: Vec<&TagBatch> = a.tags.iter().chain(a.retry.iter()).collect();
@@ -200,6 +209,7 @@ pub fn register(registry: &mut Registry, data: DataSource) {
         )
         .function(
             "index.finalize",
+            Reach::NONE,
             "merge tags and write assets.jsonl, packages.jsonl, manifest.json, state.json",
             {
                 |a: FinalizeArgs, ctx| {

@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 use crate::index::graph::{self, ReferenceGraph};
 use crate::index::record::Depth;
 use crate::index::store;
+use engine::Reach;
 use resolve::{Candidate, FoundBy, Resolution, SearchSource};
 use walk::Direction;
 
@@ -246,11 +247,13 @@ pub fn register(registry: &mut Registry) {
     registry
         .function(
             "references.resolve",
+            Reach::NONE,
             "find the asset a path, guid, file name or confident search pick names, in the reference graph",
             |a: ResolveArgs, ctx| Ok(resolve_asset(a, ctx)?),
         )
         .function(
             "references.walk",
+            Reach::NONE,
             "the assets that use an asset (used_by) or that it uses (uses), to a depth, with readable lines",
             |a: WalkArgs, ctx| {
                 // Resolve loaded it (and said what there was to say): this is the cached graph.
@@ -264,6 +267,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "references.unused",
+            Reach::NONE,
             "the assets no build-settings scene, Resources/ folder, Addressables entry or --roots path reaches",
             |a: UnusedArgs, ctx| {
                 let (graph, notes) = match load_graph("unused", ctx, "")? {

@@ -15,6 +15,7 @@ use super::rank::Thresholds;
 use super::route::{self, SubIntent};
 use super::vocab::Vocabulary;
 use super::{index_dir, index_files, load, rank_requests, term_index, vocabulary, Group};
+use engine::Reach;
 
 #[derive(Deserialize)]
 struct RankedArgs {
@@ -44,6 +45,7 @@ pub fn register(registry: &mut Registry) {
     registry
         .function(
             "search.ranked",
+            Reach::NONE,
             "every asset ranked for each sub-intent from the search index: the builtin's exhaustive ranking, reading only the rows that hold a query word",
             |a: RankedArgs, ctx| {
                 let vocab = vocabulary(a.aliases.as_deref(), ctx)?;
@@ -65,6 +67,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "search.write-index",
+            Reach::NONE,
             "write the search index beside assets.jsonl when it is missing or stale",
             |_: serde_json::Value, ctx| {
                 let version = index_files(ctx).manifest_version();

@@ -18,6 +18,7 @@ use super::records::{self, AssetRow, PackageRow};
 use super::result::{self, ResultGroup, SearchResult};
 use super::route::{self, SubIntent};
 use super::{index_dir, index_files, indexed, pick, rank_for_intents, rerank, validate, vocabulary};
+use engine::Reach;
 
 #[derive(Deserialize)]
 struct QueryArgs {
@@ -277,11 +278,13 @@ pub fn register(registry: &mut Registry) {
     registry
         .function(
             "query.validate",
+            Reach::NONE,
             "reject empty, unbalanced, emoji-only or meaningless queries",
             |a: QueryArgs, ctx| Ok(validate::validate(&a.query, &*vocabulary(a.aliases.as_deref(), ctx)?)),
         )
         .function(
             "search.freshness",
+            Reach::NONE,
             "is the index present and fresh (assets.jsonl mtime = state.json last_run)?",
             |_: serde_json::Value, ctx| {
                 let freshness = crate::index::index_freshness(&ctx.workdir, &ctx.limits);
@@ -308,6 +311,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "search.hints",
+            Reach::NONE,
             "the aliases and past-picks hint blocks of the routing prompt",
             |a: HintsArgs, ctx| {
                 let vocab = vocabulary(a.aliases.as_deref(), ctx)?;
@@ -328,6 +332,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "search.index",
+            Reach::NONE,
             "the manifest version and asset count of the index",
             |_: serde_json::Value, ctx| {
                 let index = index_files(ctx);
@@ -339,6 +344,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "search.packages",
+            Reach::NONE,
             "the index's packages, with the words their assets use most",
             |a: PackagesArgs, ctx| {
                 let packages = match (a.vocabulary_words, a.filters.is_empty()) {
@@ -350,6 +356,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "search.rows",
+            Reach::NONE,
             "asset rows of the chosen packages (all rows without a choice)",
             |a: RowsArgs, ctx| {
                 let wanted: Option<HashSet<String>> = a.package_ids.map(|ids| ids.into_iter().collect());
@@ -362,6 +369,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "search.chosen-packages",
+            Reach::NONE,
             "pair each sub-intent with the package ids chosen for it (none when its answer is missing)",
             |a: ChosenArgs, _| {
                 let mut groups = a.selection.groups.into_iter();
@@ -381,6 +389,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "search.merge-chunks",
+            Reach::NONE,
             "per sub-intent: the candidates of every chunk, by confidence, top-K",
             |a: MergeArgs, _| {
                 let failed = a.chunks.iter().filter(|c| c.as_ref().is_none_or(|c| c.failed)).count();
@@ -392,6 +401,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "search.groups",
+            Reach::NONE,
             "pair sub-intents with their indexed candidates; the best confidence",
             |a: GroupsArgs, ctx| {
                 let mut groups: Vec<ResultGroup> = a
@@ -414,6 +424,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "search.result",
+            Reach::NONE,
             "the search-result.json document and the answer for a person",
             |a: ResultArgs, _| {
                 let document = match (a.no_query_reason, a.groups) {
@@ -436,6 +447,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "pick.resolve",
+            Reach::NONE,
             "find candidate N of the last search and build its feedback row",
             |a: PickArgs, ctx| {
                 let index = match &a.index {
@@ -448,6 +460,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "pick.record",
+            Reach::NONE,
             "append the feedback row under feedback.jsonl.lock",
             |a: RecordArgs, ctx| Ok(pick::record(&index_dir(ctx), &a.row)?),
         )

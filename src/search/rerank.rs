@@ -18,6 +18,7 @@ use super::rank::{Candidate, Thresholds};
 use super::records::AssetRow;
 use super::route::SubIntent;
 use super::{index_dir, index_files, rank_requests, term_index, vocabulary};
+use engine::Reach;
 
 #[derive(Deserialize)]
 struct RetrieveArgs {
@@ -112,6 +113,7 @@ pub(super) fn register(registry: &mut Registry) {
     registry
         .function(
             "search.mode",
+            Reach::NONE,
             "the search mode in effect: auto is rerank with a model, drill-down offline",
             |a: ModeArgs, _| {
                 let mode = match a.mode.as_str() {
@@ -131,6 +133,7 @@ pub(super) fn register(registry: &mut Registry) {
         )
         .function(
             "search.retrieve",
+            Reach::NONE,
             "the builtin's top N rows per sub-intent, as compact rows for a model to rerank",
             |a: RetrieveArgs, ctx| {
                 let vocab = vocabulary(a.aliases.as_deref(), ctx)?;
@@ -171,6 +174,7 @@ pub(super) fn register(registry: &mut Registry) {
         )
         .function(
             "search.rerank-resolve",
+            Reach::NONE,
             "map the model's row ids back to indexed guids and paths, per sub-intent",
             |a: ResolveArgs, _| Ok(resolve(a)),
         )

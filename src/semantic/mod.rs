@@ -63,6 +63,7 @@ pub fn register(registry: &mut Registry, config: EmbeddingsConfig) {
     registry
         .async_function(
             "semantic.embed-assets",
+            EMBEDDINGS_SERVER,
             "one vector per asset row for search by meaning; only rows whose text changed are embedded",
             move |args: nearest::EmbedArgs, ctx: CallContext| {
                 let shared = Arc::clone(&for_index);
@@ -74,9 +75,9 @@ pub fn register(registry: &mut Registry, config: EmbeddingsConfig) {
         )
         // With `embeddings.provider: openai` both calls send text and the key
         // to a server: a project pipeline calling them is a trust item.
-        .reaching(EMBEDDINGS_SERVER)
         .async_function(
             "semantic.nearest",
+            EMBEDDINGS_SERVER,
             "the assets nearest in meaning to each sub-intent, with how they matched, and the project words nearest its words the project lacks",
             move |args: nearest::NearestArgs, ctx: CallContext| {
                 let shared = Arc::clone(&shared);
@@ -86,9 +87,9 @@ pub fn register(registry: &mut Registry, config: EmbeddingsConfig) {
                 }
             },
         )
-        .reaching(EMBEDDINGS_SERVER)
         .function(
             "semantic.fuse",
+            Reach::NONE,
             "the name channel's, lexical and semantic candidates fused per sub-intent: an exact file name first, meaning alone never at auto",
             |args: fuse::FuseArgs, ctx| Ok(fuse::fuse_with_names(args, ctx)?),
         );

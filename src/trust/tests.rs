@@ -20,9 +20,8 @@ fn review_of(files: &[(&str, &str)]) -> Review {
     }
     let mut registry = Registry::new();
     registry
-        .function("pure.id", "", |a: Value, _| Ok(a))
-        .async_function("net.get", "", |a: Value, _| async move { Ok(a) })
-        .reaching(Reach::NETWORK);
+        .function("pure.id", Reach::NONE, "", |a: Value, _| Ok(a))
+        .async_function("net.get", Reach::NETWORK, "", |a: Value, _| async move { Ok(a) });
     let resources = crate::project::resources(Some(dir.path().join(OVERRIDES)));
     review(dir.path(), &resources, &registry, None)
 }

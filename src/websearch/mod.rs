@@ -97,16 +97,19 @@ pub fn register(registry: &mut Registry) {
     registry
         .function(
             "websearch.validate",
+            Reach::NONE,
             "query of 3+ characters, a known type and format",
             |a: ValidateArgs, _| Ok(validate::validate(&a.query, &a.kind, &a.format)),
         )
         .function(
             "websearch.strategy",
+            Reach::NONE,
             "the type's strategy file renders the queries; official adds site: and latest",
             |a: StrategyArgs, ctx| Ok(strategy::render(&a.query, &a.kind, a.max_results, &ctx.resources)?),
         )
         .async_function(
             "websearch.backends",
+            Reach::ALL,
             "searxng / brave / tavily / command in the configured order until one answers",
             |a: BackendsArgs, ctx| async move {
                 let cfg = WebSearchConfig::from_params(a.settings)?;
@@ -119,9 +122,9 @@ pub fn register(registry: &mut Registry) {
                 Ok(backends::search(&cfg, &request).await)
             },
         )
-        .reaching(Reach::ALL)
         .function(
             "websearch.classify",
+            Reach::NONE,
             "tier 1-4 and a 0-100 reliability score per result (data/source-tiers.yml)",
             |a: ResultsArgs, ctx| {
                 let (data, techs) = classifier_parts(ctx)?;
@@ -140,6 +143,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "websearch.filter",
+            Reach::NONE,
             "drop tiers the strategy excludes and scores under its minimum (90/60/30)",
             |a: ResultsArgs, ctx| {
                 let (data, techs) = classifier_parts(ctx)?;
@@ -155,6 +159,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "websearch.dedupe",
+            Reach::NONE,
             "normalise URLs (scheme, www, slash, fragment, tracking parameters); keep the first",
             |a: ResultsArgs, ctx| {
                 let data = SourceTiers::load(&ctx.resources)?;
@@ -168,6 +173,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "websearch.rank",
+            Reach::NONE,
             "stable sort by tier, score, order found; per-tier caps; limit 10/20/10",
             |a: ResultsArgs, ctx| {
                 let data = SourceTiers::load(&ctx.resources)?;
@@ -188,6 +194,7 @@ pub fn register(registry: &mut Registry) {
         )
         .async_function(
             "websearch.fetch",
+            Reach::NETWORK,
             "one page over HTTP within size and time limits, as text (detailed)",
             |a: FetchArgs, ctx| async move {
                 let limits = fetch::Limits {
@@ -205,7 +212,6 @@ pub fn register(registry: &mut Registry) {
                 Ok(page)
             },
         )
-        .reaching(Reach::NETWORK)
         .builtin(
             "websearch.summarise",
             "extractive summary: the text's most query-relevant sentences",
@@ -213,6 +219,7 @@ pub fn register(registry: &mut Registry) {
         )
         .function(
             "websearch.format",
+            Reach::NONE,
             "the answer in the chosen layout (prompts/web-search/formats/) and the result document",
             |a: format::FormatArgs, ctx| Ok(format::format(a, &ctx.resources)?),
         );

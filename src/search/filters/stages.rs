@@ -9,6 +9,7 @@ use super::Filters;
 use crate::search::index_files;
 use crate::search::rank::Candidate;
 use crate::search::result::ResultGroup;
+use engine::Reach;
 
 #[derive(Deserialize)]
 struct ResolveArgs {
@@ -48,6 +49,7 @@ pub(in crate::search) fn register(registry: &mut Registry) {
     registry
         .function(
             "search.filters",
+            Reach::NONE,
             "resolve the query's filters against the index (ref: paths to guids) and count the assets they keep",
             |mut a: ResolveArgs, ctx| {
                 let has_words = !a.words.trim().is_empty();
@@ -76,6 +78,7 @@ pub(in crate::search) fn register(registry: &mut Registry) {
         )
         .function(
             "search.list",
+            Reach::NONE,
             "the assets matching a query of filters only, by path, capped",
             |a: ListArgs, ctx| {
                 let mut rows = index_files(ctx).narrowed(a.filters.clone()).rows_matching()?;
