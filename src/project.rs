@@ -273,11 +273,40 @@ fn check_overrides(resources: &Resources) -> Result<(), Diagnostics> {
             }
         }
     }
+    if let Some(unlocked) = index_without_lock(resources) {
+        errors.push(unlocked);
+    }
     if errors.is_empty() {
         Ok(())
     } else {
         Err(errors)
     }
+}
+
+/// An overridden index pipeline must hold the index lock as the embedded
+/// one does (its first stage, `fn: index.lock`): without it two runs could
+/// write the index at once. An override copied before that stage existed
+/// is named with the fix rather than run.
+fn index_without_lock(resources: &Resources) -> Option<Diagnostic> {
+    const PIPELINE: &str = "pipelines/index.yaml";
+    let dir = resources.overrides()?;
+    if !dir.join(PIPELINE).is_file() {
+        return None;
+    }
+    let own = resources.get(PIPELINE).ok()??;
+    let doc: serde_yaml::Value = serde_yaml::from_str(&own.text).ok()?;
+    let locks = doc
+        .get("stages")
+        .and_then(serde_yaml::Value::as_mapping)
+        .is_some_and(|stages| {
+            stages
+                .values()
+                .any(|stage| stage.get("fn").and_then(|f| f.as_str()) == Some("index.lock"))
+        });
+    (!locks).then(|| {
+        Diagnostic::about(own.origin, "this index pipeline does not take the index lock (no stage with `fn: index.lock`)".to_owned())
+            .help("add `lock: {fn: index.lock}` as its first stage and make the others need it, as `unity-assets eject` writes it; or delete the override")
+    })
 }
 
 /// Every native function and builtin task of the product.

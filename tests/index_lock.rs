@@ -165,3 +165,27 @@ fn eval_of_a_set_asking_to_reindex_waits_for_the_lock() {
     .unwrap();
     waits_for_the_lock(&project, &["eval", set.to_str().unwrap()]);
 }
+
+/// An index pipeline override from before the lock stage existed would
+/// index unlocked: it is named with the fix, and nothing runs.
+#[test]
+fn an_overridden_index_pipeline_without_the_lock_is_refused() {
+    let project = project();
+    let embedded = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/index.yaml")).unwrap();
+    let (head, rest) = embedded.split_once("  lock:\n").expect("the lock stage");
+    let (_, after) = rest.split_once("  unchanged:\n").expect("the stage after it");
+    let unlocked = format!("{head}  unchanged:\n{}", after.replacen("    needs: [lock]\n", "", 1));
+    assert!(!unlocked.contains("index.lock"));
+    project.override_file("pipelines/index.yaml", &unlocked);
+    let run = project.run(&["index"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(all.contains("does not take the index lock"), "{all}");
+    assert!(all.contains("pipelines/index.yaml"), "{all}");
+    assert!(all.contains("lock: {fn: index.lock}"), "{all}");
+    assert!(!index_rows(&project).exists(), "nothing indexed");
+
+    project.override_file("pipelines/index.yaml", &embedded);
+    let run = project.run(&["index"]);
+    assert_eq!(run.code, 0, "the embedded copy as an override runs: {run:?}");
+}
