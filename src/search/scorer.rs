@@ -134,12 +134,16 @@ pub struct Scorer {
     pub bias: f32,
     /// By feature name; a feature left out weighs nothing.
     pub weights: BTreeMap<String, f32>,
+    /// `weights` in [`FEATURES`] order, laid out once when parsed: a
+    /// search scores every pooled candidate with them.
+    #[serde(skip)]
+    ordered: Vec<f32>,
 }
 
 impl Scorer {
     /// Parse a weights file; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> anyhow::Result<Self> {
-        let scorer: Self = serde_yaml::from_str(text).map_err(|e| {
+        let mut scorer: Self = serde_yaml::from_str(text).map_err(|e| {
             anyhow::anyhow!("{origin}: {e} (expected {{version: 1, bias: NUMBER, weights: {{FEATURE: NUMBER}}}})")
         })?;
         if scorer.version != 1 {
@@ -148,6 +152,10 @@ impl Scorer {
         if let Some(unknown) = scorer.weights.keys().find(|k| !FEATURES.contains(&k.as_str())) {
             anyhow::bail!("{origin}: `{unknown}` is no feature (known: {})", FEATURES.join(", "));
         }
+        scorer.ordered = FEATURES
+            .iter()
+            .map(|name| scorer.weights.get(*name).copied().unwrap_or(0.0))
+            .collect();
         Ok(scorer)
     }
 
@@ -161,16 +169,13 @@ impl Scorer {
     }
 
     /// The weights in [`FEATURES`] order.
-    pub fn vector(&self) -> Vec<f32> {
-        FEATURES
-            .iter()
-            .map(|name| self.weights.get(*name).copied().unwrap_or(0.0))
-            .collect()
+    pub fn vector(&self) -> &[f32] {
+        &self.ordered
     }
 
     /// The probability that the candidate with `features` is an answer.
     pub fn probability(&self, features: &Features) -> f32 {
-        let z = self.bias + features.0.iter().zip(self.vector()).map(|(x, w)| x * w).sum::<f32>();
+        let z = self.bias + features.0.iter().zip(&self.ordered).map(|(x, w)| x * w).sum::<f32>();
         1.0 / (1.0 + (-z).exp())
     }
 }

@@ -61,10 +61,12 @@ pub async fn embed_assets(
     };
     let model = embedder.id();
     let dir = index_dir(ctx);
-    if args.rows_unchanged && up_to_date(ctx, &model, ann_min_rows)? {
-        let count = store::read_manifest(&ctx.workdir, &ctx.limits)?
-            .and_then(|m| m.embedding)
-            .map_or(0, |e| e.count);
+    if let Some(count) = args
+        .rows_unchanged
+        .then(|| up_to_date(ctx, &model, ann_min_rows))
+        .transpose()?
+        .flatten()
+    {
         return Ok(EmbedOut {
             model: Some(model),
             embedded: 0,
@@ -173,13 +175,14 @@ pub struct EmbedArgs {
 /// the vocabulary was embedded by the same model, and the approximate index
 /// matches. Never reads `assets.jsonl`, decodes a row or hashes a text: a
 /// no-op index with the encoder on costs about what the lexical no-op does.
-fn up_to_date(ctx: &CallContext, model: &str, ann_min_rows: usize) -> anyhow::Result<bool> {
+/// `Some(rows)` when current.
+fn up_to_date(ctx: &CallContext, model: &str, ann_min_rows: usize) -> anyhow::Result<Option<usize>> {
     let dir = index_dir(ctx);
     let Some(recorded) = store::read_manifest(&ctx.workdir, &ctx.limits)?.and_then(|m| m.embedding) else {
-        return Ok(false);
+        return Ok(None);
     };
     let Ok(Some(vectors)) = vectors::open(&dir, &ctx.limits).and_then(|file| file.map(|f| f.rows()).transpose()) else {
-        return Ok(false);
+        return Ok(None);
     };
     let vocabulary_current = matches!(
         vectors::open_named(&dir, super::words::VOCABULARY_FILE, &ctx.limits),
@@ -190,7 +193,9 @@ fn up_to_date(ctx: &CallContext, model: &str, ann_min_rows: usize) -> anyhow::Re
         None => true,
     };
     let recorded_as_is = embedding_of(&vectors) == recorded;
-    Ok(recorded_as_is && recorded.model == model && recorded.text == VERSION && vocabulary_current && ann_current)
+    let current =
+        recorded_as_is && recorded.model == model && recorded.text == VERSION && vocabulary_current && ann_current;
+    Ok(current.then_some(recorded.count))
 }
 
 /// What the manifest records of `vectors`.
