@@ -112,9 +112,9 @@ impl IndexFiles {
     /// search never reads (dependencies, size, times) that would only cost a
     /// model tokens.
     pub fn asset_lines(&self, packages: Option<&HashSet<String>>) -> anyhow::Result<Vec<String>> {
-        let lines = self.lines(ASSETS_FILE)?;
         let verbatim = self.manifest_field("schema_tier").is_none_or(|tier| tier == "minimal");
         if verbatim && packages.is_none() && self.filters.is_empty() {
+            let lines = self.lines(ASSETS_FILE)?;
             return Ok(row_lines(lines.as_ref()).map(str::to_owned).collect());
         }
         let package_of = PackageOf::new(&match packages {
@@ -122,31 +122,114 @@ impl IndexFiles {
             None => vec![],
         });
         let mut out = Vec::new();
-        for line in row_lines(lines.as_ref()) {
-            let Ok(row) = serde_json::from_str::<AssetRow>(line) else {
-                continue;
-            };
-            if !self.filters.matches(&row) {
-                continue;
-            }
+        self.for_each_passing(&mut |line, row| {
             if packages.is_some_and(|set| !package_of.get(&row).is_some_and(|p| set.contains(p))) {
-                continue;
+                return Ok(());
             }
             out.push(if verbatim {
                 line.to_owned()
             } else {
                 serde_json::to_string(&row)?
             });
-        }
+            Ok(())
+        })?;
         Ok(out)
     }
 
     /// Every decodable row that passes the filters, in the index's order.
     pub fn rows_matching(&self) -> anyhow::Result<Vec<AssetRow>> {
-        Ok(row_lines(self.lines(ASSETS_FILE)?.as_ref())
-            .filter_map(|line| serde_json::from_str::<AssetRow>(line).ok())
-            .filter(|row| self.filters.matches(row))
-            .collect())
+        let mut rows = Vec::new();
+        self.for_each_passing(&mut |_, row| {
+            rows.push(row);
+            Ok(())
+        })?;
+        Ok(rows)
+    }
+
+    /// Each decodable row that passes the filters, with its line, in the
+    /// index's order. With filters and a fresh search index, only the rows
+    /// its facet postings keep are read; else every line is.
+    fn for_each_passing(&self, each: &mut dyn FnMut(&str, AssetRow) -> anyhow::Result<()>) -> anyhow::Result<()> {
+        if let Some(index) = (!self.filters.is_empty()).then(|| self.fresh_term_index()).flatten() {
+            let ids = index.passing(&self.filters)?.ids();
+            if let Some(rows) = index.fetch_lines(&ids)? {
+                return rows.into_iter().try_for_each(|(line, row)| each(&line, row));
+            }
+        }
+        let lines = self.lines(ASSETS_FILE)?;
+        for line in row_lines(lines.as_ref()) {
+            if let Ok(row) = serde_json::from_str::<AssetRow>(line) {
+                if self.filters.matches(&row) {
+                    each(line, row)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolve the `ref:` paths of `filters` through the index's rows (see
+    /// [`Filters::resolve`]): by the search index's path facets when it is
+    /// fresh, else by a scan. Returns the values no row answers.
+    pub fn resolve(&self, filters: &mut Filters) -> anyhow::Result<Vec<String>> {
+        if let Some(index) = self.fresh_term_index() {
+            let mut changed = false;
+            let mut by_index = filters.clone();
+            let unresolved = by_index.resolve(|path| match index.rows_at_path(path)? {
+                Some(rows) => Ok(rows),
+                None => {
+                    changed = true;
+                    Ok(Vec::new())
+                }
+            })?;
+            if !changed {
+                *filters = by_index;
+                return Ok(unresolved);
+            }
+        }
+        let rows = IndexFiles::new(&self.dir, self.limits).rows_matching()?;
+        Ok(filters.resolve_in(&rows))
+    }
+
+    /// The guids of the rows that pass the filters: from the search index's
+    /// postings and guid table when it is fresh, else by a scan.
+    pub fn guids_matching(&self) -> anyhow::Result<HashSet<String>> {
+        if let Some(index) = self.fresh_term_index() {
+            return index.guids_in(&index.passing(&self.filters)?);
+        }
+        Ok(self.rows_matching()?.into_iter().map(|row| row.guid).collect())
+    }
+
+    /// The first `limit` rows that pass the filters in the order of their
+    /// paths. With a fresh search index, every passing line is read for its
+    /// path alone and only the first `limit` are decoded.
+    pub fn first_by_path(&self, limit: usize) -> anyhow::Result<Vec<AssetRow>> {
+        if let Some(index) = self.fresh_term_index() {
+            let ids = index.passing(&self.filters)?.ids();
+            if let Some(paths) = index.paths(&ids)? {
+                let mut by_path: Vec<(String, u32)> = paths.into_iter().zip(ids).collect();
+                by_path.sort_unstable();
+                by_path.truncate(limit);
+                let mut first: Vec<u32> = by_path.iter().map(|(_, id)| *id).collect();
+                first.sort_unstable();
+                if let Some(mut rows) = index.fetch(&first)? {
+                    rows.sort_by(|a, b| a.path.cmp(&b.path));
+                    return Ok(rows);
+                }
+            }
+        }
+        let mut rows = self.rows_matching()?;
+        rows.sort_by(|x, y| x.path.cmp(&y.path));
+        rows.truncate(limit);
+        Ok(rows)
+    }
+
+    /// How many rows pass the filters: from the search index's postings when
+    /// it is fresh, else by a scan.
+    pub fn count_matching(&self) -> anyhow::Result<usize> {
+        if let Some(index) = self.fresh_term_index() {
+            return Ok(index.passing(&self.filters)?.len());
+        }
+        Ok(self.rows_matching()?.len())
     }
 
     /// The search index when it is present and fresh; else (whatever the
@@ -158,15 +241,14 @@ impl IndexFiles {
     }
 
     /// The paths of those of `guids` the index holds (and the filters keep):
-    /// from the search index when it is fresh and no filter needs the rows,
-    /// else by a scan in
-    /// which a line is decoded only when its guid is wanted (or when it does
-    /// not start the way the indexer writes rows).
+    /// from the search index when it is fresh, else by a scan in which a
+    /// line is decoded only when its guid is wanted (or when it does not
+    /// start the way the indexer writes rows).
     pub fn indexed_paths(&self, guids: &HashSet<&str>) -> anyhow::Result<HashMap<String, String>> {
-        let term_index = self.filters.is_empty().then(|| self.fresh_term_index()).flatten();
-        if let Some(paths) = term_index.map(|index| index.indexed_paths(guids)) {
-            if let Some(paths) = paths? {
-                return Ok(paths);
+        let passing = |row: &AssetRow| guids.contains(row.guid.as_str()) && self.filters.matches(row);
+        if let Some(index) = self.fresh_term_index() {
+            if let Some(rows) = index.rows_of(guids.iter().copied())? {
+                return Ok(rows.into_iter().filter(passing).map(|r| (r.guid, r.path)).collect());
             }
         }
         const HEAD: &str = "{\"guid\":\"";
@@ -178,7 +260,7 @@ impl IndexFiles {
                 None => true,
             };
             if let Some(row) = wanted.then(|| serde_json::from_str::<AssetRow>(line).ok()).flatten() {
-                if guids.contains(row.guid.as_str()) && self.filters.matches(&row) {
+                if passing(&row) {
                     found.insert(row.guid, row.path);
                 }
             }
@@ -205,14 +287,10 @@ impl IndexFiles {
         let mut matching = vec![0u64; packages.len()];
         let mut scratch = Scratch::default();
         let mut seen: HashSet<String> = HashSet::new();
-        let lines = self.lines(ASSETS_FILE)?;
-        for row in row_lines(lines.as_ref()).filter_map(|line| serde_json::from_str::<AssetRow>(line).ok()) {
+        self.for_each_passing(&mut |_, row| {
             let Some(&at) = package_of.get(&row).and_then(|id| position.get(id)) else {
-                continue;
+                return Ok(());
             };
-            if !self.filters.matches(&row) {
-                continue;
-            }
             matching[at] += 1;
             seen.clear();
             let folders = row.path.rsplit_once('/').map_or("", |(dirs, _)| dirs);
@@ -232,7 +310,8 @@ impl IndexFiles {
             for word in seen.drain() {
                 *counts[at].entry(word).or_default() += 1;
             }
-        }
+            Ok(())
+        })?;
         for (package, words) in packages.iter_mut().zip(counts) {
             let mut words: Vec<(String, u32)> = words.into_iter().collect();
             words.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));

@@ -341,7 +341,7 @@ pub async fn nearest(
     // filters never leave fewer than `top_n` when more match.
     let allowed: Option<HashSet<String>> = match filters.is_empty() {
         true => None,
-        false => Some(index.rows_matching()?.into_iter().map(|row| row.guid).collect()),
+        false => Some(index.guids_matching()?),
     };
     let mut found: Vec<Vec<(usize, f32)>> = queries
         .iter()

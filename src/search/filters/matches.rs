@@ -6,6 +6,12 @@
 //! `Texture2D`, `path:Rocks` any path containing it), `=` wants the whole
 //! (`t=Texture`), both ignoring case. `dir:` and `ext:` name a whole folder
 //! or extension either way, as in Unity; `l:` a whole label with `=`.
+//!
+//! A filter reads a row through its *facets* ([`facets`]): the values the
+//! row shows to a key (its type names to `t:`, its folders to `dir:`, ...).
+//! A row passes when one of its facets is [`Filter::accepts`]ed. The search
+//! index posts every row under its facets, so a filter is answered there
+//! by the same test on the same values, without reading rows.
 
 use super::{Filter, Key};
 use crate::search::records::AssetRow;
@@ -13,33 +19,40 @@ use crate::search::records::AssetRow;
 impl Filter {
     /// Whether `row` passes this filter (its negation applied).
     pub fn matches(&self, row: &AssetRow) -> bool {
-        self.holds(row) != self.negated
+        facets(row, self.key).any(|facet| self.accepts(facet)) != self.negated
     }
 
-    fn holds(&self, row: &AssetRow) -> bool {
+    /// Whether a row showing the facet `facet` passes this filter before
+    /// negation. Facets compare ignoring ASCII case (only `:`'s part test
+    /// folds other letters), so a facet may be given ASCII-lowercased.
+    pub fn accepts(&self, facet: &str) -> bool {
         let value = self.value.as_str();
         match self.key {
-            Key::Type => type_names(row).any(|name| self.names(name)),
-            Key::Label => row.labels.iter().any(|label| self.names(label)),
-            Key::Dir => folders(&row.path).any(|folder| folder.eq_ignore_ascii_case(value)),
-            Key::Path => self.names(&row.path),
-            Key::Ext => extension(&row.path).is_some_and(|ext| ext.eq_ignore_ascii_case(value)),
+            Key::Type | Key::Label | Key::Path => self.names(facet),
+            Key::Dir | Key::Ext | Key::Guid => facet.eq_ignore_ascii_case(value),
             Key::Ref => self
                 .target
                 .as_deref()
-                .is_some_and(|guid| row.dependencies.iter().any(|d| d.eq_ignore_ascii_case(guid))),
-            Key::Guid => row.guid.eq_ignore_ascii_case(value),
-            Key::Prefab => {
-                let prefab = row.kind == "Prefab";
-                match value {
-                    "variant" => row.variant_of.is_some(),
-                    "regular" => prefab && row.variant_of.is_none(),
-                    "model" => row.kind == "Model",
-                    _ => prefab || row.kind == "Model",
-                }
-            }
-            Key::Missing => !row.missing_scripts.is_empty(),
+                .is_some_and(|guid| facet.eq_ignore_ascii_case(guid)),
+            Key::Prefab => match value {
+                "any" => facet == "prefab" || facet == "model",
+                _ => facet == value,
+            },
+            Key::Missing => true,
         }
+    }
+
+    /// The facets this filter accepts when they can be named (ASCII
+    /// lowercase): every key but a `:` part test of a type, label or path.
+    pub fn accepted_facets(&self) -> Option<Vec<String>> {
+        let value = self.value.to_ascii_lowercase();
+        Some(match self.key {
+            Key::Type | Key::Label | Key::Path if !self.exact => return None,
+            Key::Ref => self.target.iter().map(|guid| guid.to_ascii_lowercase()).collect(),
+            Key::Prefab if value == "any" => vec!["prefab".to_owned(), "model".to_owned()],
+            Key::Missing => vec![MISSING_SCRIPTS.to_owned()],
+            _ => vec![value],
+        })
     }
 
     /// `name` matches the value: whole with `=`, any part with `:`, ignoring case.
@@ -49,6 +62,33 @@ impl Filter {
         } else {
             name.to_lowercase().contains(&self.value.to_lowercase())
         }
+    }
+}
+
+/// The one facet of `missing:`: the row lacks some script.
+const MISSING_SCRIPTS: &str = super::MISSING_VALUES[0];
+
+/// The values `row` shows to filters of `key`.
+pub fn facets(row: &AssetRow, key: Key) -> Box<dyn Iterator<Item = &str> + '_> {
+    match key {
+        Key::Type => Box::new(type_names(row)),
+        Key::Label => Box::new(row.labels.iter().map(String::as_str)),
+        Key::Dir => Box::new(folders(&row.path)),
+        Key::Path => Box::new(std::iter::once(row.path.as_str())),
+        Key::Ext => Box::new(extension(&row.path).into_iter()),
+        Key::Ref => Box::new(row.dependencies.iter().map(String::as_str)),
+        Key::Guid => Box::new(std::iter::once(row.guid.as_str())),
+        Key::Prefab => {
+            let prefab = row.kind == "Prefab";
+            let shown = [
+                (prefab, "prefab"),
+                (prefab && row.variant_of.is_none(), "regular"),
+                (row.variant_of.is_some(), "variant"),
+                (row.kind == "Model", "model"),
+            ];
+            Box::new(shown.into_iter().filter(|(shows, _)| *shows).map(|(_, facet)| facet))
+        }
+        Key::Missing => Box::new((!row.missing_scripts.is_empty()).then_some(MISSING_SCRIPTS).into_iter()),
     }
 }
 
@@ -87,7 +127,7 @@ mod tests {
 
     fn passes(query: &str, row: &AssetRow) -> bool {
         let mut filters = parse(query).unwrap().filters;
-        filters.resolve(std::slice::from_ref(row));
+        filters.resolve_in(std::slice::from_ref(row));
         filters.matches(row)
     }
 
@@ -168,12 +208,12 @@ mod tests {
         }));
         let rows = [material.clone(), prefab.clone()];
         let mut filters = parse("ref:assets/rock.mat ref:Assets/Gone.mat").unwrap().filters;
-        assert_eq!(filters.resolve(&rows), ["Assets/Gone.mat"]);
+        assert_eq!(filters.resolve_in(&rows), ["Assets/Gone.mat"]);
         let Filters(list) = &filters;
         assert_eq!(list[0].target.as_deref(), Some("11111111111111111111111111111111"));
         assert!(!filters.matches(&prefab), "the unresolved ref matches nothing");
         let mut filters = parse("ref:Assets/Rock.mat").unwrap().filters;
-        filters.resolve(&rows);
+        filters.resolve_in(&rows);
         assert!(filters.matches(&prefab) && !filters.matches(&material));
     }
 }

@@ -10,6 +10,8 @@
 mod matches;
 mod stages;
 
+pub use matches::facets;
+
 pub(super) use stages::register;
 
 use std::fmt;
@@ -64,6 +66,19 @@ pub const PREFAB_VALUES: &[&str] = &["variant", "regular", "model", "any"];
 pub const MISSING_VALUES: &[&str] = &["scripts"];
 
 impl Key {
+    /// Every key, in declaration order.
+    pub const ALL: [Key; 9] = [
+        Key::Type,
+        Key::Label,
+        Key::Dir,
+        Key::Path,
+        Key::Ext,
+        Key::Ref,
+        Key::Guid,
+        Key::Prefab,
+        Key::Missing,
+    ];
+
     /// The spelling a filter is written back with (Unity's short one).
     pub fn spelling(self) -> &'static str {
         SPELLINGS
@@ -127,23 +142,41 @@ impl Filters {
 
     /// Resolve each `ref:` to the guid of the asset it names: a guid as
     /// written, else the row whose path is the value (exactly, then ignoring
-    /// case). Returns the `ref:` values no row answers; those match nothing.
-    pub fn resolve(&mut self, rows: &[AssetRow]) -> Vec<String> {
+    /// case). `rows_at` gives the rows whose path is a value ignoring ASCII
+    /// case, in the index's order. Returns the `ref:` values no row
+    /// answers; those match nothing.
+    pub fn resolve(
+        &mut self,
+        mut rows_at: impl FnMut(&str) -> anyhow::Result<Vec<AssetRow>>,
+    ) -> anyhow::Result<Vec<String>> {
         let mut unresolved = vec![];
         for filter in self.0.iter_mut().filter(|f| f.key == Key::Ref) {
             filter.target = if is_guid(&filter.value) {
                 Some(filter.value.to_ascii_lowercase())
             } else {
+                let rows = rows_at(&filter.value)?;
                 rows.iter()
                     .find(|row| row.path == filter.value)
-                    .or_else(|| rows.iter().find(|row| row.path.eq_ignore_ascii_case(&filter.value)))
+                    .or_else(|| rows.first())
                     .map(|row| row.guid.clone())
             };
             if filter.target.is_none() {
                 unresolved.push(filter.value.clone());
             }
         }
-        unresolved
+        Ok(unresolved)
+    }
+
+    /// [`Self::resolve`] against rows in memory.
+    pub fn resolve_in(&mut self, rows: &[AssetRow]) -> Vec<String> {
+        let rows_at = |path: &str| {
+            Ok(rows
+                .iter()
+                .filter(|row| row.path.eq_ignore_ascii_case(path))
+                .cloned()
+                .collect())
+        };
+        self.resolve(rows_at).unwrap_or_default()
     }
 }
 

@@ -60,9 +60,8 @@ pub(in crate::search) fn register(registry: &mut Registry) {
                         matched: None,
                     });
                 }
-                let rows = index_files(ctx).rows_matching()?;
-                let unresolved = a.filters.resolve(&rows);
-                let matched = rows.iter().filter(|row| a.filters.matches(row)).count();
+                let unresolved = index_files(ctx).resolve(&mut a.filters)?;
+                let matched = index_files(ctx).narrowed(a.filters.clone()).count_matching()?;
                 if !unresolved.is_empty() {
                     ctx.output.line(&format!(
                         "[unity-assets:search] warning: ref: {} names no asset of the index (write its path from Assets/ or its guid); that filter matches nothing",
@@ -81,11 +80,9 @@ pub(in crate::search) fn register(registry: &mut Registry) {
             Reach::NONE,
             "the assets matching a query of filters only, by path, capped",
             |a: ListArgs, ctx| {
-                let mut rows = index_files(ctx).narrowed(a.filters.clone()).rows_matching()?;
-                rows.sort_by(|x, y| x.path.cmp(&y.path));
+                let rows = index_files(ctx).narrowed(a.filters.clone()).first_by_path(a.limit)?;
                 let candidates: Vec<Candidate> = rows
                     .into_iter()
-                    .take(a.limit)
                     .map(|row| Candidate {
                         reasoning: format!(
                             "{} matching {}",

@@ -17,6 +17,7 @@ use super::super::names;
 use super::super::rank::{add_field_lengths, for_each_field_term, Fnv, FIELDS};
 use super::super::records::AssetRow;
 use super::super::text::Scratch;
+use super::facets::facet_keys;
 use super::format::{
     field_key, fingerprint, guid_key, lines_with_offsets, push_lens, push_postings, Header, LenSums, GUID_BYTES, MAGIC,
 };
@@ -320,6 +321,12 @@ impl Rows {
             let key = intern(&mut self.term_ids, &mut self.postings, &names::key(&name));
             self.postings[key as usize].push(id);
         }
+        // The filter channel's keys: the row's facets.
+        let (term_ids, postings) = (&mut self.term_ids, &mut self.postings);
+        facet_keys(&row, &mut |facet| {
+            let key = intern(term_ids, postings, facet);
+            postings[key as usize].push(id);
+        });
         self.row_words.clear();
         collect_words(&row, &mut self.scratch, &mut self.row_words);
         for word in &self.row_words {

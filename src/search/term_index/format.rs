@@ -6,7 +6,8 @@
 //! the row table (per row: offset `u64`, length `u32`, fingerprint `u64` of
 //! its line), the row norms (per row: its length in each field, a byte,
 //! at most 255), the term dictionary (an `fst` map: key → postings offset, a
-//! key per term, field and count a row holds it there: [`field_key`]), the
+//! key per term, field and count a row holds it there: [`field_key`]; a
+//! key per normalised file name and per filter facet), the
 //! postings (per key: a varint count, then varint row-id gaps), the
 //! guid table (per guid, sorted: its 16 bytes, then its row id `u32`; a
 //! guid that is not 32 lowercase hex digits is in the header's
@@ -23,7 +24,7 @@ use super::super::rank::{Fnv, FIELDS};
 use crate::index::is_written_guid;
 
 /// The magic and format version: a file of another version is rebuilt.
-pub(super) const MAGIC: &[u8; 8] = b"UASIDX\x00\x05";
+pub(super) const MAGIC: &[u8; 8] = b"UASIDX\x00\x06";
 /// Bytes per row in the row table.
 pub(super) const ROW_BYTES: usize = 20;
 /// Bytes per entry of the guid table: a guid's 16 bytes, its row id.

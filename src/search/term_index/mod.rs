@@ -20,30 +20,33 @@
 
 mod body;
 mod build;
+mod facets;
 mod format;
 mod names;
 mod ranking;
 mod reuse;
 
-use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::{Read as _, Seek as _, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use anyhow::Context as _;
 use engine::io::Limits;
+use serde::de::DeserializeOwned;
 
 use super::filters::Filters;
 use super::query::Query;
 use super::rank::FIELDS;
 use super::rank::{Candidate, RankOptions};
 use super::records::AssetRow;
-use body::Body;
+use body::{Body, Section};
 use format::{
     fingerprint, guid_key, parse_field_key, read_varint, Header, RowEntry, GUID_BYTES, KEY_SEPARATOR, MAGIC, ROW_BYTES,
 };
+
+pub use facets::RowSet;
 
 pub const SEARCH_INDEX_FILE: &str = "search-index.bin";
 const ASSETS_FILE: &str = super::load::ASSETS_FILE;
@@ -52,12 +55,7 @@ const ASSETS_FILE: &str = super::load::ASSETS_FILE;
 pub struct TermIndex {
     header: Header,
     body: Body,
-    terms: Arc<fst::Map<Vec<u8>>>,
-    /// The row table, read whole when a fetch needs many of its entries
-    /// (`None`: damaged).
-    row_table: OnceLock<Option<Vec<u8>>>,
-    /// The row lengths table, read whole when bounds need many of its rows.
-    norms: OnceLock<Option<Vec<u8>>>,
+    terms: Arc<fst::Map<Section>>,
     assets: PathBuf,
     limits: Limits,
 }
@@ -86,7 +84,7 @@ enum Table {
 
 /// An index file opened: its header, the body after it and the term
 /// dictionary every search reads.
-type Opened = (Header, Body, Arc<fst::Map<Vec<u8>>>);
+type Opened = (Header, Body, Arc<fst::Map<Section>>);
 
 /// The last index file opened — path, length, modification time — and
 /// what was read of it: the stages of one search (and every search of a
@@ -159,15 +157,14 @@ fn header_len(prefix: &[u8]) -> Option<usize> {
     Some(u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize)
 }
 
-/// An index file of `len` bytes opened: its header and term dictionary
-/// read, the rest left on disk until a search needs it.
+/// An index file of `len` bytes opened: its header read and the rest
+/// mapped, read where a search needs it.
 fn open_file(mut file: std::fs::File, len: u64, limits: &Limits) -> Result<Opened, String> {
     let (header, body_at) = read_head(&mut file, len, limits)?;
-    let body = Body::File {
-        file: Arc::new(Mutex::new(file)),
-        at: body_at as u64,
-        len,
-    };
+    let body = Body::mapped(&file, body_at).map_err(|_| "unreadable")?;
+    if body.len() + body_at as u64 != len {
+        return Err("damaged".into());
+    }
     let terms = read_map(&body, header.terms).ok_or("damaged")?;
     Ok((header, body, Arc::new(terms)))
 }
@@ -190,18 +187,14 @@ fn read_head(file: &mut std::fs::File, len: u64, limits: &Limits) -> Result<(Hea
 }
 
 /// The `fst` map in `section` of `body`; `None` when it is not one.
-fn read_map(body: &Body, (start, end): (usize, usize)) -> Option<fst::Map<Vec<u8>>> {
-    let bytes = body.read(start, end).ok()??;
-    fst::Map::new(bytes.into_owned()).ok()
+fn read_map(body: &Body, (start, end): (usize, usize)) -> Option<fst::Map<Section>> {
+    fst::Map::new(body.section(start, end)?).ok()
 }
 
 /// The index in `bytes` (a build's), all of it in memory.
 fn in_memory(bytes: Vec<u8>) -> Result<Opened, String> {
     let (header, body_at) = parse_header(&bytes)?;
-    let body = Body::Memory {
-        bytes: Arc::new(bytes),
-        at: body_at,
-    };
+    let body = Body::built(bytes, body_at);
     let terms = read_map(&body, header.terms).ok_or("damaged")?;
     Ok((header, body, Arc::new(terms)))
 }
@@ -229,8 +222,6 @@ fn load(
         header,
         body,
         terms,
-        row_table: OnceLock::new(),
-        norms: OnceLock::new(),
         assets: dir.join(ASSETS_FILE),
         limits: *limits,
     })
@@ -390,23 +381,17 @@ impl TermIndex {
         let broken = || damaged(format!("postings of {term:?}"));
         let (start, end) = self.header.postings;
         let start = start.checked_add(usize::try_from(at)?).ok_or_else(broken)?;
-        // A count, then a gap per row, each a varint of one to 5 bytes.
-        let read = |len: usize| -> anyhow::Result<Cow<'_, [u8]>> {
-            self.body
-                .read(start, end.min(start.saturating_add(len)))?
-                .ok_or_else(broken)
-        };
-        let head = read(5)?;
+        let bytes = self.body.read(start, end).ok_or_else(broken)?;
         let mut at = 0;
-        let count = usize::try_from(read_varint(&head, &mut at).ok_or_else(broken)?)?;
-        if count > self.header.rows || count > end.saturating_sub(start) {
+        let count = usize::try_from(read_varint(bytes, &mut at).ok_or_else(broken)?)?;
+        // A gap per row, each a varint of at least one byte.
+        if count > self.header.rows || count > bytes.len() {
             return Err(broken());
         }
-        let bytes = read(at + count * 5)?;
         let mut ids = Vec::with_capacity(count);
         let mut id = 0u64;
         for _ in 0..count {
-            id += read_varint(&bytes, &mut at).ok_or_else(broken)?;
+            id += read_varint(bytes, &mut at).ok_or_else(broken)?;
             ids.push(u32::try_from(id)?);
         }
         Ok(ids)
@@ -416,59 +401,79 @@ impl TermIndex {
     /// 255 each (a lower bound: enough to bound a BM25F score).
     fn row_norms(&self, ids: &[u32]) -> anyhow::Result<HashMap<u32, [u8; FIELDS]>> {
         let mut norms = HashMap::with_capacity(ids.len());
-        for run in ids.chunk_by(|a, b| (b - a) as usize <= 4096 / FIELDS) {
-            let first = run[0] as usize;
-            let table = self
-                .table_rows(Table::Norms, first, run[run.len() - 1] as usize, ids.len())?
+        for &id in ids {
+            let lens = self
+                .table_entry(Table::Norms, id as usize)
                 .ok_or_else(|| damaged("its row lengths"))?;
-            for &id in run {
-                let at = (id as usize - first) * FIELDS;
-                norms.insert(id, table[at..at + FIELDS].try_into()?);
-            }
+            norms.insert(id, lens.try_into()?);
         }
         Ok(norms)
     }
 
     /// The rows `ids` (ascending) read from `assets.jsonl` by offset; `None`
     /// when one no longer is what was indexed (the file changed).
-    fn fetch(&self, ids: &[u32]) -> anyhow::Result<Option<Vec<AssetRow>>> {
-        // Row-table entries of ids close together are read at once.
-        const SPAN: usize = 4096 / ROW_BYTES;
+    pub fn fetch(&self, ids: &[u32]) -> anyhow::Result<Option<Vec<AssetRow>>> {
+        self.fetch_as(ids, |_, row: AssetRow| row)
+    }
+
+    /// The paths of the rows `ids` (ascending), each line read for its
+    /// path alone (the line decoded as a row when the index was built, and
+    /// its fingerprint says it is that line).
+    pub fn paths(&self, ids: &[u32]) -> anyhow::Result<Option<Vec<String>>> {
+        #[derive(serde::Deserialize)]
+        struct PathOnly {
+            path: String,
+        }
+        self.fetch_as(ids, |_, row: PathOnly| row.path)
+    }
+
+    /// The rows `ids` (ascending) with their lines, as [`Self::fetch`] reads them.
+    pub fn fetch_lines(&self, ids: &[u32]) -> anyhow::Result<Option<Vec<(String, AssetRow)>>> {
+        self.fetch_as(ids, |line, row: AssetRow| {
+            (String::from_utf8_lossy(line).into_owned(), row)
+        })
+    }
+
+    /// The rows `ids` (ascending), each made into a `T` from its line and row.
+    fn fetch_as<R: DeserializeOwned, T: Send>(
+        &self,
+        ids: &[u32],
+        make: impl Fn(&[u8], R) -> T + Sync,
+    ) -> anyhow::Result<Option<Vec<T>>> {
         let mut entries = Vec::with_capacity(ids.len());
-        for run in ids.chunk_by(|a, b| (b - a) as usize <= SPAN) {
-            let first = run[0] as usize;
-            let Some(table) = self.table_rows(Table::Rows, first, run[run.len() - 1] as usize, ids.len())? else {
+        for &id in ids {
+            // A line over the line limit is not what was indexed.
+            let Some(entry) = self
+                .table_entry(Table::Rows, id as usize)
+                .and_then(RowEntry::decode)
+                .filter(|entry| u64::from(entry.len) <= self.limits.line_bytes)
+            else {
                 return Ok(None);
             };
-            for &id in run {
-                let at = (id as usize - first) * ROW_BYTES;
-                // A line over the line limit is not what was indexed.
-                let Some(entry) = RowEntry::decode(&table[at..at + ROW_BYTES])
-                    .filter(|entry| u64::from(entry.len) <= self.limits.line_bytes)
-                else {
-                    return Ok(None);
-                };
-                entries.push(entry);
-            }
+            entries.push(entry);
         }
         // Reading and decoding is most of a search that reads thousands of
         // rows: parts of the list are read in parallel, each through its
         // own handle (a handle's position is its own).
         use rayon::prelude::*;
         let part = entries.len().div_ceil(rayon::current_num_threads()).max(256);
-        let parts: Vec<Option<Vec<AssetRow>>> = entries
+        let parts: Vec<Option<Vec<T>>> = entries
             .par_chunks(part)
-            .map(|part| self.read_rows(part))
+            .map(|part| self.read_rows(part, &make))
             .collect::<anyhow::Result<_>>()?;
         Ok(parts
             .into_iter()
-            .collect::<Option<Vec<Vec<AssetRow>>>>()
-            .map(|parts| parts.concat()))
+            .collect::<Option<Vec<Vec<T>>>>()
+            .map(|parts| parts.into_iter().flatten().collect()))
     }
 
     /// The rows at `entries` (in file order), decoded; `None` when one no
     /// longer is what was indexed.
-    fn read_rows(&self, entries: &[RowEntry]) -> anyhow::Result<Option<Vec<AssetRow>>> {
+    fn read_rows<R: DeserializeOwned, T>(
+        &self,
+        entries: &[RowEntry],
+        make: impl Fn(&[u8], R) -> T,
+    ) -> anyhow::Result<Option<Vec<T>>> {
         let mut file = self.open_assets()?;
         let mut rows = Vec::with_capacity(entries.len());
         let mut line = Vec::new();
@@ -478,8 +483,8 @@ impl TermIndex {
             if file.read_exact(&mut line).is_err() || fingerprint(&line) != entry.print {
                 return Ok(None);
             }
-            match serde_json::from_slice::<AssetRow>(&line) {
-                Ok(row) => rows.push(row),
+            match serde_json::from_slice::<R>(&line) {
+                Ok(row) => rows.push(make(&line, row)),
                 Err(_) => return Ok(None),
             }
         }
@@ -496,35 +501,18 @@ impl TermIndex {
         std::fs::File::open(&self.assets).with_context(|| format!("cannot read {}", self.assets.display()))
     }
 
-    /// The entries of rows `first..=last` in `table`, for a read of
-    /// `wanted` rows: past a few hundred, the whole table is read once and
-    /// kept; `None` past the table (the index does not match the file).
-    fn table_rows(
-        &self,
-        table: Table,
-        first: usize,
-        last: usize,
-        wanted: usize,
-    ) -> anyhow::Result<Option<Cow<'_, [u8]>>> {
-        const MANY: usize = 256;
-        if last >= self.header.rows {
-            return Ok(None);
+    /// Row `id`'s entry in `table`; `None` past the table (the index does
+    /// not match the file).
+    fn table_entry(&self, table: Table, id: usize) -> Option<&[u8]> {
+        if id >= self.header.rows {
+            return None;
         }
-        let ((table_at, table_end), width, kept) = match table {
-            Table::Rows => (self.header.row_table, ROW_BYTES, &self.row_table),
-            Table::Norms => (self.header.norms, FIELDS, &self.norms),
+        let ((table_at, table_end), width) = match table {
+            Table::Rows => (self.header.row_table, ROW_BYTES),
+            Table::Norms => (self.header.norms, FIELDS),
         };
-        let (start, end) = (first * width, (last + 1) * width);
-        if wanted > MANY {
-            let whole = kept.get_or_init(|| self.body.read(table_at, table_end).ok().flatten().map(Cow::into_owned));
-            if let Some(whole) = whole.as_ref().filter(|whole| end <= whole.len()) {
-                return Ok(Some(Cow::Borrowed(&whole[start..end])));
-            }
-        }
-        Ok(self
-            .body
-            .read(table_at + start, (table_at + end).min(table_end))?
-            .filter(|part| part.len() == end - start))
+        let (start, end) = (table_at + id * width, table_at + (id + 1) * width);
+        self.body.read(start, end).filter(|_| end <= table_end)
     }
 
     /// Rows that decode (what a ranking counts).
@@ -561,7 +549,7 @@ impl TermIndex {
             let at = start + middle * GUID_BYTES;
             let entry = self
                 .body
-                .read(at, at + GUID_BYTES)?
+                .read(at, at + GUID_BYTES)
                 .ok_or_else(|| damaged("its guids"))?;
             match entry[..16].cmp(&key) {
                 std::cmp::Ordering::Less => low = middle + 1,
@@ -570,14 +558,6 @@ impl TermIndex {
             }
         }
         Ok(None)
-    }
-
-    /// The paths of those of `guids` the index holds (the candidate check);
-    /// `None` when `assets.jsonl` changed since the index was built.
-    pub fn indexed_paths(&self, guids: &HashSet<&str>) -> anyhow::Result<Option<HashMap<String, String>>> {
-        Ok(self
-            .rows_of(guids.iter().copied())?
-            .map(|rows| rows.into_iter().map(|r| (r.guid, r.path)).collect()))
     }
 }
 
@@ -632,7 +612,7 @@ mod tests {
         let limits = Limits::default();
         TermIndex::refresh(dir.path(), None, &limits).unwrap();
         let index = TermIndex::open_fresh(dir.path(), None, &limits).unwrap().unwrap();
-        assert!(matches!(index.body, Body::File { .. }), "read from the file");
+        assert!(index.body.is_mapped(), "read from the file");
         let name_of = |guid: &str| index.rows_of([guid]).unwrap().unwrap().pop().map(|row| row.name);
         for i in [0u32, 2, 250, 499] {
             let guid = format!("{:032x}", u128::from(i) * 7_919_000_000_000_000_000_003);

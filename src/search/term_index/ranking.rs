@@ -25,6 +25,7 @@ use super::super::rank::{
     scored_concepts, with_loanwords, Candidate, ConfidenceBound, Corpus, RankOptions, FIELDS, SUM_SLACK,
 };
 use super::super::records::AssetRow;
+use super::RowSet;
 use super::{FieldPostings, TermIndex};
 
 /// Rows read in the first batch per query; each later batch doubles it.
@@ -135,13 +136,17 @@ impl TermIndex {
             .zip(hits.iter().zip(&corpus.df))
             .map(|((query, (_, options)), (found, df))| queue(query, options, found, df, &corpus, &lens))
             .collect();
-        let Some(rows) = self.read_reachable(&queues, requests, &resolved, &corpus, filters)? else {
+        let passing = match filters.is_empty() {
+            true => None,
+            false => Some(self.passing(filters)?),
+        };
+        let Some(rows) = self.read_reachable(&queues, requests, &resolved, &corpus, passing.as_ref())? else {
             return Ok(None);
         };
         Ok(Some(rank_resolved(&rows, requests, &resolved, Some(&corpus))))
     }
 
-    /// The rows (those `filters` keep, in file order) that may be in some
+    /// The rows (those in `passing`, in file order) that may be in some
     /// request's top K: read best bound first until every unread row's
     /// bound is under its query's K-th key so far, and kept when they were
     /// in it among their batch. `None` when `assets.jsonl` changed since
@@ -152,7 +157,7 @@ impl TermIndex {
         requests: &[(Query, RankOptions)],
         resolved: &[Option<Query>],
         corpus: &Corpus,
-        filters: &Filters,
+        passing: Option<&RowSet>,
     ) -> anyhow::Result<Option<Vec<AssetRow>>> {
         let mut read: HashSet<u32> = HashSet::new();
         let mut kept: Vec<(u32, AssetRow)> = Vec::new();
@@ -182,7 +187,9 @@ impl TermIndex {
                         break;
                     }
                     next[r] += 1;
-                    if read.insert(id) {
+                    // Filters narrow after the statistics: a row scores as
+                    // it would unfiltered, and one they drop is never read.
+                    if passing.is_none_or(|set| set.contains(id)) && read.insert(id) {
                         batch.push(id);
                         taken += 1;
                     }
@@ -195,12 +202,6 @@ impl TermIndex {
             let Some(rows) = self.fetch(&batch)? else {
                 return Ok(None);
             };
-            // Filters narrow after the statistics: a row scores as it would unfiltered.
-            let (ids, rows): (Vec<u32>, Vec<AssetRow>) = batch
-                .into_iter()
-                .zip(rows)
-                .filter(|(_, row)| filters.matches(row))
-                .unzip();
             // A row's key is its own (the statistics are the whole
             // corpus's) and the order total, so a row of the final top K is
             // in its batch's: only those are kept and ranked again at the end.
@@ -216,7 +217,12 @@ impl TermIndex {
             for (best, (_, options)) in best.iter_mut().zip(requests) {
                 best.truncate(options.top_k);
             }
-            kept.extend(ids.into_iter().zip(rows).filter(|(_, row)| in_top.contains(&row.guid)));
+            kept.extend(
+                batch
+                    .into_iter()
+                    .zip(rows)
+                    .filter(|(_, row)| in_top.contains(&row.guid)),
+            );
             batch_len *= 2;
         }
         #[cfg(test)]
