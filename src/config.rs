@@ -50,7 +50,7 @@ impl Config {
         })?;
         // Read before the limits it sets are known: bounded by the default.
         let limit = engine::io::Limits::default().file_bytes;
-        let text = match engine::io::read_text_if_present(&path, limit, engine::io::FILE_KEY) {
+        let text = match engine::io::read_text_if_present(&path, limit, engine::io::FILE_KEY, &crate::PRODUCT) {
             Ok(Some(t)) => t,
             Ok(None) => return Ok(Self::defaults()),
             Err(e) => {

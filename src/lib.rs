@@ -4,6 +4,11 @@
 //! those pipelines call: [`index`], [`search`], [`semantic`] (search by
 //! meaning), [`build`], [`eval`], [`websearch`], [`references`] (what uses what).
 
+/// Who runs the engine: this application, and the settings file its
+/// users raise a limit in. Every run, provider, MCP client and limited read
+/// the engine does for this crate is given it.
+pub const PRODUCT: engine::Product = engine::Product::new("unity-assets", config::CONFIG_FILE);
+
 pub mod build;
 pub mod cli;
 pub mod color;

@@ -124,7 +124,9 @@ impl Project {
     /// A compiler over this project's files and natives, reading pipeline
     /// files within its limits.
     pub fn compiler<'a>(&'a self, layers: &'a ParamLayers) -> Compiler<'a> {
-        Compiler::new(&self.resources, &self.registry, layers, self.is_offline()).with_limits(self.config.limits)
+        Compiler::new(&self.resources, &self.registry, layers, self.is_offline())
+            .with_limits(self.config.limits)
+            .for_product(crate::PRODUCT)
     }
 
     /// Every pipeline the project can run (embedded or overridden), sub-pipelines included.
@@ -184,7 +186,12 @@ impl Project {
 
     /// The configured model provider (`None` for builtin).
     pub fn provider(&self) -> Result<Option<Arc<dyn Provider>>, engine::llm::LlmError> {
-        engine::llm::connect(&self.config.llm, self.config.parallel_subagents, &self.config.limits)
+        engine::llm::connect(
+            &self.config.llm,
+            self.config.parallel_subagents,
+            &self.config.limits,
+            &crate::PRODUCT,
+        )
     }
 
     /// What a run of this project's pipelines uses: its folder, resources
@@ -197,6 +204,7 @@ impl Project {
         Ok(Runtime::new(self.root.clone(), output, self.resources.clone())
             .with_provider(self.provider()?)
             .with_limits(self.config.limits)
+            .for_product(crate::PRODUCT)
             .protecting(crate::trust::PROTECTED)
             .with_asker(person)
             .with_progress(crate::progress::Bars::for_terminal(self.quiet))
@@ -227,6 +235,7 @@ pub fn resources(overrides: Option<PathBuf>) -> Resources {
         ],
         overrides,
     )
+    .for_product(crate::PRODUCT)
 }
 
 /// The index folder holds only regular files: a committed link (to

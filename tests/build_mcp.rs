@@ -419,7 +419,12 @@ async fn streamable_http_transport_lists_the_tools() {
         ..ServerConfig::default()
     };
     let listed = async {
-        let client = engine::mcp::McpClient::connect(&config, engine::io::Limits::default().http_bytes).await?;
+        let client = engine::mcp::McpClient::connect(
+            &config,
+            engine::io::Limits::default().http_bytes,
+            &unity_assets::PRODUCT,
+        )
+        .await?;
         client.list_tools().await
     }
     .await;

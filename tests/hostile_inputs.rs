@@ -231,6 +231,12 @@ fn a_template_loop_stops_at_its_fuel_with_a_message_naming_the_key() {
         run.stderr.contains("stage `loop` of pipeline `spin`") && run.stderr.contains("limits.template_fuel"),
         "{run:?}"
     );
+    // The engine names no settings file: the product tells it which.
+    assert!(
+        run.stderr
+            .contains("raise the limit in .claude/unity-assets.yml if the template is genuine"),
+        "{run:?}"
+    );
     assert!(!run.stdout.contains("done"), "{run:?}");
 }
 

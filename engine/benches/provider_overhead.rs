@@ -47,9 +47,13 @@ async fn provider(kind: &str, concurrency: usize) -> (LlmServer, Arc<dyn Provide
     let server = LlmServer::start(vec![answer]).await;
     let config: LlmConfig =
         serde_yaml::from_str(&format!("provider: {kind}\nbase_url: {}", server.url())).expect("bench config");
-    let provider = connect_with_env(&config, concurrency, &engine::io::Limits::default(), |_| {
-        Some("bench-key".into())
-    })
+    let provider = connect_with_env(
+        &config,
+        concurrency,
+        &engine::io::Limits::default(),
+        &engine::Product::NEUTRAL,
+        |_| Some("bench-key".into()),
+    )
     .expect("connects")
     .expect("not builtin");
     (server, provider)

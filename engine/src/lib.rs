@@ -5,15 +5,18 @@
 //! and schemas into a checked DAG (collecting every error at once), and
 //! [`run()`] executes that DAG on tokio. Each stage kind lives in its own module
 //! under `stages`. The engine knows nothing of any domain: products plug
-//! native code in through the [`registry`]. [`outline()`] says what a
-//! pipeline file's stages do as written, for reviewing it before it runs.
+//! native code in through the [`registry`], and name themselves with a
+//! [`Product`] (their name, their settings file) that the engine's requests
+//! and messages use, naming no product of their own. [`outline()`] says what
+//! a pipeline file's stages do as written, for reviewing it before it runs.
 //!
 //! # Layers
 //!
 //! Modules depend only on modules above them in this list:
 //!
 //! 1. `args` (a native function's arguments), `cancel`, `diagnostic`,
-//!    `digest`, `io`, `output`, `progress` — leaves.
+//!    `digest`, `product` (who the engine runs for), `output`, `progress` —
+//!    leaves; and `io`, which uses only `product`.
 //! 2. `asker` (a person's answer), `template`, `resources`, `render` (the
 //!    graph drawn), `llm`, `mcp`.
 //! 3. `registry` (native functions), `spec` (the YAML as written).
@@ -38,6 +41,7 @@ pub mod llm;
 pub mod mcp;
 mod outline;
 pub mod output;
+mod product;
 mod progress;
 pub mod registry;
 pub mod render;
@@ -55,6 +59,7 @@ pub use cancel::Cancel;
 pub use compile::{Compiler, ConfigLayer, InputError, ParamLayers, ParamSource, Pipeline, ResolvedParam, WrittenAt};
 pub use outline::{outline, Outline, StageOutline};
 pub use output::{Output, Rewrite};
+pub use product::Product;
 pub use progress::{Progress, Tick};
 pub use registry::{CallContext, Reach, Registry, RunHoldings};
 pub use report::{ModelUsage, RunReport, RunStatus, StageReport, StageStatus};

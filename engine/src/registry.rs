@@ -33,6 +33,8 @@ pub struct CallContext {
     pub resources: crate::resources::Resources,
     /// Size limits on what the call reads.
     pub limits: crate::io::Limits,
+    /// The product the run is for (where its limits are raised).
+    pub product: crate::Product,
     /// What the call keeps for the rest of the run its stage belongs to.
     pub holdings: RunHoldings,
 }
@@ -62,7 +64,12 @@ impl CallContext {
 
     /// A confined file's text, within `limits.file_mb`.
     pub fn read_text(&self, rel: &std::path::Path) -> Result<String, crate::io::ConfineError> {
-        crate::io::read_text_limited(&self.path(rel)?, self.limits.file_bytes, crate::io::FILE_KEY)
+        crate::io::read_text_limited(
+            &self.path(rel)?,
+            self.limits.file_bytes,
+            crate::io::FILE_KEY,
+            &self.product,
+        )
     }
 }
 

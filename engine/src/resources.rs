@@ -34,6 +34,8 @@ pub struct ResourceError {
 pub struct Resources {
     embedded: Vec<(&'static str, &'static Dir<'static>)>,
     overrides: Option<PathBuf>,
+    /// Named in the message of an override over its size limit.
+    product: crate::Product,
 }
 
 impl Resources {
@@ -42,7 +44,15 @@ impl Resources {
         Self {
             embedded: embedded.to_vec(),
             overrides,
+            product: crate::Product::NEUTRAL,
         }
+    }
+
+    /// The same files, for `product`: its settings file is named where an
+    /// override's size limit is refused.
+    pub fn for_product(mut self, product: crate::Product) -> Self {
+        self.product = product;
+        self
     }
 
     /// Files from a folder only (tests and tools with no embedded set).
@@ -50,6 +60,7 @@ impl Resources {
         Self {
             embedded: vec![],
             overrides: Some(dir),
+            product: crate::Product::NEUTRAL,
         }
     }
 
@@ -69,7 +80,7 @@ impl Resources {
             match p.symlink_metadata() {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 _ => {
-                    let text = crate::io::read_text_limited(&p, RESOURCE_LIMIT, crate::io::FILE_KEY)
+                    let text = crate::io::read_text_limited(&p, RESOURCE_LIMIT, crate::io::FILE_KEY, &self.product)
                         .map_err(|e| fail(p.display().to_string(), e.to_string()))?;
                     return Ok(Some(Resource {
                         text: Cow::Owned(text),

@@ -36,10 +36,14 @@ pub struct Runtime {
     pub(crate) release_outputs: bool,
     /// Parts of the folder no stage writes, whatever a pipeline says.
     pub(crate) protected: Arc<[String]>,
+    /// Who the run is for: named in user agents, MCP client names and
+    /// where a limit is raised.
+    pub(crate) product: crate::Product,
 }
 
 impl Runtime {
-    /// A runtime with no provider, asker or progress, and default limits.
+    /// A runtime with no provider, asker or progress, default limits and
+    /// no product ([`Product::NEUTRAL`](crate::Product::NEUTRAL)).
     pub fn new(workdir: PathBuf, output: Output, resources: Resources) -> Self {
         Self {
             provider: None,
@@ -54,6 +58,7 @@ impl Runtime {
             cancel: crate::cancel::Cancel::new(),
             release_outputs: false,
             protected: Arc::new([]),
+            product: crate::Product::NEUTRAL,
         }
     }
 
@@ -109,6 +114,18 @@ impl Runtime {
     pub fn protecting(mut self, paths: &[&str]) -> Self {
         self.protected = paths.iter().map(|p| (*p).to_owned()).collect();
         self
+    }
+
+    /// The product the run is for: its messages name where a limit is
+    /// raised, and its HTTP and MCP requests name the product.
+    pub fn for_product(mut self, product: crate::Product) -> Self {
+        self.product = product;
+        self
+    }
+
+    /// The product the run is for.
+    pub fn product(&self) -> &crate::Product {
+        &self.product
     }
 
     /// Where user-facing lines go.

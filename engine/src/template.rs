@@ -14,6 +14,7 @@ use minijinja::Environment;
 use serde_json::Value;
 
 use crate::args::Args;
+use crate::Product;
 
 /// A compiled templated value.
 #[derive(Debug, Clone)]
@@ -67,7 +68,7 @@ pub fn environment() -> Environment<'static> {
 
 /// `text` as one word of a POSIX shell line: as it is when that is safe,
 /// else in single quotes (the `shell_word` filter, for commands a line
-/// suggests: `unity-assets build {{ request | shell_word }}`).
+/// suggests: `my-tool build {{ request | shell_word }}`).
 pub fn shell_word(text: &str) -> String {
     let plain = |c: char| c.is_alphanumeric() || "_-./:=@%+,".contains(c);
     if !text.is_empty() && text.chars().all(plain) {
@@ -93,9 +94,15 @@ fn cancellable_range(
 /// The error of a render stopped by a cancelled run.
 const CANCELLED: &str = "the run was cancelled";
 
-/// The message of a template that did more work than its fuel allows.
-const OUT_OF_FUEL: &str = "the template did more work than `limits.template_fuel` allows (a loop that never \
-     ends?); raise the limit in .claude/unity-assets.yml if the template is genuine";
+/// The message of a template that did more work than its fuel allows,
+/// naming where `product` sets the limit.
+fn out_of_fuel(product: &Product) -> String {
+    format!(
+        "the template did more work than `limits.template_fuel` allows (a loop that never ends?); raise the \
+         limit in {} if the template is genuine",
+        product.settings
+    )
+}
 
 /// A prompt template rendered into the parts providers send apart.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,17 +117,18 @@ pub struct Prompt {
 
 /// Render prompt `name` of `env` with `ctx` into its `system`, `cached` and
 /// `user` blocks (each trimmed; empty ones are absent). A template without
-/// blocks is all `user`.
+/// blocks is all `user`. A render over its fuel names where `product` sets it.
 pub(crate) fn render_prompt(
     env: &Environment<'static>,
     name: &str,
     ctx: std::collections::BTreeMap<String, minijinja::Value>,
+    product: &Product,
 ) -> Result<Prompt, String> {
     let template = env.get_template(name).map_err(|e| e.to_string())?;
     let mut captured = template
         .render_captured(minijinja::Value::from(ctx))
         .map_err(|e| match e.kind() {
-            minijinja::ErrorKind::OutOfFuel => format!("prompt {name}: {OUT_OF_FUEL}"),
+            minijinja::ErrorKind::OutOfFuel => format!("prompt {name}: {}", out_of_fuel(product)),
             _ => format!("prompt {name}: {e}"),
         })?;
     let whole = captured.output().to_owned();
@@ -145,13 +153,13 @@ pub(crate) fn render_prompt(
 }
 
 /// `render_prompt` with the variables as one JSON object, for callers
-/// (tests, tools) that hold plain JSON.
+/// (tests, tools) that hold plain JSON; run for no product.
 pub fn render_prompt_json(env: &Environment<'static>, name: &str, vars: Value) -> Result<Prompt, String> {
     let ctx = match vars {
         Value::Object(map) => map.into_iter().map(|(k, v)| (k, json_view(Arc::new(v)))).collect(),
         _ => Default::default(),
     };
-    render_prompt(env, name, ctx)
+    render_prompt(env, name, ctx, &Product::NEUTRAL)
 }
 
 impl Tmpl {
@@ -220,16 +228,16 @@ impl Tmpl {
                         return Ok(v);
                     }
                 }
-                let expr = env.compile_expression(source).map_err(|e| describe(&e))?;
+                let expr = env.compile_expression(source).map_err(|e| scope.describe(&e))?;
                 let value = expr
                     .eval(scope.context(&expr.undeclared_variables(false)))
-                    .map_err(|e| describe(&e))?;
+                    .map_err(|e| scope.describe(&e))?;
                 to_json(&value)
             }
             Tmpl::Text(source) => {
-                let t = env.template_from_str(source).map_err(|e| describe(&e))?;
+                let t = env.template_from_str(source).map_err(|e| scope.describe(&e))?;
                 let ctx = scope.context(&t.undeclared_variables(false));
-                t.render(ctx).map(Value::String).map_err(|e| describe(&e))
+                t.render(ctx).map(Value::String).map_err(|e| scope.describe(&e))
             }
             Tmpl::List(items) => items
                 .iter()
@@ -308,10 +316,17 @@ fn cancellable<T>(scope: &Scope, render: impl FnOnce() -> Result<T, String>) -> 
     rendered
 }
 
-fn describe(e: &minijinja::Error) -> String {
+/// A template error as a message; running out of fuel names the setting
+/// (and where `product` sets it).
+fn describe_for(e: &minijinja::Error, product: &Product) -> String {
     if e.kind() == minijinja::ErrorKind::OutOfFuel {
-        return OUT_OF_FUEL.to_owned();
+        return out_of_fuel(product);
     }
+    describe(e)
+}
+
+/// A template error as a message: its kind and detail.
+fn describe(e: &minijinja::Error) -> String {
     let mut msg = e.kind().to_string();
     if let Some(detail) = e.detail() {
         msg.push_str(": ");
@@ -411,21 +426,28 @@ fn dotted_path(expr: &str) -> Option<Vec<String>> {
     parts.iter().all(ident).then_some(parts)
 }
 
-/// The variables a template can see, by root name, and the cancel flag of
-/// the run evaluating it.
+/// The variables a template can see, by root name, and the cancel flag
+/// and product of the run evaluating it.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Scope {
     roots: HashMap<String, Arc<Value>>,
     cancel: crate::cancel::Cancel,
+    product: Product,
 }
 
 impl Scope {
-    /// An empty scope of a run that `cancel` stops.
-    pub fn of_run(cancel: crate::cancel::Cancel) -> Self {
+    /// An empty scope of a run for `product` that `cancel` stops.
+    pub fn of_run(cancel: crate::cancel::Cancel, product: Product) -> Self {
         Self {
             roots: HashMap::new(),
             cancel,
+            product,
         }
+    }
+
+    /// A template error met evaluating in this scope, as a message.
+    fn describe(&self, e: &minijinja::Error) -> String {
+        describe_for(e, &self.product)
     }
 
     /// Set the variable `name`, replacing any of that name.
@@ -641,6 +663,13 @@ mod tests {
         let t = Tmpl::compile(&env, &json!(SPIN), &mut errs);
         let err = t.eval(&env, &Scope::default()).unwrap_err();
         assert!(err.contains("limits.template_fuel"), "{err}");
+        assert!(err.contains("raise the limit in the settings file"), "{err}");
+        let acme = Scope::of_run(crate::cancel::Cancel::new(), Product::new("acme", ".acme/settings.yml"));
+        let err = t.eval(&env, &acme).unwrap_err();
+        assert!(
+            err.contains("raise the limit in .acme/settings.yml if the template"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -649,7 +678,7 @@ mod tests {
         let mut env = environment();
         env.set_fuel(Some(10_000_000_000));
         let cancel = crate::cancel::Cancel::new();
-        let mut scope = Scope::of_run(cancel.clone());
+        let mut scope = Scope::of_run(cancel.clone(), Product::NEUTRAL);
         scope.set("rows", Arc::new(json!((0..10_000).collect::<Vec<_>>())));
         let nested_lists = "{% for a in rows %}{% for b in rows %}{% endfor %}{% endfor %}done";
         for source in [SPIN, nested_lists] {

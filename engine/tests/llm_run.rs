@@ -1,17 +1,22 @@
 //! `llm` stages run through providers built from YAML config, against a
 //! local server speaking each vendor's wire format that records what it is
 //! sent: the config's settings must reach the request on the wire, and the
-//! run's `limits.http_mb` must bound the answer.
+//! run's `limits.http_mb` must bound the answer, and the requests and
+//! messages name the product the engine runs for.
 
 mod engine_util;
 
 use engine::io::Limits;
 use engine::llm::{connect_with_env, LlmConfig};
-use engine::Registry;
 use engine::{Ending, RunOutcome};
+use engine::{Product, Registry};
 use engine_util::Project;
 use serde_json::{json, Value};
-use test_support::llm_server::{LlmServer, Reply};
+use test_support::llm_server::{LlmServer, Recorded, Reply};
+
+/// The product these runs are for: its name and settings file reach the
+/// wire and the messages.
+const ACME: Product = Product::new("acme", ".acme/settings.yml");
 
 /// A one-stage pipeline asking for `{"label": …}`; `max_tokens` is the
 /// stage's own setting, if any.
@@ -54,7 +59,7 @@ async fn run_label(
 ) -> RunOutcome {
     let yaml = format!("provider: {vendor}\nbase_url: {}\n{config}", server.url());
     let config: LlmConfig = serde_yaml::from_str(&yaml).expect("test config parses");
-    let provider = connect_with_env(&config, 1, limits, |_| Some("test-key".into()))
+    let provider = connect_with_env(&config, 1, limits, &ACME, |_| Some("test-key".into()))
         .expect("provider connects")
         .expect("not builtin");
     let p = label_project(stage_max_tokens);
@@ -65,8 +70,8 @@ async fn run_label(
 }
 
 /// Runs the label pipeline against a server answering `{"label": "cat"}` in
-/// `vendor`'s wire format and returns the one request body the server got.
-async fn run_recorded(vendor: &str, stage_max_tokens: Option<u32>, config: &str) -> Value {
+/// `vendor`'s wire format and returns the one request the server got.
+async fn run_recorded_request(vendor: &str, stage_max_tokens: Option<u32>, config: &str) -> Recorded {
     let server = LlmServer::start(vec![cat_answer(vendor)]).await;
     let outcome = run_label(&server, vendor, stage_max_tokens, config, &Limits::default()).await;
     assert!(
@@ -75,7 +80,25 @@ async fn run_recorded(vendor: &str, stage_max_tokens: Option<u32>, config: &str)
         outcome.result
     );
     let [sent] = server.requests().try_into().expect("one request");
-    sent.body
+    sent
+}
+
+/// The one request body [`run_recorded_request`] returns.
+async fn run_recorded(vendor: &str, stage_max_tokens: Option<u32>, config: &str) -> Value {
+    run_recorded_request(vendor, stage_max_tokens, config).await.body
+}
+
+#[tokio::test]
+async fn requests_name_the_product_in_their_user_agent() {
+    for vendor in VENDORS {
+        let sent = run_recorded_request(vendor, None, "").await;
+        assert_eq!(
+            sent.header("user-agent"),
+            Some(concat!("acme-engine/", env!("CARGO_PKG_VERSION"))),
+            "{vendor}: {:?}",
+            sent.headers
+        );
+    }
 }
 
 const VENDORS: [&str; 2] = ["anthropic", "openai"];
@@ -136,7 +159,7 @@ async fn an_answer_over_limits_http_mb_fails_naming_the_key_and_is_not_retried()
             assert!(
                 error.contains(&format!(
                     "{vendor}: the answer is larger than 1048576 bytes (the limit `limits.http_mb`; \
-                     raise it in .claude/unity-assets.yml if the answer is genuine)"
+                     raise it in .acme/settings.yml if the answer is genuine)"
                 )),
                 "{vendor} (sized: {sized}): {error}"
             );

@@ -39,7 +39,7 @@ fn request() -> LlmRequest {
 fn provider(yaml: &str, base_url: &str) -> Arc<dyn Provider> {
     let config: LlmConfig = serde_yaml::from_str(&format!("base_url: {base_url}\n{yaml}")).expect("test config parses");
     let env = |name: &str| matches!(name, "ANTHROPIC_API_KEY" | "OPENAI_API_KEY").then(|| KEY.to_owned());
-    connect_with_env(&config, 4, &Limits::default(), env)
+    connect_with_env(&config, 4, &Limits::default(), &engine::Product::NEUTRAL, env)
         .expect("provider connects")
         .expect("not builtin")
 }
@@ -404,7 +404,7 @@ mod openai {
     async fn a_local_server_without_a_key_gets_no_authorization_header() {
         let server = LlmServer::start(vec![Reply::openai_content("{\"intent\":\"x\"}", json!({}))]).await;
         let config: LlmConfig = serde_yaml::from_str(&format!("provider: openai\nbase_url: {}", server.url())).unwrap();
-        let provider = connect_with_env(&config, 1, &Limits::default(), |_| None)
+        let provider = connect_with_env(&config, 1, &Limits::default(), &engine::Product::NEUTRAL, |_| None)
             .unwrap()
             .unwrap();
         provider.complete(&request()).await.expect("answer");
@@ -478,7 +478,7 @@ mod claude_code {
     fn claude_provider(command: &Path, extra: &str) -> Arc<dyn Provider> {
         let yaml = format!("provider: claude-code\ncommand: [sh, '{}']\n{extra}", command.display());
         let config: LlmConfig = serde_yaml::from_str(&yaml).expect("config parses");
-        connect_with_env(&config, 2, &Limits::default(), |_| None)
+        connect_with_env(&config, 2, &Limits::default(), &engine::Product::NEUTRAL, |_| None)
             .unwrap()
             .unwrap()
     }
@@ -541,7 +541,7 @@ JSON"#,
             home = home.path().display()
         );
         let config: LlmConfig = serde_yaml::from_str(&yaml).unwrap();
-        let provider = connect_with_env(&config, 1, &Limits::default(), |_| None)
+        let provider = connect_with_env(&config, 1, &Limits::default(), &engine::Product::NEUTRAL, |_| None)
             .unwrap()
             .unwrap();
         let message = provider.complete(&request()).await.unwrap_err().to_string();
@@ -552,7 +552,7 @@ JSON"#,
     async fn a_missing_command_says_how_to_fix_it() {
         let config: LlmConfig =
             serde_yaml::from_str("provider: claude-code\ncommand: claude-not-installed-here").unwrap();
-        let provider = connect_with_env(&config, 1, &Limits::default(), |_| None)
+        let provider = connect_with_env(&config, 1, &Limits::default(), &engine::Product::NEUTRAL, |_| None)
             .unwrap()
             .unwrap();
         let error = provider.complete(&request()).await.unwrap_err();

@@ -52,7 +52,7 @@ pub fn resolve_server(
     if !mcp_json.exists() {
         return Ok(default_server());
     }
-    let servers = read_mcp_json(&mcp_json, limits)?;
+    let servers = read_mcp_json(&mcp_json, limits, &crate::PRODUCT)?;
     Ok(unity_entry(&servers).map_or_else(default_server, |(_, config)| config.clone()))
 }
 
@@ -255,7 +255,7 @@ pub async fn execute(
     let mut in_mcp = Duration::ZERO;
     let started = Instant::now();
     let connected = match resolve_server(project, server, limits) {
-        Ok(config) => McpClient::connect(&config, limits.http_bytes).await,
+        Ok(config) => McpClient::connect(&config, limits.http_bytes, &crate::PRODUCT).await,
         Err(e) => Err(e),
     };
     in_mcp += started.elapsed();

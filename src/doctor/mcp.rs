@@ -38,7 +38,7 @@ pub fn not_started(why: &str) -> Check {
 pub async fn check(project: &Path, server: Option<ServerConfig>, limits: &Limits) -> Check {
     let outcome = async {
         let config = resolve_server(project, server, limits)?;
-        let client = McpClient::connect(&config, limits.http_bytes).await?;
+        let client = McpClient::connect(&config, limits.http_bytes, &crate::PRODUCT).await?;
         let checked = async {
             let tools = client.list_tools().await?.len();
             let (tool, action) = EDITOR_PROBE;

@@ -13,7 +13,7 @@ const NAME: &str = "provider";
 /// The configured provider (`None`: builtin), or the failed check saying
 /// why it cannot be used. `providers check` starts with the same step.
 pub fn connect(llm: &LlmConfig, concurrency: usize, limits: &Limits) -> Result<Option<Arc<dyn Provider>>, Check> {
-    engine::llm::connect(llm, concurrency, limits).map_err(|e| {
+    engine::llm::connect(llm, concurrency, limits, &crate::PRODUCT).map_err(|e| {
         Check::fail(
             NAME,
             e.to_string(),

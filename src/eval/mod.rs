@@ -250,7 +250,7 @@ pub fn load_golden(path: &Path, limits: &Limits) -> anyhow::Result<GoldenSet> {
 /// is refused rather than blocking or read without end, and the file must
 /// fit `limits.file_mb`.
 fn read_text(path: &Path, limits: &Limits) -> anyhow::Result<String> {
-    engine::io::read_text_limited(path, limits.file_bytes, engine::io::FILE_KEY)
+    engine::io::read_text_limited(path, limits.file_bytes, engine::io::FILE_KEY, &crate::PRODUCT)
         .with_context(|| format!("cannot read {}", path.display()))
 }
 

@@ -279,7 +279,7 @@ pub fn load(project: &Path, limits: &Limits) -> anyhow::Result<Option<Loaded>> {
 }
 
 fn read_stored(path: &Path, limits: &Limits) -> Result<GraphFile, String> {
-    let bytes = match engine::io::read_limited(path, limits.data_bytes, engine::io::DATA_KEY) {
+    let bytes = match engine::io::read_limited(path, limits.data_bytes, engine::io::DATA_KEY, &crate::PRODUCT) {
         Ok(bytes) => bytes,
         Err(e) if e.is_not_found() => return Err("it does not exist".to_owned()),
         Err(e) => return Err(e.to_string()),

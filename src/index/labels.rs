@@ -41,6 +41,7 @@ pub fn read(project: &Path, limits: &engine::io::Limits) -> anyhow::Result<Optio
         &path,
         limits.file_bytes,
         engine::io::FILE_KEY,
+        &crate::PRODUCT,
     )?)
 }
 

@@ -154,7 +154,8 @@ pub fn read_signatures(project: &Path, limits: &Limits, state: &State) -> anyhow
         return Ok(signatures.clone());
     }
     let path = index_dir(project).join(SIGNATURES_FILE);
-    let Some(text) = engine::io::read_text_if_present(&path, limits.file_bytes, engine::io::FILE_KEY)? else {
+    let Some(text) = engine::io::read_text_if_present(&path, limits.file_bytes, engine::io::FILE_KEY, &crate::PRODUCT)?
+    else {
         return Ok(Signatures::new());
     };
     let mut lines = text.lines();
@@ -238,7 +239,7 @@ pub fn read_assets(project: &Path, limits: &Limits) -> Vec<AssetRecord> {
 /// cannot be read at all, or is missing.
 pub fn bad_package_rows(project: &Path, limits: &Limits) -> Result<Vec<engine::io::BadRow>, engine::io::ConfineError> {
     let check = |row: &serde_json::Value| PackageRecord::deserialize(row).map(drop).map_err(|e| e.to_string());
-    let lines = engine::io::read_row_lines(&index_dir(project).join(PACKAGES_FILE), limits)?;
+    let lines = engine::io::read_row_lines(&index_dir(project).join(PACKAGES_FILE), limits, &crate::PRODUCT)?;
     Ok(engine::io::jsonl_records(lines.iter(), &check).bad_rows)
 }
 
@@ -295,7 +296,7 @@ fn for_each_line(
     mut each: impl FnMut(&str) -> Result<(), String>,
 ) {
     let warn = unreadable == Unreadable::Warn;
-    let lines = match engine::io::read_row_lines(path, limits) {
+    let lines = match engine::io::read_row_lines(path, limits, &crate::PRODUCT) {
         Ok(lines) => lines,
         Err(e) if e.is_not_found() => return,
         Err(e) => {
@@ -422,7 +423,8 @@ pub fn discard_corrupt(project: &Path, limits: &Limits) -> anyhow::Result<()> {
 /// A JSON file of the index folder, within `limits.data_mb` (a missing file
 /// is `None`; a corrupt one an error saying how to recover).
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path, limits: &Limits) -> anyhow::Result<Option<T>> {
-    let Some(text) = engine::io::read_text_if_present(path, limits.data_bytes, engine::io::DATA_KEY)? else {
+    let Some(text) = engine::io::read_text_if_present(path, limits.data_bytes, engine::io::DATA_KEY, &crate::PRODUCT)?
+    else {
         return Ok(None);
     };
     serde_json::from_str(&text).map(Some).with_context(|| {

@@ -119,7 +119,12 @@ pub fn live_watcher(project: &Path, limits: &Limits) -> Option<Option<u32>> {
     if !alive(&dir) {
         return None;
     }
-    let text = engine::io::read_text_if_present(&dir.join(EPOCH_FILE), limits.data_bytes, engine::io::DATA_KEY);
+    let text = engine::io::read_text_if_present(
+        &dir.join(EPOCH_FILE),
+        limits.data_bytes,
+        engine::io::DATA_KEY,
+        &crate::PRODUCT,
+    );
     let record = text
         .ok()
         .flatten()
@@ -144,7 +149,8 @@ fn barrier_name() -> String {
 fn await_answer(record: &Path, name: &str, limits: &Limits) -> Option<Epoch> {
     let deadline = Instant::now() + ANSWER_WAIT;
     loop {
-        let text = engine::io::read_text_if_present(record, limits.data_bytes, engine::io::DATA_KEY).ok()?;
+        let text =
+            engine::io::read_text_if_present(record, limits.data_bytes, engine::io::DATA_KEY, &crate::PRODUCT).ok()?;
         let record: Record = serde_json::from_str(&text?).ok()?;
         if !record.quiet {
             return None;

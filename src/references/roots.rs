@@ -94,7 +94,7 @@ pub fn find(project: &Path, limits: &Limits, graph: &ReferenceGraph) -> Roots {
 
 fn read(project: &Path, rel: &str, limits: &Limits) -> Option<String> {
     let path = engine::io::confine(project, rel).ok()?;
-    engine::io::read_text_if_present(&path, limits.file_bytes, engine::io::FILE_KEY).ok()?
+    engine::io::read_text_if_present(&path, limits.file_bytes, engine::io::FILE_KEY, &crate::PRODUCT).ok()?
 }
 
 /// A scene line of the build settings.

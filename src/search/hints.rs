@@ -83,7 +83,7 @@ pub fn check_feedback_row(row: &Value) -> Result<(), String> {
 /// and per sub-intent the `top` guids by recency-decayed pick count.
 pub fn past_picks(path: &Path, limit: usize, top: usize, limits: &engine::io::Limits) -> anyhow::Result<PastPicks> {
     // Line by line: one line too long or not UTF-8 is one bad row, skipped.
-    let records = match engine::io::read_row_lines(path, limits) {
+    let records = match engine::io::read_row_lines(path, limits, &crate::PRODUCT) {
         Ok(lines) => engine::io::jsonl_records(lines.iter(), &check_feedback_row),
         Err(e) if e.is_not_found() => return Ok(PastPicks::default()),
         Err(e) => return Err(e.into()),

@@ -61,7 +61,7 @@ impl IndexFiles {
 
     /// The lines of one JSONL index file (none when there is no file).
     fn lines(&self, name: &str) -> anyhow::Result<Option<RowLines>> {
-        match engine::io::read_row_lines(&self.dir.join(name), &self.limits) {
+        match engine::io::read_row_lines(&self.dir.join(name), &self.limits, &crate::PRODUCT) {
             Ok(lines) => Ok(Some(lines)),
             Err(e) if e.is_not_found() => Ok(None),
             Err(e) => Err(e.into()),
@@ -83,7 +83,9 @@ impl IndexFiles {
         if let Some((_, manifest)) = last.as_ref().filter(|(read, _)| *read == stamp) {
             return Some(manifest.clone());
         }
-        let text = engine::io::read_text_limited(&stamp.0, self.limits.data_bytes, engine::io::DATA_KEY).ok()?;
+        let text =
+            engine::io::read_text_limited(&stamp.0, self.limits.data_bytes, engine::io::DATA_KEY, &crate::PRODUCT)
+                .ok()?;
         let manifest: serde_json::Value = serde_json::from_str(&text).ok()?;
         *last = Some((stamp, manifest.clone()));
         Some(manifest)

@@ -89,8 +89,14 @@ pub fn resolve(index_dir: &Path, limits: &engine::io::Limits, index: &str, now: 
     if !is_whole_number(index) {
         return not_a_number(index);
     }
-    let read =
-        |name: &str| engine::io::read_text_limited(&index_dir.join(name), limits.file_bytes, engine::io::FILE_KEY);
+    let read = |name: &str| {
+        engine::io::read_text_limited(
+            &index_dir.join(name),
+            limits.file_bytes,
+            engine::io::FILE_KEY,
+            &crate::PRODUCT,
+        )
+    };
     // The seed's fixed line names the Claude Code command; the help line
     // says it the shell's way.
     let no_result = || {

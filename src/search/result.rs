@@ -16,7 +16,12 @@ pub const RESULT_FILE: &str = "search-result.json";
 /// out of the project or a device is refused); `Ok(None)` before any search.
 /// `pick`, `build`'s preflight and the MCP resource all read it here.
 pub fn read_text(index_dir: &Path, limits: &Limits) -> Result<Option<String>, ConfineError> {
-    match engine::io::read_text_limited(&index_dir.join(RESULT_FILE), limits.file_bytes, engine::io::FILE_KEY) {
+    match engine::io::read_text_limited(
+        &index_dir.join(RESULT_FILE),
+        limits.file_bytes,
+        engine::io::FILE_KEY,
+        &crate::PRODUCT,
+    ) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.is_not_found() => Ok(None),
         Err(e) => Err(e),

@@ -103,7 +103,7 @@ impl Vocabulary {
         }
         // A regular file within the limit: never a FIFO or `/dev/zero`.
         let loaded = match path {
-            Some(path) => engine::io::read_text_limited(path, limit, engine::io::FILE_KEY)
+            Some(path) => engine::io::read_text_limited(path, limit, engine::io::FILE_KEY, &crate::PRODUCT)
                 .map_err(|e| e.to_string())
                 .and_then(|text| Self::parse_with(&text, lexicon.clone())),
             None => Ok(Self::from_file(embedded_file(), lexicon.clone())),

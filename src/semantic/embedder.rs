@@ -53,7 +53,9 @@ impl Embedder {
                     retries: config.retries,
                     retry_after_max_s: config.retry_after_max_s,
                 };
-                let client = EmbeddingsClient::connect(&settings, limits.http_bytes, |name| std::env::var(name).ok())?;
+                let client = EmbeddingsClient::connect(&settings, limits.http_bytes, &crate::PRODUCT, |name| {
+                    std::env::var(name).ok()
+                })?;
                 Ok(Ok(Self::Remote(Box::new(client))))
             }
         }

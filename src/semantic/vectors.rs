@@ -405,7 +405,7 @@ pub fn open(index_dir: &Path, limits: &Limits) -> anyhow::Result<Option<VectorsF
 /// vocabulary's), `None` when there is none.
 pub fn open_named(index_dir: &Path, name: &str, limits: &Limits) -> anyhow::Result<Option<VectorsFile>> {
     let path = index_dir.join(name);
-    let file = match engine::io::open_limited(&path, limits.data_bytes, engine::io::DATA_KEY) {
+    let file = match engine::io::open_limited(&path, limits.data_bytes, engine::io::DATA_KEY, &crate::PRODUCT) {
         Ok((file, _)) => file,
         Err(e) if e.is_not_found() => return Ok(None),
         Err(e) => return Err(e.into()),

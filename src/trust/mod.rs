@@ -183,7 +183,7 @@ fn load_store() -> Result<Store, String> {
     let Some(path) = store_path() else {
         return Ok(Store::default());
     };
-    match engine::io::read_text_limited(&path, STORE_LIMIT, "trust store") {
+    match engine::io::read_text_limited(&path, STORE_LIMIT, "trust store", &crate::PRODUCT) {
         Ok(text) => {
             serde_json::from_str(&text).map_err(|e| format!("{} is not a valid trust store: {e}", path.display()))
         }

@@ -391,7 +391,7 @@ fn read(root: &Path, rel: &str) -> Result<Option<Vec<u8>>, String> {
     if path.symlink_metadata().is_err() {
         return Ok(None);
     }
-    engine::io::read_limited(&path, FILE_LIMIT, engine::io::FILE_KEY)
+    engine::io::read_limited(&path, FILE_LIMIT, engine::io::FILE_KEY, &crate::PRODUCT)
         .map(Some)
         .map_err(|e| e.to_string())
 }

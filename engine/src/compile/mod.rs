@@ -44,6 +44,8 @@ pub struct Compiler<'a> {
     builtin_provider: bool,
     /// The run's limits: a pipeline file read from disk is one file.
     limits: Limits,
+    /// Where those limits are raised, in the messages of a file over them.
+    product: crate::Product,
     pipelines: HashMap<String, Arc<Pipeline>>,
     gates: HashMap<String, Option<Gate>>,
     /// Names being compiled, to catch `run:` recursion.
@@ -67,6 +69,7 @@ impl<'a> Compiler<'a> {
             layers,
             builtin_provider,
             limits: Limits::default(),
+            product: crate::Product::NEUTRAL,
             pipelines: HashMap::new(),
             gates: HashMap::new(),
             active: vec![],
@@ -78,6 +81,12 @@ impl<'a> Compiler<'a> {
     /// instead of the defaults.
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Name `product`'s settings file where a pipeline file is over a limit.
+    pub fn for_product(mut self, product: crate::Product) -> Self {
+        self.product = product;
         self
     }
 
@@ -105,13 +114,13 @@ impl<'a> Compiler<'a> {
     fn compile_entry(&mut self, name_or_path: &str) -> Result<Arc<Pipeline>, Diagnostics> {
         let path = Path::new(name_or_path);
         if matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
-            let text =
-                crate::io::read_text_limited(path, self.limits.file_bytes, crate::io::FILE_KEY).map_err(|e| {
-                    one(Diagnostic::about(
-                        name_or_path,
-                        format!("cannot read pipeline file: {e}"),
-                    ))
-                })?;
+            let text = crate::io::read_text_limited(path, self.limits.file_bytes, crate::io::FILE_KEY, &self.product)
+                .map_err(|e| {
+                one(Diagnostic::about(
+                    name_or_path,
+                    format!("cannot read pipeline file: {e}"),
+                ))
+            })?;
             return self.compile_text(name_or_path, &text, path.parent().map(Path::to_path_buf), None);
         }
         self.compile_named(name_or_path, None, None)
@@ -128,7 +137,8 @@ impl<'a> Compiler<'a> {
         }
         if let Some(dir) = sibling_dir {
             let file = dir.join(format!("{name}.yaml"));
-            let read = crate::io::read_text_if_present(&file, self.limits.file_bytes, crate::io::FILE_KEY);
+            let read =
+                crate::io::read_text_if_present(&file, self.limits.file_bytes, crate::io::FILE_KEY, &self.product);
             let text = read.map_err(|e| {
                 one(Diagnostic::about(
                     file.display().to_string(),

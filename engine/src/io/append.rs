@@ -166,7 +166,7 @@ fn describe_holder(lock: &Path) -> String {
             )
         }
         _ => format!(
-            "holds `{}`, not a writer's pid: delete it if no unity-assets command is running",
+            "holds `{}`, not a writer's pid: delete it if nothing is writing to the file",
             text.trim().escape_debug()
         ),
     }

@@ -6,11 +6,13 @@
 //! whose canonical target leaves the root. Reads also refuse FIFOs and
 //! devices (a FIFO would hang the reader, `/dev/zero` would never end) and
 //! files over a size limit; writes refuse any symlink on the way, so a
-//! symlinked `.claude/` or log file cannot redirect them.
+//! symlinked settings folder or log file cannot redirect them.
 
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
+
+use crate::Product;
 
 /// Why a path a project names was refused or could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -44,7 +46,7 @@ pub enum ConfineError {
     #[error("`{0}` is {1}, not a regular file")]
     NotRegular(String, &'static str),
     /// A file over the size limit.
-    #[error("{path} is larger than {limit} bytes (the limit `{key}`; raise it in .claude/unity-assets.yml if the file is genuine)")]
+    #[error("{path} is larger than {limit} bytes (the limit `{key}`; raise it in {settings} if the file is genuine)")]
     TooLarge {
         /// The file.
         path: String,
@@ -52,6 +54,8 @@ pub enum ConfineError {
         limit: u64,
         /// The config key that sets the limit.
         key: String,
+        /// Where that key is set: the product's settings file.
+        settings: &'static str,
     },
     /// An I/O error on the path.
     #[error("{0}: {1}")]
@@ -173,17 +177,17 @@ fn lexical(root: &Path, rel: &str) -> Result<PathBuf, ConfineError> {
 }
 
 /// A regular file's bytes, at most `limit` of them (`key` names the setting
-/// that raises it). FIFOs, devices and folders are refused before opening,
-/// so a FIFO never blocks and `/dev/zero` is never read.
-pub fn read_limited(path: &Path, limit: u64, key: &str) -> Result<Vec<u8>, ConfineError> {
-    let (file, len) = open_limited(path, limit, key)?;
+/// that raises it, in `product`'s settings). FIFOs, devices and folders are
+/// refused before opening, so a FIFO never blocks and `/dev/zero` is never read.
+pub fn read_limited(path: &Path, limit: u64, key: &str, product: &Product) -> Result<Vec<u8>, ConfineError> {
+    let (file, len) = open_limited(path, limit, key, product)?;
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     // The file may grow between the stat and the read.
     file.take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| ConfineError::Io(path.display().to_string(), e))?;
     if bytes.len() as u64 > limit {
-        return Err(too_large(path, limit, key));
+        return Err(too_large(path, limit, key, product));
     }
     Ok(bytes)
 }
@@ -191,28 +195,29 @@ pub fn read_limited(path: &Path, limit: u64, key: &str) -> Result<Vec<u8>, Confi
 /// A regular file of at most `limit` bytes opened for reading, with its
 /// length: what [`read_limited`] reads whole, for a reader that needs
 /// only parts of it. FIFOs, devices and folders are refused before opening.
-pub fn open_limited(path: &Path, limit: u64, key: &str) -> Result<(fs::File, u64), ConfineError> {
+pub fn open_limited(path: &Path, limit: u64, key: &str, product: &Product) -> Result<(fs::File, u64), ConfineError> {
     let shown = || path.display().to_string();
     let meta = fs::metadata(path).map_err(|e| ConfineError::Io(shown(), e))?;
     check_regular(path, &meta)?;
     if meta.len() > limit {
-        return Err(too_large(path, limit, key));
+        return Err(too_large(path, limit, key, product));
     }
     let file = fs::File::open(path).map_err(|e| ConfineError::Io(shown(), e))?;
     Ok((file, meta.len()))
 }
 
-fn too_large(path: &Path, limit: u64, key: &str) -> ConfineError {
+fn too_large(path: &Path, limit: u64, key: &str, product: &Product) -> ConfineError {
     ConfineError::TooLarge {
         path: path.display().to_string(),
         limit,
         key: key.to_owned(),
+        settings: product.settings,
     }
 }
 
 /// [`read_limited`] decoded as UTF-8 (the error names the file).
-pub fn read_text_limited(path: &Path, limit: u64, key: &str) -> Result<String, ConfineError> {
-    let bytes = read_limited(path, limit, key)?;
+pub fn read_text_limited(path: &Path, limit: u64, key: &str, product: &Product) -> Result<String, ConfineError> {
+    let bytes = read_limited(path, limit, key, product)?;
     String::from_utf8(bytes).map_err(|e| {
         ConfineError::Io(
             path.display().to_string(),
@@ -223,8 +228,13 @@ pub fn read_text_limited(path: &Path, limit: u64, key: &str) -> Result<String, C
 
 /// [`read_text_limited`] where a missing file is `None` (an optional file:
 /// a config, an index file not written yet) and any other failure an error.
-pub fn read_text_if_present(path: &Path, limit: u64, key: &str) -> Result<Option<String>, ConfineError> {
-    match read_text_limited(path, limit, key) {
+pub fn read_text_if_present(
+    path: &Path,
+    limit: u64,
+    key: &str,
+    product: &Product,
+) -> Result<Option<String>, ConfineError> {
+    match read_text_limited(path, limit, key, product) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.is_not_found() => Ok(None),
         Err(e) => Err(e),
@@ -259,10 +269,11 @@ impl RowLines {
 }
 
 /// The lines of a line-per-record file (JSONL), bounded as a whole by
-/// `limits.data_bytes`; each line is checked by [`RowLines::iter`].
-pub fn read_row_lines(path: &Path, limits: &super::Limits) -> Result<RowLines, ConfineError> {
+/// `limits.data_bytes` (set in `product`'s settings); each line is checked
+/// by [`RowLines::iter`].
+pub fn read_row_lines(path: &Path, limits: &super::Limits, product: &Product) -> Result<RowLines, ConfineError> {
     Ok(RowLines {
-        bytes: read_limited(path, limits.data_bytes, super::DATA_KEY)?,
+        bytes: read_limited(path, limits.data_bytes, super::DATA_KEY, product)?,
         line_limit: limits.line_bytes,
     })
 }
@@ -366,7 +377,7 @@ mod tests {
             line_bytes: 8,
             ..crate::io::Limits::default()
         };
-        let lines = read_row_lines(&path, &limits).unwrap();
+        let lines = read_row_lines(&path, &limits, &Product::NEUTRAL).unwrap();
         let read: Vec<(usize, Result<&str, String>)> = lines.iter().collect();
         assert_eq!(read[0], (1, Ok("{}")));
         assert!(read[1].1.as_ref().unwrap_err().contains("limits.line_kb"), "{read:?}");
@@ -378,7 +389,8 @@ mod tests {
     #[test]
     fn devices_fifos_and_large_files_are_not_read() {
         let dir = tempfile::tempdir().unwrap();
-        let err = read_limited(Path::new("/dev/zero"), 10, "limits.x").unwrap_err();
+        let neutral = &Product::NEUTRAL;
+        let err = read_limited(Path::new("/dev/zero"), 10, "limits.x", neutral).unwrap_err();
         assert!(err.to_string().contains("a device"), "{err}");
         let fifo = dir.path().join("f");
         assert!(std::process::Command::new("mkfifo")
@@ -386,12 +398,19 @@ mod tests {
             .status()
             .unwrap()
             .success());
-        let err = read_limited(&fifo, 10, "limits.x").unwrap_err();
+        let err = read_limited(&fifo, 10, "limits.x", neutral).unwrap_err();
         assert!(err.to_string().contains("a FIFO"), "{err}");
         let big = dir.path().join("big");
         std::fs::write(&big, "12345678901").unwrap();
-        let err = read_limited(&big, 10, "limits.x").unwrap_err();
-        assert!(err.to_string().contains("limits.x"), "{err}");
-        assert_eq!(read_limited(&big, 11, "limits.x").unwrap().len(), 11);
+        let err = read_limited(&big, 10, "limits.x", neutral).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("(the limit `limits.x`; raise it in the settings file if the file is genuine)"),
+            "{err}"
+        );
+        let acme = Product::new("acme", ".acme/settings.yml");
+        let err = read_limited(&big, 10, "limits.x", &acme).unwrap_err();
+        assert!(err.to_string().contains("raise it in .acme/settings.yml"), "{err}");
+        assert_eq!(read_limited(&big, 11, "limits.x", neutral).unwrap().len(), 11);
     }
 }

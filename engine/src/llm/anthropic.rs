@@ -42,7 +42,14 @@ impl Anthropic {
             HeaderValue::from_static(API_VERSION),
         );
         Ok(Self {
-            http: HttpTransport::new(NAME, Some(key), key_env, settings.policy, settings.max_answer_bytes)?,
+            http: HttpTransport::new(
+                NAME,
+                Some(key),
+                key_env,
+                settings.policy,
+                settings.max_answer_bytes,
+                &settings.product,
+            )?,
             url: format!("{}/v1/messages", settings.base_url_or(DEFAULT_BASE_URL)),
             headers,
             models: settings.models,

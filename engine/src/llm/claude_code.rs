@@ -47,18 +47,30 @@ pub(crate) struct ClaudeCode {
     argv: Vec<String>,
     models: TierModels,
     policy: RetryPolicy,
+    /// The prefix of the empty folder each call runs in (the product's name).
+    folder_prefix: String,
 }
 
 impl ClaudeCode {
     /// `argv` is `llm.command` split into words; `None` runs `claude`.
-    pub(crate) fn new(argv: Option<Vec<String>>, models: TierModels, policy: RetryPolicy) -> Result<Self, LlmError> {
+    pub(crate) fn new(
+        argv: Option<Vec<String>>,
+        models: TierModels,
+        policy: RetryPolicy,
+        product: &crate::Product,
+    ) -> Result<Self, LlmError> {
         let argv = argv.unwrap_or_else(|| vec![DEFAULT_COMMAND.into()]);
         if argv.is_empty() {
             return Err(setup(
                 "llm.command is empty; name the Claude Code command (default `claude`)".into(),
             ));
         }
-        Ok(Self { argv, models, policy })
+        Ok(Self {
+            argv,
+            models,
+            policy,
+            folder_prefix: product.temp_prefix("claude"),
+        })
     }
 
     async fn call(&self, request: &LlmRequest) -> Result<LlmReply, LlmError> {
@@ -76,7 +88,7 @@ impl ClaudeCode {
     async fn attempt(&self, prompt: &str, model: &str) -> Result<(Value, Usage), Failure> {
         let program = &self.argv[0];
         let mut command = Command::new(resolved(program));
-        let _folder = crate::io::in_empty_folder(&mut command, "unity-assets-claude-")
+        let _folder = crate::io::in_empty_folder(&mut command, &self.folder_prefix)
             .map_err(|e| Failure::fatal(setup(format!("cannot make an empty working folder: {e}"))))?;
         let mut child = command
             .args(&self.argv[1..])
@@ -140,7 +152,7 @@ impl ClaudeCode {
 
 impl_provider!(ClaudeCode);
 
-/// A program named by a relative path is found from where unity-assets was
+/// A program named by a relative path is found from where the product was
 /// started, not from the empty folder it runs in.
 fn resolved(program: &str) -> std::path::PathBuf {
     let path = std::path::Path::new(program);

@@ -1,4 +1,4 @@
-//! The `llm:` section of `.claude/unity-assets.yml`: plain data, which
+//! The `llm:` section of the product's settings file: plain data, which
 //! [`connect`](super::connect) turns into a ready provider.
 //!
 //! ```yaml

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::io::Limits;
+use crate::Product;
 
 use super::anthropic::Anthropic;
 use super::claude_code::ClaudeCode;
@@ -19,10 +20,16 @@ use super::{LlmError, Provider, Tier};
 
 /// The provider `config` selects, limited to `parallel` calls at once
 /// (`parallel_subagents`) and to answers within the run's `limits`
-/// (`limits.http_mb`), or `None` for `builtin`. Keys come from the process
-/// environment.
-pub fn connect(config: &LlmConfig, parallel: usize, limits: &Limits) -> Result<Option<Arc<dyn Provider>>, LlmError> {
-    connect_with_env(config, parallel, limits, |name| std::env::var(name).ok())
+/// (`limits.http_mb`), or `None` for `builtin`, speaking for `product`
+/// (its user agent, its settings file in messages). Keys come from the
+/// process environment.
+pub fn connect(
+    config: &LlmConfig,
+    parallel: usize,
+    limits: &Limits,
+    product: &Product,
+) -> Result<Option<Arc<dyn Provider>>, LlmError> {
+    connect_with_env(config, parallel, limits, product, |name| std::env::var(name).ok())
 }
 
 /// [`connect`] with the environment given as a lookup, for embedders and
@@ -31,6 +38,7 @@ pub fn connect_with_env(
     config: &LlmConfig,
     parallel: usize,
     limits: &Limits,
+    product: &Product,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<Option<Arc<dyn Provider>>, LlmError> {
     validate(config)?;
@@ -50,7 +58,7 @@ pub fn connect_with_env(
                     ),
                 )
             })?;
-            Arc::new(Anthropic::new(api_settings(config, limits), key, key_env)?)
+            Arc::new(Anthropic::new(api_settings(config, limits, product), key, key_env)?)
         }
         ProviderKind::Openai => {
             let (key_env, key) = key_from(config, "OPENAI_API_KEY", &env);
@@ -64,7 +72,7 @@ pub fn connect_with_env(
                 ));
             }
             Arc::new(OpenAi::new(
-                api_settings(config, limits),
+                api_settings(config, limits, product),
                 config.json_mode,
                 key,
                 key_env,
@@ -74,12 +82,13 @@ pub fn connect_with_env(
             config.command.as_ref().map(|c| c.argv()),
             tier_models(config),
             retry_policy(config),
+            product,
         )?),
     };
     Ok(Some(limit_concurrency(provider, parallel)))
 }
 
-fn api_settings(config: &LlmConfig, limits: &Limits) -> ApiSettings {
+fn api_settings(config: &LlmConfig, limits: &Limits, product: &Product) -> ApiSettings {
     ApiSettings {
         base_url: config
             .base_url
@@ -89,6 +98,7 @@ fn api_settings(config: &LlmConfig, limits: &Limits) -> ApiSettings {
         max_tokens: config.max_tokens,
         policy: retry_policy(config),
         max_answer_bytes: limits.http_bytes,
+        product: *product,
     }
 }
 
@@ -149,7 +159,7 @@ mod tests {
     }
 
     fn connect_without_keys(config: &LlmConfig, parallel: usize) -> Result<Option<Arc<dyn Provider>>, LlmError> {
-        connect_with_env(config, parallel, &Limits::default(), |_| None)
+        connect_with_env(config, parallel, &Limits::default(), &Product::NEUTRAL, |_| None)
     }
 
     #[test]
@@ -162,7 +172,7 @@ mod tests {
         let config = parse("provider: anthropic\napi_key_env: TEAM_KEY");
         let error = connect_without_keys(&config, 10).err().unwrap().to_string();
         assert!(error.contains("TEAM_KEY"), "{error}");
-        let connected = connect_with_env(&config, 10, &Limits::default(), |name| {
+        let connected = connect_with_env(&config, 10, &Limits::default(), &Product::NEUTRAL, |name| {
             (name == "TEAM_KEY").then(|| "k".into())
         });
         assert_eq!(connected.unwrap().unwrap().name(), "anthropic");
@@ -193,7 +203,11 @@ mod tests {
 
     #[test]
     fn a_base_url_loses_its_trailing_slash() {
-        let settings = api_settings(&parse("base_url: http://h:1/v1/"), &Limits::default());
+        let settings = api_settings(
+            &parse("base_url: http://h:1/v1/"),
+            &Limits::default(),
+            &Product::NEUTRAL,
+        );
         assert_eq!(settings.base_url.as_deref(), Some("http://h:1/v1"));
         assert_eq!(settings.max_answer_bytes, Limits::default().http_bytes);
     }

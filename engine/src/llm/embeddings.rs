@@ -56,10 +56,11 @@ pub struct EmbeddingsClient {
 impl EmbeddingsClient {
     /// A client for `settings`, the key looked up with `env` (the process
     /// environment in the product); answers larger than `max_answer_bytes`
-    /// are refused.
+    /// are refused. Requests name `product` in their user agent.
     pub fn connect(
         settings: &EmbeddingsSettings,
         max_answer_bytes: u64,
+        product: &crate::Product,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, LlmError> {
         let setup = |message: String| LlmError::Setup {
@@ -100,7 +101,7 @@ impl EmbeddingsClient {
             max_wait: Duration::from_secs(settings.retry_after_max_s),
         };
         Ok(Self {
-            http: HttpTransport::new(NAME, key, key_env, policy, max_answer_bytes)?,
+            http: HttpTransport::new(NAME, key, key_env, policy, max_answer_bytes, product)?,
             url: format!("{}/embeddings", settings.base_url.trim_end_matches('/')),
             headers,
             model: settings.model.clone(),

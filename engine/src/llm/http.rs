@@ -23,6 +23,8 @@ pub(crate) struct HttpTransport {
     /// The run's `limits.http_mb`: one model answer is a few KiB, far more is
     /// a broken or hostile server, refused before it fills memory.
     max_answer_bytes: u64,
+    /// Who the requests are for: the user agent, where the limit is raised.
+    product: crate::Product,
 }
 
 impl HttpTransport {
@@ -32,9 +34,10 @@ impl HttpTransport {
         key_env: String,
         policy: RetryPolicy,
         max_answer_bytes: u64,
+        product: &crate::Product,
     ) -> Result<Self, LlmError> {
         let client = reqwest::Client::builder()
-            .user_agent(concat!("unity-assets-engine/", env!("CARGO_PKG_VERSION")))
+            .user_agent(product.user_agent())
             .build()
             .map_err(|e| LlmError::Setup {
                 provider: provider.to_owned(),
@@ -47,6 +50,7 @@ impl HttpTransport {
             key,
             key_env,
             max_answer_bytes,
+            product: *product,
         })
     }
 
@@ -127,9 +131,9 @@ impl HttpTransport {
         Failure::fatal(LlmError::Transport {
             provider: self.provider.to_owned(),
             message: format!(
-                "the answer is larger than {} bytes (the limit `{HTTP_KEY}`; raise it in \
-                 .claude/unity-assets.yml if the answer is genuine)",
-                self.max_answer_bytes
+                "the answer is larger than {} bytes ({})",
+                self.max_answer_bytes,
+                self.product.raise_limit(HTTP_KEY, "answer")
             ),
         })
     }

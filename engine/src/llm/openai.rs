@@ -52,7 +52,14 @@ impl OpenAi {
             headers.insert(AUTHORIZATION, bearer);
         }
         Ok(Self {
-            http: HttpTransport::new(NAME, key, key_env, settings.policy, settings.max_answer_bytes)?,
+            http: HttpTransport::new(
+                NAME,
+                key,
+                key_env,
+                settings.policy,
+                settings.max_answer_bytes,
+                &settings.product,
+            )?,
             url: format!("{}/chat/completions", settings.base_url_or(DEFAULT_BASE_URL)),
             headers,
             models: settings.models,

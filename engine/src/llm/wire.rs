@@ -22,6 +22,8 @@ pub(crate) struct ApiSettings {
     pub policy: RetryPolicy,
     /// `limits.http_mb` in bytes: the largest answer read.
     pub max_answer_bytes: u64,
+    /// Who the requests are for: their user agent, where the limit is raised.
+    pub product: crate::Product,
 }
 
 impl ApiSettings {

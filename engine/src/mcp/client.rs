@@ -144,13 +144,20 @@ pub struct McpClient {
     stderr_tail: StderrTail,
     /// The bound on one answer, for servers reached over HTTP.
     answer_limit: Option<u64>,
+    /// Whose client this is: where that bound is raised.
+    product: crate::Product,
 }
 
 impl McpClient {
     /// Start (stdio) or reach (HTTP) the server and run the MCP
     /// initialisation handshake, all within `config.timeout_s`. Over HTTP,
-    /// no one answer may exceed `max_answer_bytes` (`limits.http_mb`).
-    pub async fn connect(config: &ServerConfig, max_answer_bytes: u64) -> Result<Self, McpError> {
+    /// no one answer may exceed `max_answer_bytes` (`limits.http_mb`). The
+    /// client introduces itself as `product`'s (`<name>-engine`).
+    pub async fn connect(
+        config: &ServerConfig,
+        max_answer_bytes: u64,
+        product: &crate::Product,
+    ) -> Result<Self, McpError> {
         let server = config.describe();
         let timeout = config.timeout();
         let unavailable = |detail: String| McpError::Unavailable {
@@ -159,7 +166,7 @@ impl McpClient {
         };
         let info = ClientConfig::new(
             ClientCapabilities::default(),
-            Implementation::new("unity-assets-engine", env!("CARGO_PKG_VERSION")),
+            Implementation::new(product.client_name(), env!("CARGO_PKG_VERSION")),
         );
         let stderr_tail = StderrTail::default();
         let expand = |text: &str| expand_env(text).map_err(&unavailable);
@@ -222,6 +229,7 @@ impl McpClient {
             timeout,
             stderr_tail,
             answer_limit: config.command.is_none().then_some(max_answer_bytes),
+            product: *product,
         })
     }
 
@@ -300,8 +308,8 @@ impl McpClient {
             Ok(Err(e)) if e.to_string().contains("exceeded the maximum size") => {
                 let limit = self.answer_limit.unwrap_or_default();
                 Err(failure(format!(
-                    "the answer is larger than {limit} bytes (the limit `{HTTP_KEY}`; raise it in \
-                     .claude/unity-assets.yml if the answer is genuine)"
+                    "the answer is larger than {limit} bytes ({})",
+                    self.product.raise_limit(HTTP_KEY, "answer")
                 )))
             }
             Ok(Err(e)) => Err(failure(e.to_string())),
@@ -395,13 +403,17 @@ impl StderrTail {
 
 /// The servers a Claude Code `.mcp.json` declares:
 /// `{"mcpServers": {NAME: {command, args, env} | {type: "http", url}}}`,
-/// read within the run's `limits` (`limits.file_mb`).
-pub fn read_mcp_json(path: &Path, limits: &Limits) -> Result<BTreeMap<String, ServerConfig>, McpError> {
+/// read within the run's `limits` (`limits.file_mb`, set in `product`'s settings).
+pub fn read_mcp_json(
+    path: &Path,
+    limits: &Limits,
+    product: &crate::Product,
+) -> Result<BTreeMap<String, ServerConfig>, McpError> {
     let config_error = |detail: String| McpError::Config {
         path: path.display().to_string(),
         detail,
     };
-    let text = crate::io::read_text_limited(path, limits.file_bytes, crate::io::FILE_KEY)
+    let text = crate::io::read_text_limited(path, limits.file_bytes, crate::io::FILE_KEY, product)
         .map_err(|e| config_error(format!("cannot read: {e}")))?;
     parse_mcp_json(&text, &path.display().to_string())
 }
@@ -561,10 +573,14 @@ mod tests {
             timeout_s: 10.0,
             ..ServerConfig::default()
         };
-        let client = McpClient::connect(&config, TEST_LIMIT).await.expect("connects");
+        let acme = crate::Product::new("acme", ".acme/settings.yml");
+        let client = McpClient::connect(&config, TEST_LIMIT, &acme).await.expect("connects");
         let err = client.call_tool("big", json!({})).await.unwrap_err().to_string();
         assert!(
-            err.contains(&TEST_LIMIT.to_string()) && err.contains("limits.http_mb"),
+            err.contains(&format!(
+                "the answer is larger than {TEST_LIMIT} bytes (the limit `limits.http_mb`; \
+                 raise it in .acme/settings.yml if the answer is genuine)"
+            )),
             "{err}"
         );
     }
@@ -577,7 +593,9 @@ mod tests {
             timeout_s: 10.0,
             ..ServerConfig::default()
         };
-        let client = McpClient::connect(&config, TEST_LIMIT).await.expect("connects");
+        let client = McpClient::connect(&config, TEST_LIMIT, &crate::Product::NEUTRAL)
+            .await
+            .expect("connects");
         let answer = client.call_tool("big", json!({})).await.unwrap();
         assert_eq!(answer.as_str().map(str::len), Some(TEST_LIMIT as usize / 2));
     }
@@ -594,7 +612,7 @@ mod tests {
             }}"#,
         )
         .unwrap();
-        let servers = read_mcp_json(&path, &Limits::default()).unwrap();
+        let servers = read_mcp_json(&path, &Limits::default(), &crate::Product::NEUTRAL).unwrap();
         assert_eq!(servers["unityMCP"].describe(), "uvx mcp-for-unity --transport stdio");
         assert_eq!(servers["unityMCP"].env["DISABLE_TELEMETRY"], "1");
         assert_eq!(servers["remote"].url.as_deref(), Some("http://127.0.0.1:8080/mcp"));
@@ -622,7 +640,7 @@ mod tests {
             env: BTreeMap::from([("TOKEN".into(), "${UA_TEST_MCP_SECRET}".into())]),
             ..ServerConfig::default()
         };
-        let err = McpClient::connect(&config, TEST_LIMIT)
+        let err = McpClient::connect(&config, TEST_LIMIT, &crate::Product::NEUTRAL)
             .await
             .err()
             .expect("unset variable")
@@ -642,7 +660,9 @@ mod tests {
             r#"{"mcpServers": {"old": {"type": "sse", "url": "http://x/sse"}}}"#,
         )
         .unwrap();
-        let err = read_mcp_json(&path, &Limits::default()).unwrap_err().to_string();
+        let err = read_mcp_json(&path, &Limits::default(), &crate::Product::NEUTRAL)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("server `old`") && err.contains("SSE"), "{err}");
     }
 
@@ -652,7 +672,10 @@ mod tests {
             command: Some("surely-not-an-installed-mcp-server".into()),
             ..ServerConfig::default()
         };
-        let err = McpClient::connect(&config, TEST_LIMIT).await.err().expect("must fail");
+        let err = McpClient::connect(&config, TEST_LIMIT, &crate::Product::NEUTRAL)
+            .await
+            .err()
+            .expect("must fail");
         assert!(matches!(err, McpError::Unavailable { .. }), "{err}");
         assert!(err.to_string().contains("not found"), "{err}");
     }
@@ -665,7 +688,7 @@ mod tests {
             timeout_s: 0.3,
             ..ServerConfig::default()
         };
-        let err = McpClient::connect(&config, TEST_LIMIT)
+        let err = McpClient::connect(&config, TEST_LIMIT, &crate::Product::NEUTRAL)
             .await
             .err()
             .expect("must time out");

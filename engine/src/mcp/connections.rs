@@ -12,14 +12,19 @@ pub(crate) struct Connections {
 }
 
 impl Connections {
-    /// The client for `config`, connecting on first use.
-    pub async fn client(&self, config: &ServerConfig, max_answer_bytes: u64) -> Result<Arc<McpClient>, McpError> {
+    /// The client for `config`, connecting on first use as `product`'s.
+    pub async fn client(
+        &self,
+        config: &ServerConfig,
+        max_answer_bytes: u64,
+        product: &crate::Product,
+    ) -> Result<Arc<McpClient>, McpError> {
         let key = config.describe();
         let mut clients = self.clients.lock().await;
         if let Some(c) = clients.get(&key) {
             return Ok(Arc::clone(c));
         }
-        let client = Arc::new(McpClient::connect(config, max_answer_bytes).await?);
+        let client = Arc::new(McpClient::connect(config, max_answer_bytes, product).await?);
         clients.insert(key, Arc::clone(&client));
         Ok(client)
     }

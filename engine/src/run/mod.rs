@@ -118,7 +118,7 @@ async fn execute(
     let mut state = vec![State::Pending; n];
     let mut outputs: Vec<Option<Arc<Value>>> = vec![None; n];
     let mut reports: Vec<Option<StageReport>> = vec![None; n];
-    let mut base = Scope::of_run(rt.cancel.clone());
+    let mut base = Scope::of_run(rt.cancel.clone(), rt.product);
     base.set("inputs", Arc::new(inputs));
     base.set("params", Arc::clone(&p.params));
     // Dropped when this function returns or its future is dropped (a stage

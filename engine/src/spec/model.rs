@@ -13,7 +13,7 @@ use crate::diagnostic::SourceMap;
 pub struct PipelineSpec {
     pub name: String,
     pub summary: String,
-    /// Where else the pipeline is offered (`mcp`: as a tool of `unity-assets mcp`).
+    /// Where else the pipeline is offered (`mcp`: as a tool of the product's MCP server).
     pub expose: Vec<String>,
     pub inputs: BTreeMap<String, InputSpec>,
     pub params: Value,

@@ -80,6 +80,7 @@ impl StageCx<'_> {
             stage: self.stage.name.clone(),
             resources: self.rt.resources.clone(),
             limits: self.rt.limits,
+            product: self.rt.product,
             holdings: self.holdings.clone(),
         }
     }

@@ -70,7 +70,10 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, http: &HttpStage) -> Result<Fl
         if (bytes.len() + chunk.len()) as u64 > limit {
             return Err(StageFailure::io(
                 format!("{method} {url}"),
-                format!("the answer is larger than {limit} bytes (the limit `{HTTP_KEY}`; raise it in .claude/unity-assets.yml if the answer is genuine)"),
+                format!(
+                    "the answer is larger than {limit} bytes ({})",
+                    cx.rt.product.raise_limit(HTTP_KEY, "answer")
+                ),
             ));
         }
         bytes.extend_from_slice(&chunk);

@@ -145,7 +145,7 @@ fn render(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage, input: Value) -> Result
         }
     }
     let _entered = cx.rt.cancel.enter();
-    let prompt = render_prompt(&cx.pipeline.env, &l.prompt, ctx).map_err(StageFailure::Template);
+    let prompt = render_prompt(&cx.pipeline.env, &l.prompt, ctx, &cx.rt.product).map_err(StageFailure::Template);
     if cx.rt.cancel.is_cancelled() {
         return Err(StageFailure::Cancelled);
     }

@@ -32,7 +32,7 @@ pub async fn run(cx: &StageCx<'_>, scope: &Scope, mcp: &McpStage) -> Result<Flow
     let client = cx
         .rt
         .mcp
-        .client(&config, cx.rt.limits.http_bytes)
+        .client(&config, cx.rt.limits.http_bytes, &cx.rt.product)
         .await
         .map_err(|e| StageFailure::McpUnavailable(Box::new(e)))?;
     let outcome = guarded_call(&client, guard.as_ref(), &audit, &sub_intent, &tool, args)

@@ -47,10 +47,9 @@ pub fn run(cx: &StageCx<'_>, scope: &Scope, read: &ReadStage) -> Result<Flow, St
             // JSONL is read line by line within `limits.line_kb`: an over-long
             // or non-UTF-8 line is one bad row, not a failed read.
             let read = match format {
-                Format::Jsonl => {
-                    read_row_lines(&path, &cx.rt.limits).map(|lines| Ok(jsonl_records(lines.iter(), &check)))
-                }
-                _ => read_text_limited(&path, cx.rt.limits.file_bytes, FILE_KEY)
+                Format::Jsonl => read_row_lines(&path, &cx.rt.limits, &cx.rt.product)
+                    .map(|lines| Ok(jsonl_records(lines.iter(), &check))),
+                _ => read_text_limited(&path, cx.rt.limits.file_bytes, FILE_KEY, &cx.rt.product)
                     .map(|text| read_records(&text, format, &check)),
             };
             match read {

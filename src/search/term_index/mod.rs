@@ -104,7 +104,7 @@ fn open(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> anyhow::
     if let Some(opened) = stamp.as_ref().ok().and_then(cached) {
         return Ok(load(opened, dir, manifest_version, limits));
     }
-    let (file, len) = match engine::io::open_limited(&path, limits.data_bytes, engine::io::DATA_KEY) {
+    let (file, len) = match engine::io::open_limited(&path, limits.data_bytes, engine::io::DATA_KEY, &crate::PRODUCT) {
         Ok(opened) => opened,
         Err(e) if e.is_not_found() => return Ok(Err("missing".into())),
         Err(e) => return Err(e.into()),
@@ -253,13 +253,13 @@ fn rebuild(
 ) -> anyhow::Result<(TermIndex, Option<String>, usize)> {
     let assets = dir.join(ASSETS_FILE);
     // Bytes, not text: a line that is not UTF-8 or too long is no row.
-    let bytes = match engine::io::read_limited(&assets, limits.data_bytes, engine::io::DATA_KEY) {
+    let bytes = match engine::io::read_limited(&assets, limits.data_bytes, engine::io::DATA_KEY, &crate::PRODUCT) {
         Ok(bytes) => bytes,
         Err(e) if e.is_not_found() => Vec::new(),
         Err(e) => return Err(e.into()),
     };
     let path = dir.join(SEARCH_INDEX_FILE);
-    let previous = engine::io::read_limited(&path, limits.data_bytes, engine::io::DATA_KEY)
+    let previous = engine::io::read_limited(&path, limits.data_bytes, engine::io::DATA_KEY, &crate::PRODUCT)
         .ok()
         .and_then(reusable);
     let built = build::build(&bytes, manifest_version.map(str::to_owned), previous, limits.line_bytes)?;
