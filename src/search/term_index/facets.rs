@@ -77,7 +77,7 @@ impl RowSet {
         for word in &mut self.bits {
             *word = !*word;
         }
-        if self.rows % 64 != 0 {
+        if !self.rows.is_multiple_of(64) {
             if let Some(last) = self.bits.last_mut() {
                 *last &= (1 << (self.rows % 64)) - 1;
             }
