@@ -143,27 +143,23 @@ fn build_whose_request_asks_to_reindex_waits_for_the_lock() {
 #[test]
 fn run_of_a_pipeline_file_that_indexes_waits_for_the_lock() {
     let project = project();
-    let file = project.path().join("refresh.yaml");
-    std::fs::write(
-        &file,
+    let file = project.file(
+        "refresh.yaml",
         "pipeline: refresh\nsummary: index the project\nstages:\n  index:\n    run: index\n",
-    )
-    .unwrap();
-    waits_for_the_lock(&project, &["run", file.to_str().unwrap()]);
+    );
+    waits_for_the_lock(&project, &["run", &file]);
 }
 
 #[test]
 fn eval_of_a_set_asking_to_reindex_waits_for_the_lock() {
     let project = project();
-    let set = project.path().join("set.yml");
-    std::fs::write(
-        &set,
-        format!(
+    let set = project.file(
+        "set.yml",
+        &format!(
             "queries:\n  - {{query: \"{REINDEX_PHRASE} zombie\", accepted: [Assets/Characters/Zombie_Basic.prefab], category: character}}\n"
         ),
-    )
-    .unwrap();
-    waits_for_the_lock(&project, &["eval", set.to_str().unwrap()]);
+    );
+    waits_for_the_lock(&project, &["eval", &set]);
 }
 
 /// An index pipeline override from before the lock stage existed would

@@ -90,13 +90,10 @@ fn moving_confirm_moves_the_caps_with_it() {
 #[test]
 fn eval_controls_pass_under_the_confirm_threshold_in_effect() {
     let project = props_project();
-    let set = project.path().join("set.yml");
-    std::fs::write(
-        &set,
+    let set = project.file(
+        "set.yml",
         "queries:\n  - query: \"wooden bridge\"\n    accepted: []\n  - query: \"barrel\"\n    accepted: [\"Assets/Props/Barrel_Wooden.prefab\"]\n",
-    )
-    .unwrap();
-    let set = set.to_string_lossy().into_owned();
+    );
     // The wooden barrel is no bridge: capped clearly under confirm, wherever
     // confirm is, so the search ends in no_match and the control passes.
     let run = project.run(&["eval", &set]);

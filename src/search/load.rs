@@ -22,6 +22,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
+use anyhow::Context as _;
 use engine::io::{Limits, RowLines};
 
 use super::filters::Filters;
@@ -174,16 +175,14 @@ impl IndexFiles {
     /// fresh, else by a scan. Returns the values no row answers.
     pub fn resolve(&self, filters: &mut Filters) -> anyhow::Result<Vec<String>> {
         if let Some(index) = self.fresh_term_index() {
-            let mut changed = false;
+            // A file changed under the index answers by the scan below.
             let mut by_index = filters.clone();
-            let unresolved = by_index.resolve(|path| match index.rows_at_path(path)? {
-                Some(rows) => Ok(rows),
-                None => {
-                    changed = true;
-                    Ok(Vec::new())
-                }
-            })?;
-            if !changed {
+            let rows_at = |path: &str| {
+                index
+                    .rows_at_path(path)?
+                    .context(super::term_index::changed_while_searched())
+            };
+            if let Ok(unresolved) = by_index.resolve(rows_at) {
                 *filters = by_index;
                 return Ok(unresolved);
             }

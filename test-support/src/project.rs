@@ -84,6 +84,14 @@ impl Project {
         std::fs::write(file, text).unwrap();
     }
 
+    /// A file in the project folder (a query set, a pipeline to `run`); its
+    /// path, as a command line names it.
+    pub fn file(&self, name: &str, text: &str) -> String {
+        let file = self.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        file.to_string_lossy().into_owned()
+    }
+
     /// An executable shell script in the project folder (a `command` backend).
     pub fn script(&self, name: &str, body: &str) -> PathBuf {
         let file = self.path().join(name);

@@ -169,16 +169,6 @@ impl TermIndex {
         Ok(shown)
     }
 
-    /// The rows `filters` keep, read from `assets.jsonl` in file order;
-    /// `None` when it changed since the index was built.
-    pub fn rows_passing(&self, filters: &Filters) -> anyhow::Result<Option<Vec<AssetRow>>> {
-        let ids = self.passing(filters)?.ids();
-        if ids.is_empty() {
-            return Ok(Some(Vec::new()));
-        }
-        self.fetch(&ids)
-    }
-
     /// The guids of the rows in `set`, read from the guid table (a guid
     /// twice, in a broken index, is its last row's, as every lookup by guid
     /// answers).
@@ -372,7 +362,7 @@ mod tests {
                 .map(|row| (row.guid.clone(), row.path.clone()))
                 .collect();
             let by_index: Vec<(String, String)> = index
-                .rows_passing(&indexed)
+                .fetch(&index.passing(&indexed).unwrap().ids())
                 .unwrap()
                 .unwrap()
                 .into_iter()
