@@ -15,7 +15,12 @@
 //! - `SCALE_BIN`: the binary to measure (default: this build's
 //!   `unity-assets`), to compare two builds on the same projects;
 //! - `SCALE_ROUNDS`: search rounds over the query list (default 5) and no-op
-//!   runs (the same).
+//!   runs (the same);
+//! - `SCALE_MODEL_CACHE`: an `XDG_CACHE_HOME` where `unity-assets model
+//!   install` put the sentence encoder; with it a second table measures the
+//!   same projects with search by meaning on: the full index (and its
+//!   `embed` stage: rows embedded, distinct texts, texts a second), the no-op
+//!   index, search, and search with a filter.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -41,10 +46,15 @@ const QUERIES: &[(&str, &str)] = &[
     ("no-answer", "아스테로이드 벨트 우주선 격납고"),
 ];
 
-/// What one command run cost.
+/// Queries with filters, for the table with the encoder: the words a
+/// generated project and FPSSample both hold.
+const FILTERED: &[&str] = &["t:Prefab 나무 상자", "ext:wav explosion", "t:Material rock"];
+
+/// What one command run cost, and what it printed.
 struct Measured {
     wall: Duration,
     max_rss_kib: i64,
+    stdout: String,
 }
 
 /// Set on the bench's own child that generates one project (see [`generate_apart`]).
@@ -119,17 +129,17 @@ fn main() {
         fs::create_dir_all(project.join(".claude")).expect("create .claude");
         fs::write(project.join(".claude/unity-assets.yml"), "index_depth: normal\n").expect("write config");
         let _ = fs::remove_dir_all(project.join(".claude/unity-asset-index"));
-        let full = run(&bin, project, cache.path(), &["index"]);
+        let full = run(&bin, project, cache.path(), &["-q", "index"]);
         let disk = index_bytes(&project.join(".claude/unity-asset-index"));
         let mut no_op: Vec<Duration> = (0..rounds)
-            .map(|_| run(&bin, project, cache.path(), &["index"]).wall)
+            .map(|_| run(&bin, project, cache.path(), &["-q", "index"]).wall)
             .collect();
         no_op.sort();
         let watched = no_op_beside_a_watcher(&bin, project, cache.path(), rounds);
         let mut by_kind: Vec<(&str, Vec<Duration>)> = Vec::new();
         for _ in 0..rounds {
             for &(kind, query) in QUERIES {
-                let took = run(&bin, project, cache.path(), &["search", "--json", query]).wall;
+                let took = run(&bin, project, cache.path(), &["-q", "search", "--json", query]).wall;
                 match by_kind.iter_mut().find(|(k, _)| *k == kind) {
                     Some((_, times)) => times.push(took),
                     None => by_kind.push((kind, vec![took])),
@@ -154,8 +164,73 @@ fn main() {
             cell(&by_kind[2].1),
         );
     }
+    if let Some(model_cache) = std::env::var_os("SCALE_MODEL_CACHE") {
+        with_encoder(&bin, &projects, Path::new(&model_cache), rounds);
+    }
     println!();
     println!("after: {}", load_average());
+}
+
+/// The table with the sentence encoder on (`model_cache` holds it): the
+/// cost of search by meaning at each size.
+fn with_encoder(bin: &Path, projects: &[(String, PathBuf)], model_cache: &Path, rounds: usize) {
+    println!();
+    println!("With the sentence encoder ({}):", model_cache.display());
+    println!();
+    println!("| project | full index | peak memory | `embed` stage | rows embedded (distinct texts) | texts / s | no-op index | search p50 / p95 | filtered search p50 / p95 |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (label, project) in projects {
+        let _ = fs::remove_dir_all(project.join(".claude/unity-asset-index"));
+        let report = project.join(".claude/scale-report.json");
+        let report_arg = report.to_string_lossy().into_owned();
+        let full = run(bin, project, model_cache, &["index", "--report", &report_arg]);
+        let stages: serde_json::Value =
+            serde_json::from_slice(&fs::read(&report).expect("the index report")).expect("a JSON report");
+        let embed_ms = stages["stages"]
+            .as_array()
+            .and_then(|s| s.iter().find(|s| s["name"] == "embed"))
+            .and_then(|s| s["wall_ms"].as_f64())
+            .unwrap_or(f64::NAN);
+        let vectors = full
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("[unity-assets:index] vectors: "))
+            .unwrap_or("none")
+            .to_owned();
+        let texts: f64 = vectors
+            .split(['(', ' '])
+            .filter_map(|w| w.parse().ok())
+            .nth(usize::from(vectors.contains("distinct")))
+            .unwrap_or(f64::NAN);
+        let mut no_op: Vec<Duration> = (0..rounds)
+            .map(|_| run(bin, project, model_cache, &["-q", "index"]).wall)
+            .collect();
+        no_op.sort();
+        let searches = |queries: &mut dyn Iterator<Item = &str>| -> Vec<Duration> {
+            let queries: Vec<&str> = queries.collect();
+            (0..rounds)
+                .flat_map(|_| queries.iter().copied())
+                .map(|q| run(bin, project, model_cache, &["-q", "search", "--json", q]).wall)
+                .collect()
+        };
+        let plain = searches(&mut QUERIES.iter().map(|(_, q)| *q));
+        let filtered = searches(&mut FILTERED.iter().copied());
+        let cell = |times: &[Duration]| {
+            let (p50, p95) = percentiles(times);
+            format!("{} / {}", ms(p50), ms(p95))
+        };
+        println!(
+            "| {label} | {:.2} s | {} MiB | {:.2} s | {} | {:.0} | {} | {} | {} |",
+            full.wall.as_secs_f64(),
+            full.max_rss_kib / 1024,
+            embed_ms / 1000.0,
+            vectors.split(", ").next().unwrap_or_default(),
+            texts / (embed_ms / 1000.0),
+            ms(no_op[no_op.len() / 2]),
+            cell(&plain),
+            cell(&filtered),
+        );
+    }
 }
 
 /// Generate a project in a child process (this bench again, with
@@ -188,7 +263,9 @@ fn no_op_beside_a_watcher(bin: &Path, project: &Path, cache: &Path, rounds: usiz
     std::io::BufReader::new(stdout)
         .read_line(&mut first)
         .expect("the watcher's first run");
-    let mut times: Vec<Duration> = (0..rounds).map(|_| run(bin, project, cache, &["index"]).wall).collect();
+    let mut times: Vec<Duration> = (0..rounds)
+        .map(|_| run(bin, project, cache, &["-q", "index"]).wall)
+        .collect();
     times.sort();
     // SAFETY: a plain signal to our own child; Ctrl+C ends a waiting watcher.
     unsafe { libc::kill(watcher.id() as libc::pid_t, libc::SIGINT) };
@@ -208,18 +285,23 @@ fn command(bin: &Path, project: &Path, cache: &Path) -> Command {
 }
 
 /// Run the binary on `project` and wait for it with `wait4`, which gives
-/// the child's own peak resident memory.
+/// the child's own peak resident memory; its stdout is read meanwhile.
 // The child is reaped by `wait4` below, which clippy cannot see.
 #[allow(clippy::zombie_processes)]
 fn run(bin: &Path, project: &Path, cache: &Path, args: &[&str]) -> Measured {
     let started = Instant::now();
-    let child = command(bin, project, cache)
-        .arg("-q")
+    let mut child = command(bin, project, cache)
         .args(args)
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("run the binary");
+    let mut pipe = child.stdout.take().expect("the child's stdout");
+    let reader = std::thread::spawn(move || {
+        let mut stdout = String::new();
+        let _ = std::io::Read::read_to_string(&mut pipe, &mut stdout);
+        stdout
+    });
     let pid = child.id() as libc::pid_t;
     let mut status = 0;
     // SAFETY: rusage is plain data, zeroed is a valid value; the pid is our own child, reaped once here.
@@ -240,6 +322,7 @@ fn run(bin: &Path, project: &Path, cache: &Path, args: &[&str]) -> Measured {
     Measured {
         wall,
         max_rss_kib: usage.ru_maxrss,
+        stdout: reader.join().expect("the stdout reader"),
     }
 }
 

@@ -1,6 +1,7 @@
-//! Vectors at scale: the exact scan of `assets.vectors` against the
-//! approximate index (`assets.ann`) at 10^4, 10^5 and 10^6 rows, on real
-//! encoder vectors and real query texts. `cargo bench --bench vectors`.
+//! Vectors at scale: the exact scan of `assets.vectors` against the search
+//! through its sign sketch (rank every row by sketch, score the nearest few
+//! thousand exactly) at 10^4, 10^5 and 10^6 rows, on real encoder vectors
+//! and real query texts. `cargo bench --bench vectors`.
 //!
 //! Inputs (the bench says what is missing and stops when they are absent):
 //! - `VECTORS_BENCH_FILE`: an `assets.vectors` made by `unity-assets index`
@@ -10,26 +11,27 @@
 //!   install` wrote), to embed the queries of `benchmarks/queries/*.yml`.
 //! - `VECTORS_BENCH_SIZES` (default `10000,100000,1000000`),
 //!   `VECTORS_BENCH_ROUNDS` (timed rounds per query, default 3) and
-//!   `VECTORS_BENCH_EXPANSIONS` (the graph search's candidate lists to
-//!   measure, default the product's [`ann::EXPANSION_SEARCH`] and 4× it).
+//!   `VECTORS_BENCH_CANDIDATES` (rows scored exactly after the sketch's
+//!   ranking, default the product's number for 10 answers, a quarter, half
+//!   and 4× it).
 //!
 //! A size up to the file's rows takes its first rows. A larger size tiles
 //! them: copy `c` of row `r` is the row plus Gaussian noise of standard
 //! deviation [`NOISE`] per component (seeded by `c` and `r`), renormalised,
 //! under the guid `<guid>-<c>` — a project of near-variants of real names.
 //!
-//! Per size: the file's size; the exact path (read + parse the file, then
-//! scan every row per query) and the approximate one (map + view the index,
-//! then a search per query), each the median over queries and rounds; the
-//! index's build time and size; recall@10 of the approximate top 10 against
-//! the exact top 10, averaged over the queries, and the same counting a
-//! returned row as good as the exact 10th (a tie) as a hit.
+//! Per size: the file's size and the time to write it (sketch included:
+//! there is nothing else to build); the exact path (read and check the
+//! file, then score every row per query) and the sketch path (map the file
+//! and read its offsets, then a search per query), each the median over
+//! queries and rounds; recall@10 of the sketch's top 10 against the exact
+//! top 10, averaged over the queries, and the same counting a returned row
+//! as good as the exact 10th (a tie) as a hit.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use test_support::large_project::Rng;
-use unity_assets::semantic::ann::{self, Ann};
 use unity_assets::semantic::embedder::normalize;
 use unity_assets::semantic::vectors::{self, Vectors};
 
@@ -84,22 +86,23 @@ fn main() {
         queries.len(),
         rounds
     );
-    println!("| rows | assets.vectors | exact: read | exact: scan/query | exact: read + scan | assets.ann | build | expansion | ann: open | ann: search/query | ann: open + search | recall@10 | recall@10, ties counted |");
-    let expansions: Vec<usize> = match std::env::var("VECTORS_BENCH_EXPANSIONS") {
+    println!("| rows | assets.vectors | write | exact: read | exact: scan/query | exact: read + scan | scored | sketch: open | sketch: search/query | sketch: open + search | recall@10 | recall@10, ties counted |");
+    let product = vectors::sketch_candidates(10);
+    let candidates: Vec<usize> = match std::env::var("VECTORS_BENCH_CANDIDATES") {
         Ok(list) => list
             .split(',')
             .map(|s| {
                 s.trim()
                     .parse()
-                    .expect("VECTORS_BENCH_EXPANSIONS: numbers separated by commas")
+                    .expect("VECTORS_BENCH_CANDIDATES: numbers separated by commas")
             })
             .collect(),
-        Err(_) => vec![ann::EXPANSION_SEARCH, 4 * ann::EXPANSION_SEARCH],
+        Err(_) => vec![product / 4, product / 2, product, 4 * product],
     };
     let work = tempfile::tempdir().expect("a temp folder");
     for size in sizes {
         let vectors = sized(&base, size);
-        bench_size(work.path(), &vectors, &query_vectors, rounds, &expansions);
+        bench_size(work.path(), &vectors, &query_vectors, rounds, &candidates);
     }
 }
 
@@ -148,19 +151,22 @@ fn sized(base: &Vectors, size: usize) -> Vectors {
     out
 }
 
-fn bench_size(work: &Path, vectors: &Vectors, queries: &[Vec<f32>], rounds: usize, expansions: &[usize]) {
+fn bench_size(work: &Path, vectors: &Vectors, queries: &[Vec<f32>], rounds: usize, candidates: &[usize]) {
     let dir = work.join(format!("rows-{}", vectors.len()));
     std::fs::create_dir_all(&dir).unwrap();
+    let started = Instant::now();
     vectors::write(&dir, vectors).unwrap();
+    let write = started.elapsed();
     let vectors_bytes = std::fs::metadata(dir.join(vectors::VECTORS_FILE)).unwrap().len();
     let limits = engine::io::Limits::default();
+    let open = || vectors::open(&dir, &limits).unwrap().unwrap();
 
     let mut reads = vec![];
     let mut scans = vec![];
     let mut exact_top: Vec<Vec<(usize, f32)>> = vec![];
     for round in 0..rounds {
         let started = Instant::now();
-        let read = vectors::read(&dir, &limits).unwrap().unwrap();
+        let read = open().rows().unwrap();
         reads.push(started.elapsed());
         for query in queries {
             let started = Instant::now();
@@ -171,40 +177,18 @@ fn bench_size(work: &Path, vectors: &Vectors, queries: &[Vec<f32>], rounds: usiz
             }
         }
     }
-
-    println!(
-        "  {} rows: exact read {}, scan {} per query",
-        vectors.len(),
-        ms(median(&reads)),
-        ms(median(&scans))
-    );
-    let (started, cpu_before) = (Instant::now(), cpu_time());
-    let bytes = ann::build(vectors).unwrap();
-    let build = started.elapsed();
-    println!(
-        "  {} rows: index built in {:.1} s wall, {:.1} s CPU",
-        vectors.len(),
-        build.as_secs_f64(),
-        (cpu_time() - cpu_before).as_secs_f64()
-    );
-    ann::write(&dir, &bytes).unwrap();
-    let fingerprint = vectors.fingerprint();
-    drop(bytes);
-    let ann_bytes = std::fs::metadata(dir.join(ann::ANN_FILE)).unwrap().len();
     let (read, scan) = (median(&reads), median(&scans));
-    for &expansion in expansions {
+    for &scored in candidates {
         let mut opens = vec![];
         let mut searches = vec![];
         let (mut hits, mut tied_hits) = (0usize, 0usize);
         for round in 0..rounds {
             let started = Instant::now();
-            let index = Ann::open(&dir, fingerprint, false)
-                .unwrap_or_else(|e| panic!("the index opens: {e:?}"))
-                .with_expansion(expansion);
+            let sketched = open().sketched().unwrap();
             opens.push(started.elapsed());
             for (query, exact) in queries.iter().zip(&exact_top) {
                 let started = Instant::now();
-                let top = index.nearest(query, 10).unwrap();
+                let top = sketched.nearest_scoring(query, 10, scored, |_| true);
                 searches.push(started.elapsed());
                 if round == 0 {
                     hits += top
@@ -220,14 +204,13 @@ fn bench_size(work: &Path, vectors: &Vectors, queries: &[Vec<f32>], rounds: usiz
         }
         let (open, search) = (median(&opens), median(&searches));
         println!(
-            "| {} | {:.1} MB | {} | {} | {} | {:.1} MB | {:.1} s | {expansion} | {} | {} | {} | {:.3} | {:.3} |",
+            "| {} | {:.1} MB | {} | {} | {} | {} | {scored} | {} | {} | {} | {:.3} | {:.3} |",
             vectors.len(),
             vectors_bytes as f64 / 1e6,
+            ms(write),
             ms(read),
             ms(scan),
             ms(read + scan),
-            ann_bytes as f64 / 1e6,
-            build.as_secs_f64(),
             ms(open),
             ms(search),
             ms(open + search),
@@ -236,19 +219,6 @@ fn bench_size(work: &Path, vectors: &Vectors, queries: &[Vec<f32>], rounds: usiz
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-/// This process's user + system CPU time (the machine is shared, so wall
-/// time alone says little about a multi-threaded build).
-fn cpu_time() -> Duration {
-    // SAFETY: getrusage fills the struct it is given.
-    let usage = unsafe {
-        let mut usage = std::mem::zeroed::<libc::rusage>();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    let tv = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 fn median(times: &[Duration]) -> Duration {

@@ -375,6 +375,12 @@ pub enum Command {
         /// (bound to 127.0.0.1) or IP:PORT.
         #[arg(long, value_name = "ADDR")]
         http: Option<String>,
+        /// Keep the project's index fresh while serving, as `index --watch`
+        /// does (its lines on stderr: stdout is the protocol's). The watcher
+        /// tags new assets with the builtin tagger, spending no model tokens,
+        /// unless --provider names the provider it should use.
+        #[arg(long)]
+        watch: bool,
         #[command(flatten)]
         model: ModelOptions,
     },

@@ -72,14 +72,20 @@ async fn dispatch(cli: Cli) -> Outcome {
         Command::Model { command } => return unity_assets::model::command(command, cli.quiet).await,
         // The server opens the project on every call, so it starts even
         // while the project's config is broken (each call then says why).
-        Command::Mcp { http, .. } => {
+        Command::Mcp { http, watch, .. } => {
             let options = mcp_server::ServerOptions {
                 root: cli.project.clone(),
                 provider,
                 model: model.model.clone(),
                 trust: cli.trust,
             };
-            return serve_mcp(options, http.as_deref()).await;
+            let watcher = watch.then(|| {
+                let watch = commands::watch::beside_mcp(cli.project.clone(), provider, model.model.clone(), cli.trust);
+                tokio::spawn(watch)
+            });
+            let served = serve_mcp(options, http.as_deref()).await;
+            watcher.inspect(tokio::task::JoinHandle::abort);
+            return served;
         }
         _ => {}
     }

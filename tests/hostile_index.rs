@@ -401,7 +401,7 @@ fn doctor_knows_the_watchers_files_and_says_it_runs() {
     let doctor = f.run(&["doctor", "--offline"]);
     assert_eq!(doctor.code, 0, "{doctor:?}");
     let running = format!(
-        "✓ index folder: no stray files; an `index --watch` watcher is running (pid {})",
+        "✓ index folder: no stray files; a watcher (`index --watch` or `mcp --watch`) is running (pid {})",
         watcher.pid()
     );
     assert!(doctor.has_line(&running), "{doctor:?}");

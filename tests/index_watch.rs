@@ -4,7 +4,7 @@
 //! and once the watcher is gone, `index` walks again.
 
 use std::fs;
-use std::io::{BufRead as _, BufReader};
+use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::sync::mpsc::{self, Receiver};
@@ -172,4 +172,79 @@ fn a_watcher_indexes_each_change_and_a_no_op_beside_it_skips_the_walk_yet_misses
         !project.join(INDEX).join("watch.json").exists(),
         "the record goes with its watcher"
     );
+}
+
+/// `mcp --watch`: the server keeps the index fresh beside it, its index
+/// lines on stderr (stdout is the protocol's); the configured model provider
+/// is not used unasked (its server is never called); doctor reports the
+/// live watcher; closing the session ends both.
+#[test]
+fn mcp_watch_keeps_the_index_fresh_without_spending_tokens_and_stdout_stays_the_protocols() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path();
+    let (words, _) = large_project::vocabulary(Path::new("no-corpora-here"));
+    large_project::generate(project, 60, &words, 12).unwrap();
+    // The model's server: a listener that counts who called.
+    let model_server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let model_url = format!("http://{}/v1", model_server.local_addr().unwrap());
+    model_server.set_nonblocking(true).unwrap();
+    fs::create_dir_all(project.join(".claude")).unwrap();
+    fs::write(
+        project.join(".claude/unity-assets.yml"),
+        format!("llm:\n  provider: openai\n  base_url: {model_url}\n  models: {{fast: tagger, default: tagger}}\n"),
+    )
+    .unwrap();
+    let mut server = cli::command(Path::new(BIN), project)
+        .args(["mcp", "--watch"])
+        .env("UNITY_ASSETS_TRUST", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the server starts");
+    let wait_until = |what: &str, done: &dyn Fn() -> bool| {
+        let started = Instant::now();
+        while !done() {
+            assert!(started.elapsed() < PATIENCE, "{what} within the patience");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let assets = project.join(INDEX).join("assets.jsonl");
+    wait_until("the first index", &|| assets.is_file());
+    add_prefab(project, "Lantern_Watched", 0xabc);
+    wait_until("the new prefab indexed", &|| {
+        indexed(project).contains("Lantern_Watched")
+    });
+
+    let doctor = Run::of(cli::command(Path::new(BIN), project).args(["doctor", "--offline"]));
+    assert!(
+        doctor.stdout.contains(&format!(
+            "watcher (`index --watch` or `mcp --watch`) is running (pid {})",
+            server.id()
+        )),
+        "{}",
+        doctor.output()
+    );
+
+    // The protocol answers on stdout, and nothing else is written there.
+    let mut stdin = server.stdin.take().unwrap();
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
+    writeln!(stdin, "{initialize}").unwrap();
+    drop(stdin);
+    let output = server.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.lines().count() >= 1, "{stdout}\n{stderr}");
+    for line in stdout.lines() {
+        let message: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert_eq!(message["jsonrpc"], "2.0", "{line}");
+    }
+    let runs: Vec<&str> = stderr.lines().filter(|l| l.contains(" tagged by llm ")).collect();
+    assert!(runs.len() >= 2, "{stderr}");
+    assert!(
+        runs.iter().all(|l| l.contains(" tagged by llm 0 / builtin ")),
+        "{stderr}"
+    );
+    assert!(model_server.accept().is_err(), "the watcher called the model's server");
 }

@@ -269,22 +269,6 @@ fn index_file(project: &Project, name: &str) -> std::path::PathBuf {
     project.path().join(INDEX_DIR).join(name)
 }
 
-/// The approximate index of `project`: in the user's cache the runs were
-/// given, never in the project.
-fn ann_file(project: &Project) -> std::path::PathBuf {
-    let homes = project.path().join(".no-model-cache/unity-assets/ann");
-    let mut found: Vec<_> = std::fs::read_dir(&homes)
-        .map(|dirs| {
-            dirs.flatten()
-                .map(|d| d.path().join("assets.ann"))
-                .filter(|p| p.is_file())
-                .collect()
-        })
-        .unwrap_or_default();
-    assert!(found.len() <= 1, "one index per project: {found:?}");
-    found.pop().unwrap_or_else(|| homes.join("none"))
-}
-
 /// Each group's candidates as (path, confidence, reasoning).
 fn candidates(project: &Project) -> Vec<Vec<(String, f64, String)>> {
     result(project)["groups"]
@@ -308,116 +292,67 @@ fn candidates(project: &Project) -> Vec<Vec<(String, f64, String)>> {
         .collect()
 }
 
-/// Past `embeddings.ann_min_rows` (lowered here to 10), `index` writes the
-/// approximate index and search answers from it without reading the rows
-/// of `assets.vectors`; on a set this small its answer is the exact scan's.
+/// Past `embeddings.ann_min_rows` (lowered here to 10), search ranks the
+/// rows by their sign sketch and scores only the nearest; on a set this
+/// small every row is among them, so its answer is the exact scan's. There
+/// is nothing to build: `index` writes the sketch with the vectors.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn past_the_threshold_the_approximate_index_answers_as_the_exact_scan_does() {
+async fn past_the_threshold_search_through_the_sketch_answers_as_the_exact_scan_does() {
     let server = LlmServer::respond_with(Arc::new(embeddings_server_reply)).await;
     let project = project(&server, "  ann_min_rows: 10\n");
     let index = run(&project, &["index"]);
     assert!(
-        index
-            .output()
-            .lines()
-            .any(|l| l.starts_with("[unity-assets:index] approximate vector index (assets.ann) built: 33 rows in ")),
+        index.has_line("[unity-assets:index] vectors: 33 embedded, 0 reused (openai:concepts)"),
         "{index:?}"
     );
-    assert!(ann_file(&project).is_file());
-    assert!(!index_file(&project, "assets.ann").exists(), "never in the project");
     let again = run(&project, &["index"]);
-    assert!(!again.output().contains("assets.ann"), "up to date: {again:?}");
+    assert!(!again.output().contains("vectors:"), "up to date: {again:?}");
 
     let queries = ["비커", "등대", "zombie box", "우주선 엔진"];
-    let approximate: Vec<_> = queries
+    let sketched: Vec<_> = queries
         .iter()
         .map(|q| {
             assert_eq!(run(&project, &["search", q]).code, 0);
             candidates(&project)
         })
         .collect();
-    assert_eq!(approximate[0][0][0].0, "Assets/Props/Laboratory/Flask_Glass_A.prefab");
+    assert_eq!(sketched[0][0][0].0, "Assets/Props/Laboratory/Flask_Glass_A.prefab");
 
     // The same searches scanning every vector: the same candidates.
-    let exact_config = |min: usize| {
-        format!(
-            "embeddings:\n  provider: openai\n  base_url: \"{}/v1\"\n  model: concepts\n  api_key_env: TEST_EMBED_KEY\n  batch_size: 8\n  ann_min_rows: {min}\n",
-            server.url()
-        )
-    };
-    project.configure(&exact_config(1000));
-    for (query, expected) in queries.iter().zip(&approximate) {
+    project.configure(&format!(
+        "embeddings:\n  provider: openai\n  base_url: \"{}/v1\"\n  model: concepts\n  api_key_env: TEST_EMBED_KEY\n  batch_size: 8\n  ann_min_rows: 1000\n",
+        server.url()
+    ));
+    for (query, expected) in queries.iter().zip(&sketched) {
         assert_eq!(run(&project, &["search", query]).code, 0);
         assert_eq!(&candidates(&project), expected, "{query}");
     }
-
-    // The approximate path reads the vectors' header only: with the rows
-    // cut away it still answers, where the exact scan cannot.
-    project.configure(&exact_config(10));
-    let vectors = index_file(&project, "assets.vectors");
-    let bytes = std::fs::read(&vectors).unwrap();
-    let header_end = 12 + u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
-    std::fs::write(&vectors, &bytes[..header_end]).unwrap();
-    let search = run(&project, &["search", "비커"]);
-    assert_eq!(search.code, 0, "{search:?}");
-    assert_eq!(candidates(&project), approximate[0]);
 }
 
+/// A search trusts the sketch and the offsets as `index` left them (it
+/// checks only that the offsets are in place: `semantic::vectors`' tests);
+/// `index` reads the file whole and checks them against the rows, so a
+/// damaged sketch is found there and written again from embeddings anew.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stale_or_damaged_approximate_index_never_answers_and_index_rebuilds_it() {
+async fn a_damaged_sketch_is_found_by_index_and_written_again() {
     let server = LlmServer::respond_with(Arc::new(embeddings_server_reply)).await;
     let project = project(&server, "  ann_min_rows: 10\n");
     assert_eq!(run(&project, &["index"]).code, 0);
-    let ann = ann_file(&project);
-    let first = std::fs::read(&ann).unwrap();
+    let vectors = index_file(&project, "assets.vectors");
+    let written = std::fs::read(&vectors).unwrap();
+    let mut damaged = written.clone();
+    *damaged.last_mut().unwrap() ^= 0xff;
+    std::fs::write(&vectors, &damaged).unwrap();
 
-    // A new asset: the index is rebuilt with the vectors.
-    project.add_asset("Assets/Props/Laboratory/Beaker_Tall.prefab", 0xf100);
     let index = run(&project, &["index"]);
+    assert_eq!(index.code, 0, "{index:?}");
     assert!(
-        index.has_line("[unity-assets:index] vectors: 1 embedded, 33 reused (openai:concepts)"),
+        index.output().contains("offset or sketch does not match the row"),
         "{index:?}"
     );
     assert!(
-        index.output().lines().any(|l| l
-            .starts_with("[unity-assets:index] approximate vector index (assets.ann) was stale: rebuilt: 34 rows in ")),
+        index.has_line("[unity-assets:index] vectors: 33 embedded, 0 reused (openai:concepts)"),
         "{index:?}"
     );
-
-    // The old index put back: search says so and scans every vector, which
-    // finds by meaning alone (no word of the query is in the lexicon) the
-    // new asset the old index does not hold.
-    std::fs::write(&ann, &first).unwrap();
-    let search = run(&project, &["search", "비커"]);
-    assert!(
-        search.has_line(&format!(
-            "[unity-assets:search] the approximate vector index (assets.ann) is stale: every vector scanned instead; {} rebuilds it",
-            test_support::cli::suggested(project.path(), "index")
-        )),
-        "{search:?}"
-    );
-    assert!(result(&project).to_string().contains("Beaker_Tall"), "{search:?}");
-
-    // Cut short: the same from search, and `index` rebuilds it.
-    let current = {
-        assert_eq!(run(&project, &["index"]).code, 0);
-        std::fs::read(&ann).unwrap()
-    };
-    std::fs::write(&ann, &current[..current.len() / 2]).unwrap();
-    let search = run(&project, &["search", "비커"]);
-    assert!(
-        search.has_line(&format!(
-            "[unity-assets:search] the approximate vector index (assets.ann) is damaged: every vector scanned instead; {} rebuilds it",
-            test_support::cli::suggested(project.path(), "index")
-        )),
-        "{search:?}"
-    );
-    assert_eq!(result(&project)["status"], "ok", "{search:?}");
-    let index = run(&project, &["index"]);
-    assert!(
-        index.output().lines().any(|l| l.starts_with(
-            "[unity-assets:index] approximate vector index (assets.ann) was damaged: rebuilt: 34 rows in "
-        )),
-        "{index:?}"
-    );
+    assert_eq!(std::fs::read(&vectors).unwrap(), written);
 }

@@ -139,20 +139,22 @@ pub fn embed_batch(w: &Weights, texts: &[Vec<u32>], out: &mut [[f32; DIM]]) {
     layer_norm(&mut projected, width, &w.branch_gamma, &w.branch_beta, w.eps);
 
     // feats = [raw embedding | branch 2 | branch 3 | branch 5], per token.
+    let piece_of: Vec<usize> = texts
+        .iter()
+        .flatten()
+        .map(|id| pieces.binary_search(id).expect("every id is among the pieces"))
+        .collect();
     let mut feats = vec![0.0f32; tokens * FEATS];
-    let mut x = vec![0.0f32; tokens * width];
-    let rows = feats.chunks_exact_mut(FEATS).zip(x.chunks_exact_mut(width));
-    for ((feat, x), id) in rows.zip(texts.iter().flatten()) {
-        let piece = pieces.binary_search(id).expect("every id is among the pieces");
+    for (feat, &piece) in feats.chunks_exact_mut(FEATS).zip(&piece_of) {
         feat[..EMB].copy_from_slice(&emb[piece * EMB..(piece + 1) * EMB]);
-        x.copy_from_slice(&projected[piece * width..(piece + 1) * width]);
     }
 
     let mut window = Vec::new();
     let mut h = vec![0.0f32; tokens * CNN];
+    let mut slots = Vec::new();
     for (i, b) in w.branches.iter().enumerate() {
-        let xs = &x[i * CNN..];
-        residual_layer(&mut window, &bounds, b, [&b.w1, &b.b1], (xs, width), (&mut h, CNN));
+        let xs = &projected[i * CNN..];
+        first_layer(&mut slots, &bounds, &piece_of, b, (xs, width), &mut h);
         let c = &mut feats[EMB + i * CNN..];
         residual_layer(&mut window, &bounds, b, [&b.w2, &b.b2], (&h, CNN), (c, FEATS));
     }
@@ -190,6 +192,52 @@ pub fn embed_batch(w: &Weights, texts: &[Vec<u32>], out: &mut [[f32; DIM]]) {
         }
         let norm = 1.0 / square.max(w.eps).sqrt();
         vector.iter_mut().for_each(|v| *v *= norm);
+    }
+}
+
+/// A branch's first residual n-gram convolution, `h = max(windows(x) · w1
+/// + b1, 0) + x`, where `x` depends on the piece alone (the rows of
+/// `pieces`, `stride` apart): each window slot's product with its block of
+/// `w1` is computed once per distinct piece, and each token's sum is added
+/// up from those — far fewer products than one per token, as a batch of
+/// asset names repeats its pieces.
+fn first_layer(
+    slots: &mut Vec<f32>,
+    bounds: &[(usize, usize)],
+    piece_of: &[usize],
+    branch: &Branch,
+    (pieces, stride): (&[f32], usize),
+    h: &mut [f32],
+) {
+    let count = pieces.len().div_ceil(stride);
+    let width = branch.order * CNN;
+    slots.clear();
+    slots.resize(count * width, 0.0);
+    for (slot, block) in branch.w1.floats().chunks_exact(CNN * CNN).enumerate() {
+        gemm(
+            count,
+            CNN,
+            CNN,
+            pieces,
+            stride,
+            block,
+            &mut slots[slot * CNN..],
+            width,
+            0.0,
+        );
+    }
+    let bias = branch.b1.floats();
+    for (t, (row, &(start, end))) in h.chunks_exact_mut(CNN).zip(bounds).enumerate() {
+        row.copy_from_slice(bias);
+        for slot in 0..branch.order {
+            let Some(from) = (t + slot).checked_sub(branch.left).filter(|&s| s >= start && s < end) else {
+                continue;
+            };
+            let product = &slots[piece_of[from] * width + slot * CNN..][..CNN];
+            row.iter_mut().zip(product).for_each(|(v, p)| *v += p);
+        }
+        let x = &pieces[piece_of[t] * stride..][..CNN];
+        row.iter_mut().zip(x).for_each(|(v, x)| *v = v.max(0.0) + x);
     }
 }
 

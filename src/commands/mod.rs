@@ -45,15 +45,26 @@ impl Outcome {
 /// A pipeline run from the command line: its lines on stdout (stderr with
 /// `--json`, whose document then goes to stdout), `--report`, Ctrl+C.
 pub async fn run_pipeline(project: &Project, invocation: &Invocation, trust: bool, opts: &RunOptions) -> Outcome {
-    if let Some(problem) = opts.report.as_deref().and_then(report_folder_problem) {
-        return Outcome::invalid(problem);
-    }
-    let mut lines = match (opts.json, project.quiet) {
+    let lines = match (opts.json, project.quiet) {
         (false, _) => Output::stdout(),
         (true, false) => Output::stderr(),
         // `-q --json`: the document alone, and on stderr only errors.
         (true, true) => Output::discard(),
     };
+    run_pipeline_to(project, invocation, trust, opts, lines).await
+}
+
+/// [`run_pipeline`], its lines going to `lines`.
+pub async fn run_pipeline_to(
+    project: &Project,
+    invocation: &Invocation,
+    trust: bool,
+    opts: &RunOptions,
+    mut lines: Output,
+) -> Outcome {
+    if let Some(problem) = opts.report.as_deref().and_then(report_folder_problem) {
+        return Outcome::invalid(problem);
+    }
     // A step a line suggests names the project this run is on.
     if let Some(rewrite) = crate::runnable::rewrite_for(&project.root) {
         lines = lines.rewriting(rewrite);

@@ -159,8 +159,8 @@ pub fn temp_files(project: &Path, limits: &Limits) -> Check {
     stray.sort();
     let interrupted = in_progress.is_some() && stray.iter().any(|s| s == store::PARTIAL_FILE);
     let watcher = match watch::live_watcher(project, limits) {
-        Some(Some(pid)) => format!("; an `index --watch` watcher is running (pid {pid})"),
-        Some(None) => "; an `index --watch` watcher is running".to_owned(),
+        Some(Some(pid)) => format!("; a watcher (`index --watch` or `mcp --watch`) is running (pid {pid})"),
+        Some(None) => "; a watcher (`index --watch` or `mcp --watch`) is running".to_owned(),
         None => String::new(),
     };
     if stray.is_empty() {

@@ -12,7 +12,7 @@
 //!   timeout_s: 60
 //!   retries: 3
 //!   retry_after_max_s: 60
-//!   ann_min_rows: 50000        # from this many vectors on, an approximate index answers
+//!   ann_min_rows: 50000        # from this many vectors on, search ranks them by sketch first
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -35,9 +35,9 @@ pub struct EmbeddingsConfig {
     pub timeout_s: u64,
     pub retries: u32,
     pub retry_after_max_s: u64,
-    /// From this many asset vectors on, `index` writes an approximate
-    /// nearest-neighbour index and search uses it instead of scanning every
-    /// vector (docs/search-by-meaning.md#at-scale).
+    /// From this many asset vectors on, search ranks them by their sign
+    /// sketch and scores only the nearest few thousand, instead of reading
+    /// every vector (docs/search-by-meaning.md#at-scale).
     pub ann_min_rows: usize,
 }
 

@@ -8,12 +8,12 @@
 //! embedder every function here answers "not available" and search is what
 //! it was.
 
-pub mod ann;
 pub mod asset_text;
 pub mod config;
 pub mod embedder;
 mod fuse;
 mod nearest;
+mod sketch;
 pub mod vectors;
 mod words;
 
@@ -69,7 +69,7 @@ pub fn register(registry: &mut Registry, config: EmbeddingsConfig) {
                 let shared = Arc::clone(&for_index);
                 async move {
                     let embedder = shared.embedder(&ctx)?;
-                    Ok(nearest::embed_assets(&embedder, shared.config.ann_min_rows, args, &ctx).await?)
+                    Ok(nearest::embed_assets(&embedder, args, &ctx).await?)
                 }
             },
         )

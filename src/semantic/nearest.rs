@@ -1,13 +1,12 @@
 //! The two calls that touch vectors: embedding the index's rows (the index
 //! pipeline's `embed` stage) and finding the rows nearest a query (search).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use engine::CallContext;
 use serde::{Deserialize, Serialize};
 
-use super::ann::{self, Ann};
 use super::asset_text::{asset_text, VERSION};
 use super::embedder::{Embedder, Unavailable};
 use super::vectors::{self, text_hash, Vectors};
@@ -35,6 +34,8 @@ pub struct EmbedOut {
     /// The embedder's id; none when there is no embedder.
     model: Option<String>,
     embedded: usize,
+    /// The distinct texts of the rows embedded: each was embedded once.
+    distinct: usize,
     reused: usize,
     /// The line the index run prints (none without an embedder).
     line: Option<String>,
@@ -44,10 +45,8 @@ pub struct EmbedOut {
 /// (and embedder) are unchanged keeps its vector; the rest are embedded.
 /// A vectors file that cannot be read is rebuilt, never a reason to fail.
 ///
-/// Past `ann_min_rows` rows the approximate index is brought up to date too.
 pub async fn embed_assets(
     embedder: &Result<Arc<Embedder>, Unavailable>,
-    ann_min_rows: usize,
     args: EmbedArgs,
     ctx: &CallContext,
 ) -> anyhow::Result<EmbedOut> {
@@ -55,6 +54,7 @@ pub async fn embed_assets(
         return Ok(EmbedOut {
             model: None,
             embedded: 0,
+            distinct: 0,
             reused: 0,
             line: None,
         });
@@ -63,21 +63,23 @@ pub async fn embed_assets(
     let dir = index_dir(ctx);
     if let Some(count) = args
         .rows_unchanged
-        .then(|| up_to_date(ctx, &model, ann_min_rows))
+        .then(|| up_to_date(ctx, &model))
         .transpose()?
         .flatten()
     {
         return Ok(EmbedOut {
             model: Some(model),
             embedded: 0,
+            distinct: 0,
             reused: count,
             line: None,
         });
     }
-    // A file from before the header carried the fingerprint is rewritten
-    // once, so the approximate index can be checked against it.
+    // A file from before the header carried the fingerprint and the sketch
+    // is rewritten once.
     let opened = vectors::open(&dir, &ctx.limits);
-    let fingerprinted = matches!(&opened, Ok(Some(file)) if file.summary().fingerprint.is_some());
+    let current_format =
+        matches!(&opened, Ok(Some(file)) if file.summary().fingerprint.is_some() && file.summary().sketched);
     let previous = match opened.and_then(|file| file.map(vectors::VectorsFile::rows).transpose()) {
         Ok(previous) => previous.filter(|p| p.model == model && p.text == VERSION),
         Err(e) => {
@@ -98,11 +100,21 @@ pub async fn embed_assets(
             .map(|(row, hash)| reusable.get(&(row.guid.as_str(), *hash)).copied())
             .collect()
     };
-    let wanted: Vec<String> = reuse
+    // Each distinct text is embedded once: copies of an asset named alike
+    // in folders named alike share one vector.
+    let mut first_of_text: HashMap<&str, usize> = HashMap::new();
+    let mut wanted: Vec<String> = vec![];
+    let fresh_of: Vec<Option<usize>> = reuse
         .iter()
         .zip(&texts)
-        .filter(|(reused, _)| reused.is_none())
-        .map(|(_, text)| text.clone())
+        .map(|(reused, text)| {
+            reused.is_none().then(|| {
+                *first_of_text.entry(text.as_str()).or_insert_with(|| {
+                    wanted.push(text.clone());
+                    wanted.len() - 1
+                })
+            })
+        })
         .collect();
     let fresh = if wanted.is_empty() {
         vec![]
@@ -115,51 +127,47 @@ pub async fn embed_assets(
         .or(previous.as_ref().map(|p| p.dim))
         .unwrap_or(0);
     let mut out = Vectors::new(model.clone(), VERSION.to_owned(), dim);
-    let mut fresh = fresh.into_iter();
-    for ((row, hash), reused) in rows.iter().zip(&hashes).zip(&reuse) {
+    for (((row, hash), reused), fresh_at) in rows.iter().zip(&hashes).zip(&reuse).zip(&fresh_of) {
         match (reused, &previous) {
             (Some(at), Some(previous)) => out.push_from(previous, *at),
             _ => out.push(
                 row.guid.clone(),
                 *hash,
-                &fresh.next().expect("one vector per text embedded"),
+                &fresh[fresh_at.expect("a row not reused is embedded")],
             ),
         }
     }
-    let unchanged = previous.as_ref() == Some(&out) && fingerprinted;
+    let embedded = fresh_of.iter().flatten().count();
+    let unchanged = previous.as_ref() == Some(&out) && current_format;
     if !unchanged {
         vectors::write(&dir, &out)?;
     }
     record_in_manifest(ctx, &out)?;
-    let ann_line = match ann::home(&dir) {
-        Some(home) => ann::refresh(&home, &out, ann_min_rows)?,
-        None => None,
-    };
-    let embedded = wanted.len();
     let words = super::words::embed_vocabulary(embedder, &rows, ctx).await?;
+    let distinct = wanted.len();
     let vectors_line = (embedded > 0 || !unchanged).then(|| {
+        let copies = match distinct < embedded {
+            true => format!(" ({distinct} distinct texts)"),
+            false => String::new(),
+        };
         format!(
-            "[unity-assets:index] vectors: {embedded} embedded, {} reused ({model})",
+            "[unity-assets:index] vectors: {embedded} embedded{copies}, {} reused ({model})",
             rows.len() - embedded
         )
     });
     let words_line = (words > 0).then(|| format!("[unity-assets:index] vocabulary: {words} words embedded ({model})"));
-    let vectors_line = match (vectors_line, words_line) {
-        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
-        (a, b) => a.or(b),
-    };
     Ok(EmbedOut {
-        line: match (vectors_line, ann_line) {
+        line: match (vectors_line, words_line) {
             (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
             (a, b) => a.or(b),
         },
         model: Some(model),
         embedded,
+        distinct,
         reused: rows.len() - embedded,
     })
 }
 
-/// The manifest names the vectors' embedder, text and size.
 /// The `embed` stage's arguments.
 #[derive(Deserialize)]
 pub struct EmbedArgs {
@@ -171,30 +179,30 @@ pub struct EmbedArgs {
 
 /// Whether the last run left every vector file current for `model`: the
 /// manifest records the vectors file as it is (model, text version, count),
-/// the file's rows check out against its header (as a full run reads them),
-/// the vocabulary was embedded by the same model, and the approximate index
-/// matches. Never reads `assets.jsonl`, decodes a row or hashes a text: a
+/// the file's rows check out against its header (as a full run reads them)
+/// and carry their sketch, and the vocabulary was embedded by the same
+/// model. Never reads `assets.jsonl`, decodes a row or hashes a text: a
 /// no-op index with the encoder on costs about what the lexical no-op does.
 /// `Some(rows)` when current.
-fn up_to_date(ctx: &CallContext, model: &str, ann_min_rows: usize) -> anyhow::Result<Option<usize>> {
+fn up_to_date(ctx: &CallContext, model: &str) -> anyhow::Result<Option<usize>> {
     let dir = index_dir(ctx);
     let Some(recorded) = store::read_manifest(&ctx.workdir, &ctx.limits)?.and_then(|m| m.embedding) else {
         return Ok(None);
     };
-    let Ok(Some(vectors)) = vectors::open(&dir, &ctx.limits).and_then(|file| file.map(|f| f.rows()).transpose()) else {
+    let Ok(Some(file)) = vectors::open(&dir, &ctx.limits) else {
+        return Ok(None);
+    };
+    let sketched = file.summary().sketched;
+    let Ok(vectors) = file.rows() else {
         return Ok(None);
     };
     let vocabulary_current = matches!(
         vectors::open_named(&dir, super::words::VOCABULARY_FILE, &ctx.limits),
         Ok(Some(words)) if words.summary().model == model
     );
-    let ann_current = match ann::home(&dir) {
-        Some(home) => ann::is_current(&home, vectors.len(), vectors.fingerprint(), ann_min_rows),
-        None => true,
-    };
     let recorded_as_is = embedding_of(&vectors) == recorded;
     let current =
-        recorded_as_is && recorded.model == model && recorded.text == VERSION && vocabulary_current && ann_current;
+        recorded_as_is && recorded.model == model && recorded.text == VERSION && vocabulary_current && sketched;
     Ok(current.then_some(recorded.count))
 }
 
@@ -208,6 +216,7 @@ fn embedding_of(vectors: &Vectors) -> store::Embedding {
     }
 }
 
+/// The manifest names the vectors' embedder, text and size.
 fn record_in_manifest(ctx: &CallContext, vectors: &Vectors) -> anyhow::Result<()> {
     let Some(mut manifest) = store::read_manifest(&ctx.workdir, &ctx.limits)? else {
         return Ok(());
@@ -289,7 +298,7 @@ fn unavailable(note: String, sub_intents: Vec<SubIntent>) -> NearestOut {
 /// The `top_n` assets nearest each sub-intent.
 pub async fn nearest(
     embedder: &Result<Arc<Embedder>, Unavailable>,
-    ann_min_rows: usize,
+    sketch_min_rows: usize,
     args: NearestArgs,
     ctx: &CallContext,
 ) -> anyhow::Result<NearestOut> {
@@ -330,7 +339,13 @@ pub async fn nearest(
         );
         return Ok(unavailable(note, sub_intents));
     }
-    let vectors = match open_vectors(&dir, file, ann_min_rows, ctx) {
+    // Past `ann_min_rows` the rows are ranked by their sketch, and only
+    // the nearest by it are read and scored.
+    let opened = match summary.count >= sketch_min_rows.max(1) && summary.sketched {
+        true => file.sketched(),
+        false => file.rows(),
+    };
+    let vectors = match opened {
         Ok(v) => v,
         Err(e) => return Ok(unavailable(format!("{e:#}"), sub_intents)),
     };
@@ -343,35 +358,29 @@ pub async fn nearest(
         true => None,
         false => Some(index.guids_matching()?),
     };
-    let mut found: Vec<Vec<(usize, f32)>> = queries
-        .iter()
-        .map(|q| vectors.nearest(q, top_n, allowed.as_ref()))
-        .collect::<anyhow::Result<_>>()?;
+    let passes = |row: usize| allowed.as_ref().is_none_or(|a| a.contains(vectors.guid(row)));
+    let mut found: Vec<Vec<(usize, f32)>> = queries.iter().map(|q| vectors.nearest(q, top_n, passes)).collect();
     let paths = {
-        let wanted: HashSet<&str> = found
-            .iter()
-            .flatten()
-            .filter_map(|(row, _)| vectors.guid(*row))
-            .collect();
+        let wanted: HashSet<&str> = found.iter().flatten().map(|(row, _)| vectors.guid(*row)).collect();
         index.indexed_paths(&wanted)?
     };
     // Vectors of rows no longer in the index (a stale file) are not answers.
     found
         .iter_mut()
-        .for_each(|rows| rows.retain(|(row, _)| vectors.guid(*row).is_some_and(|guid| paths.contains_key(guid))));
+        .for_each(|rows| rows.retain(|(row, _)| paths.contains_key(vectors.guid(*row))));
     let mut groups = vec![];
     for (intent, rows) in intents.iter().zip(found) {
         let mut near: Vec<Near> = rows
             .iter()
-            .filter_map(|(row, similarity)| {
-                let guid = vectors.guid(*row)?.to_owned();
-                Some(Near {
+            .map(|(row, similarity)| {
+                let guid = vectors.guid(*row).to_owned();
+                Near {
                     path: paths[&guid].clone(),
                     guid,
                     similarity: *similarity,
                     because: None,
                     word_similarity: None,
-                })
+                }
             })
             .collect();
         let explained = explained.min(near.len());
@@ -387,67 +396,6 @@ pub async fn nearest(
         groups,
         sub_intents,
     })
-}
-
-/// The asset vectors as search reads them: every row scanned exactly, or,
-/// past `ann_min_rows`, the approximate index viewed in place.
-enum Searchable {
-    Exact(Vectors),
-    Approximate(Ann),
-}
-
-/// The approximate index when there are enough vectors and it was built
-/// from these; else every vector of `file`, checked and scanned (a missing, stale or
-/// damaged index says so: `index` rebuilds it, search never trusts it).
-fn open_vectors(
-    dir: &std::path::Path,
-    file: vectors::VectorsFile,
-    ann_min_rows: usize,
-    ctx: &CallContext,
-) -> anyhow::Result<Searchable> {
-    let home = ann::home(dir);
-    let summary = file.summary();
-    if let (true, Some(fingerprint), Some(home)) = (summary.count >= ann_min_rows.max(1), summary.fingerprint, home) {
-        match Ann::open(&home, fingerprint, false) {
-            Ok(ann) => return Ok(Searchable::Approximate(ann)),
-            Err(why) => ctx.output.line(&format!(
-                "[unity-assets:search] the approximate vector index ({}) is {}: every vector scanned instead; `unity-assets index` rebuilds it",
-                ann::ANN_FILE,
-                why.word()
-            )),
-        }
-    }
-    Ok(Searchable::Exact(file.rows()?))
-}
-
-impl Searchable {
-    fn guid(&self, row: usize) -> Option<&str> {
-        match self {
-            Searchable::Exact(vectors) => (row < vectors.len()).then(|| vectors.guid(row)),
-            Searchable::Approximate(ann) => (row < ann.len()).then(|| ann.guid(row)).flatten(),
-        }
-    }
-
-    /// The `n` rows nearest `query`, among the `allowed` guids when given.
-    /// Filtered, the approximate index is scanned exactly over the rows
-    /// that pass (a graph walk can miss rows a narrow filter leaves apart).
-    fn nearest(&self, query: &[f32], n: usize, allowed: Option<&HashSet<String>>) -> anyhow::Result<Vec<(usize, f32)>> {
-        let passes = |guid: Option<&str>| allowed.is_none_or(|a| guid.is_some_and(|g| a.contains(g)));
-        match (self, allowed) {
-            (Searchable::Exact(vectors), _) => Ok(vectors.nearest(query, n, |row| passes(Some(vectors.guid(row))))),
-            (Searchable::Approximate(ann), None) => ann.nearest(query, n),
-            (Searchable::Approximate(ann), Some(_)) => {
-                let mut buffer = vec![];
-                let mut scored = (0..ann.len())
-                    .filter(|row| passes(ann.guid(*row)))
-                    .map(|row| Ok((row, ann.cosine(query, row, &mut buffer)?)))
-                    .collect::<anyhow::Result<Vec<_>>>()?;
-                scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                scored.truncate(n);
-                Ok(scored)
-            }
-        }
-    }
 }
 
 /// For each asset, the query word and asset word closest in meaning

@@ -8,9 +8,12 @@
 //! float one. Each record carries its text's hash, so a reindex re-embeds
 //! only the rows whose text changed; `model` and `text` name the space, so a
 //! change of either re-embeds every row. The header also carries the
-//! rows' [`Vectors::fingerprint`], so the approximate index beside it
-//! ([`super::ann`]) can tell whether it was built from these rows by reading
-//! the header alone.
+//! rows' [`Vectors::fingerprint`], and the byte length of the records:
+//! after them, zero padding to 8 bytes, each record's `u64` offset in the
+//! file and each row's sketch (its sign bits, `semantic::sketch`), which past
+//! `embeddings.ann_min_rows` rows a search ranks instead of reading every
+//! record ([`VectorsFile::sketched`]). A file without the length (written
+//! before the sketch existed) is read as it is and rewritten by `index`.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -18,6 +21,8 @@ use std::path::Path;
 use anyhow::{bail, Context as _};
 use engine::io::Limits;
 use serde::{Deserialize, Serialize};
+
+use super::sketch;
 
 pub const VECTORS_FILE: &str = "assets.vectors";
 const MAGIC: &[u8; 8] = b"UAVECS01";
@@ -31,6 +36,10 @@ struct Header {
     /// [`Vectors::fingerprint`]; absent in files written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     fingerprint: Option<u64>,
+    /// The records' bytes, after which the sketch section starts; absent
+    /// in files written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    records_bytes: Option<usize>,
 }
 
 /// What the header of a vectors file says, read without its rows.
@@ -41,6 +50,8 @@ pub struct Summary {
     pub dim: usize,
     pub count: usize,
     pub fingerprint: Option<u64>,
+    /// The file holds the rows' sketch (and so is of the current format).
+    pub sketched: bool,
 }
 
 /// Every asset's vector, in `assets.jsonl` order, held as the file's
@@ -57,6 +68,10 @@ pub struct Vectors {
     records: Records,
     /// Where each row's record starts in `records`.
     starts: Vec<usize>,
+    /// Where the rows' sketches start in `records`, when a search ranks
+    /// them before scoring ([`VectorsFile::sketched`]); `None`: every row is
+    /// scored.
+    signs: Option<usize>,
 }
 
 /// The bytes the records are read from.
@@ -114,7 +129,10 @@ impl Vectors {
 
     fn record(&self, row: usize) -> Record<'_> {
         let bytes = &self.records[self.starts[row]..];
-        let guid_len = usize::from(bytes[0]);
+        // Read through the sketch, records are not walked: a damaged length
+        // byte is kept inside the record's bounds (checked when the offsets
+        // were read), so it misreads one row instead of the file.
+        let guid_len = usize::from(bytes[0]).min(bytes.len() - LEN_BYTES - HASH_AND_SCALE - self.dim);
         let (guid, rest) = bytes[LEN_BYTES..].split_at(guid_len);
         let (hash, rest) = rest.split_at(8);
         let (scale, rest) = rest.split_at(4);
@@ -126,8 +144,10 @@ impl Vectors {
         }
     }
 
+    /// Row `row`'s guid (empty when a file read through its sketch holds
+    /// a damaged one: no asset has it).
     pub fn guid(&self, row: usize) -> &str {
-        std::str::from_utf8(self.record(row).guid).expect("guids are checked when the file is read")
+        std::str::from_utf8(self.record(row).guid).unwrap_or_default()
     }
 
     fn push_record(&mut self, guid: &[u8], hash: u64, scale: f32, values: impl Iterator<Item = i8>) {
@@ -206,12 +226,31 @@ impl Vectors {
         })
     }
 
-    /// The `n` rows nearest to `query` among those `keep` accepts, most similar first.
+    /// The `n` rows nearest to `query` among those `keep` accepts, most
+    /// similar first: every row scored, or, read through the sketch, the
+    /// [`sketch_candidates`] nearest by sketch.
     pub fn nearest(&self, query: &[f32], n: usize, keep: impl Fn(usize) -> bool) -> Vec<(usize, f32)> {
-        let mut scored: Vec<(usize, f32)> = (0..self.len())
-            .filter(|row| keep(*row))
-            .map(|row| (row, self.cosine(query, row)))
-            .collect();
+        self.nearest_scoring(query, n, sketch_candidates(n), keep)
+    }
+
+    /// [`Vectors::nearest`], scoring `candidates` rows when read through
+    /// the sketch (the bench measures recall against this number).
+    pub fn nearest_scoring(
+        &self,
+        query: &[f32],
+        n: usize,
+        candidates: usize,
+        keep: impl Fn(usize) -> bool,
+    ) -> Vec<(usize, f32)> {
+        let rows: Vec<usize> = match self.signs {
+            Some(at) => {
+                let end = at + self.len() * sketch::words(self.dim) * 8;
+                let signs = &self.records[at..end];
+                sketch::candidates(signs, &sketch::query_signs(query), candidates, keep)
+            }
+            None => (0..self.len()).filter(|row| keep(*row)).collect(),
+        };
+        let mut scored: Vec<(usize, f32)> = rows.into_iter().map(|row| (row, self.cosine(query, row))).collect();
         let n = n.min(scored.len());
         if n == 0 {
             return vec![];
@@ -223,23 +262,41 @@ impl Vectors {
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
+        let record_bytes = LEN_BYTES + HASH_AND_SCALE + self.dim;
+        let records_bytes = (0..self.len())
+            .map(|row| self.record(row).guid.len() + record_bytes)
+            .sum();
         let header = serde_json::to_vec(&Header {
             model: self.model.clone(),
             dim: self.dim,
             count: self.len(),
             text: self.text.clone(),
             fingerprint: Some(self.fingerprint()),
+            records_bytes: Some(records_bytes),
         })
         .expect("a header serialises");
-        let record_bytes = LEN_BYTES + HASH_AND_SCALE + self.dim;
-        let mut out = Vec::with_capacity(12 + header.len() + self.len() * (32 + record_bytes));
+        let records_at = 12 + header.len();
+        let section = SketchSection::after(records_at + records_bytes, self.len(), self.dim);
+        let mut out = Vec::with_capacity(section.end);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&(header.len() as u32).to_le_bytes());
         out.extend_from_slice(&header);
-        for &start in &self.starts {
-            let guid_len = usize::from(self.records[start]);
-            out.extend_from_slice(&self.records[start..start + guid_len + record_bytes]);
+        let mut starts = Vec::with_capacity(8 * self.len());
+        let mut signs = Vec::with_capacity(section.end - section.signs);
+        for row in 0..self.len() {
+            let record = self.record(row);
+            starts.extend_from_slice(&(out.len() as u64).to_le_bytes());
+            out.push(record.guid.len() as u8);
+            out.extend_from_slice(record.guid);
+            out.extend_from_slice(&record.hash.to_le_bytes());
+            out.extend_from_slice(&record.scale.to_le_bytes());
+            out.extend(record.values.iter().map(|v| *v as u8));
+            sketch::push_signs(record.values, &mut signs);
         }
+        out.resize(section.starts, 0);
+        out.extend_from_slice(&starts);
+        out.extend_from_slice(&signs);
+        debug_assert_eq!(out.len(), section.end);
         out
     }
 
@@ -252,6 +309,7 @@ impl Vectors {
     fn from_records(records: Records) -> anyhow::Result<Self> {
         let mut reader = Reader { bytes: &records, at: 0 };
         let header = read_header(&mut reader)?;
+        let first = reader.at;
         let record_bytes = LEN_BYTES + HASH_AND_SCALE + header.dim;
         // A count the file cannot hold is refused before anything is
         // allocated for it.
@@ -270,8 +328,19 @@ impl Vectors {
             }
             reader.take(header.dim)?;
         }
-        if reader.at != records.len() {
-            bail!("{} bytes after the last row", records.len() - reader.at);
+        let section = match header.records_bytes {
+            None => None,
+            Some(bytes) if reader.at - first == bytes => {
+                Some(SketchSection::after(reader.at, header.count, header.dim))
+            }
+            Some(bytes) => bail!(
+                "the header counts {bytes} bytes of rows, the rows take {}",
+                reader.at - first
+            ),
+        };
+        let end = section.as_ref().map_or(reader.at, |s| s.end);
+        if end != records.len() {
+            bail!("the file is {} bytes, its rows need {end}", records.len());
         }
         let vectors = Self {
             model: header.model,
@@ -279,11 +348,102 @@ impl Vectors {
             dim: header.dim,
             records,
             starts,
+            signs: None,
         };
         if header.fingerprint.is_some_and(|f| f != vectors.fingerprint()) {
             bail!("the rows do not match the header's fingerprint");
         }
+        // What a search trusts is checked here, where `index` reads the
+        // file whole: the offsets and sketch must be the ones these rows make.
+        if let Some(section) = section {
+            vectors.check_section(&section)?;
+        }
         Ok(vectors)
+    }
+
+    /// The section after the records holds each row's offset and sketch.
+    fn check_section(&self, section: &SketchSection) -> anyhow::Result<()> {
+        let words = sketch::words(self.dim) * 8;
+        let mut signs = Vec::with_capacity(words);
+        for (row, &start) in self.starts.iter().enumerate() {
+            let offset = &self.records[section.starts + 8 * row..][..8];
+            signs.clear();
+            sketch::push_signs(self.record(row).values, &mut signs);
+            if offset != (start as u64).to_le_bytes() || self.records[section.signs + words * row..][..words] != signs {
+                bail!("row {row}'s offset or sketch does not match the row");
+            }
+        }
+        Ok(())
+    }
+
+    /// A file's rows found through its offsets, not walked: a search past
+    /// `ann_min_rows` reads the header, the offsets and the sketch, and then
+    /// only the records of the rows it scores. The offsets are checked to
+    /// lie in order inside the records; the records themselves are checked
+    /// by `index`, which reads the file whole ([`Vectors::from_records`]).
+    fn from_sketch(records: Records) -> anyhow::Result<Self> {
+        let mut reader = Reader { bytes: &records, at: 0 };
+        let header = read_header(&mut reader)?;
+        let Some(records_bytes) = header.records_bytes else {
+            bail!("the file has no sketch");
+        };
+        let first = reader.at;
+        let records_end = first
+            .checked_add(records_bytes)
+            .context("the records' length overflows")?;
+        let section = SketchSection::after(records_end, header.count, header.dim);
+        if section.end != records.len() {
+            bail!("the file is {} bytes, its header says {}", records.len(), section.end);
+        }
+        let shortest = LEN_BYTES + HASH_AND_SCALE + header.dim;
+        let mut starts = Vec::with_capacity(header.count);
+        let mut expected = first;
+        for offset in records[section.starts..section.signs].chunks_exact(8) {
+            let start = usize::try_from(u64::from_le_bytes(offset.try_into().expect("8 bytes")))?;
+            if start < expected || start > expected + usize::from(u8::MAX) || start + shortest > records_end {
+                bail!("row {}'s offset {start} is out of place", starts.len());
+            }
+            starts.push(start);
+            expected = start + shortest;
+        }
+        Ok(Self {
+            model: header.model,
+            text: header.text,
+            dim: header.dim,
+            records,
+            starts,
+            signs: Some(section.signs),
+        })
+    }
+}
+
+/// How many rows a search read through the sketch scores exactly for `n`
+/// answers: measured in docs/benchmarks.md#vectors-at-scale.
+pub fn sketch_candidates(n: usize) -> usize {
+    (n * SKETCH_CANDIDATES_PER_ANSWER).max(SKETCH_CANDIDATES_MIN)
+}
+const SKETCH_CANDIDATES_PER_ANSWER: usize = 64;
+const SKETCH_CANDIDATES_MIN: usize = 2048;
+
+/// Where the sections after the records lie in a file.
+struct SketchSection {
+    /// The `u64` record offsets (after zero padding to 8 bytes).
+    starts: usize,
+    /// The rows' sketches.
+    signs: usize,
+    /// The file's length.
+    end: usize,
+}
+
+impl SketchSection {
+    fn after(records_end: usize, count: usize, dim: usize) -> Self {
+        let starts = records_end.div_ceil(8) * 8;
+        let signs = starts + 8 * count;
+        Self {
+            starts,
+            signs,
+            end: signs + count * sketch::words(dim) * 8,
+        }
     }
 }
 
@@ -390,6 +550,13 @@ impl VectorsFile {
         let path = self.path;
         Vectors::from_records(Records::Mapped(self.map)).with_context(|| corrupt(&path))
     }
+
+    /// The rows as a search past `ann_min_rows` reads them: through the
+    /// offsets and the sketch, no record read until it is scored.
+    pub fn sketched(self) -> anyhow::Result<Vectors> {
+        let path = self.path;
+        Vectors::from_sketch(Records::Mapped(self.map)).with_context(|| corrupt(&path))
+    }
 }
 
 fn corrupt(path: &Path) -> String {
@@ -421,6 +588,7 @@ pub fn open_named(index_dir: &Path, name: &str, limits: &Limits) -> anyhow::Resu
         dim: header.dim,
         count: header.count,
         fingerprint: header.fingerprint,
+        sketched: header.records_bytes.is_some(),
     };
     Ok(Some(VectorsFile { path, map, summary }))
 }
@@ -511,6 +679,71 @@ mod tests {
         assert_eq!(copied.values(0), vectors.values(3));
         assert_eq!(copied.scale(1), vectors.scale(0));
         assert!(read(&dir.path().join("none"), &Limits::default()).unwrap().is_none());
+    }
+
+    /// Read through its sketch, a file answers as the full scan does when
+    /// every row is a candidate; a cut file or offsets out of place are
+    /// refused, and an old file without a sketch is read as before.
+    #[test]
+    fn a_sketched_read_answers_as_the_scan_and_refuses_what_is_out_of_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut vectors = Vectors::new("m".into(), "t".into(), 70);
+        for i in 0..40 {
+            vectors.push(format!("guid-{i}"), u64::from(i), &unit(i, 70));
+        }
+        write(dir.path(), &vectors).unwrap();
+        let limits = Limits::default();
+        let file = || open(dir.path(), &limits).unwrap().unwrap();
+        assert!(file().summary().sketched);
+        let (sketched, scanned) = (file().sketched().unwrap(), file().rows().unwrap());
+        for q in 0..5 {
+            let query = unit(100 + q, 70);
+            assert_eq!(
+                sketched.nearest(&query, 7, |_| true),
+                scanned.nearest(&query, 7, |_| true)
+            );
+            let odd = |row: usize| row % 2 == 1;
+            assert_eq!(sketched.nearest(&query, 3, odd), scanned.nearest(&query, 3, odd));
+        }
+        assert!(sketched.nearest_scoring(&unit(3, 70), 1, 40, |_| true)[0].0 == 3);
+
+        let bytes = std::fs::read(dir.path().join(VECTORS_FILE)).unwrap();
+        let path = dir.path().join(VECTORS_FILE);
+        std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+        assert!(file().sketched().is_err() && file().rows().is_err());
+        // Row 5's offset pointed into row 4's record: refused when sketched,
+        // and by the full read, which checks every offset.
+        let section = SketchSection::after(file_records_end(&bytes), 40, 70);
+        let mut moved = bytes.clone();
+        let at = section.starts + 8 * 5;
+        let offset = u64::from_le_bytes(moved[at..at + 8].try_into().unwrap()) - 20;
+        moved[at..at + 8].copy_from_slice(&offset.to_le_bytes());
+        std::fs::write(&path, &moved).unwrap();
+        let refused = file().sketched().unwrap_err();
+        assert!(format!("{refused:#}").contains("row 5's offset"), "{refused:#}");
+        assert!(file().rows().is_err());
+
+        // Without `records_bytes` and the section: the format before the sketch.
+        let header_len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
+        let mut header: serde_json::Value = serde_json::from_slice(&bytes[12..12 + header_len]).unwrap();
+        let records = &bytes[12 + header_len..file_records_end(&bytes)];
+        header.as_object_mut().unwrap().remove("records_bytes");
+        let header = serde_json::to_vec(&header).unwrap();
+        let mut old = MAGIC.to_vec();
+        old.extend_from_slice(&(header.len() as u32).to_le_bytes());
+        old.extend_from_slice(&header);
+        old.extend_from_slice(records);
+        std::fs::write(&path, &old).unwrap();
+        assert!(!file().summary().sketched);
+        assert_eq!(file().rows().unwrap(), vectors);
+        assert!(file().sketched().is_err());
+    }
+
+    /// Where the records of a written file end (its header says how long they are).
+    fn file_records_end(bytes: &[u8]) -> usize {
+        let header_len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
+        let header: Header = serde_json::from_slice(&bytes[12..12 + header_len]).unwrap();
+        12 + header_len + header.records_bytes.unwrap()
     }
 
     #[test]
