@@ -18,22 +18,27 @@ pub fn words(dim: usize) -> usize {
 
 /// Append the sketch of int8 `values` to `out`, as little-endian words.
 pub fn push_signs(values: &[i8], out: &mut Vec<u8>) {
-    push_bits(values.iter().map(|v| *v > 0), values.len(), out);
+    for chunk in values.chunks(64) {
+        out.extend_from_slice(&pack(chunk.iter().map(|v| *v > 0)).to_le_bytes());
+    }
 }
 
 /// The sketch of a query vector, as words.
 pub fn query_signs(query: &[f32]) -> Vec<u64> {
-    let mut bytes = Vec::with_capacity(words(query.len()) * 8);
-    push_bits(query.iter().map(|v| *v > 0.0), query.len(), &mut bytes);
-    bytes.chunks_exact(8).map(word).collect()
+    query
+        .chunks(64)
+        .map(|chunk| pack(chunk.iter().map(|v| *v > 0.0)))
+        .collect()
 }
 
-fn push_bits(bits: impl Iterator<Item = bool>, dim: usize, out: &mut Vec<u8>) {
-    let mut packed = vec![0u64; words(dim)];
+/// Up to 64 bits into one word, the first the lowest: written as a plain
+/// loop over a chunk, which the compiler turns into a vector compare.
+fn pack(bits: impl Iterator<Item = bool>) -> u64 {
+    let mut word = 0u64;
     for (i, bit) in bits.enumerate() {
-        packed[i / 64] |= u64::from(bit) << (i % 64);
+        word |= u64::from(bit) << i;
     }
-    packed.iter().for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
+    word
 }
 
 fn word(bytes: &[u8]) -> u64 {
