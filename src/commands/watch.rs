@@ -5,12 +5,10 @@
 //! when to run, and vouches between runs that nothing changed.
 
 use crate::cli::RunOptions;
-use crate::exit;
+use crate::exit::{self, Outcome};
 use crate::index::watch::Watch;
 use crate::invocation::Invocation;
 use crate::project::Project;
-
-use super::Outcome;
 
 /// Watch `project` and run `invocation` (the `index` pipeline) whenever its
 /// asset folders have changed and gone quiet, until Ctrl+C: exit 130, as
