@@ -23,6 +23,7 @@ use unity_assets::index::run::{self, Finalized};
 use unity_assets::index::scan::{self, ScanOptions};
 use unity_assets::index::store::TaggedBy;
 use unity_assets::index::tagger::{self, TagRequest};
+use unity_assets::search::term_index::TermIndex;
 
 const BATCH_SIZE: usize = 20;
 
@@ -44,7 +45,7 @@ fn index_once(project: &Path, data: &IndexData, depth: Depth, force: bool) -> Fi
         index_depth: depth,
         ignore_paths: vec!["Assets/Plugins/Editor".into()],
     };
-    let check = run::unchanged(project, &limits, data, &options, force).expect("unchanged");
+    let check = run::unchanged(project, &limits, data, &options, force, TermIndex::lines_not_rows).expect("unchanged");
     if check.same {
         return run::touch(project, &limits, &check.started_at, check.tree).expect("touch");
     }

@@ -1,4 +1,5 @@
-//! Exit codes (also listed in the README and `--help`).
+//! Exit codes (also listed in the README and `--help`), and a command's
+//! [`Outcome`]: its code and what it says on stderr.
 
 /// The run finished.
 pub const OK: i32 = 0;
@@ -14,3 +15,30 @@ pub const UNTRUSTED: i32 = 3;
 pub const NEEDS_CONFIRMATION: i32 = 4;
 /// Interrupted by Ctrl+C; files being written were left untouched.
 pub const INTERRUPTED: i32 = 130;
+
+/// A command's end: an exit code, and a message for stderr if any.
+pub struct Outcome {
+    pub code: i32,
+    pub message: Option<String>,
+}
+
+impl Outcome {
+    pub fn ok() -> Self {
+        Self {
+            code: OK,
+            message: None,
+        }
+    }
+    pub fn invalid(message: impl ToString) -> Self {
+        Self {
+            code: INVALID,
+            message: Some(message.to_string()),
+        }
+    }
+    pub fn failed(message: impl ToString) -> Self {
+        Self {
+            code: FAILED,
+            message: Some(message.to_string()),
+        }
+    }
+}

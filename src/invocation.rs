@@ -11,9 +11,9 @@ use engine::{Ending, Runtime};
 use serde_json::{json, Map, Value};
 
 use crate::cli::{Command, RunOptions};
-use crate::commands::Outcome;
-use crate::exit;
+use crate::exit::{self, Outcome};
 use crate::project::{Opener, Project};
+use crate::trust::Gate;
 
 /// The longest value one input may have, in bytes of its JSON text: a
 /// query is a sentence, and a 10 MB one cost half a minute and 640 MB.
@@ -200,11 +200,24 @@ impl Invocation {
     /// it may not (`trust_for_run`: `--trust`). Also asked before anything
     /// that precedes a run, such as `index --watch` starting its watch.
     pub fn refused(&self, project: &Project, trust_for_run: bool) -> Option<Outcome> {
-        let gate = crate::trust::Gate::check(project, Some(Path::new(&self.pipeline)), trust_for_run);
+        let gate = self.gate(project, trust_for_run);
         self.refusal(&gate, project)
     }
 
-    fn refusal(&self, gate: &crate::trust::Gate, project: &Project) -> Option<Outcome> {
+    /// The trust check of this invocation on `project`, which reviews the
+    /// pipeline file a `run FILE` names too (`trust_for_run`: `--trust`).
+    fn gate(&self, project: &Project, trust_for_run: bool) -> Gate {
+        let run_file = Some(Path::new(&self.pipeline));
+        Gate::check(
+            &project.root,
+            &project.resources,
+            &project.registry,
+            run_file,
+            trust_for_run,
+        )
+    }
+
+    fn refusal(&self, gate: &Gate, project: &Project) -> Option<Outcome> {
         let needs_trust = self.needs_trust || gate.review.runs_reaching_override(&self.pipeline);
         let refusal = gate.refusal(&project.root).filter(|_| needs_trust)?;
         Some(Outcome {
@@ -224,7 +237,7 @@ impl Invocation {
         // A pipeline file `run FILE` names is reviewed too when it lies inside
         // the project; doctor, which reports an untrusted project, is refused
         // only when its own pipeline is a project override that reaches out.
-        let gate = crate::trust::Gate::check(project, Some(Path::new(&self.pipeline)), trust_for_run);
+        let gate = self.gate(project, trust_for_run);
         if let Some(refusal) = self.refusal(&gate, project) {
             return Finished::before_run(refusal);
         }

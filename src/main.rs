@@ -4,7 +4,8 @@
 use clap::{CommandFactory, Parser};
 
 use unity_assets::cli::{Cli, Command, ProvidersCommand, Shell};
-use unity_assets::commands::{self, Outcome};
+use unity_assets::commands;
+use unity_assets::exit::Outcome;
 use unity_assets::invocation::{self, Invocation};
 use unity_assets::project::{Opener, Project};
 use unity_assets::{color, exit, mcp_server};
@@ -69,7 +70,7 @@ async fn dispatch(cli: Cli) -> Outcome {
     match &cli.command {
         Command::Completions { shell } => return completions(*shell),
         Command::Man => return man_page(),
-        Command::Model { command } => return unity_assets::model::command(command, cli.quiet).await,
+        Command::Model { command } => return commands::model::command(command, cli.quiet).await,
         // The server opens the project on every call, so it starts even
         // while the project's config is broken (each call then says why).
         Command::Mcp { http, watch, .. } => {
@@ -120,7 +121,7 @@ async fn dispatch(cli: Cli) -> Outcome {
     }
     // The other commands that use the project's providers pass the same trust check.
     let uses_project = matches!(cli.command, Command::Eval { .. } | Command::Providers { .. });
-    let gate = unity_assets::trust::Gate::check(&project, None, cli.trust);
+    let gate = unity_assets::trust::Gate::check(&project.root, &project.resources, &project.registry, None, cli.trust);
     if let Some(refusal) = gate.refusal(&project.root).filter(|_| uses_project) {
         return Outcome {
             code: exit::UNTRUSTED,
@@ -154,13 +155,15 @@ async fn dispatch(cli: Cli) -> Outcome {
         Command::Validate { names } => commands::validate(&project, &names),
         Command::Graph { name, format } => commands::graph(&project, &name, &format),
         Command::Eject { force } => commands::eject::eject(&project, force),
-        Command::Trust { show, revoke } => match unity_assets::trust::command(&project, show, revoke) {
-            Ok(text) => {
-                unity_assets::outln!("{text}");
-                Outcome::ok()
+        Command::Trust { show, revoke } => {
+            match unity_assets::trust::command(&project.root, &project.resources, &project.registry, show, revoke) {
+                Ok(text) => {
+                    unity_assets::outln!("{text}");
+                    Outcome::ok()
+                }
+                Err(e) => Outcome::failed(format!("trust: {e}")),
             }
-            Err(e) => Outcome::failed(format!("trust: {e}")),
-        },
+        }
         Command::Providers {
             command: ProvidersCommand::Check { .. },
         } => commands::providers::providers_check(&project).await,

@@ -321,7 +321,11 @@ fn index_without_lock(resources: &Resources) -> Option<Diagnostic> {
 /// Every native function and builtin task of the product.
 fn registry(config: &Config, resources: &Resources) -> Result<Registry, Diagnostics> {
     let mut registry = Registry::new();
-    crate::index::register(&mut registry, index_data());
+    crate::index::register(
+        &mut registry,
+        index_data(),
+        crate::search::term_index::TermIndex::lines_not_rows,
+    );
     crate::search::register(&mut registry);
     crate::semantic::register(&mut registry, config.embeddings.clone());
     crate::websearch::register(&mut registry);

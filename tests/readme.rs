@@ -58,7 +58,7 @@ fn links(text: &str) -> Vec<String> {
 
 #[test]
 fn every_link_of_the_readme_and_the_docs_leads_somewhere() {
-    let mut pages = vec![repo().join("README.md")];
+    let mut pages = vec![repo().join("README.md"), repo().join("ARCHITECTURE.md")];
     for entry in std::fs::read_dir(repo().join("docs")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "md") {

@@ -1,8 +1,8 @@
 //! `eject`: copy the embedded pipelines, prompts, schemas and data into the
 //! project so a team can edit them; never overwrite an edited file silently.
 
-use crate::commands::Outcome;
 use crate::config::OVERRIDES;
+use crate::exit::Outcome;
 use crate::project::Project;
 
 pub fn eject(project: &Project, force: bool) -> Outcome {

@@ -11,8 +11,8 @@ use engine::Ending;
 use engine::Output;
 use serde_json::{json, Value};
 
-use crate::commands::Outcome;
 use crate::eval::{evaluate, load_golden, GoldenSet, Hit, Report, Searched};
+use crate::exit::Outcome;
 use crate::project::Project;
 use crate::search::rank::Thresholds;
 

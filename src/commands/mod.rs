@@ -3,6 +3,7 @@
 
 pub mod eject;
 pub mod eval;
+pub mod model;
 pub mod providers;
 pub mod watch;
 
@@ -11,36 +12,9 @@ use engine::Output;
 use serde_json::{Map, Value};
 
 use crate::cli::RunOptions;
-use crate::exit;
+use crate::exit::{self, Outcome};
 use crate::invocation::Invocation;
 use crate::project::Project;
-
-/// A command's end: an exit code, and a message for stderr if any.
-pub struct Outcome {
-    pub code: i32,
-    pub message: Option<String>,
-}
-
-impl Outcome {
-    pub fn ok() -> Self {
-        Self {
-            code: exit::OK,
-            message: None,
-        }
-    }
-    pub fn invalid(message: impl ToString) -> Self {
-        Self {
-            code: exit::INVALID,
-            message: Some(message.to_string()),
-        }
-    }
-    pub fn failed(message: impl ToString) -> Self {
-        Self {
-            code: exit::FAILED,
-            message: Some(message.to_string()),
-        }
-    }
-}
 
 /// A pipeline run from the command line: its lines on stdout (stderr with
 /// `--json`, whose document then goes to stdout), `--report`, Ctrl+C.

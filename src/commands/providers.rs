@@ -1,7 +1,7 @@
 //! `providers check`: the provider, its model and latency, and whether it
 //! accepts every schema the project's `llm` stages gate their answers with.
 
-use crate::commands::Outcome;
+use crate::exit::Outcome;
 use crate::project::Project;
 
 /// `providers check`: one tiny call, with the provider, model and latency,

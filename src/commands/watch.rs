@@ -13,12 +13,10 @@ use engine::Output;
 use serde_json::Map;
 
 use crate::cli::RunOptions;
-use crate::exit;
+use crate::exit::{self, Outcome};
 use crate::index::watch::Watch;
 use crate::invocation::{Door, Invocation};
 use crate::project::Project;
-
-use super::Outcome;
 
 /// Watch `project` and run `invocation` (the `index` pipeline) whenever its
 /// asset folders have changed and gone quiet, until Ctrl+C: exit 130, as

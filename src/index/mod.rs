@@ -34,8 +34,10 @@ mod content_tests;
 #[cfg(test)]
 mod tests;
 
+use std::path::Path;
 use std::sync::Arc;
 
+use engine::io::Limits;
 use engine::Reach;
 use engine::{CallContext, Registry};
 use serde::Deserialize;
@@ -53,6 +55,13 @@ use tagger::{TagBatch, TagRequest};
 /// Gives the index functions the data tables in effect for a call (embedded
 /// or overridden by the project), loaded by whoever owns the resources.
 pub type DataSource = Arc<dyn Fn(&CallContext) -> anyhow::Result<Arc<IndexData>> + Send + Sync>;
+
+/// How many lines of an index folder's `assets.jsonl` are no asset row, as
+/// the search index built from those bytes counted them (`None`: there is
+/// no search index of them), for the no-op fast path. Search owns that
+/// file and sits above the index, so whoever registers the index functions
+/// hands this in (`search::term_index::TermIndex::lines_not_rows`).
+pub type LinesNotRows = fn(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> Option<usize>;
 
 #[derive(Deserialize)]
 struct UnchangedArgs {
@@ -113,7 +122,7 @@ struct FinalizeArgs {
 }
 
 /// Register `index.*` functions and the `index.tag` builtin.
-pub fn register(registry: &mut Registry, data: DataSource) {
+pub fn register(registry: &mut Registry, data: DataSource, lines_not_rows: LinesNotRows) {
     registry
         .function(
             "index.lock",
@@ -151,7 +160,14 @@ pub fn register(registry: &mut Registry, data: DataSource) {
                 let data = data.clone();
                 move |a: UnchangedArgs, ctx: &CallContext| {
                     let data: Arc<IndexData> = data(ctx)?;
-                    Ok(run::unchanged(&ctx.workdir, &ctx.limits, &data, &a.options, a.force)?)
+                    Ok(run::unchanged(
+                        &ctx.workdir,
+                        &ctx.limits,
+                        &data,
+                        &a.options,
+                        a.force,
+                        lines_not_rows,
+                    )?)
                 }
             },
         )

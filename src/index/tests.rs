@@ -10,6 +10,7 @@ use super::run::{self, Finalized, Plan};
 use super::scan::{self, ScanOptions, ScanResult, WarningKind};
 use super::store::{self, index_freshness, TaggedBy};
 use super::tagger::{self, TagRequest};
+use crate::search::term_index::TermIndex;
 use engine::io::Limits;
 use test_support::project::copy_tree;
 
@@ -175,6 +176,20 @@ fn as_text(scan: &ScanResult) -> run::ScanText {
     serde_json::from_value(scan.clone().into_value().unwrap()).unwrap()
 }
 
+/// The no-op fast path's verdict (`index.unchanged` as the product registers it).
+fn unchanged(project: &Path, depth: Depth, force: bool) -> bool {
+    let data = embedded();
+    let check = run::unchanged(
+        project,
+        &Limits::default(),
+        &data,
+        &options(depth),
+        force,
+        TermIndex::lines_not_rows,
+    );
+    check.unwrap().same
+}
+
 fn index(project: &Path, depth: Depth, force: bool) -> Finalized {
     let scan = scan(project, depth);
     let diff = run::diff(project, &Limits::default(), &scan, force).unwrap();
@@ -185,7 +200,7 @@ fn index(project: &Path, depth: Depth, force: bool) -> Finalized {
     let finalized = run::finalize(project, &Limits::default(), &as_text(&scan), &diff).unwrap();
     // The pipeline's last step: the no-op fast path trusts only rows it indexed.
     let version = Some(finalized.manifest_version.as_str());
-    crate::search::term_index::TermIndex::refresh(&store::index_dir(project), version, &Limits::default()).unwrap();
+    TermIndex::refresh(&store::index_dir(project), version, &Limits::default()).unwrap();
     finalized
 }
 
@@ -377,12 +392,7 @@ fn the_no_op_fast_path_sees_every_change_a_scan_would() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path();
     fixture(project);
-    let data = embedded();
-    let same = |depth: Depth, force: bool| {
-        run::unchanged(project, &Limits::default(), &data, &options(depth), force)
-            .unwrap()
-            .same
-    };
+    let same = |depth: Depth, force: bool| unchanged(project, depth, force);
     assert!(!same(Depth::Minimal, false), "no index yet");
     let full = index(project, Depth::Minimal, false);
     let bytes = fs::read(index_file(project, store::ASSETS_FILE)).unwrap();
@@ -448,18 +458,9 @@ fn a_linked_asset_is_signed_by_its_target() {
         &meta("a7000000000000000000000000000007", "TextureImporter:\n"),
     );
     index(&project, Depth::Minimal, false);
-    let data = embedded();
-    assert!(
-        run::unchanged(&project, &Limits::default(), &data, &options(Depth::Minimal), false)
-            .unwrap()
-            .same
-    );
+    assert!(unchanged(&project, Depth::Minimal, false));
     fs::write(&target, "a longer png").unwrap();
-    assert!(
-        !run::unchanged(&project, &Limits::default(), &data, &options(Depth::Minimal), false)
-            .unwrap()
-            .same
-    );
+    assert!(!unchanged(&project, Depth::Minimal, false));
     assert_eq!(index(&project, Depth::Minimal, false).changed, 1);
 }
 

@@ -16,9 +16,11 @@ mod settings;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use engine::resources::Resources;
+use engine::Registry;
 use serde::{Deserialize, Serialize};
 
-use crate::project::Project;
+pub use review::review;
 
 /// `UNITY_ASSETS_TRUST=1` trusts the project for one run (CI), like `--trust`.
 pub const TRUST_ENV: &str = "UNITY_ASSETS_TRUST";
@@ -130,11 +132,19 @@ pub struct Gate {
 }
 
 impl Gate {
-    /// `run_file`: the pipeline file `run FILE` names (reviewed when it lies
-    /// inside the project); `for_run`: `--trust` / `UNITY_ASSETS_TRUST=1`.
-    pub fn check(project: &Project, run_file: Option<&Path>, for_run: bool) -> Self {
-        let review = review(project, run_file);
-        let status = status(&project.root, &review, for_run);
+    /// The project at `root` as it is opened (its `resources` and the
+    /// `registry` of its native functions); `run_file`: the pipeline file
+    /// `run FILE` names (reviewed when it lies inside the project);
+    /// `for_run`: `--trust` / `UNITY_ASSETS_TRUST=1`.
+    pub fn check(
+        root: &Path,
+        resources: &Resources,
+        registry: &Registry,
+        run_file: Option<&Path>,
+        for_run: bool,
+    ) -> Self {
+        let review = review(root, resources, registry, run_file);
+        let status = status(root, &review, for_run);
         Self { review, status }
     }
 
@@ -145,12 +155,6 @@ impl Gate {
             _ => None,
         }
     }
-}
-
-/// Every trust-requiring item of the project: its config, `.mcp.json`, its
-/// pipeline overrides (and `run_file`), each read the way a run reads it.
-pub fn review(project: &Project, run_file: Option<&Path>) -> Review {
-    review::review(&project.root, &project.resources, &project.registry, run_file)
 }
 
 /// The user's trust store: `$XDG_CONFIG_HOME/unity-assets/trusted.json`, or
@@ -253,10 +257,16 @@ pub fn refusal(root: &Path, review: &Review, previous: Option<&str>) -> String {
     out
 }
 
-/// `unity-assets trust [--show] [--revoke]`.
-pub fn command(project: &Project, show: bool, revoke: bool) -> Result<String, String> {
-    let root = project.root.as_path();
-    let review = review(project, None);
+/// `unity-assets trust [--show] [--revoke]` on the project at `root`
+/// (opened with `resources` and `registry`).
+pub fn command(
+    root: &Path,
+    resources: &Resources,
+    registry: &Registry,
+    show: bool,
+    revoke: bool,
+) -> Result<String, String> {
+    let review = review(root, resources, registry, None);
     let mut store = load_store()?;
     let k = key(root);
     if revoke {

@@ -10,7 +10,8 @@
 //!   web search APIs and web pages;
 //! - [`fake_unity`]: a fake Unity editor behind the real MCP for Unity server;
 //! - [`readme`]: the README's shell lines, and how a test skips a missing
-//!   prerequisite.
+//!   prerequisite;
+//! - [`sources`]: a crate's Rust sources without their test code.
 
 pub mod checkout;
 pub mod cli;
@@ -19,3 +20,4 @@ pub mod large_project;
 pub mod llm_server;
 pub mod project;
 pub mod readme;
+pub mod sources;

@@ -13,7 +13,7 @@ use super::finalize::{elapsed_since, summary_line, Finalized};
 use crate::index::data::IndexData;
 use crate::index::scan::{self, ScanOptions, Tree};
 use crate::index::store::{self, State};
-use crate::search::term_index::TermIndex;
+use crate::index::LinesNotRows;
 
 /// The output of `index.unchanged`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -36,6 +36,7 @@ pub fn unchanged(
     data: &IndexData,
     options: &ScanOptions,
     force: bool,
+    lines_not_rows: LinesNotRows,
 ) -> anyhow::Result<Unchanged> {
     let started_at = OffsetDateTime::now_utc().format(&Rfc3339)?;
     let state = store::read_state_head(project, limits);
@@ -47,10 +48,9 @@ pub fn unchanged(
     let candidate = !force
         && last_scan.is_some()
         && store::freshness_of(project, state).is_fresh()
-        && store::read_manifest(project, limits)
-            .ok()
-            .flatten()
-            .is_some_and(|m| m.schema_tier == options.index_depth && files_sound(project, limits, &m.version));
+        && store::read_manifest(project, limits).ok().flatten().is_some_and(|m| {
+            m.schema_tier == options.index_depth && files_sound(project, limits, &m.version, lines_not_rows)
+        });
     let (same, tree) = match last_scan {
         Some(last) if candidate => {
             let tree = scan::current_tree(project, limits, options, last.tree.as_ref());
@@ -71,7 +71,7 @@ pub fn unchanged(
 /// the search index found no row (or a search index built from other
 /// bytes), makes the run a full one, which writes them again (each said,
 /// with its line or count).
-fn files_sound(project: &Path, limits: &Limits, version: &str) -> bool {
+fn files_sound(project: &Path, limits: &Limits, version: &str, lines_not_rows: LinesNotRows) -> bool {
     let dir = store::index_dir(project);
     let packages = dir.join(store::PACKAGES_FILE);
     let packages_sound = match store::bad_package_rows(project, limits) {
@@ -93,7 +93,7 @@ fn files_sound(project: &Path, limits: &Limits, version: &str) -> bool {
     };
     // Every run ends by writing the search index of the rows it wrote: one
     // built from other bytes means `assets.jsonl` changed behind its back.
-    let assets_sound = match TermIndex::lines_not_rows(&dir, Some(version), limits) {
+    let assets_sound = match lines_not_rows(&dir, Some(version), limits) {
         Some(0) => true,
         Some(n) => {
             tracing::warn!(
