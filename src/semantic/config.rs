@@ -12,7 +12,7 @@
 //!   timeout_s: 60
 //!   retries: 3
 //!   retry_after_max_s: 60
-//!   ann_min_rows: 50000        # from this many vectors on, search ranks them by sketch first
+//!   ann_min_rows: 20000        # from this many vectors on, search ranks them by sketch first
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -58,10 +58,10 @@ impl Default for EmbeddingsConfig {
     }
 }
 
-/// Where scanning every vector stops being fast enough: at 50,000 rows the
-/// exact scan (mapped file, one query) takes ~8 ms against ~5.5 ms for the
-/// approximate index at recall@10 0.97 (docs/benchmarks.md#vectors-at-scale).
-pub const ANN_MIN_ROWS: usize = 50_000;
+/// Where scoring every vector stops being cheap: at 10,000 rows reading and
+/// scanning them takes ~3.6 ms against ~1 ms through the sketch (recall@10
+/// 0.998), at 50,000 ~15 ms against ~2.3 ms (docs/benchmarks.md#vectors-at-scale).
+pub const ANN_MIN_ROWS: usize = 20_000;
 
 /// Who embeds texts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]

@@ -80,7 +80,7 @@ pub async fn embed_assets(
     let opened = vectors::open(&dir, &ctx.limits);
     let current_format =
         matches!(&opened, Ok(Some(file)) if file.summary().fingerprint.is_some() && file.summary().sketched);
-    let previous = match opened.and_then(|file| file.map(vectors::VectorsFile::rows).transpose()) {
+    let previous = match opened.and_then(|file| file.map(vectors::VectorsFile::rows_and_sketch).transpose()) {
         Ok(previous) => previous.filter(|p| p.model == model && p.text == VERSION),
         Err(e) => {
             ctx.output.line(&format!(
@@ -193,7 +193,7 @@ fn up_to_date(ctx: &CallContext, model: &str) -> anyhow::Result<Option<usize>> {
         return Ok(None);
     };
     let sketched = file.summary().sketched;
-    let Ok(vectors) = file.rows() else {
+    let Ok(vectors) = file.rows_and_sketch() else {
         return Ok(None);
     };
     let vocabulary_current = matches!(

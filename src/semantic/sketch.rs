@@ -49,41 +49,87 @@ fn word(bytes: &[u8]) -> u64 {
 /// Hamming distance of their sketches (`signs`: each row's words, in row
 /// order), nearest first; rows at equal distance in row order.
 ///
-/// Every distance is computed (a pass over the sketches alone); the rows
-/// are then visited by a counting sort over the distance (at most `64 ×
-/// words` + 1 values), so `passes` — which may read a row's record — is
-/// asked only until `keep` rows passed.
+/// Every distance is computed (a pass over the sketches alone, on every
+/// core past [`PARALLEL_ROWS`]); then the rows under the distance that holds
+/// `keep` of them are gathered and sorted, and asked whether they pass. A
+/// filter that turns rows away widens the distance and asks the next rows,
+/// so `passes` — which may read a row's record — is asked about few rows.
 pub fn candidates(signs: &[u8], query: &[u64], keep: usize, passes: impl Fn(usize) -> bool) -> Vec<usize> {
     let row_bytes = query.len() * 8;
     if row_bytes == 0 || keep == 0 {
         return vec![];
     }
-    let distances: Vec<u16> = signs
-        .chunks_exact(row_bytes)
-        .map(|row| {
-            row.chunks_exact(8)
-                .zip(query)
-                .map(|(w, q)| (word(w) ^ q).count_ones() as u16)
-                .sum()
-        })
-        .collect();
-    let mut starts = vec![0u32; row_bytes * 8 + 2];
-    distances.iter().for_each(|d| starts[usize::from(*d) + 1] += 1);
-    for i in 1..starts.len() {
-        starts[i] += starts[i - 1];
+    let mut distances = vec![0u16; signs.len() / row_bytes];
+    let parts = signs.chunks(row_bytes * PART_ROWS).zip(distances.chunks_mut(PART_ROWS));
+    if signs.len() / row_bytes > PARALLEL_ROWS {
+        use rayon::prelude::*;
+        parts.par_bridge().for_each(|(signs, out)| fill_distances(signs, query, out));
+    } else {
+        parts.for_each(|(signs, out)| fill_distances(signs, query, out));
     }
-    let mut order = vec![0u32; distances.len()];
-    for (row, d) in distances.iter().enumerate() {
-        let slot = &mut starts[usize::from(*d)];
-        order[*slot as usize] = row as u32;
-        *slot += 1;
+    // How many rows lie at each distance or nearer.
+    let mut within = vec![0usize; row_bytes * 8 + 1];
+    distances.iter().for_each(|d| within[usize::from(*d)] += 1);
+    for d in 1..within.len() {
+        within[d] += within[d - 1];
     }
-    order
-        .into_iter()
-        .map(|row| row as usize)
-        .filter(|row| passes(*row))
-        .take(keep)
-        .collect()
+    let mut kept = Vec::with_capacity(keep);
+    let (mut wanted, mut done_below) = (keep, 0usize);
+    while kept.len() < keep && done_below < within.len() {
+        // The nearest distance holding `wanted` rows, or the farthest.
+        let upto = within
+            .iter()
+            .position(|n| *n >= wanted)
+            .unwrap_or(within.len() - 1)
+            .max(done_below);
+        let mut next: Vec<(u16, usize)> = distances
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| (done_below..=upto).contains(&usize::from(**d)))
+            .map(|(row, d)| (*d, row))
+            .collect();
+        next.sort_unstable();
+        kept.extend(next.into_iter().map(|(_, row)| row).filter(|row| passes(*row)).take(keep - kept.len()));
+        done_below = upto + 1;
+        wanted = wanted.saturating_mul(2);
+    }
+    kept
+}
+
+/// Rows from which the distances are computed on every core: under it the
+/// threads cost more than they save.
+const PARALLEL_ROWS: usize = 65_536;
+/// Rows per part of that work.
+const PART_ROWS: usize = 8_192;
+
+/// The Hamming distance of each row of `signs` to `query`, into `out`. The
+/// count of set bits is one instruction where the CPU has it (nearly every
+/// x86-64 since 2008), which the portable build may not assume: it is
+/// chosen at run time.
+fn fill_distances(signs: &[u8], query: &[u64], out: &mut [u16]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("popcnt") {
+        // SAFETY: this CPU has the instruction the function is compiled with.
+        return unsafe { fill_distances_popcnt(signs, query, out) };
+    }
+    fill_distances_portable(signs, query, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+unsafe fn fill_distances_popcnt(signs: &[u8], query: &[u64], out: &mut [u16]) {
+    fill_distances_portable(signs, query, out);
+}
+
+#[inline(always)]
+fn fill_distances_portable(signs: &[u8], query: &[u64], out: &mut [u16]) {
+    for (row, distance) in signs.chunks_exact(query.len() * 8).zip(out) {
+        *distance = row
+            .chunks_exact(8)
+            .zip(query)
+            .map(|(w, q)| (word(w) ^ q).count_ones() as u16)
+            .sum();
+    }
 }
 
 #[cfg(test)]

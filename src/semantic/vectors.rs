@@ -302,11 +302,12 @@ impl Vectors {
 
     #[cfg(test)]
     fn from_bytes(bytes: &[u8]) -> anyhow::Result<Self> {
-        Self::from_records(Records::Owned(bytes.to_vec()))
+        Self::from_records(Records::Owned(bytes.to_vec()), true)
     }
 
-    /// Check a whole file's bytes and find each row's record in them.
-    fn from_records(records: Records) -> anyhow::Result<Self> {
+    /// Check a whole file's bytes and find each row's record in them; with
+    /// `check_sketch`, also that the offsets and sketch are the rows' own.
+    fn from_records(records: Records, check_sketch: bool) -> anyhow::Result<Self> {
         let mut reader = Reader { bytes: &records, at: 0 };
         let header = read_header(&mut reader)?;
         let first = reader.at;
@@ -355,7 +356,7 @@ impl Vectors {
         }
         // What a search trusts is checked here, where `index` reads the
         // file whole: the offsets and sketch must be the ones these rows make.
-        if let Some(section) = section {
+        if let Some(section) = section.filter(|_| check_sketch) {
             vectors.check_section(&section)?;
         }
         Ok(vectors)
@@ -380,7 +381,7 @@ impl Vectors {
     /// `ann_min_rows` reads the header, the offsets and the sketch, and then
     /// only the records of the rows it scores. The offsets are checked to
     /// lie in order inside the records; the records themselves are checked
-    /// by `index`, which reads the file whole ([`Vectors::from_records`]).
+    /// by `index`, which reads the file whole ([`VectorsFile::rows_and_sketch`]).
     fn from_sketch(records: Records) -> anyhow::Result<Self> {
         let mut reader = Reader { bytes: &records, at: 0 };
         let header = read_header(&mut reader)?;
@@ -545,10 +546,19 @@ impl VectorsFile {
         &self.summary
     }
 
-    /// Every row, checked (a file that does not parse is an error naming it and the fix).
+    /// Every row, checked against the header, as a search that scores
+    /// every row reads them (a file that does not parse is an error naming
+    /// it and the fix).
     pub fn rows(self) -> anyhow::Result<Vectors> {
         let path = self.path;
-        Vectors::from_records(Records::Mapped(self.map)).with_context(|| corrupt(&path))
+        Vectors::from_records(Records::Mapped(self.map), false).with_context(|| corrupt(&path))
+    }
+
+    /// [`VectorsFile::rows`], and the offsets and sketch checked against
+    /// them: what `index` reads, so that a search may trust them.
+    pub fn rows_and_sketch(self) -> anyhow::Result<Vectors> {
+        let path = self.path;
+        Vectors::from_records(Records::Mapped(self.map), true).with_context(|| corrupt(&path))
     }
 
     /// The rows as a search past `ann_min_rows` reads them: through the
@@ -721,7 +731,7 @@ mod tests {
         std::fs::write(&path, &moved).unwrap();
         let refused = file().sketched().unwrap_err();
         assert!(format!("{refused:#}").contains("row 5's offset"), "{refused:#}");
-        assert!(file().rows().is_err());
+        assert!(file().rows_and_sketch().is_err());
 
         // Without `records_bytes` and the section: the format before the sketch.
         let header_len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;

@@ -50,7 +50,7 @@ pub async fn embed_vocabulary(embedder: &Embedder, rows: &[AssetRow], ctx: &Call
     let previous = vectors::open_named(&dir, VOCABULARY_FILE, &ctx.limits)
         .ok()
         .flatten()
-        .and_then(|file| file.rows().ok())
+        .and_then(|file| file.rows_and_sketch().ok())
         .filter(|v| v.model == model && v.text == VOCABULARY_TEXT);
     let words = project_words(rows);
     let reusable = previous.as_ref().map(Vectors::rows_by_key).unwrap_or_default();
