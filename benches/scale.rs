@@ -147,10 +147,6 @@ fn main() {
             }
         }
         let all: Vec<Duration> = by_kind.iter().flat_map(|(_, t)| t.iter().copied()).collect();
-        let cell = |times: &[Duration]| {
-            let (p50, p95) = percentiles(times);
-            format!("{} / {}", ms(p50), ms(p95))
-        };
         println!(
             "| {label} | {:.2} s | {} MiB | {:.1} MB | {} | {} | {} | {} | {} | {} |",
             full.wall.as_secs_f64(),
@@ -158,10 +154,10 @@ fn main() {
             disk as f64 / 1e6,
             ms(no_op[no_op.len() / 2]),
             ms(watched),
-            cell(&all),
-            cell(&by_kind[0].1),
-            cell(&by_kind[1].1),
-            cell(&by_kind[2].1),
+            p50_p95(&all),
+            p50_p95(&by_kind[0].1),
+            p50_p95(&by_kind[1].1),
+            p50_p95(&by_kind[2].1),
         );
     }
     if let Some(model_cache) = std::env::var_os("SCALE_MODEL_CACHE") {
@@ -215,10 +211,6 @@ fn with_encoder(bin: &Path, projects: &[(String, PathBuf)], model_cache: &Path, 
         };
         let plain = searches(&mut QUERIES.iter().map(|(_, q)| *q));
         let filtered = searches(&mut FILTERED.iter().copied());
-        let cell = |times: &[Duration]| {
-            let (p50, p95) = percentiles(times);
-            format!("{} / {}", ms(p50), ms(p95))
-        };
         println!(
             "| {label} | {:.2} s | {} MiB | {:.2} s | {} | {:.0} | {} | {} | {} |",
             full.wall.as_secs_f64(),
@@ -227,8 +219,8 @@ fn with_encoder(bin: &Path, projects: &[(String, PathBuf)], model_cache: &Path, 
             vectors.split(", ").next().unwrap_or_default(),
             texts / (embed_ms / 1000.0),
             ms(no_op[no_op.len() / 2]),
-            cell(&plain),
-            cell(&filtered),
+            p50_p95(&plain),
+            p50_p95(&filtered),
         );
     }
 }
@@ -324,6 +316,12 @@ fn run(bin: &Path, project: &Path, cache: &Path, args: &[&str]) -> Measured {
         max_rss_kib: usage.ru_maxrss,
         stdout: reader.join().expect("the stdout reader"),
     }
+}
+
+/// A table cell: `p50 / p95`.
+fn p50_p95(times: &[Duration]) -> String {
+    let (p50, p95) = percentiles(times);
+    format!("{} / {}", ms(p50), ms(p95))
 }
 
 /// p50 and p95 by the nearest-rank rule.

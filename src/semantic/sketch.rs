@@ -63,7 +63,9 @@ pub fn candidates(signs: &[u8], query: &[u64], keep: usize, passes: impl Fn(usiz
     let parts = signs.chunks(row_bytes * PART_ROWS).zip(distances.chunks_mut(PART_ROWS));
     if signs.len() / row_bytes > PARALLEL_ROWS {
         use rayon::prelude::*;
-        parts.par_bridge().for_each(|(signs, out)| fill_distances(signs, query, out));
+        parts
+            .par_bridge()
+            .for_each(|(signs, out)| fill_distances(signs, query, out));
     } else {
         parts.for_each(|(signs, out)| fill_distances(signs, query, out));
     }
@@ -89,7 +91,12 @@ pub fn candidates(signs: &[u8], query: &[u64], keep: usize, passes: impl Fn(usiz
             .map(|(row, d)| (*d, row))
             .collect();
         next.sort_unstable();
-        kept.extend(next.into_iter().map(|(_, row)| row).filter(|row| passes(*row)).take(keep - kept.len()));
+        kept.extend(
+            next.into_iter()
+                .map(|(_, row)| row)
+                .filter(|row| passes(*row))
+                .take(keep - kept.len()),
+        );
         done_below = upto + 1;
         wanted = wanted.saturating_mul(2);
     }
