@@ -195,12 +195,12 @@ pub fn embed_batch(w: &Weights, texts: &[Vec<u32>], out: &mut [[f32; DIM]]) {
     }
 }
 
-/// A branch's first residual n-gram convolution, `h = max(windows(x) · w1
-/// + b1, 0) + x`, where `x` depends on the piece alone (the rows of
-/// `pieces`, `stride` apart): each window slot's product with its block of
-/// `w1` is computed once per distinct piece, and each token's sum is added
-/// up from those — far fewer products than one per token, as a batch of
-/// asset names repeats its pieces.
+/// A branch's first residual n-gram convolution,
+/// `h = max(windows(x) · w1 + b1, 0) + x`, where `x` depends on the piece
+/// alone (the rows of `pieces`, `stride` apart): each window slot's product
+/// with its block of `w1` is computed once per distinct piece, and each
+/// token's sum is added up from those — far fewer products than one per
+/// token, as a batch of asset names repeats its pieces.
 fn first_layer(
     slots: &mut Vec<f32>,
     bounds: &[(usize, usize)],
