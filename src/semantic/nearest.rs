@@ -44,7 +44,6 @@ pub struct EmbedOut {
 /// Bring `assets.vectors` up to date with `assets.jsonl`: a row whose text
 /// (and embedder) are unchanged keeps its vector; the rest are embedded.
 /// A vectors file that cannot be read is rebuilt, never a reason to fail.
-///
 pub async fn embed_assets(
     embedder: &Result<Arc<Embedder>, Unavailable>,
     args: EmbedArgs,
