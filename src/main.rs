@@ -80,10 +80,22 @@ async fn dispatch(cli: Cli) -> Outcome {
                 model: model.model.clone(),
                 trust: cli.trust,
             };
-            let watcher = watch.then(|| {
-                let watch = commands::watch::beside_mcp(cli.project.clone(), provider, model.model.clone(), cli.trust);
-                tokio::spawn(watch)
-            });
+            let watcher = match (
+                watch,
+                cli.project.clone().map_or_else(mcp_server::project_before_any_call, Ok),
+            ) {
+                (false, _) => None,
+                (true, Ok(root)) => Some(tokio::spawn(commands::watch::beside_mcp(
+                    root,
+                    provider,
+                    model.model.clone(),
+                    cli.trust,
+                ))),
+                (true, Err(why)) => {
+                    eprintln!("[unity-assets:mcp] --watch: {why}");
+                    None
+                }
+            };
             let served = serve_mcp(options, http.as_deref()).await;
             watcher.inspect(tokio::task::JoinHandle::abort);
             return served;

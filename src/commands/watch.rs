@@ -27,17 +27,14 @@ pub async fn index_watch(project: &Project, invocation: &Invocation, trust: bool
     watch(project, invocation, trust, run, tokio::signal::ctrl_c()).await
 }
 
-/// `mcp --watch`: the index of the project at `root` (else the one the
-/// current folder is in) kept fresh beside the server, its lines on stderr,
+/// `mcp --watch`: the index of the project at `root` kept fresh beside the
+/// server, its lines on stderr,
 /// until the server ends and drops it. A watch that cannot start says why on
 /// stderr and leaves the server serving. Unless `provider` names one, the
 /// watcher tags with the builtin tagger: it runs unasked, so it spends no
 /// model tokens.
-pub async fn beside_mcp(root: Option<PathBuf>, provider: Option<ProviderKind>, model: Option<String>, trust: bool) {
+pub async fn beside_mcp(root: PathBuf, provider: Option<ProviderKind>, model: Option<String>, trust: bool) {
     let say = |message: &str| eprintln!("[unity-assets:mcp] --watch: {message}");
-    let Some(root) = root.or_else(|| crate::project::enclosing(&std::env::current_dir().ok()?)) else {
-        return say("no Unity project here (no Assets/ folder up from the current one); pass --project DIR");
-    };
     let provider = provider.unwrap_or(ProviderKind::Builtin);
     let project = match Project::open(&root, Some(provider), model.as_deref()) {
         Ok(project) => project,

@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 use super::catalog::{self, GRAPH, LIST_PIPELINES};
 use super::elicit::{may_request, Elicitor};
 use super::last_search;
-use super::locate::{locate, Places, CLAUDE_PROJECT_DIR};
+use super::locate::{locate, Places};
 use super::progress::Notifier;
 use super::ServerOptions;
 use crate::config::OVERRIDES;
@@ -89,14 +89,7 @@ impl PipelineServer {
             return Ok(root.clone());
         }
         let roots = self.client_roots(context).await;
-        let places = Places {
-            roots: roots.as_deref(),
-            claude_project_dir: std::env::var_os(CLAUDE_PROJECT_DIR)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from),
-            working_dir: std::env::current_dir().unwrap_or_else(|_| ".".into()),
-        };
-        locate(&places)
+        locate(&Places::of_this_process(roots.as_deref()))
     }
 
     /// The client's roots (`roots/list`), once per session until they

@@ -20,6 +20,20 @@ pub struct Places<'a> {
     pub working_dir: PathBuf,
 }
 
+impl<'a> Places<'a> {
+    /// The places of this process: `roots`, its `CLAUDE_PROJECT_DIR`, its
+    /// working folder.
+    pub fn of_this_process(roots: Option<&'a [String]>) -> Self {
+        Places {
+            roots,
+            claude_project_dir: std::env::var_os(CLAUDE_PROJECT_DIR)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+            working_dir: std::env::current_dir().unwrap_or_else(|_| ".".into()),
+        }
+    }
+}
+
 /// The first Unity project among `places`, or a message naming every
 /// place tried and how to point the server at a project.
 pub fn locate(places: &Places) -> Result<PathBuf, String> {

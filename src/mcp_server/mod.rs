@@ -26,6 +26,13 @@ use engine::llm::ProviderKind;
 
 pub use handler::PipelineServer;
 
+/// The project a server started without `--project` works on before any
+/// client has spoken (no roots yet): what `mcp --watch` watches, found by
+/// the rule every call follows ([`locate::locate`]).
+pub fn project_before_any_call() -> Result<PathBuf, String> {
+    locate::locate(&locate::Places::of_this_process(None))
+}
+
 /// The names of the tools the project's pipelines are offered as.
 pub fn pipeline_tools(project: &crate::project::Project) -> Vec<String> {
     catalog::exposed(project).0.into_iter().map(|t| t.tool).collect()
