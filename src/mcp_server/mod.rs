@@ -28,7 +28,7 @@ pub use handler::PipelineServer;
 
 /// The project a server started without `--project` works on before any
 /// client has spoken (no roots yet): what `mcp --watch` watches, found by
-/// the rule every call follows ([`locate::locate`]).
+/// the rule every call follows (`locate`).
 pub fn project_before_any_call() -> Result<PathBuf, String> {
     locate::locate(&locate::Places::of_this_process(None))
 }
