@@ -44,6 +44,9 @@ CONFIRM = 0.40
 AUTO = 0.70
 CAP_BELOW_AUTO = 0.05
 SUBJECT_MISSING_CAP = 0.35
+# A control weighs three queries: it is a tenth of the judged queries, and a confident answer
+# where there is none misleads more than a weak answer where there is one.
+CONTROL_WEIGHT = 3.0
 
 
 def load(folders):
@@ -58,9 +61,11 @@ def load(folders):
     return queries
 
 
-def fit(queries):
-    """Weights (bias first) maximising the regularised likelihood, by Newton's method."""
-    rows = [(r["features"], 1.0 if r["answer"] else 0.0, 1.0 / len(pool)) for pool in queries.values() for r in pool]
+def fit(queries, control_weight=1.0):
+    """Weights (bias first) maximising the regularised likelihood, by Newton's method; a
+    no-answer control's pool weighs `control_weight` queries."""
+    rows = [(r["features"], 1.0 if r["answer"] else 0.0, (control_weight if pool[0]["control"] else 1.0) / len(pool))
+            for pool in queries.values() for r in pool]
     d = len(FEATURES) + 1
     w = [0.0] * d
     for _ in range(25):
@@ -171,24 +176,26 @@ def main():
     p.add_argument("--out", default="")
     p.add_argument("--lopo", default="")
     p.add_argument("--report", action="store_true")
+    p.add_argument("--control-weight", type=float, default=CONTROL_WEIGHT,
+                   help="how many queries a no-answer control weighs in the fit (default %(default)s)")
     a = p.parse_args()
     queries = load(a.features)
     sets = sorted({name for name, _, _ in queries})
     described = lambda names: (f"{len(names)} judged projects, {sum(1 for n, _, _ in queries if n in names)} "
                                f"query runs ({len(a.features)} configurations)")
     if a.out:
-        write(fit(queries), a.out, described(sets))
+        write(fit(queries, a.control_weight), a.out, described(sets))
     if a.lopo or a.report:
         held = {}
         for name in sets:
             rest = collections.OrderedDict((k, v) for k, v in queries.items() if k[0] != name)
-            w = fit(rest)
+            w = fit(rest, a.control_weight)
             if a.lopo:
                 os.makedirs(a.lopo, exist_ok=True)
                 write(w, os.path.join(a.lopo, f"{name}.yml"), described([s for s in sets if s != name]))
             held[name] = score(w, {k: v for k, v in queries.items() if k[0] == name})[name]
         if a.report:
-            inside = score(fit(queries), queries)
+            inside = score(fit(queries, a.control_weight), queries)
             print(f"{'project':<20} {'held-out R@3':>12} {'controls':>9} {'in-sample R@3':>14}")
             for name in sets:
                 h, i = held[name], inside[name]

@@ -75,9 +75,9 @@ pub struct Concept {
     /// A Korean word no vocabulary knows, kept to be read as a loanword
     /// against the project's own words ([`super::loanword`]).
     pub unknown_korean: Option<String>,
-    /// Found only through a project word near it in meaning
+    /// The project word it was found through, nearest in meaning
     /// ([`Query::with_meanings`]): none of its own terms is in the project.
-    pub by_meaning: bool,
+    pub by_meaning: Option<String>,
 }
 
 /// The analysed query.
@@ -242,8 +242,14 @@ impl Query {
         for concept in &mut query.concepts {
             let Some(word) = &concept.unknown_korean else { continue };
             let found = index.lookup(word);
-            if found.is_empty() {
+            // A key that matches one project word is sharper evidence than
+            // the word nearest in meaning (펀치 is `punch`, not `dept`); one
+            // that matches several (성수: `san`, `scene`…) is not.
+            if found.is_empty() || (concept.by_meaning.is_some() && found.len() > 1) {
                 continue;
+            }
+            if let Some(near) = concept.by_meaning.take() {
+                concept.terms.retain(|(term, _)| *term != near);
             }
             concept.label = format!("{word} ({}?)", found.join("/"));
             for term in found {
@@ -264,10 +270,12 @@ impl Query {
                 continue;
             };
             concept.label = format!("{} ≈ {} ({:.2})", m.word, m.term, m.similarity);
-            add_term(&mut concept.terms, stem(&m.term), m.weight);
+            let near = stem(&m.term);
+            add_term(&mut concept.terms, near.clone(), m.weight);
             concept.prior = 1.0;
-            concept.unknown_korean = None;
-            concept.by_meaning = true;
+            // `unknown_korean` stays: a loanword of the project's words,
+            // resolved at ranking, replaces this guess.
+            concept.by_meaning = Some(near);
         }
         self
     }
@@ -334,7 +342,7 @@ impl Query {
                 generic: false,
                 context: false,
                 unknown_korean: Some(stripped),
-                by_meaning: false,
+                by_meaning: None,
             });
             return;
         }
@@ -375,7 +383,7 @@ impl Query {
                 generic: false,
                 context: false,
                 unknown_korean: None,
-                by_meaning: false,
+                by_meaning: None,
             });
         }
     }
@@ -397,12 +405,16 @@ impl Query {
                 add_term(&mut terms, part, PART_WEIGHT);
             }
         }
-        for key in vocab.keys_for_term(&normal) {
+        let keys = vocab.keys_for_term(&normal);
+        // A word several keys translate has several senses (character: 캐릭터,
+        // 문자): each key's siblings stand for one of them, so they count less.
+        let sibling_weight = SIBLING_WEIGHT / keys.len().max(1) as f32;
+        for key in keys {
             add_term(&mut terms, key.clone(), SIBLING_WEIGHT);
             // Siblings are other translations of the key (not its loose synonyms).
             for (sibling, weight, _) in vocab.senses(key) {
                 if weight >= 1.0 {
-                    add_term(&mut terms, sibling, SIBLING_WEIGHT);
+                    add_term(&mut terms, sibling, sibling_weight);
                 }
             }
         }
@@ -418,7 +430,7 @@ impl Query {
             generic: false,
             context: false,
             unknown_korean: None,
-            by_meaning: false,
+            by_meaning: None,
         });
     }
 
@@ -615,6 +627,32 @@ mod tests {
         assert!(!resolved.has_unknown_korean());
         assert!(resolved.concepts[0].terms.iter().any(|(t, _)| t == "snowmobile"));
         assert_eq!(resolved.concepts[0].prior, 1.0);
+    }
+
+    #[test]
+    fn a_loanword_of_a_project_word_replaces_the_word_nearest_in_meaning() {
+        let row = |path: &str| crate::search::records::AssetRow {
+            path: path.into(),
+            name: path.rsplit('/').next().unwrap().split('.').next().unwrap().into(),
+            ..Default::default()
+        };
+        let loans = LoanIndex::build(&[row("Assets/Anim/Right Punch.anim"), row("Assets/Dept Water.png")]);
+        let dept = crate::search::route::WordMeaning {
+            word: "펀치".into(),
+            term: "dept".into(),
+            similarity: 0.71,
+            weight: 0.6,
+        };
+        let by_meaning = Query::analyze("펀치", &Vocabulary::embedded()).with_meanings(std::slice::from_ref(&dept));
+        assert_eq!(by_meaning.concepts[0].by_meaning.as_deref(), Some("dept"));
+        let resolved = by_meaning.with_loanwords(&loans);
+        let terms: Vec<&str> = resolved.concepts[0].terms.iter().map(|(t, _)| t.as_str()).collect();
+        assert!(terms.contains(&"punch") && !terms.contains(&"dept"), "{terms:?}");
+        assert!(resolved.concepts[0].by_meaning.is_none() && !resolved.has_unknown_korean());
+
+        // With no loanword to find, the word nearest in meaning stays.
+        let kept = by_meaning.with_loanwords(&LoanIndex::build(&[row("Assets/Dept Water.png")]));
+        assert!(kept.concepts[0].terms.iter().any(|(t, _)| t == "dept"));
     }
 
     #[test]

@@ -310,7 +310,7 @@ fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32, thresholds: 
             .concepts
             .iter()
             .zip(&s.found_in)
-            .all(|(c, &mask)| mask == 0 || c.by_meaning);
+            .all(|(c, &mask)| mask == 0 || c.by_meaning.is_some());
     if by_meaning_alone {
         return match s.found_in.contains(&0) {
             true => (raw.min(cap), Calibration::MeaningAlone),
