@@ -21,10 +21,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use params::{ConfigLayer, ParamLayers, ParamSource, ResolvedParam, WrittenAt};
-pub use pipeline::{
-    AppendStage, AskStage, ExecStage, ExitStage, FnStage, Gate, HttpStage, InputError, LlmStage, McpStage, Pipeline,
-    ReadSource, ReadStage, Recovery, Stage, StageAction, StageModifier, WriteStage,
-};
+pub use pipeline::{Gate, InputError, Pipeline, Recovery, Stage, StageModifier};
+pub(crate) use stage::ActionSite;
 
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::io::Limits;
@@ -388,7 +386,7 @@ impl Compiler<'_> {
 /// in; built only when there is something to report there.
 type RunSite<'a> = &'a dyn Fn() -> Diagnostic;
 
-fn resource_error(e: crate::resources::ResourceError) -> Diagnostic {
+pub(crate) fn resource_error(e: crate::resources::ResourceError) -> Diagnostic {
     Diagnostic::about(e.origin.clone(), format!("cannot use this override: {}", e.why))
         .help("fix or delete it; the embedded copy is used only when no override exists")
 }
