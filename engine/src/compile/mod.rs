@@ -1,6 +1,7 @@
 //! spec → checked DAG: resolve references, params, templates and schemas.
 //! This file drives it (names, files, the pipeline as a whole); one module
-//! per part: [`stage`], [`values`] (templated values and their references),
+//! per part: [`stage`] (what every stage shares; each kind compiles its own
+//! action in `stages`), [`values`] (templated values and their references),
 //! [`gate`] and [`prompt`] (the files a stage names), [`pipeline`] (the result).
 //!
 //! Compiling never stops at the first problem: every error in the pipeline

@@ -254,6 +254,19 @@ impl ActionSite<'_, '_, '_> {
         Diagnostic::new(self.site.file, self.at(key), message)
     }
 
+    /// `no <what> named `<name>`` at the stage's `key`, suggesting the
+    /// closest of the names `known`.
+    pub(crate) fn unknown<'k>(
+        &self,
+        key: &str,
+        what: &str,
+        name: &str,
+        known: impl IntoIterator<Item = &'k str>,
+    ) -> Diagnostic {
+        self.error(key, format!("no {what} named `{name}`"))
+            .suggest(name, known)
+    }
+
     /// Report a problem.
     pub(crate) fn push(&mut self, d: Diagnostic) {
         self.errors.push(d);

@@ -51,34 +51,31 @@ pub(super) fn compile(l: &LlmSpec, site: &mut ActionSite) -> LlmStage {
         Some(b) => match site.registry().get_builtin(b) {
             Some(n) => Some((b.clone(), n.clone())),
             None => {
-                let d = site
-                    .error("llm.builtin", format!("no builtin task named `{b}`"))
-                    .suggest(b, site.registry().builtin_names());
-                site.push(d);
+                site.push(site.unknown("llm.builtin", "builtin task", b, site.registry().builtin_names()));
                 None
             }
         },
         None => {
             if site.builtin_provider() {
-                let d = site
-                    .error(
+                site.push(
+                    site.error(
                         "llm",
                         format!("llm stage `{name}` has no `builtin:`, so the offline builtin provider cannot run it"),
                     )
                     .help(
                         "name a builtin task, or select a model provider (`--provider anthropic|openai|claude-code`)",
-                    );
-                site.push(d);
+                    ),
+                );
             }
             None
         }
     };
     site.prompt(&l.prompt);
     if site.stage().output.is_none() {
-        let d = site
-            .error("llm", format!("llm stage `{name}` has no `output:` schema gate"))
-            .help("every model answer is checked against a schema: add `output: <file>.schema.json`");
-        site.push(d);
+        site.push(
+            site.error("llm", format!("llm stage `{name}` has no `output:` schema gate"))
+                .help("every model answer is checked against a schema: add `output: <file>.schema.json`"),
+        );
     }
     LlmStage {
         prompt: l.prompt.clone(),

@@ -29,10 +29,7 @@ pub struct McpStage {
 pub(super) fn compile(m: &McpSpec, site: &mut ActionSite) -> McpStage {
     let guard = site.registry().get_guard(&m.guard).cloned();
     if guard.is_none() {
-        let d = site
-            .error("mcp.guard", format!("no scope guard named `{}`", m.guard))
-            .suggest(&m.guard, site.registry().guard_names());
-        site.push(d);
+        site.push(site.unknown("mcp.guard", "scope guard", &m.guard, site.registry().guard_names()));
     }
     McpStage {
         server: site.value(&m.server, "mcp.server"),

@@ -148,6 +148,7 @@ impl StageAction {
         })
     }
 
+    /// Its kind, for the stage's name in reports and graphs.
     pub fn kind(&self) -> ActionKind {
         match self {
             StageAction::Fn(_) => ActionKind::Fn,

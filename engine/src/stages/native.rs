@@ -20,10 +20,7 @@ pub(super) fn compile(name: &str, site: &mut ActionSite) -> Option<FnStage> {
             native: native.clone(),
         }),
         None => {
-            let d = site
-                .error("fn", format!("no native function named `{name}`"))
-                .suggest(name, site.registry().function_names());
-            site.push(d);
+            site.push(site.unknown("fn", "native function", name, site.registry().function_names()));
             None
         }
     }

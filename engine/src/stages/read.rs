@@ -39,19 +39,18 @@ pub(super) fn compile(r: &ReadSpec, site: &mut ActionSite) -> Option<ReadStage> 
                 site.push(resource_error(e.clone()));
             } else if found.is_ok_and(|r| r.is_none()) {
                 let known = site.resources().list(rel.split('/').next().unwrap_or_default());
-                let d = site
-                    .error("read.resource", format!("resource `{rel}` not found"))
-                    .suggest(rel, known.iter().map(String::as_str));
-                site.push(d);
+                site.push(
+                    site.error("read.resource", format!("resource `{rel}` not found"))
+                        .suggest(rel, known.iter().map(String::as_str)),
+                );
             }
             ReadSource::Resource(rel.clone())
         }
         _ => {
-            let d = site.error(
+            site.push(site.error(
                 "read",
                 "`read` needs exactly one of `path:` (a file of the project) or `resource:` (data/…, schemas/…)",
-            );
-            site.push(d);
+            ));
             return None;
         }
     };
