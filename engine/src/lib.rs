@@ -3,8 +3,9 @@
 //! A pipeline travels **spec → compile → run**: `spec` is the serde model
 //! of the YAML as written, `compile` resolves references, params, templates
 //! and schemas into a checked DAG (collecting every error at once), and
-//! [`run()`] executes that DAG on tokio. Each stage kind lives in its own module
-//! under `stages`. The engine knows nothing of any domain: products plug
+//! [`run()`] executes that DAG on tokio. Each stage kind is one module under
+//! `stages`: its compiled form, how it compiles and runs, and what the graph
+//! shows of it. The engine knows nothing of any domain: products plug
 //! native code in through the [`registry`], and name themselves with a
 //! [`Product`] (their name, their settings file) that the engine's requests
 //! and messages use, naming no product of their own. [`outline()`] says what
@@ -20,12 +21,14 @@
 //! 2. `asker` (a person's answer), `template`, `resources`, `render` (the
 //!    graph drawn), `llm`, `mcp`.
 //! 3. `registry` (native functions), `spec` (the YAML as written).
-//! 4. `compile` (spec → checked pipeline), `outline` (the stages as
-//!    written, for review), `report`, `runtime`.
-//! 5. `stages` (one module per stage kind).
+//! 4. `compile` (spec → checked pipeline: what every stage shares),
+//!    `outline` (the stages as written, for review), `report`, `runtime`.
+//! 5. `stages` (one module per stage kind, compiled and run).
 //! 6. `run` (the executor).
 //!
-//! One edge points back up, and it is the nesting of pipelines itself:
+//! Edges point back up only where pipelines and stages nest: a compiled
+//! pipeline holds its stages' actions, so `compile` names
+//! `stages::StageAction` and has it compile each stage's action; and
 //! `stages::sub_pipeline` (a `run:` stage) calls [`run()`].
 
 #![warn(missing_docs)]

@@ -2,7 +2,8 @@
 
 use crate::render::{Graph, Node};
 
-use super::{Pipeline, Stage, StageAction, StageModifier};
+use super::{Pipeline, Stage, StageModifier};
+use crate::stages::StageAction;
 
 impl Pipeline {
     /// The pipeline's stages and edges, with `run:` sub-pipelines nested.
@@ -24,15 +25,6 @@ impl Pipeline {
 }
 
 fn node(p: &Pipeline, s: &Stage) -> Node {
-    let target = match &s.action {
-        StageAction::Fn(f) => Some(f.name.clone()),
-        StageAction::Llm(l) => Some(match &l.builtin {
-            Some((b, _)) => format!("{} (builtin {b})", l.prompt),
-            None => l.prompt.clone(),
-        }),
-        StageAction::Run(sub) => Some(sub.name.clone()),
-        _ => None,
-    };
     let iteration = s.modifier.as_ref().map(|m| match m {
         StageModifier::ForEach { items, concurrency, .. } => {
             format!("for each of {} (≤{} at once)", source(items), source(concurrency))
@@ -80,7 +72,7 @@ fn node(p: &Pipeline, s: &Stage) -> Node {
     Node {
         name: s.name.clone(),
         kind: s.kind().to_owned(),
-        target,
+        target: s.action.target(),
         condition: s.when.as_ref().map(|(w, _)| w.clone()),
         iteration,
         gate: s

@@ -1,6 +1,7 @@
 //! spec → checked DAG: resolve references, params, templates and schemas.
 //! This file drives it (names, files, the pipeline as a whole); one module
-//! per part: [`stage`], [`values`] (templated values and their references),
+//! per part: [`stage`] (what every stage shares; each kind compiles its own
+//! action in `stages`), [`values`] (templated values and their references),
 //! [`gate`] and [`prompt`] (the files a stage names), [`pipeline`] (the result).
 //!
 //! Compiling never stops at the first problem: every error in the pipeline
@@ -21,10 +22,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use params::{ConfigLayer, ParamLayers, ParamSource, ResolvedParam, WrittenAt};
-pub use pipeline::{
-    AppendStage, AskStage, ExecStage, ExitStage, FnStage, Gate, HttpStage, InputError, LlmStage, McpStage, Pipeline,
-    ReadSource, ReadStage, Recovery, Stage, StageAction, StageModifier, WriteStage,
-};
+pub use pipeline::{Gate, InputError, Pipeline, Recovery, Stage, StageModifier};
+pub(crate) use stage::ActionSite;
 
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::io::Limits;
@@ -388,7 +387,7 @@ impl Compiler<'_> {
 /// in; built only when there is something to report there.
 type RunSite<'a> = &'a dyn Fn() -> Diagnostic;
 
-fn resource_error(e: crate::resources::ResourceError) -> Diagnostic {
+pub(crate) fn resource_error(e: crate::resources::ResourceError) -> Diagnostic {
     Diagnostic::about(e.origin.clone(), format!("cannot use this override: {}", e.why))
         .help("fix or delete it; the embedded copy is used only when no override exists")
 }

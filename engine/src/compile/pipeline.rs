@@ -7,8 +7,8 @@ use minijinja::Environment;
 use serde_json::{Map, Value};
 
 use super::params::ResolvedParam;
-use crate::registry::Native;
-use crate::spec::{self, ActionKind, InputSpec, ModifierKind};
+use crate::spec::{self, InputSpec, ModifierKind};
+use crate::stages::StageAction;
 use crate::template::Tmpl;
 
 /// A checked pipeline, ready to run any number of times.
@@ -54,128 +54,10 @@ pub struct Stage {
     pub(crate) reads: BTreeSet<String>,
 }
 
-/// Where a `read` stage reads from.
-pub enum ReadSource {
-    Path(Tmpl),
-    Resource(String),
-}
-
 /// `on_invalid` / `on_locked`: fail, or continue with this output.
 pub enum Recovery {
     Fail,
     Output(Tmpl),
-}
-
-pub enum StageAction {
-    Fn(FnStage),
-    Llm(LlmStage),
-    Run(Arc<Pipeline>),
-    Read(ReadStage),
-    Write(WriteStage),
-    Append(AppendStage),
-    Emit(Tmpl),
-    Exit(ExitStage),
-    Ask(AskStage),
-    Http(HttpStage),
-    Exec(ExecStage),
-    Mcp(McpStage),
-}
-
-impl StageAction {
-    pub fn kind(&self) -> ActionKind {
-        match self {
-            StageAction::Fn(_) => ActionKind::Fn,
-            StageAction::Llm(_) => ActionKind::Llm,
-            StageAction::Run(_) => ActionKind::Run,
-            StageAction::Read(_) => ActionKind::Read,
-            StageAction::Write(_) => ActionKind::Write,
-            StageAction::Append(_) => ActionKind::Append,
-            StageAction::Emit(_) => ActionKind::Emit,
-            StageAction::Exit(_) => ActionKind::Exit,
-            StageAction::Ask(_) => ActionKind::Ask,
-            StageAction::Http(_) => ActionKind::Http,
-            StageAction::Exec(_) => ActionKind::Exec,
-            StageAction::Mcp(_) => ActionKind::Mcp,
-        }
-    }
-}
-
-/// `fn:` — a native function of the registry.
-pub struct FnStage {
-    pub name: String,
-    pub native: Native,
-}
-
-/// `read:` — a file or a resource, decoded.
-pub struct ReadStage {
-    pub source: ReadSource,
-    pub format: Option<crate::io::Format>,
-    pub rows: Option<Gate>,
-    pub bad_rows: spec::BadRows,
-    pub missing: spec::Missing,
-}
-
-/// `write:` — a file, written atomically.
-pub struct WriteStage {
-    pub path: Tmpl,
-    pub value: Tmpl,
-    pub format: spec::WriteFormat,
-}
-
-/// `append:` — one gated row added to a line-per-record file.
-pub struct AppendStage {
-    pub path: Tmpl,
-    pub value: Tmpl,
-}
-
-/// `exit:` — end the run with a code and a status.
-pub struct ExitStage {
-    pub code: Tmpl,
-    pub status: Option<Tmpl>,
-}
-
-/// `ask:` — a choice, from the caller or a person at a terminal.
-pub struct AskStage {
-    pub prompt: Tmpl,
-    pub choices: Tmpl,
-    pub answer: Option<Tmpl>,
-    pub default: Option<Tmpl>,
-}
-
-/// `http:` — one HTTP request.
-pub struct HttpStage {
-    pub method: String,
-    pub url: Tmpl,
-    pub headers: Option<Tmpl>,
-    pub query: Option<Tmpl>,
-    pub body: Option<Tmpl>,
-    pub timeout_s: Option<u64>,
-}
-
-/// `exec:` — one program, without a shell.
-pub struct ExecStage {
-    pub command: Tmpl,
-    pub stdin: Option<Tmpl>,
-    pub timeout_s: Option<u64>,
-}
-
-/// `mcp:` — one MCP tool call through the scope guard.
-pub struct McpStage {
-    pub server: Tmpl,
-    pub tool: Tmpl,
-    pub args: Tmpl,
-    pub guard: Arc<dyn crate::mcp::CallGuard>,
-    pub audit: Tmpl,
-    pub sub_intent: Option<Tmpl>,
-}
-
-pub struct LlmStage {
-    /// The prompt's file name, also its template name in the pipeline's env.
-    pub prompt: String,
-    pub builtin: Option<(String, Native)>,
-    pub tier: crate::llm::Tier,
-    pub repair: u32,
-    pub max_tokens: Option<u32>,
 }
 
 pub enum StageModifier {

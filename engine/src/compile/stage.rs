@@ -1,5 +1,6 @@
-//! One stage: its action, modifier, gate and recovery compiled and checked
-//! against what it may read.
+//! One stage: what every kind shares (names, modifier, `when`, `with`,
+//! gate and recovery) is compiled here; its action is compiled by its
+//! kind's module in `stages`, through an [`ActionSite`].
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -9,12 +10,12 @@ use minijinja::Environment;
 use serde_json::Value;
 
 use super::values::{compile_value, RefCtx};
-use super::{
-    resource_error, AppendStage, AskStage, Compiler, ExecStage, ExitStage, FnStage, HttpStage, LlmStage, McpStage,
-    ReadSource, ReadStage, Recovery, Stage, StageAction, StageModifier, WriteStage,
-};
+use super::{Compiler, Gate, Pipeline, Recovery, Stage, StageModifier};
 use crate::diagnostic::{Diagnostic, Diagnostics};
-use crate::spec::{self, Action, Fallback, Modifier, PipelineSpec, StageSpec};
+use crate::registry::Registry;
+use crate::resources::Resources;
+use crate::spec::{self, Fallback, Modifier, PipelineSpec, StageSpec};
+use crate::stages::StageAction;
 use crate::template::Tmpl;
 
 impl Compiler<'_> {
@@ -68,60 +69,43 @@ impl Compiler<'_> {
             locals: &locals,
             ..outer
         };
-        let env = ctx.env;
-        let mut params_read = BTreeSet::new();
-        let mut stages_read = BTreeSet::new();
-        let mut c = |v: &Value, path: &str, rc: &RefCtx, errors: &mut Diagnostics| {
-            let t = compile_value(env, v, &format!("{base}.{path}"), rc, errors);
-            for (r, _) in t.references(env) {
-                if let Some(p) = r.strip_prefix("params.") {
-                    params_read.insert(p.to_owned());
-                }
-                let root = r.split('.').next().unwrap_or_default();
-                if ctx.upstream.contains(root) && !rc.locals.iter().any(|l| l == root) {
-                    stages_read.insert(root.to_owned());
-                }
-            }
-            t
+        let mut values = Values {
+            env: ctx.env,
+            base: &base,
+            upstream: ctx.upstream,
+            params_read: BTreeSet::new(),
+            stages_read: BTreeSet::new(),
         };
+        let v = &mut values;
 
         let when = s
             .when
             .as_ref()
-            .map(|w| (w.clone(), c(&Value::String(w.clone()), "when", &outer, errors)));
-        let with = s.with.as_ref().map(|w| c(w, "with", &inner, errors));
+            .map(|w| (w.clone(), v.compile(&Value::String(w.clone()), "when", &outer, errors)));
+        let with = s.with.as_ref().map(|w| v.compile(w, "with", &inner, errors));
         let gate = s
             .output
             .as_ref()
-            .and_then(|f| self.gate(f, ctx.file, || ctx.spec.source.value(&format!("{base}.output")), errors));
-        let recovery = |fb: &Option<Fallback>,
-                        key: &str,
-                        errors: &mut Diagnostics,
-                        c: &mut dyn FnMut(&Value, &str, &RefCtx, &mut Diagnostics) -> Tmpl| {
-            fb.as_ref().map(|f| match f {
-                Fallback::Fail(_) => Recovery::Fail,
-                Fallback::Output { output } => Recovery::Output(c(output, &format!("{key}.output"), &inner, errors)),
-            })
-        };
-        let on_invalid = recovery(&s.on_invalid, "on_invalid", errors, &mut c);
-        let on_locked = recovery(&s.on_locked, "on_locked", errors, &mut c);
+            .and_then(|f| self.gate(f, ctx.file, || value_at(ctx, &base, "output"), errors));
+        let on_invalid = v.recovery(&s.on_invalid, "on_invalid", &inner, errors);
+        let on_locked = v.recovery(&s.on_locked, "on_locked", &inner, errors);
 
         let modifier = s.modifier.as_ref().map(|m| match m {
             Modifier::ForEach(f) => StageModifier::ForEach {
-                items: c(&f.items, "for_each.items", &outer, errors),
+                items: v.compile(&f.items, "for_each.items", &outer, errors),
                 as_name: f.as_name.clone(),
-                concurrency: c(&f.concurrency, "for_each.concurrency", &outer, errors),
+                concurrency: v.compile(&f.concurrency, "for_each.concurrency", &outer, errors),
             },
             Modifier::MapReduce(m) => StageModifier::MapReduce {
-                items: c(&m.items, "map_reduce.items", &outer, errors),
-                chunk_size: c(&m.chunk_size, "map_reduce.chunk_size", &outer, errors),
+                items: v.compile(&m.items, "map_reduce.items", &outer, errors),
+                chunk_size: v.compile(&m.chunk_size, "map_reduce.chunk_size", &outer, errors),
                 as_name: m.as_name.clone(),
-                concurrency: c(&m.concurrency, "map_reduce.concurrency", &outer, errors),
+                concurrency: v.compile(&m.concurrency, "map_reduce.concurrency", &outer, errors),
                 top_k: m
                     .reduce
                     .top_k
                     .as_ref()
-                    .map(|k| c(k, "map_reduce.reduce.top_k", &outer, errors)),
+                    .map(|k| v.compile(k, "map_reduce.reduce.top_k", &outer, errors)),
                 reduce: Box::new(m.reduce.clone()),
             },
             Modifier::Repeat(r) => {
@@ -132,168 +116,29 @@ impl Compiler<'_> {
                     ..outer
                 };
                 StageModifier::Repeat {
-                    over: r.over.as_ref().map(|o| c(o, "repeat.over", &outer, errors)),
+                    over: r.over.as_ref().map(|o| v.compile(o, "repeat.over", &outer, errors)),
                     times: r.times,
                     as_name: r.as_name.clone(),
                     until: r
                         .until
                         .as_ref()
-                        .map(|u| c(&Value::String(u.clone()), "repeat.until", &until_ctx, errors)),
+                        .map(|u| v.compile(&Value::String(u.clone()), "repeat.until", &until_ctx, errors)),
                 }
             }
         });
 
-        let at = |key: &str| ctx.spec.source.value(&format!("{base}.{key}"));
-        let action = match &s.action {
-            Action::Fn(name) => match self.registry.get_function(name) {
-                Some(native) => Some(StageAction::Fn(FnStage {
-                    name: name.clone(),
-                    native: native.clone(),
-                })),
-                None => {
-                    errors.push(
-                        Diagnostic::new(ctx.file, at("fn"), format!("no native function named `{name}`"))
-                            .suggest(name, self.registry.function_names()),
-                    );
-                    None
-                }
+        let action = StageAction::compile(
+            &s.action,
+            &mut ActionSite {
+                compiler: self,
+                site: ctx,
+                values: v,
+                scope: &inner,
+                prompts,
+                sibling_dir,
+                errors,
             },
-            Action::Llm(l) => {
-                let builtin = match &l.builtin {
-                    Some(b) => match self.registry.get_builtin(b) {
-                        Some(n) => Some((b.clone(), n.clone())),
-                        None => {
-                            errors.push(
-                                Diagnostic::new(ctx.file, at("llm.builtin"), format!("no builtin task named `{b}`"))
-                                    .suggest(b, self.registry.builtin_names()),
-                            );
-                            None
-                        }
-                    },
-                    None => {
-                        if self.builtin_provider {
-                            errors.push(
-                                Diagnostic::new(ctx.file, at("llm"), format!("llm stage `{}` has no `builtin:`, so the offline builtin provider cannot run it", s.name))
-                                    .help("name a builtin task, or select a model provider (`--provider anthropic|openai|claude-code`)"),
-                            );
-                        }
-                        None
-                    }
-                };
-                self.prompt(&l.prompt, s, ctx, prompts, errors);
-                if s.output.is_none() {
-                    errors.push(
-                        Diagnostic::new(
-                            ctx.file,
-                            at("llm"),
-                            format!("llm stage `{}` has no `output:` schema gate", s.name),
-                        )
-                        .help("every model answer is checked against a schema: add `output: <file>.schema.json`"),
-                    );
-                }
-                Some(StageAction::Llm(LlmStage {
-                    prompt: l.prompt.clone(),
-                    builtin,
-                    tier: l.tier,
-                    repair: l.repair,
-                    max_tokens: l.max_tokens,
-                }))
-            }
-            Action::Run(name) => {
-                let site = || Diagnostic::new(ctx.file, at("run"), String::new());
-                match self.compile_named(name, sibling_dir, Some(&site)) {
-                    Ok(p) => Some(StageAction::Run(p)),
-                    Err(e) => {
-                        errors.extend(e);
-                        None
-                    }
-                }
-            }
-            Action::Read(r) => {
-                let rows = r
-                    .schema
-                    .as_ref()
-                    .and_then(|f| self.gate(f, ctx.file, || at("read.schema"), errors));
-                let source = match (&r.path, &r.resource) {
-                    (Some(p), None) => Some(ReadSource::Path(c(p, "read.path", &inner, errors))),
-                    (None, Some(rel)) => {
-                        let found = self.resources.get(rel);
-                        if let Err(e) = &found {
-                            errors.push(resource_error(e.clone()));
-                        } else if found.is_ok_and(|r| r.is_none()) {
-                            let known = self.resources.list(rel.split('/').next().unwrap_or_default());
-                            errors.push(
-                                Diagnostic::new(ctx.file, at("read.resource"), format!("resource `{rel}` not found"))
-                                    .suggest(rel, known.iter().map(String::as_str)),
-                            );
-                        }
-                        Some(ReadSource::Resource(rel.clone()))
-                    }
-                    _ => {
-                        errors.push(Diagnostic::new(ctx.file, at("read"), "`read` needs exactly one of `path:` (a file of the project) or `resource:` (data/…, schemas/…)"));
-                        None
-                    }
-                }?;
-                Some(StageAction::Read(ReadStage {
-                    source,
-                    format: r.format,
-                    rows,
-                    bad_rows: r.bad_rows,
-                    missing: r.missing,
-                }))
-            }
-            Action::Write(w) => Some(StageAction::Write(WriteStage {
-                path: c(&w.path, "write.path", &inner, errors),
-                value: c(&w.value, "write.value", &inner, errors),
-                format: w.format,
-            })),
-            Action::Append(a) => Some(StageAction::Append(AppendStage {
-                path: c(&a.path, "append.path", &inner, errors),
-                value: c(&a.value, "append.value", &inner, errors),
-            })),
-            Action::Emit(e) => Some(StageAction::Emit(c(e, "emit", &inner, errors))),
-            Action::Exit(e) => Some(StageAction::Exit(ExitStage {
-                code: c(&e.code, "exit.code", &inner, errors),
-                status: e.status.as_ref().map(|v| c(v, "exit.status", &inner, errors)),
-            })),
-            Action::Ask(a) => Some(StageAction::Ask(AskStage {
-                prompt: c(&a.prompt, "ask.prompt", &inner, errors),
-                choices: c(&a.choices, "ask.choices", &inner, errors),
-                answer: a.answer.as_ref().map(|v| c(v, "ask.answer", &inner, errors)),
-                default: a.default.as_ref().map(|v| c(v, "ask.default", &inner, errors)),
-            })),
-            Action::Http(h) => Some(StageAction::Http(HttpStage {
-                method: h.method.to_uppercase(),
-                url: c(&h.url, "http.url", &inner, errors),
-                headers: h.headers.as_ref().map(|v| c(v, "http.headers", &inner, errors)),
-                query: h.query.as_ref().map(|v| c(v, "http.query", &inner, errors)),
-                body: h.body.as_ref().map(|v| c(v, "http.body", &inner, errors)),
-                timeout_s: h.timeout_s,
-            })),
-            Action::Exec(e) => Some(StageAction::Exec(ExecStage {
-                command: c(&e.command, "exec.command", &inner, errors),
-                stdin: e.stdin.as_ref().map(|v| c(v, "exec.stdin", &inner, errors)),
-                timeout_s: e.timeout_s,
-            })),
-            Action::Mcp(m) => {
-                let guard = self.registry.get_guard(&m.guard).cloned();
-                if guard.is_none() {
-                    errors.push(
-                        Diagnostic::new(ctx.file, at("mcp.guard"), format!("no scope guard named `{}`", m.guard))
-                            .suggest(&m.guard, self.registry.guard_names()),
-                    );
-                }
-                let stage = StageAction::Mcp(McpStage {
-                    server: c(&m.server, "mcp.server", &inner, errors),
-                    tool: c(&m.tool, "mcp.tool", &inner, errors),
-                    args: c(&m.args, "mcp.args", &inner, errors),
-                    guard: guard.unwrap_or_else(|| Arc::new(crate::mcp::DenyAll)),
-                    audit: c(&m.audit, "mcp.audit", &inner, errors),
-                    sub_intent: m.sub_intent.as_ref().map(|v| c(v, "mcp.sub_intent", &inner, errors)),
-                });
-                Some(stage)
-            }
-        }?;
+        )?;
         Some(Stage {
             name: s.name.clone(),
             ident: spec::ident(&s.name),
@@ -307,8 +152,8 @@ impl Compiler<'_> {
             kind: super::pipeline::kind_name(&action, modifier.as_ref()),
             action,
             modifier,
-            params_read: params_read.into_iter().collect(),
-            reads: stages_read,
+            params_read: values.params_read.into_iter().collect(),
+            reads: values.stages_read,
         })
     }
 }
@@ -321,4 +166,144 @@ pub(super) struct StageSite<'a> {
     pub(super) upstream: &'a BTreeSet<String>,
     pub(super) params: &'a Value,
     pub(super) env: &'a Environment<'static>,
+}
+
+/// Compiles a stage's templated values, noting the params and upstream
+/// stages they read (for graphs, dry runs and the executor's reads).
+struct Values<'a> {
+    env: &'a Environment<'static>,
+    /// `stages.<name>`, the path every key of the stage is under.
+    base: &'a str,
+    upstream: &'a BTreeSet<String>,
+    params_read: BTreeSet<String>,
+    stages_read: BTreeSet<String>,
+}
+
+impl Values<'_> {
+    fn compile(&mut self, v: &Value, path: &str, rc: &RefCtx, errors: &mut Diagnostics) -> Tmpl {
+        let t = compile_value(self.env, v, &format!("{}.{path}", self.base), rc, errors);
+        for (r, _) in t.references(self.env) {
+            if let Some(p) = r.strip_prefix("params.") {
+                self.params_read.insert(p.to_owned());
+            }
+            let root = r.split('.').next().unwrap_or_default();
+            if self.upstream.contains(root) && !rc.locals.iter().any(|l| l == root) {
+                self.stages_read.insert(root.to_owned());
+            }
+        }
+        t
+    }
+
+    /// `on_invalid` / `on_locked` (`key`): fail, or a fallback output.
+    fn recovery(
+        &mut self,
+        fb: &Option<Fallback>,
+        key: &str,
+        rc: &RefCtx,
+        errors: &mut Diagnostics,
+    ) -> Option<Recovery> {
+        fb.as_ref().map(|f| match f {
+            Fallback::Fail(_) => Recovery::Fail,
+            Fallback::Output { output } => Recovery::Output(self.compile(output, &format!("{key}.output"), rc, errors)),
+        })
+    }
+}
+
+/// What a kind's module in `stages` is given to compile its action: the
+/// stage as written, its values compiled where the action sees them (loop
+/// variables in scope), and the compiler's natives and files. Its errors
+/// go where the rest of the pipeline's do, each at its `file:line:col`.
+pub(crate) struct ActionSite<'a, 'v, 'c> {
+    compiler: &'a mut Compiler<'c>,
+    site: &'a StageSite<'v>,
+    values: &'a mut Values<'v>,
+    scope: &'a RefCtx<'v>,
+    prompts: &'a mut Environment<'static>,
+    sibling_dir: Option<&'a Path>,
+    errors: &'a mut Diagnostics,
+}
+
+impl ActionSite<'_, '_, '_> {
+    /// The stage as written.
+    pub(crate) fn stage(&self) -> &StageSpec {
+        self.site.stage
+    }
+
+    /// The natives, builtins and guards stages may name.
+    pub(crate) fn registry(&self) -> &Registry {
+        self.compiler.registry
+    }
+
+    /// The pipeline resources (`data/…`, `schemas/…`) with their overrides.
+    pub(crate) fn resources(&self) -> &Resources {
+        self.compiler.resources
+    }
+
+    /// Whether the offline builtin provider runs the `llm` stages.
+    pub(crate) fn builtin_provider(&self) -> bool {
+        self.compiler.builtin_provider
+    }
+
+    /// A templated value of the action at `path` (`read.path`), compiled.
+    pub(crate) fn value(&mut self, v: &Value, path: &str) -> Tmpl {
+        self.values.compile(v, path, self.scope, self.errors)
+    }
+
+    /// A problem at the stage's `key` (`llm.builtin`), to report with [`Self::push`].
+    pub(crate) fn error(&self, key: &str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(self.site.file, self.at(key), message)
+    }
+
+    /// `no <what> named `<name>`` at the stage's `key`, suggesting the
+    /// closest of the names `known`.
+    pub(crate) fn unknown<'k>(
+        &self,
+        key: &str,
+        what: &str,
+        name: &str,
+        known: impl IntoIterator<Item = &'k str>,
+    ) -> Diagnostic {
+        self.error(key, format!("no {what} named `{name}`"))
+            .suggest(name, known)
+    }
+
+    /// Report a problem.
+    pub(crate) fn push(&mut self, d: Diagnostic) {
+        self.errors.push(d);
+    }
+
+    /// The schema file `name` as a gate; `key`: where the stage names it.
+    pub(crate) fn gate(&mut self, name: &str, key: &str) -> Option<Gate> {
+        let (site, base) = (self.site, self.values.base);
+        let at = || value_at(site, base, key);
+        self.compiler.gate(name, site.file, at, self.errors)
+    }
+
+    /// Load the prompt template `name` and check the names it reads.
+    pub(crate) fn prompt(&mut self, name: &str) {
+        self.compiler
+            .prompt(name, self.site.stage, self.site, self.prompts, self.errors);
+    }
+
+    /// The pipeline a `run:` stage names, compiled (beside this file first).
+    pub(crate) fn sub_pipeline(&mut self, name: &str) -> Option<Arc<Pipeline>> {
+        let (site, base) = (self.site, self.values.base);
+        let at = || Diagnostic::new(site.file, value_at(site, base, "run"), String::new());
+        match self.compiler.compile_named(name, self.sibling_dir, Some(&at)) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                self.errors.extend(e);
+                None
+            }
+        }
+    }
+
+    fn at(&self, key: &str) -> (usize, usize) {
+        value_at(self.site, self.values.base, key)
+    }
+}
+
+/// Where the value of the stage's `key` is written (`base`: `stages.<name>`).
+fn value_at(site: &StageSite, base: &str, key: &str) -> (usize, usize) {
+    site.spec.source.value(&format!("{base}.{key}"))
 }

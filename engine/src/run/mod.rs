@@ -14,11 +14,11 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::compile::{Pipeline, Stage, StageAction};
+use crate::compile::{Pipeline, Stage};
 use crate::registry::RunHoldings;
 use crate::report::{RunReport, RunStatus, StageReport, StageStats, StageStatus};
 use crate::runtime::Runtime;
-use crate::stages::{Flow, StageCx, StageError, StageFailure};
+use crate::stages::{Flow, StageAction, StageCx, StageError, StageFailure};
 use crate::template::Scope;
 
 /// How a run ended when it did not fail.

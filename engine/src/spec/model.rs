@@ -80,6 +80,9 @@ pub enum FailWord {
     Fail,
 }
 
+/// A stage's action as written. Each kind's fields are here rather than in
+/// its module under `stages`: `spec` sits above `compile` and `stages` in
+/// the layers of `lib.rs`, so the YAML model cannot name them.
 #[derive(Debug, Clone)]
 pub enum Action {
     Fn(String),

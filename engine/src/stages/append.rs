@@ -7,7 +7,22 @@ use crate::io::{append_line_locked, AppendError};
 use crate::template::Scope;
 
 use super::{recover, StageCx};
-use crate::compile::AppendStage;
+use crate::compile::ActionSite;
+use crate::spec::AppendSpec;
+use crate::template::Tmpl;
+
+/// `append:` — one gated row added to a line-per-record file.
+pub struct AppendStage {
+    pub path: Tmpl,
+    pub value: Tmpl,
+}
+
+pub(super) fn compile(a: &AppendSpec, site: &mut ActionSite) -> AppendStage {
+    AppendStage {
+        path: site.value(&a.path, "append.path"),
+        value: site.value(&a.value, "append.value"),
+    }
+}
 
 pub fn run(cx: &StageCx<'_>, scope: &Scope, append: &AppendStage) -> Result<Flow, StageFailure> {
     let AppendStage { path, value } = append;

@@ -8,7 +8,26 @@ use super::{Flow, StageFailure};
 use crate::template::Scope;
 
 use super::StageCx;
-use crate::compile::AskStage;
+use crate::compile::ActionSite;
+use crate::spec::AskSpec;
+use crate::template::Tmpl;
+
+/// `ask:` — a choice, from the caller or a person at a terminal.
+pub struct AskStage {
+    pub prompt: Tmpl,
+    pub choices: Tmpl,
+    pub answer: Option<Tmpl>,
+    pub default: Option<Tmpl>,
+}
+
+pub(super) fn compile(a: &AskSpec, site: &mut ActionSite) -> AskStage {
+    AskStage {
+        prompt: site.value(&a.prompt, "ask.prompt"),
+        choices: site.value(&a.choices, "ask.choices"),
+        answer: a.answer.as_ref().map(|v| site.value(v, "ask.answer")),
+        default: a.default.as_ref().map(|v| site.value(v, "ask.default")),
+    }
+}
 
 pub async fn run(cx: &StageCx<'_>, scope: &Scope, ask: &AskStage) -> Result<Flow, StageFailure> {
     let AskStage {

@@ -10,7 +10,24 @@ use super::{Flow, StageFailure};
 use crate::template::Scope;
 
 use super::StageCx;
-use crate::compile::ExecStage;
+use crate::compile::ActionSite;
+use crate::spec::ExecSpec;
+use crate::template::Tmpl;
+
+/// `exec:` — one program, without a shell.
+pub struct ExecStage {
+    pub command: Tmpl,
+    pub stdin: Option<Tmpl>,
+    pub timeout_s: Option<u64>,
+}
+
+pub(super) fn compile(e: &ExecSpec, site: &mut ActionSite) -> ExecStage {
+    ExecStage {
+        command: site.value(&e.command, "exec.command"),
+        stdin: e.stdin.as_ref().map(|v| site.value(v, "exec.stdin")),
+        timeout_s: e.timeout_s,
+    }
+}
 
 pub async fn run(cx: &StageCx<'_>, scope: &Scope, exec: &ExecStage) -> Result<Flow, StageFailure> {
     let ExecStage {

@@ -4,7 +4,22 @@ use super::{Flow, StageFailure};
 use crate::template::Scope;
 
 use super::StageCx;
-use crate::compile::ExitStage;
+use crate::compile::ActionSite;
+use crate::spec::ExitSpec;
+use crate::template::Tmpl;
+
+/// `exit:` — end the run with a code and a status.
+pub struct ExitStage {
+    pub code: Tmpl,
+    pub status: Option<Tmpl>,
+}
+
+pub(super) fn compile(e: &ExitSpec, site: &mut ActionSite) -> ExitStage {
+    ExitStage {
+        code: site.value(&e.code, "exit.code"),
+        status: e.status.as_ref().map(|v| site.value(v, "exit.status")),
+    }
+}
 
 pub fn run(cx: &StageCx<'_>, scope: &Scope, exit: &ExitStage) -> Result<Flow, StageFailure> {
     let ExitStage { code, status } = exit;

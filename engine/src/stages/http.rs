@@ -9,7 +9,30 @@ use crate::io::HTTP_KEY;
 use crate::template::Scope;
 
 use super::StageCx;
-use crate::compile::HttpStage;
+use crate::compile::ActionSite;
+use crate::spec::HttpSpec;
+use crate::template::Tmpl;
+
+/// `http:` — one HTTP request.
+pub struct HttpStage {
+    pub method: String,
+    pub url: Tmpl,
+    pub headers: Option<Tmpl>,
+    pub query: Option<Tmpl>,
+    pub body: Option<Tmpl>,
+    pub timeout_s: Option<u64>,
+}
+
+pub(super) fn compile(h: &HttpSpec, site: &mut ActionSite) -> HttpStage {
+    HttpStage {
+        method: h.method.to_uppercase(),
+        url: site.value(&h.url, "http.url"),
+        headers: h.headers.as_ref().map(|v| site.value(v, "http.headers")),
+        query: h.query.as_ref().map(|v| site.value(v, "http.query")),
+        body: h.body.as_ref().map(|v| site.value(v, "http.body")),
+        timeout_s: h.timeout_s,
+    }
+}
 
 pub async fn run(cx: &StageCx<'_>, scope: &Scope, http: &HttpStage) -> Result<Flow, StageFailure> {
     let HttpStage {

@@ -15,11 +15,76 @@ use crate::template::{json_view, render_prompt, Prompt};
 use serde_json::Value;
 
 use super::{Flow, StageFailure};
-use crate::compile::{Gate, LlmStage};
+use crate::compile::{ActionSite, Gate};
 use crate::llm::{LlmRequest, Usage};
+use crate::registry::Native;
+use crate::spec::LlmSpec;
 use crate::template::Scope;
 
 use super::{recover, StageCx};
+
+/// `llm:` — a prompt whose answer is gated by the stage's `output:` schema.
+pub struct LlmStage {
+    /// The prompt's file name, also its template name in the pipeline's env.
+    pub prompt: String,
+    pub builtin: Option<(String, Native)>,
+    pub tier: crate::llm::Tier,
+    pub repair: u32,
+    pub max_tokens: Option<u32>,
+}
+
+impl LlmStage {
+    /// The prompt, and the builtin task that stands in for the model.
+    pub fn target(&self) -> String {
+        match &self.builtin {
+            Some((b, _)) => format!("{} (builtin {b})", self.prompt),
+            None => self.prompt.clone(),
+        }
+    }
+}
+
+/// Every `llm` stage needs an `output:` gate, and a `builtin:` when the
+/// offline provider runs it; an unknown builtin is reported, not run.
+pub(super) fn compile(l: &LlmSpec, site: &mut ActionSite) -> LlmStage {
+    let name = site.stage().name.clone();
+    let builtin = match &l.builtin {
+        Some(b) => match site.registry().get_builtin(b) {
+            Some(n) => Some((b.clone(), n.clone())),
+            None => {
+                site.push(site.unknown("llm.builtin", "builtin task", b, site.registry().builtin_names()));
+                None
+            }
+        },
+        None => {
+            if site.builtin_provider() {
+                site.push(
+                    site.error(
+                        "llm",
+                        format!("llm stage `{name}` has no `builtin:`, so the offline builtin provider cannot run it"),
+                    )
+                    .help(
+                        "name a builtin task, or select a model provider (`--provider anthropic|openai|claude-code`)",
+                    ),
+                );
+            }
+            None
+        }
+    };
+    site.prompt(&l.prompt);
+    if site.stage().output.is_none() {
+        site.push(
+            site.error("llm", format!("llm stage `{name}` has no `output:` schema gate"))
+                .help("every model answer is checked against a schema: add `output: <file>.schema.json`"),
+        );
+    }
+    LlmStage {
+        prompt: l.prompt.clone(),
+        builtin,
+        tier: l.tier,
+        repair: l.repair,
+        max_tokens: l.max_tokens,
+    }
+}
 
 pub async fn run(cx: &StageCx<'_>, scope: &Scope, l: &LlmStage) -> Result<Flow, StageFailure> {
     let args = cx.with_args(scope)?;

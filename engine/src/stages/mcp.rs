@@ -7,8 +7,39 @@ use super::{Flow, StageFailure};
 use crate::mcp::{guarded_call, CallOutcome, ServerConfig};
 use crate::template::Scope;
 
+use std::sync::Arc;
+
 use super::StageCx;
-use crate::compile::McpStage;
+use crate::compile::ActionSite;
+use crate::spec::McpSpec;
+use crate::template::Tmpl;
+
+/// `mcp:` — one MCP tool call through the scope guard.
+pub struct McpStage {
+    pub server: Tmpl,
+    pub tool: Tmpl,
+    pub args: Tmpl,
+    pub guard: Arc<dyn crate::mcp::CallGuard>,
+    pub audit: Tmpl,
+    pub sub_intent: Option<Tmpl>,
+}
+
+/// An unknown guard is reported and denies every call, so the stage's
+/// values are still checked.
+pub(super) fn compile(m: &McpSpec, site: &mut ActionSite) -> McpStage {
+    let guard = site.registry().get_guard(&m.guard).cloned();
+    if guard.is_none() {
+        site.push(site.unknown("mcp.guard", "scope guard", &m.guard, site.registry().guard_names()));
+    }
+    McpStage {
+        server: site.value(&m.server, "mcp.server"),
+        tool: site.value(&m.tool, "mcp.tool"),
+        args: site.value(&m.args, "mcp.args"),
+        guard: guard.unwrap_or_else(|| Arc::new(crate::mcp::DenyAll)),
+        audit: site.value(&m.audit, "mcp.audit"),
+        sub_intent: m.sub_intent.as_ref().map(|v| site.value(v, "mcp.sub_intent")),
+    }
+}
 
 pub async fn run(cx: &StageCx<'_>, scope: &Scope, mcp: &McpStage) -> Result<Flow, StageFailure> {
     let McpStage {

@@ -4,13 +4,64 @@
 use serde_json::{json, Value};
 
 use super::{Flow, StageFailure};
-use crate::compile::ReadSource;
+use crate::compile::{resource_error, ActionSite, Gate};
 use crate::io::{jsonl_records, read_records, read_row_lines, read_text_limited, Format, FILE_KEY};
 use crate::spec::{BadRows, Missing};
 use crate::template::Scope;
 
 use super::StageCx;
-use crate::compile::ReadStage;
+use crate::spec::ReadSpec;
+use crate::template::Tmpl;
+
+/// `read:` — a file or a resource, decoded.
+pub struct ReadStage {
+    pub source: ReadSource,
+    pub format: Option<Format>,
+    pub rows: Option<Gate>,
+    pub bad_rows: BadRows,
+    pub missing: Missing,
+}
+
+/// Where a `read` stage reads from.
+pub enum ReadSource {
+    Path(Tmpl),
+    Resource(String),
+}
+
+/// `None` unless exactly one of `path:` and `resource:` is given.
+pub(super) fn compile(r: &ReadSpec, site: &mut ActionSite) -> Option<ReadStage> {
+    let rows = r.schema.as_ref().and_then(|f| site.gate(f, "read.schema"));
+    let source = match (&r.path, &r.resource) {
+        (Some(p), None) => ReadSource::Path(site.value(p, "read.path")),
+        (None, Some(rel)) => {
+            let found = site.resources().get(rel);
+            if let Err(e) = &found {
+                site.push(resource_error(e.clone()));
+            } else if found.is_ok_and(|r| r.is_none()) {
+                let known = site.resources().list(rel.split('/').next().unwrap_or_default());
+                site.push(
+                    site.error("read.resource", format!("resource `{rel}` not found"))
+                        .suggest(rel, known.iter().map(String::as_str)),
+                );
+            }
+            ReadSource::Resource(rel.clone())
+        }
+        _ => {
+            site.push(site.error(
+                "read",
+                "`read` needs exactly one of `path:` (a file of the project) or `resource:` (data/…, schemas/…)",
+            ));
+            return None;
+        }
+    };
+    Some(ReadStage {
+        source,
+        format: r.format,
+        rows,
+        bad_rows: r.bad_rows,
+        missing: r.missing,
+    })
+}
 
 pub fn run(cx: &StageCx<'_>, scope: &Scope, read: &ReadStage) -> Result<Flow, StageFailure> {
     let ReadStage {

@@ -8,7 +8,24 @@ use crate::spec::WriteFormat;
 use crate::template::Scope;
 
 use super::StageCx;
-use crate::compile::WriteStage;
+use crate::compile::ActionSite;
+use crate::spec::WriteSpec;
+use crate::template::Tmpl;
+
+/// `write:` — a file, written atomically.
+pub struct WriteStage {
+    pub path: Tmpl,
+    pub value: Tmpl,
+    pub format: WriteFormat,
+}
+
+pub(super) fn compile(w: &WriteSpec, site: &mut ActionSite) -> WriteStage {
+    WriteStage {
+        path: site.value(&w.path, "write.path"),
+        value: site.value(&w.value, "write.value"),
+        format: w.format,
+    }
+}
 
 pub fn run(cx: &StageCx<'_>, scope: &Scope, write: &WriteStage) -> Result<Flow, StageFailure> {
     let WriteStage { path, value, format } = write;
