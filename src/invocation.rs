@@ -10,7 +10,7 @@ use std::path::Path;
 use engine::{Ending, Runtime};
 use serde_json::{json, Map, Value};
 
-use crate::cli::{Command, RunOptions};
+use crate::cli::{Command, ReferenceWalk, RunOptions};
 use crate::exit::{self, Outcome};
 use crate::project::{Opener, Project};
 use crate::trust::Gate;
@@ -132,12 +132,8 @@ impl Invocation {
                 run,
             ),
             Command::Pick { index, run } => ("pick", json!({ "index": index }), run),
-            Command::Refs { asset, depth, run } => {
-                ("refs", json!({"asset": asset, "depth": depth, "json": run.json}), run)
-            }
-            Command::Deps { asset, depth, run } => {
-                ("deps", json!({"asset": asset, "depth": depth, "json": run.json}), run)
-            }
+            Command::Refs(walk) => ("refs", walk_inputs(walk), &walk.run),
+            Command::Deps(walk) => ("deps", walk_inputs(walk), &walk.run),
             Command::Unused { roots, run } => ("unused", json!({"roots": roots, "json": run.json}), run),
             Command::Build {
                 request,
@@ -287,6 +283,11 @@ impl Invocation {
             report: Some(outcome.report),
         }
     }
+}
+
+/// The inputs of `refs` and `deps`, which walk the same way.
+fn walk_inputs(walk: &ReferenceWalk) -> Value {
+    json!({"asset": walk.asset, "depth": walk.depth, "json": walk.run.json})
 }
 
 /// A pick's index is a candidate number, as text (the CLI) or a number (MCP).
