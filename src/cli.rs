@@ -150,6 +150,18 @@ pub struct RunOptions {
     pub json: bool,
 }
 
+/// `refs` and `deps`: the same walk of the reference graph, one way or the
+/// other (each command says what its `--depth` counts).
+#[derive(Debug, Args)]
+pub struct ReferenceWalk {
+    /// The asset: a path, a guid, a file name or a search query.
+    pub asset: String,
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub depth: u32,
+    #[command(flatten)]
+    pub run: RunOptions,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Search the project's assets in natural language (--reindex brings the index up to date first).
@@ -221,29 +233,15 @@ pub enum Command {
     /// ASSET is a path in the project (Assets/…), a guid, a file name, or a few words
     /// whose search pick is taken when it is confident (otherwise the candidates are
     /// listed and nothing is walked). Needs an index at index_depth normal or rich.
-    Refs {
-        /// The asset: a path, a guid, a file name or a search query.
-        asset: String,
-        /// Steps of references to follow: 1 direct users, 2 also theirs, 0 every level.
-        #[arg(long, default_value_t = 1, value_name = "N")]
-        depth: u32,
-        #[command(flatten)]
-        run: RunOptions,
-    },
+    #[command(mut_arg("depth", |a| a.help("Steps of references to follow: 1 direct users, 2 also theirs, 0 every level")))]
+    Refs(ReferenceWalk),
     /// What an asset uses: the assets it references (--depth for theirs too).
     ///
     /// ASSET is a path in the project (Assets/…), a guid, a file name, or a few words
     /// whose search pick is taken when it is confident. References to guids no asset of
     /// the index has (deleted assets, packages not indexed) are listed apart.
-    Deps {
-        /// The asset: a path, a guid, a file name or a search query.
-        asset: String,
-        /// Steps of references to follow: 1 what it references, 2 also theirs, 0 every level.
-        #[arg(long, default_value_t = 1, value_name = "N")]
-        depth: u32,
-        #[command(flatten)]
-        run: RunOptions,
-    },
+    #[command(mut_arg("depth", |a| a.help("Steps of references to follow: 1 what it references, 2 also theirs, 0 every level")))]
+    Deps(ReferenceWalk),
     /// Assets nothing in a build reaches, by the index's references.
     ///
     /// Roots: the enabled scenes of ProjectSettings/EditorBuildSettings.asset (every
@@ -450,8 +448,8 @@ impl Command {
                 command: ProvidersCommand::Check { model },
             } => model.clone(),
             Command::Pick { .. }
-            | Command::Refs { .. }
-            | Command::Deps { .. }
+            | Command::Refs(_)
+            | Command::Deps(_)
             | Command::Unused { .. }
             | Command::Validate { .. }
             | Command::Graph { .. }

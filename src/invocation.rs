@@ -10,7 +10,7 @@ use std::path::Path;
 use engine::{Ending, Runtime};
 use serde_json::{json, Map, Value};
 
-use crate::cli::{Command, RunOptions};
+use crate::cli::{Command, ReferenceWalk, RunOptions};
 use crate::exit::{self, Outcome};
 use crate::project::{Opener, Project};
 use crate::trust::Gate;
@@ -22,13 +22,14 @@ pub const MAX_INPUT_BYTES: usize = 16 * 1024;
 /// The pipeline that reports on a project instead of using it: it runs
 /// on an untrusted project and on a broken config.
 const DOCTOR: &str = "doctor";
-const BUILD: &str = "build";
-/// Build's input naming the door it was called through (`cli`, `mcp`), so
-/// an open group says how to answer it in that door's terms.
+/// An input a pipeline may declare `filled: true` to learn the door it was
+/// called through (`cli`, `mcp`): build's open groups say how to answer in
+/// that door's terms.
 const CALLER: &str = "caller";
-/// Build's input saying whether anyone can answer its confirm dialog (a
-/// terminal, an MCP client with elicitation): with nobody, a group that
-/// needs confirmation ends the run with `needs_confirmation`.
+/// An input a pipeline may declare `filled: true` to learn whether anyone
+/// can answer a question (a terminal, an MCP client with elicitation): with
+/// nobody, a build group that needs confirmation ends the run with
+/// `needs_confirmation`.
 const CAN_ASK: &str = "can_ask";
 
 /// The door an invocation came through.
@@ -75,26 +76,13 @@ impl Finished {
     }
 }
 
-/// The inputs the product fills itself; a caller cannot set them and the
-/// MCP tool schemas do not show them.
-pub fn filled_inputs(pipeline: &str) -> &'static [&'static str] {
-    match pipeline {
-        DOCTOR => &["trusted", "trust", "set_errors"],
-        BUILD => &[CALLER, CAN_ASK],
-        _ => &[],
-    }
-}
-
 impl Invocation {
     /// An invocation of `pipeline` with the caller's `inputs`, checked:
-    /// no input the product fills, none too long, a pick's index a number.
+    /// none too long, a pick's index a number. (That none is an input the
+    /// product fills is checked once the pipeline, which declares them, is
+    /// compiled.)
     pub fn new(door: Door, pipeline: &str, inputs: Map<String, Value>, sets: Vec<String>) -> Result<Self, String> {
         for (name, value) in &inputs {
-            if filled_inputs(pipeline).contains(&name.as_str()) {
-                return Err(format!(
-                    "{pipeline}: input `{name}` is filled by unity-assets itself; leave it out"
-                ));
-            }
             let size = json_size(value);
             if size > MAX_INPUT_BYTES {
                 return Err(format!(
@@ -144,12 +132,8 @@ impl Invocation {
                 run,
             ),
             Command::Pick { index, run } => ("pick", json!({ "index": index }), run),
-            Command::Refs { asset, depth, run } => {
-                ("refs", json!({"asset": asset, "depth": depth, "json": run.json}), run)
-            }
-            Command::Deps { asset, depth, run } => {
-                ("deps", json!({"asset": asset, "depth": depth, "json": run.json}), run)
-            }
+            Command::Refs(walk) => ("refs", walk_inputs(walk), &walk.run),
+            Command::Deps(walk) => ("deps", walk_inputs(walk), &walk.run),
             Command::Unused { roots, run } => ("unused", json!({"roots": roots, "json": run.json}), run),
             Command::Build {
                 request,
@@ -258,15 +242,22 @@ impl Invocation {
             Ok(p) => p,
             Err(d) => return Finished::before_run(Outcome::invalid(d)),
         };
-        // A build ejected before `caller` existed still runs.
-        if filled_inputs(&self.pipeline).contains(&CALLER) && pipeline.inputs().contains_key(CALLER) {
+        if let Some(name) = pipeline.filled_inputs().find(|name| self.inputs.contains_key(*name)) {
+            return Finished::before_run(Outcome::invalid(format!(
+                "{}: input `{name}` is filled by unity-assets itself; leave it out",
+                self.pipeline
+            )));
+        }
+        // Only the inputs it declares filled: a build ejected before `caller` existed still runs.
+        let fills = |input: &str| pipeline.filled_inputs().any(|name| name == input);
+        if fills(CALLER) {
             let door = match self.door {
                 Door::Cli => "cli",
                 Door::Mcp => "mcp",
             };
             inputs.insert(CALLER.into(), door.into());
         }
-        if filled_inputs(&self.pipeline).contains(&CAN_ASK) && pipeline.inputs().contains_key(CAN_ASK) {
+        if fills(CAN_ASK) {
             inputs.insert(CAN_ASK.into(), runtime.can_ask().into());
         }
         let inputs = match pipeline.bind_inputs(inputs) {
@@ -292,6 +283,11 @@ impl Invocation {
             report: Some(outcome.report),
         }
     }
+}
+
+/// The inputs of `refs` and `deps`, which walk the same way.
+fn walk_inputs(walk: &ReferenceWalk) -> Value {
+    json!({"asset": walk.asset, "depth": walk.depth, "json": walk.run.json})
 }
 
 /// A pick's index is a candidate number, as text (the CLI) or a number (MCP).

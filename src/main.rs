@@ -186,8 +186,8 @@ async fn dispatch(cli: Cli) -> Outcome {
         | Command::Search { .. }
         | Command::WebSearch { .. }
         | Command::Pick { .. }
-        | Command::Refs { .. }
-        | Command::Deps { .. }
+        | Command::Refs(_)
+        | Command::Deps(_)
         | Command::Unused { .. }
         | Command::Build { .. }
         | Command::Index { .. }

@@ -117,6 +117,80 @@ async fn every_tool_says_what_it_does_and_takes_only_what_a_caller_sets() {
     client.cancel().await.ok();
 }
 
+/// The hints and output schema each shipped pipeline declares in its
+/// `mcp:` block, as a client sees them: (read-only, destructive,
+/// idempotent, open world, has an output schema).
+const SHIPPED_TOOLS: &[(&str, [bool; 4], bool)] = &[
+    ("search", [false, false, true, false], true),
+    ("pick", [false, false, false, false], true),
+    ("build", [false, true, false, false], true),
+    ("index", [false, false, true, false], true),
+    ("reindex", [false, false, true, false], true),
+    ("doctor", [true, false, true, false], true),
+    ("refs", [false, false, true, false], false),
+    ("deps", [false, false, true, false], false),
+    ("unused", [false, false, true, false], false),
+    ("web_search", [true, false, true, true], true),
+];
+
+/// A team's pipeline that says what its tool does, and fills an input.
+const TEAM: &str = "pipeline: team
+summary: A team's read-only report
+expose: mcp
+mcp: {read_only: true, destructive: false, idempotent: true, open_world: false, output_schema: doctor-report.schema.json}
+inputs:
+  who: {type: string, default: team}
+  caller: {type: string, default: cli, filled: true}
+stages:
+  say: {emit: \"{{ inputs.who }}\"}
+";
+
+#[tokio::test]
+async fn each_pipeline_declares_what_its_tool_does_and_a_team_pipeline_that_declares_nothing_is_cautious() {
+    let project = example_project();
+    std::fs::write(project.path().join(".claude/unity-assets/pipelines/team.yaml"), TEAM).unwrap();
+    let client = connect(project.path(), true).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let seen = |name: &str| {
+        let tool = tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("{name} is no tool"));
+        let a = tool.annotations.clone().unwrap();
+        let hints = [
+            a.read_only_hint,
+            a.destructive_hint,
+            a.idempotent_hint,
+            a.open_world_hint,
+        ]
+        .map(Option::unwrap);
+        (hints, tool.output_schema.is_some(), tool)
+    };
+    for (name, hints, has_schema) in SHIPPED_TOOLS {
+        let (seen_hints, seen_schema, _) = seen(name);
+        assert_eq!((seen_hints, seen_schema), (*hints, *has_schema), "{name}");
+    }
+    let (hints, has_schema, team) = seen("team");
+    assert_eq!((hints, has_schema), ([true, false, true, false], true));
+    let inputs: Vec<&String> = team.input_schema["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(inputs, ["who"], "a filled input is no tool input");
+    // The example's `slow` declares nothing: it may do anything, anywhere, each call.
+    assert_eq!(seen("slow").0, [false, true, false, true]);
+    assert!(!seen("slow").1);
+
+    let forged = client
+        .call_tool(CallToolRequestParams::new("team").with_arguments(args(json!({"caller": "cli"}))))
+        .await
+        .expect("tools/call");
+    assert_eq!(forged.is_error, Some(true), "{}", text(&forged));
+    assert!(
+        text(&forged).contains("input `caller` is filled by unity-assets itself"),
+        "{}",
+        text(&forged)
+    );
+    client.cancel().await.ok();
+}
+
 /// Calls every tool that answers with a document and checks the document
 /// against the tool's declared `outputSchema`.
 #[tokio::test]

@@ -67,51 +67,31 @@ pub fn describe(project: &Project, t: &PipelineTool) -> Tool {
     };
     let mut tool = Tool::new(t.tool.clone(), description, Arc::new(input_schema(p)))
         .with_title(format!("unity-assets {}", p.name()))
-        .with_annotations(annotations(p.name()));
-    match output_schema(project, p.name()) {
+        .with_annotations(annotations(p));
+    match output_schema(project, p) {
         Ok(schema) => tool.output_schema = schema.map(Arc::new),
         Err(e) => tracing::warn!("tool `{}` is listed without its output schema: {e}", t.tool),
     }
     tool
 }
 
-/// What each tool does to the world, so a client knows which calls to
-/// confirm with its user.
-fn annotations(pipeline: &str) -> ToolAnnotations {
-    let (read_only, destructive, idempotent, open_world) = match pipeline {
-        // Writes search-result.json (and the index, with `reindex`).
-        "search" => (false, false, true, false),
-        // Appends a row to feedback.jsonl on every call.
-        "pick" => (false, false, false, false),
-        // Changes the open scene in Unity.
-        "build" => (false, true, false, false),
-        "index" | "reindex" => (false, false, true, false),
-        "doctor" => (true, false, true, false),
-        // Read the index (and rebuild graph.json when it is stale).
-        "refs" | "deps" | "unused" => (false, false, true, false),
-        // Reaches search engines and web pages.
-        "web-search" => (true, false, true, true),
-        // A team's own pipeline may do anything: the spec's cautious defaults.
-        _ => (false, true, false, true),
-    };
+/// What the tool does to the world, as its pipeline declares (`mcp:`), so
+/// a client knows which calls to confirm with its user.
+fn annotations(pipeline: &Pipeline) -> ToolAnnotations {
+    let hints = pipeline.mcp();
     ToolAnnotations::new()
-        .read_only(read_only)
-        .destructive(destructive)
-        .idempotent(idempotent)
-        .open_world(open_world)
+        .read_only(hints.read_only)
+        .destructive(hints.destructive)
+        .idempotent(hints.idempotent)
+        .open_world(hints.open_world)
 }
 
 /// The schema of a tool's structured content: the schema of the
-/// pipeline's output document (`schemas/`, overridable like the rest).
-fn output_schema(project: &Project, pipeline: &str) -> Result<Option<JsonObject>, String> {
-    let file = match pipeline {
-        "search" => "search-output.schema.json",
-        "web-search" => "web-search-result.schema.json",
-        "pick" => "pick-output.schema.json",
-        "build" => "build-summary.schema.json",
-        "index" | "reindex" => "index-summary.schema.json",
-        "doctor" => "doctor-report.schema.json",
-        _ => return Ok(None),
+/// pipeline's output document its `mcp: output_schema:` names (`schemas/`,
+/// overridable like the rest).
+fn output_schema(project: &Project, pipeline: &Pipeline) -> Result<Option<JsonObject>, String> {
+    let Some(file) = &pipeline.mcp().output_schema else {
+        return Ok(None);
     };
     match schema_file(project, file, 0)? {
         Value::Object(schema) => Ok(Some(schema)),
@@ -165,8 +145,7 @@ fn inline_refs(project: &Project, value: &mut Value, depth: usize) -> Result<(),
 pub fn input_schema(p: &Pipeline) -> JsonObject {
     let mut properties = Map::new();
     let mut required = vec![];
-    let filled = crate::invocation::filled_inputs(p.name());
-    for (name, input) in p.inputs().iter().filter(|(name, _)| !filled.contains(&name.as_str())) {
+    for (name, input) in p.inputs().iter().filter(|(_, input)| !input.filled) {
         let mut prop = Map::new();
         if let Some(t) = json_type(&input.kind) {
             prop.insert("type".into(), json!(t));

@@ -3,30 +3,23 @@
 //! the index after `index` (`search.write-index`), and the same in one call
 //! for evaluation and tests ([`search_indexed`]).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use engine::Registry;
 use serde::{Deserialize, Serialize};
 
 use super::filters::Filters;
-use super::hints::PastPickGroup;
 use super::natives::Retrieved;
 use super::rank::Thresholds;
-use super::route::{self, SubIntent};
+use super::route;
 use super::vocab::Vocabulary;
-use super::{index_dir, index_files, load, rank_requests, term_index, vocabulary, Group};
+use super::{index_dir, index_files, load, rank_requests, term_index, Group, RankingArgs};
 use engine::Reach;
 
 #[derive(Deserialize)]
 struct RankedArgs {
-    intents: Vec<SubIntent>,
-    top_k: usize,
-    #[serde(default)]
-    past_picks: Vec<PastPickGroup>,
-    #[serde(default)]
-    aliases: Option<PathBuf>,
-    #[serde(default)]
-    thresholds: Thresholds,
+    #[serde(flatten)]
+    ranking: RankingArgs,
     /// The query's filters: only matching rows are ranked.
     #[serde(default)]
     filters: Filters,
@@ -48,8 +41,7 @@ pub fn register(registry: &mut Registry) {
             Reach::NONE,
             "every asset ranked for each sub-intent from the search index: the builtin's exhaustive ranking, reading only the rows that hold a query word",
             |a: RankedArgs, ctx| {
-                let vocab = vocabulary(a.aliases.as_deref(), ctx)?;
-                let requests = rank_requests(&a.intents, a.top_k, &a.past_picks, &vocab, a.thresholds);
+                let requests = a.ranking.requests(a.ranking.top_k, ctx)?;
                 let version = index_files(ctx).manifest_version();
                 let (index, ranked) = term_index::rank(
                     &index_dir(ctx),

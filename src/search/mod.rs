@@ -132,6 +132,41 @@ fn rank_for_intents(
     rank::rank_assets_each(rows, &rank_requests(intents, top_k, past_picks, vocab, thresholds))
 }
 
+/// What each ranking native (`search.rank-assets`, `search.ranked`,
+/// `search.retrieve`) is given besides what it ranks: the sub-intents and
+/// how to rank for them, read alike by the three.
+#[derive(serde::Deserialize)]
+struct RankingArgs {
+    /// The sub-intents to rank for; `search.retrieve`'s stages name them
+    /// `sub_intents`, as the pipelines around it do.
+    #[serde(alias = "sub_intents")]
+    intents: Vec<SubIntent>,
+    /// Candidates kept per sub-intent.
+    top_k: usize,
+    #[serde(default)]
+    past_picks: Vec<PastPickGroup>,
+    /// `search.aliases`: the vocabulary file, when the project has its own.
+    #[serde(default)]
+    aliases: Option<PathBuf>,
+    /// The pipeline's `confidence_threshold`, which the caps derive from.
+    #[serde(default)]
+    thresholds: Thresholds,
+}
+
+impl RankingArgs {
+    /// What to rank for each sub-intent, `keep` candidates each, with the run's vocabulary.
+    fn requests(&self, keep: usize, ctx: &CallContext) -> anyhow::Result<Vec<(Query, RankOptions<'_>)>> {
+        let vocab = vocabulary(self.aliases.as_deref(), ctx)?;
+        Ok(rank_requests(
+            &self.intents,
+            keep,
+            &self.past_picks,
+            &vocab,
+            self.thresholds,
+        ))
+    }
+}
+
 /// What to rank for each sub-intent: its query and options.
 fn rank_requests<'a>(
     intents: &'a [SubIntent],

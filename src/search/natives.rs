@@ -17,7 +17,7 @@ use super::rank::{self, Candidate, PackageChoice, Thresholds};
 use super::records::{self, AssetRow, PackageRow};
 use super::result::{self, ResultGroup, SearchResult};
 use super::route::{self, SubIntent};
-use super::{index_dir, index_files, indexed, pick, rank_for_intents, rerank, validate, vocabulary};
+use super::{index_dir, index_files, indexed, pick, rerank, validate, vocabulary, RankingArgs};
 use engine::Reach;
 
 #[derive(Deserialize)]
@@ -143,18 +143,10 @@ struct ChosenItem {
 
 #[derive(Deserialize)]
 struct RankArgs {
-    /// The sub-intents to rank the rows for (`{intent, subtype_hint}`).
-    intents: Vec<SubIntent>,
+    #[serde(flatten)]
+    ranking: RankingArgs,
     /// Rows as `assets.jsonl` lines (what `search.rows` gives) or objects.
     rows: Vec<serde_json::Value>,
-    top_k: usize,
-    #[serde(default)]
-    past_picks: Vec<PastPickGroup>,
-    #[serde(default)]
-    aliases: Option<PathBuf>,
-    /// The pipeline's `confidence_threshold`, which the caps derive from.
-    #[serde(default)]
-    thresholds: Thresholds,
 }
 
 /// Per sub-intent, in the order asked: its candidates among the rows.
@@ -488,10 +480,9 @@ pub fn register(registry: &mut Registry) {
             "search.rank-assets",
             "BM25F ranking of asset rows for each sub-intent, with calibrated confidences",
             |a: RankArgs, ctx| {
-                let vocab = vocabulary(a.aliases.as_deref(), ctx)?;
                 let rows: Vec<AssetRow> = a.rows.into_iter().filter_map(records::decode_row).collect();
                 Ok(Ranked {
-                    groups: rank_for_intents(&rows, &a.intents, a.top_k, &a.past_picks, &vocab, a.thresholds)
+                    groups: rank::rank_assets_each(&rows, &a.ranking.requests(a.ranking.top_k, ctx)?)
                         .into_iter()
                         .map(|candidates| Retrieved { candidates })
                         .collect(),

@@ -5,7 +5,6 @@
 //! index's guids and paths here, never trusted as written.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use anyhow::Context as _;
 use engine::Registry;
@@ -14,27 +13,20 @@ use serde_json::{json, Map, Value};
 
 use super::hints::PastPickGroup;
 use super::natives::Retrieved;
-use super::rank::{Candidate, Thresholds};
+use super::rank::Candidate;
 use super::records::AssetRow;
 use super::route::SubIntent;
-use super::{index_dir, index_files, rank_requests, term_index, vocabulary};
+use super::{index_dir, index_files, term_index, RankingArgs};
 use engine::Reach;
 
 #[derive(Deserialize)]
 struct RetrieveArgs {
-    sub_intents: Vec<SubIntent>,
+    /// `top_k`: the candidates of the builtin answer (the offline rerank and
+    /// the fallback when the model fails).
+    #[serde(flatten)]
+    ranking: RankingArgs,
     /// Rows kept per sub-intent for the model (`search.rerank_top_n`).
     top_n: usize,
-    /// Candidates of the builtin answer (the offline rerank and the fallback
-    /// when the model fails).
-    top_k: usize,
-    #[serde(default)]
-    past_picks: Vec<PastPickGroup>,
-    #[serde(default)]
-    aliases: Option<PathBuf>,
-    /// The pipeline's `confidence_threshold`, which the caps derive from.
-    #[serde(default)]
-    thresholds: Thresholds,
     /// Per sub-intent, guids found by meaning (`semantic.nearest`), added
     /// after the builtin's rows so the model judges both.
     #[serde(default)]
@@ -136,10 +128,9 @@ pub(super) fn register(registry: &mut Registry) {
             Reach::NONE,
             "the builtin's top N rows per sub-intent, as compact rows for a model to rerank",
             |a: RetrieveArgs, ctx| {
-                let vocab = vocabulary(a.aliases.as_deref(), ctx)?;
                 // Every row ranked from the search index (the same ranking as a scan),
                 // then the rows of the ranked and the found-by-meaning guids only.
-                let requests = rank_requests(&a.sub_intents, a.top_n, &a.past_picks, &vocab, a.thresholds);
+                let requests = a.ranking.requests(a.top_n, ctx)?;
                 let version = index_files(ctx).manifest_version();
                 let (index, mut ranked) = term_index::rank(
                     &index_dir(ctx),
@@ -156,14 +147,15 @@ pub(super) fn register(registry: &mut Registry) {
                     add_found_by_meaning(candidates, also, &by_guid);
                 }
                 let retrieved = a
-                    .sub_intents
+                    .ranking
+                    .intents
                     .into_iter()
                     .zip(ranked)
                     .enumerate()
                     .filter(|(_, (_, candidates))| !candidates.is_empty())
                     .map(|(index, (intent, candidates))| {
-                        let picked = picked_before(&a.past_picks, &intent.intent);
-                        retrieval(index, intent, &candidates, &by_guid, &picked, a.top_k)
+                        let picked = picked_before(&a.ranking.past_picks, &intent.intent);
+                        retrieval(index, intent, &candidates, &by_guid, &picked, a.ranking.top_k)
                     })
                     .collect();
                 Ok(RetrieveOut {

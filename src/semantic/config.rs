@@ -15,26 +15,20 @@
 //!   ann_min_rows: 20000        # from this many vectors on, search ranks them by sketch first
 //! ```
 
-use serde::{Deserialize, Serialize};
+use engine::llm::EmbeddingsSettings;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
 
-/// The `embeddings:` section.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
+/// The `embeddings:` section: who embeds, the engine's client settings for
+/// an `openai` server (read from the same section), and when search ranks
+/// vectors by sketch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EmbeddingsConfig {
     pub provider: EmbeddingsProvider,
-    /// openai: the API root (`/embeddings` is appended).
-    pub base_url: Option<String>,
-    /// openai: the model the server embeds with.
-    pub model: Option<String>,
-    /// openai: the environment variable holding the key; none for a local server.
-    pub api_key_env: Option<String>,
-    /// openai: texts per request.
-    pub batch_size: usize,
-    /// openai: requests in flight.
-    pub concurrency: usize,
-    pub timeout_s: u64,
-    pub retries: u32,
-    pub retry_after_max_s: u64,
+    /// openai: the server and how to talk to it.
+    #[serde(flatten)]
+    pub server: EmbeddingsSettings,
     /// From this many asset vectors on, search ranks them by their sign
     /// sketch and scores only the nearest few thousand, instead of reading
     /// every vector (docs/search-by-meaning.md#at-scale).
@@ -45,16 +39,49 @@ impl Default for EmbeddingsConfig {
     fn default() -> Self {
         Self {
             provider: EmbeddingsProvider::Auto,
-            base_url: None,
-            model: None,
-            api_key_env: None,
-            batch_size: 64,
-            concurrency: 4,
-            timeout_s: 60,
-            retries: 3,
-            retry_after_max_s: 60,
+            server: EmbeddingsSettings::default(),
             ann_min_rows: ANN_MIN_ROWS,
         }
+    }
+}
+
+/// Every key of the section, in the order an unknown key's message lists them.
+const KEYS: &[&str] = &[
+    "provider",
+    "base_url",
+    "model",
+    "api_key_env",
+    "batch_size",
+    "concurrency",
+    "timeout_s",
+    "retries",
+    "retry_after_max_s",
+    "ann_min_rows",
+];
+
+/// By hand rather than `#[serde(flatten)]` with `deny_unknown_fields`, which
+/// serde does not support together: an unknown key still names every key.
+impl<'de> Deserialize<'de> for EmbeddingsConfig {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut section = Map::<String, Value>::deserialize(deserializer)?;
+        if let Some(key) = section.keys().find(|key| !KEYS.contains(&key.as_str())) {
+            return Err(D::Error::unknown_field(key, KEYS));
+        }
+        let defaults = Self::default();
+        let provider = match section.remove("provider") {
+            Some(v) => serde_json::from_value(v).map_err(D::Error::custom)?,
+            None => defaults.provider,
+        };
+        let ann_min_rows = match section.remove("ann_min_rows") {
+            Some(v) => serde_json::from_value(v).map_err(D::Error::custom)?,
+            None => defaults.ann_min_rows,
+        };
+        let server = serde_json::from_value(Value::Object(section)).map_err(D::Error::custom)?;
+        Ok(Self {
+            provider,
+            server,
+            ann_min_rows,
+        })
     }
 }
 
@@ -76,4 +103,46 @@ pub enum EmbeddingsProvider {
     Openai,
     /// No vectors: lexical search only.
     Off,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_keys_are_the_products_around_the_engines() {
+        let engine = serde_json::to_value(EmbeddingsSettings::default()).unwrap();
+        let engine: Vec<&str> = engine.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut ours = KEYS.to_vec();
+        let (first, last) = (ours.remove(0), ours.pop());
+        assert_eq!((first, last), ("provider", Some("ann_min_rows")));
+        ours.sort_unstable();
+        let mut engine = engine;
+        engine.sort_unstable();
+        assert_eq!(ours, engine);
+    }
+
+    #[test]
+    fn a_section_reads_as_before_and_an_unknown_key_names_every_key() {
+        let read = |v: Value| serde_json::from_value::<EmbeddingsConfig>(v).map_err(|e| e.to_string());
+        let config =
+            read(serde_json::json!({"provider": "openai", "base_url": "http://x/v1", "model": "m", "ann_min_rows": 5}))
+                .unwrap();
+        assert_eq!(config.provider, EmbeddingsProvider::Openai);
+        assert_eq!(config.server.base_url.as_deref(), Some("http://x/v1"));
+        assert_eq!((config.server.batch_size, config.ann_min_rows), (64, 5));
+        assert_eq!(read(serde_json::json!({})).unwrap(), EmbeddingsConfig::default());
+        assert_eq!(
+            read(serde_json::json!({"batch": 1})).unwrap_err(),
+            "unknown field `batch`, expected one of `provider`, `base_url`, `model`, `api_key_env`, `batch_size`, \
+             `concurrency`, `timeout_s`, `retries`, `retry_after_max_s`, `ann_min_rows`"
+        );
+        assert_eq!(
+            read(serde_json::json!({"batch_size": "x"})).unwrap_err(),
+            "invalid type: string \"x\", expected usize"
+        );
+        assert!(read(serde_json::json!({"provider": "cloud"}))
+            .unwrap_err()
+            .starts_with("unknown variant `cloud`"));
+    }
 }

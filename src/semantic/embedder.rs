@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use engine::io::Limits;
-use engine::llm::{EmbeddingsClient, EmbeddingsSettings};
+use engine::llm::EmbeddingsClient;
 
 use super::config::{EmbeddingsConfig, EmbeddingsProvider};
 
@@ -43,17 +43,10 @@ impl Embedder {
             EmbeddingsProvider::Openai => {
                 let missing =
                     |key: &str| anyhow::anyhow!("embeddings.provider is openai, but embeddings.{key} is not set");
-                let settings = EmbeddingsSettings {
-                    base_url: config.base_url.clone().ok_or_else(|| missing("base_url"))?,
-                    model: config.model.clone().ok_or_else(|| missing("model"))?,
-                    api_key_env: config.api_key_env.clone(),
-                    batch_size: config.batch_size,
-                    concurrency: config.concurrency,
-                    timeout_s: config.timeout_s,
-                    retries: config.retries,
-                    retry_after_max_s: config.retry_after_max_s,
-                };
-                let client = EmbeddingsClient::connect(&settings, limits.http_bytes, &crate::PRODUCT, |name| {
+                let settings = &config.server;
+                settings.base_url.as_ref().ok_or_else(|| missing("base_url"))?;
+                settings.model.as_ref().ok_or_else(|| missing("model"))?;
+                let client = EmbeddingsClient::connect(settings, limits.http_bytes, &crate::PRODUCT, |name| {
                     std::env::var(name).ok()
                 })?;
                 Ok(Ok(Self::Remote(Box::new(client))))

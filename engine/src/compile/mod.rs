@@ -354,6 +354,7 @@ impl<'a> Compiler<'a> {
             name: spec.name.clone(),
             summary: spec.summary.clone(),
             expose: spec.expose.clone(),
+            mcp: spec.mcp.clone(),
             file,
             inputs: spec.inputs.clone(),
             params: Arc::new(params),

@@ -7,7 +7,7 @@ use minijinja::Environment;
 use serde_json::{Map, Value};
 
 use super::params::ResolvedParam;
-use crate::spec::{self, InputSpec, ModifierKind};
+use crate::spec::{self, InputSpec, McpTool, ModifierKind};
 use crate::stages::StageAction;
 use crate::template::Tmpl;
 
@@ -17,6 +17,7 @@ pub struct Pipeline {
     pub(crate) summary: String,
     /// Where else it is offered besides `run` (`mcp`).
     pub(crate) expose: Vec<String>,
+    pub(crate) mcp: McpTool,
     /// Where it was read from (an override path or the embedded path).
     pub(crate) file: String,
     pub(crate) inputs: BTreeMap<String, InputSpec>,
@@ -163,6 +164,17 @@ impl Pipeline {
     /// Where else it is offered besides `run` (`mcp`).
     pub fn expose(&self) -> &[String] {
         &self.expose
+    }
+
+    /// How it is offered as an MCP tool (`mcp:`; the cautious defaults
+    /// when it says nothing).
+    pub fn mcp(&self) -> &McpTool {
+        &self.mcp
+    }
+
+    /// The inputs the product fills (`filled: true`), which no caller sets.
+    pub fn filled_inputs(&self) -> impl Iterator<Item = &str> {
+        self.inputs.iter().filter(|(_, i)| i.filled).map(|(n, _)| n.as_str())
     }
 
     /// Its declared inputs, by name.

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use reqwest::header::{HeaderMap, AUTHORIZATION};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::http::HttpTransport;
@@ -20,14 +21,15 @@ use super::{excerpt, LlmError};
 
 const NAME: &str = "embeddings";
 
-/// Where and how to ask for embeddings; plain data the product fills from
-/// its config.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where and how to ask for embeddings, as a product's settings file says
+/// it (every key optional; the transport's defaults otherwise).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct EmbeddingsSettings {
     /// The API root, e.g. `http://localhost:11434/v1` (`/embeddings` is appended).
-    pub base_url: String,
+    pub base_url: Option<String>,
     /// The model the server embeds with (`bge-m3`, `text-embedding-3-small`).
-    pub model: String,
+    pub model: Option<String>,
     /// The environment variable holding the key; `None` for a server that takes none.
     pub api_key_env: Option<String>,
     /// Texts per request.
@@ -40,6 +42,21 @@ pub struct EmbeddingsSettings {
     pub retries: u32,
     /// The longest `Retry-After` wait honoured.
     pub retry_after_max_s: u64,
+}
+
+impl Default for EmbeddingsSettings {
+    fn default() -> Self {
+        Self {
+            base_url: None,
+            model: None,
+            api_key_env: None,
+            batch_size: 64,
+            concurrency: 4,
+            timeout_s: 60,
+            retries: 3,
+            retry_after_max_s: 60,
+        }
+    }
 }
 
 /// A connected embeddings client.
@@ -72,11 +89,11 @@ impl EmbeddingsClient {
                 "embeddings.batch_size and embeddings.concurrency must be at least 1".into(),
             ));
         }
-        if !(settings.base_url.starts_with("http://") || settings.base_url.starts_with("https://")) {
-            return Err(setup(format!(
-                "embeddings.base_url {:?} is not an http(s) URL",
-                settings.base_url
-            )));
+        let (Some(base_url), Some(model)) = (&settings.base_url, &settings.model) else {
+            return Err(setup("embeddings.base_url and embeddings.model must be set".into()));
+        };
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return Err(setup(format!("embeddings.base_url {base_url:?} is not an http(s) URL")));
         }
         let key = match &settings.api_key_env {
             None => None,
@@ -102,9 +119,9 @@ impl EmbeddingsClient {
         };
         Ok(Self {
             http: HttpTransport::new(NAME, key, key_env, policy, max_answer_bytes, product)?,
-            url: format!("{}/embeddings", settings.base_url.trim_end_matches('/')),
+            url: format!("{}/embeddings", base_url.trim_end_matches('/')),
             headers,
-            model: settings.model.clone(),
+            model: model.clone(),
             batch_size: settings.batch_size,
             concurrency: settings.concurrency,
         })

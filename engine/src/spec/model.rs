@@ -15,6 +15,8 @@ pub struct PipelineSpec {
     pub summary: String,
     /// Where else the pipeline is offered (`mcp`: as a tool of the product's MCP server).
     pub expose: Vec<String>,
+    /// How it is offered as an MCP tool (`mcp:`), when `expose` names `mcp`.
+    pub mcp: McpTool,
     pub inputs: BTreeMap<String, InputSpec>,
     pub params: Value,
     pub output: Option<Value>,
@@ -41,6 +43,41 @@ pub struct InputSpec {
     pub description: Option<String>,
     /// An `array` input's item type, for tool schemas that must say it.
     pub items: Option<String>,
+    /// The product running the pipeline fills it: a caller may not set it,
+    /// and tool schemas leave it out.
+    #[serde(default)]
+    pub filled: bool,
+}
+
+/// What an exposed pipeline tells an MCP client about its tool (`mcp:`):
+/// the MCP spec's behaviour hints, so a client knows which calls to confirm,
+/// and the schema of its output document. Whatever a pipeline leaves out is
+/// the spec's cautious default: it may change anything, anywhere, each call.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpTool {
+    /// It changes nothing.
+    pub read_only: bool,
+    /// What it changes may be lost (only meaningful when not read-only).
+    pub destructive: bool,
+    /// Calling it again with the same inputs changes nothing more.
+    pub idempotent: bool,
+    /// It reaches beyond the project (the web, other services).
+    pub open_world: bool,
+    /// A file under `schemas/`: the schema of its output document.
+    pub output_schema: Option<String>,
+}
+
+impl Default for McpTool {
+    fn default() -> Self {
+        Self {
+            read_only: false,
+            destructive: true,
+            idempotent: false,
+            open_world: true,
+            output_schema: None,
+        }
+    }
 }
 
 /// `default: null` is a default of null, not a missing default.

@@ -10,7 +10,9 @@ use super::*;
 use crate::diagnostic::{Diagnostic, Diagnostics, SourceMap};
 
 /// The keys a pipeline file may have at its top.
-const TOP_LEVEL: &[&str] = &["pipeline", "summary", "expose", "inputs", "params", "output", "stages"];
+const TOP_LEVEL: &[&str] = &[
+    "pipeline", "summary", "expose", "mcp", "inputs", "params", "output", "stages",
+];
 
 /// Parse one pipeline file. Problems are collected, not fatal: the spec of
 /// everything that did parse comes back with them, so the compiler can go
@@ -56,6 +58,10 @@ fn parse_into(file: &str, text: &str, errors: &mut Diagnostics) -> Option<Pipeli
     }
     let summary = p.string(top, "", "summary").unwrap_or_default();
     let expose = p.expose(top);
+    let mcp = match get(top, "mcp") {
+        Some(v) => p.typed::<McpTool>("mcp", v).unwrap_or_default(),
+        None => McpTool::default(),
+    };
     let inputs = match get(top, "inputs") {
         Some(v) => p.typed::<BTreeMap<String, InputSpec>>("inputs", v).unwrap_or_default(),
         None => BTreeMap::new(),
@@ -95,6 +101,7 @@ fn parse_into(file: &str, text: &str, errors: &mut Diagnostics) -> Option<Pipeli
         name,
         summary,
         expose,
+        mcp,
         inputs,
         params,
         output,
