@@ -97,7 +97,7 @@ fn synthetic(n: usize) -> Vec<AssetRow> {
                 guid: format!("{i:032x}"),
                 path: format!("Assets/{package}/{kind}s/{name}.{ext}"),
                 name,
-                kind: kind.to_owned(),
+                asset_type: kind.to_owned(),
                 labels: vec![a.to_owned()],
                 llm_tags: (0..5).map(|_| WORDS[rng.next(WORDS.len())].to_owned()).collect(),
                 llm_summary: format!(

@@ -253,7 +253,7 @@ fn the_seed_set_ranks_the_same_from_the_index() {
                 guid: seed_guid(&t.path()),
                 path: t.path(),
                 name: t.name.clone(),
-                kind: t.kind.clone(),
+                asset_type: t.kind.clone(),
                 labels: t.labels.clone(),
                 llm_tags: t.tags_hint.clone(),
                 llm_summary: t.summary_hint.clone(),

@@ -277,7 +277,7 @@ fn describe_assets(targets: &mut [Value], index: &IndexFiles) -> anyhow::Result<
         };
         let asset = &mut target["asset"];
         asset["name"] = json!(row.name);
-        asset["type"] = json!(row.kind);
+        asset["type"] = json!(row.asset_type);
         if let Some(subtype) = &row.type_subtype {
             asset["type_subtype"] = json!(subtype);
         }

@@ -21,7 +21,7 @@ fn search_only_rows(templates: &[SeedTemplate]) -> Vec<AssetRow> {
             guid: seed_guid(&t.path()),
             path: t.path(),
             name: t.name.clone(),
-            kind: t.kind.clone(),
+            asset_type: t.kind.clone(),
             labels: t.labels.clone(),
             llm_tags: t.tags_hint.clone(),
             llm_summary: t.summary_hint.clone(),

@@ -111,7 +111,7 @@ impl TypeIntents {
                     .type_subtype
                     .as_deref()
                     .is_some_and(|s| s.eq_ignore_ascii_case(kind)),
-                None => row.kind.eq_ignore_ascii_case(kind),
+                None => row.asset_type.eq_ignore_ascii_case(kind),
             })
             .map(|(_, bonus)| *bonus)
             .fold(0.0, f32::max)
@@ -139,7 +139,7 @@ impl TypeIntents {
     pub fn is_other_type(&self, intent: Option<&str>, row: &AssetRow) -> bool {
         let allowed = intent
             .and_then(|name| self.also.get(name))
-            .is_some_and(|kinds| kinds.iter().any(|k| k.eq_ignore_ascii_case(&row.kind)));
+            .is_some_and(|kinds| kinds.iter().any(|k| k.eq_ignore_ascii_case(&row.asset_type)));
         !allowed
             && self.preference(intent, row) == 0.0
             && self.prefer.keys().any(|name| self.preference(Some(name), row) > 0.0)
@@ -147,7 +147,7 @@ impl TypeIntents {
 
     /// Code and tooling rather than content.
     pub fn is_non_content(&self, row: &AssetRow) -> bool {
-        self.non_content.contains(&row.kind)
+        self.non_content.contains(&row.asset_type)
     }
 }
 
@@ -157,7 +157,7 @@ mod tests {
 
     fn row(kind: &str, subtype: Option<&str>) -> AssetRow {
         AssetRow {
-            kind: kind.into(),
+            asset_type: kind.into(),
             type_subtype: subtype.map(Into::into),
             ..Default::default()
         }

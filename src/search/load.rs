@@ -295,7 +295,7 @@ impl IndexFiles {
             matching[at] += 1;
             seen.clear();
             let folders = row.path.rsplit_once('/').map_or("", |(dirs, _)| dirs);
-            let texts = [row.name.as_str(), row.kind.as_str(), folders]
+            let texts = [row.name.as_str(), row.asset_type.as_str(), folders]
                 .into_iter()
                 .chain(row.type_subtype.as_deref())
                 .chain(row.llm_tags.iter().map(String::as_str))

@@ -21,7 +21,7 @@ pub struct AssetRow {
     #[serde(default)]
     pub name: String,
     #[serde(default, rename = "type")]
-    pub kind: String,
+    pub asset_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub type_subtype: Option<String>,
     #[serde(default, deserialize_with = "strings")]

@@ -256,7 +256,7 @@ fn compact_row(id: usize, row: &AssetRow, picked_before: bool) -> Value {
     if !row.name.is_empty() && row.name != stem {
         out.insert("name".into(), json!(row.name));
     }
-    let kind = row.type_subtype.clone().unwrap_or_else(|| row.kind.clone());
+    let kind = row.type_subtype.clone().unwrap_or_else(|| row.asset_type.clone());
     if !kind.is_empty() {
         out.insert("type".into(), json!(kind));
     }
@@ -329,7 +329,7 @@ mod tests {
             guid: guid.into(),
             path: path.into(),
             name: "Zombie_Fast".into(),
-            kind: "Prefab".into(),
+            asset_type: "Prefab".into(),
             type_subtype: Some("Prefab/character".into()),
             labels: vec!["enemy".into()],
             llm_tags: vec!["zombie".into(), "enemy".into()],

@@ -37,7 +37,7 @@ pub fn asset_text(row: &AssetRow) -> String {
     for folder in parents.iter().rev().take(FOLDERS).rev() {
         add(folder, &mut words);
     }
-    add(&row.kind, &mut words);
+    add(&row.asset_type, &mut words);
     words.join(" ")
 }
 
@@ -50,7 +50,7 @@ mod tests {
         let row = AssetRow {
             path: "Assets/Prefabs/Props/Barrels/Barrel_Scifi_A.prefab".into(),
             name: "Barrel_Scifi_A".into(),
-            kind: "Prefab".into(),
+            asset_type: "Prefab".into(),
             ..AssetRow::default()
         };
         assert_eq!(asset_text(&row), "barrel scifi barrels prefab");

@@ -79,12 +79,12 @@ pub fn facets(row: &AssetRow, key: Key) -> Box<dyn Iterator<Item = &str> + '_> {
         Key::Ref => Box::new(row.dependencies.iter().map(String::as_str)),
         Key::Guid => Box::new(std::iter::once(row.guid.as_str())),
         Key::Prefab => {
-            let prefab = row.kind == "Prefab";
+            let prefab = row.asset_type == "Prefab";
             let shown = [
                 (prefab, "prefab"),
                 (prefab && row.variant_of.is_none(), "regular"),
                 (row.variant_of.is_some(), "variant"),
-                (row.kind == "Model", "model"),
+                (row.asset_type == "Model", "model"),
             ];
             Box::new(shown.into_iter().filter(|(shows, _)| *shows).map(|(_, facet)| facet))
         }
@@ -96,7 +96,7 @@ pub fn facets(row: &AssetRow, key: Key) -> Box<dyn Iterator<Item = &str> + '_> {
 /// the component types of a prefab or scene and a ScriptableObject's script class.
 fn type_names(row: &AssetRow) -> impl Iterator<Item = &str> {
     let subtype = row.type_subtype.as_deref();
-    [row.kind.as_str()]
+    [row.asset_type.as_str()]
         .into_iter()
         .chain(subtype)
         .chain(subtype.and_then(|s| s.split_once('/')).map(|(_, sub)| sub))

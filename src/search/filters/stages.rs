@@ -86,7 +86,7 @@ pub(in crate::search) fn register(registry: &mut Registry) {
                     .map(|row| Candidate {
                         reasoning: format!(
                             "{} matching {}",
-                            row.type_subtype.as_deref().unwrap_or(&row.kind),
+                            row.type_subtype.as_deref().unwrap_or(&row.asset_type),
                             a.filters
                         ),
                         guid: row.guid,

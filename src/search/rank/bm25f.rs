@@ -160,7 +160,7 @@ impl Document for AssetRow {
         self.llm_tags.iter().for_each(|t| f(Field::Tags, t));
         self.labels.iter().for_each(|t| f(Field::Labels, t));
         self.filename_signals.iter().for_each(|t| f(Field::Signals, t));
-        f(Field::Type, &self.kind);
+        f(Field::Type, &self.asset_type);
         if let Some(subtype) = &self.type_subtype {
             f(Field::Type, subtype);
         }

@@ -10,7 +10,7 @@ fn prefab(guid: &str, name: &str) -> AssetRow {
         guid: guid.into(),
         path: format!("Assets/Prefabs/{name}.prefab"),
         name: name.into(),
-        kind: "Prefab".into(),
+        asset_type: "Prefab".into(),
         ..Default::default()
     }
 }
@@ -42,7 +42,7 @@ fn project() -> Vec<AssetRow> {
         AssetRow {
             shader: "Custom/Moss Rock".into(),
             textures: strings(&["Moss_Albedo"]),
-            kind: "Material".into(),
+            asset_type: "Material".into(),
             path: "Assets/Materials/Ground_03.mat".into(),
             ..prefab("ground", "Ground_03")
         },

@@ -128,7 +128,7 @@ impl SubtypeTier {
             return Self::Exact;
         }
         let hint_type = hint.split_once('/').map_or(hint, |(t, _)| t);
-        if row.kind.eq_ignore_ascii_case(hint_type) {
+        if row.asset_type.eq_ignore_ascii_case(hint_type) {
             Self::SameType
         } else {
             Self::Other

@@ -32,7 +32,7 @@ fn row(guid: &str, name: &str) -> AssetRow {
         guid: guid.into(),
         path: format!("Assets/Prefabs/{name}.prefab"),
         name: name.into(),
-        kind: "Prefab".into(),
+        asset_type: "Prefab".into(),
         ..Default::default()
     }
 }

@@ -11,7 +11,7 @@ fn row(guid: &str, path: &str, kind: &str, tags: &[&str], summary: &str) -> Asse
         guid: guid.into(),
         path: path.into(),
         name,
-        kind: kind.into(),
+        asset_type: kind.into(),
         llm_tags: tags.iter().map(|t| t.to_string()).collect(),
         llm_summary: summary.into(),
         ..Default::default()
