@@ -30,7 +30,11 @@ impl Depth {
     }
 }
 
-/// One asset as the scan saw it: everything but the generated tags.
+/// One asset as the scan saw it: everything but the generated tags. Not
+/// the row of `assets.jsonl` ([`AssetRecord`]) because it holds what no row
+/// keeps: the `signature` the diff compares, the taxonomy's `use_cases` a
+/// tagger is given, and the package, size and mtime at every depth; the
+/// row keeps what its `index_depth` holds, and the tags.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScannedAsset {
     pub guid: String,
@@ -93,8 +97,10 @@ pub struct TagRow {
     pub llm_use_cases: Option<Vec<String>>,
 }
 
-/// One line of `assets.jsonl` (`schemas/asset-record.schema.json`). Field
-/// order is the serialisation order, so equal inputs give equal bytes.
+/// One line of `assets.jsonl` (`schemas/asset-record.schema.json`), as the
+/// indexer writes it and reads its previous run. Field order is the
+/// serialisation order, so equal inputs give equal bytes; search reads the
+/// same lines as its tolerant `search::records::AssetRow`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AssetRecord {
     pub guid: String,

@@ -4,10 +4,12 @@
 //! stage and the fallback for rows a model got wrong, so no asset is ever
 //! left untagged.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::classify::{folder_segments, name_words};
-use super::record::{Depth, TagRow};
+use super::record::{Depth, ScannedAsset, TagRow};
 
 /// At most this many tags per asset: enough to search by, few enough to read.
 const MAX_TAGS: usize = 12;
@@ -64,7 +66,12 @@ const NOISE_WORDS: &[&str] = &[
     "files",
 ];
 
-/// What a tagger (builtin or model) is told about one asset.
+/// What a tagger (builtin or model) is told about one asset: one line of
+/// the tag prompt (`prompts/index/tag.j2` prints it as it is), so it is its
+/// own type rather than the scanned asset: the facts a model may tag from,
+/// the package by its name rather than its id, none of the signature, size
+/// or content facts. The builtin reads the same lines, so it answers from
+/// what a model would have been shown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TagSubject {
     pub guid: String,
@@ -83,6 +90,28 @@ pub struct TagSubject {
     /// Use cases the taxonomy suggests (asked for at depth normal/rich).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub use_cases: Vec<String>,
+}
+
+impl TagSubject {
+    /// What the scan saw of `asset`, told to a tagger; `package_names`
+    /// maps a package id to its name.
+    pub fn of(asset: &ScannedAsset, package_names: &HashMap<&str, &str>) -> Self {
+        Self {
+            guid: asset.guid.clone(),
+            path: asset.path.clone(),
+            name: asset.name.clone(),
+            asset_type: asset.asset_type.clone(),
+            type_subtype: asset.type_subtype.clone(),
+            filename_signals: asset.filename_signals.clone(),
+            labels: asset.labels.clone(),
+            package: package_names
+                .get(asset.package_id.as_str())
+                .copied()
+                .unwrap_or(&asset.package_id)
+                .to_owned(),
+            use_cases: asset.use_cases.clone(),
+        }
+    }
 }
 
 /// One batch to tag: the `with:` of the tag stage.

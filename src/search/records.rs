@@ -10,7 +10,11 @@ use std::collections::BTreeMap;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
-/// One row of `assets.jsonl`, with the fields the ranker reads.
+/// One row of `assets.jsonl`, with the fields the ranker reads. Not the
+/// indexer's `index::record::AssetRecord`, which writes the exact bytes of
+/// a row: this one reads any row a person or an older index wrote (see
+/// above), takes a list left out as empty, and writes back what a model is
+/// shown of a row, without its guids.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct AssetRow {
     pub guid: String,
