@@ -4,12 +4,10 @@
 //! stage and the fallback for rows a model got wrong, so no asset is ever
 //! left untagged.
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 
 use super::classify::{folder_segments, name_words};
-use super::record::{Depth, ScannedAsset, TagRow};
+use super::record::{Depth, TagRow};
 
 /// At most this many tags per asset: enough to search by, few enough to read.
 const MAX_TAGS: usize = 12;
@@ -90,28 +88,6 @@ pub struct TagSubject {
     /// Use cases the taxonomy suggests (asked for at depth normal/rich).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub use_cases: Vec<String>,
-}
-
-impl TagSubject {
-    /// What the scan saw of `asset`, told to a tagger; `package_names`
-    /// maps a package id to its name.
-    pub fn of(asset: &ScannedAsset, package_names: &HashMap<&str, &str>) -> Self {
-        Self {
-            guid: asset.guid.clone(),
-            path: asset.path.clone(),
-            name: asset.name.clone(),
-            asset_type: asset.asset_type.clone(),
-            type_subtype: asset.type_subtype.clone(),
-            filename_signals: asset.filename_signals.clone(),
-            labels: asset.labels.clone(),
-            package: package_names
-                .get(asset.package_id.as_str())
-                .copied()
-                .unwrap_or(&asset.package_id)
-                .to_owned(),
-            use_cases: asset.use_cases.clone(),
-        }
-    }
 }
 
 /// One batch to tag: the `with:` of the tag stage.

@@ -14,13 +14,14 @@ use time::OffsetDateTime;
 
 use super::checkpoint::forget_finished_batches;
 use super::diff::Diff;
+use super::plan::tag_subject;
 use crate::index::graph;
 use crate::index::labels::tags_without_labels;
 use crate::index::packed;
 use crate::index::record::{AssetRecord, Depth, PackageRecord, ScannedAsset, TagRow};
 use crate::index::scan::{warning_counts, PackageInfo, Tree, Warning, WarningKind};
 use crate::index::store::{self, LastScan, State, TaggedBy};
-use crate::index::tagger::{self, TagSubject};
+use crate::index::tagger;
 
 /// A label that differs from the previous index.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,7 +132,7 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanText, diff: &Diff) -
                 },
                 _ => {
                     tagged_builtin += 1;
-                    tagger::tag_one(&TagSubject::of(asset, &package_names), depth)
+                    tagger::tag_one(&tag_subject(asset, &package_names), depth)
                 }
             };
             let record = asset_record(asset, tags, depth);

@@ -88,7 +88,7 @@ pub fn plan_batches(
         .enumerate()
         .map(|(i, chunk)| Batch {
             id: format!("batch-{:05}", first_number + i),
-            assets: chunk.iter().map(|a| TagSubject::of(a, &package_names)).collect(),
+            assets: chunk.iter().map(|a| tag_subject(a, &package_names)).collect(),
             signatures: chunk.iter().map(|a| a.signature.clone()).collect(),
         })
         .collect();
@@ -110,4 +110,22 @@ pub fn plan_batches(
 fn new_run_id() -> String {
     let now = OffsetDateTime::now_utc();
     format!("run-{}", now.unix_timestamp_nanos())
+}
+
+pub(super) fn tag_subject(asset: &ScannedAsset, package_names: &HashMap<&str, &str>) -> TagSubject {
+    TagSubject {
+        guid: asset.guid.clone(),
+        path: asset.path.clone(),
+        name: asset.name.clone(),
+        asset_type: asset.asset_type.clone(),
+        type_subtype: asset.type_subtype.clone(),
+        filename_signals: asset.filename_signals.clone(),
+        labels: asset.labels.clone(),
+        package: package_names
+            .get(asset.package_id.as_str())
+            .copied()
+            .unwrap_or(&asset.package_id)
+            .to_owned(),
+        use_cases: asset.use_cases.clone(),
+    }
 }
