@@ -23,14 +23,21 @@ fn describe(label: &str) -> (&str, &str) {
         "index: plan" => ("planning batches", ""),
         "index: tag" => ("tagging", " batches"),
         "index: finalize" => ("writing index", ""),
+        "index: embed" => ("embedding", " texts"),
         other => (other, ""),
     }
 }
 
-/// A fan-out's line after `done` of `total` items: `tagging 182/2500 batches`.
-fn fan_out_text(label: &str, done: u64, total: u64) -> String {
+/// A fan-out's line after `done` of `total` items in `elapsed`:
+/// `embedding 12000/95000 texts, 2850/s`; the rate once there is one.
+fn fan_out_text(label: &str, done: u64, total: u64, elapsed: Duration) -> String {
     let (what, unit) = describe(label);
-    format!("{what} {done}/{total}{unit}")
+    let per_second = done as f64 / elapsed.as_secs_f64();
+    match done > 0 && per_second.is_finite() {
+        true if per_second >= 10.0 => format!("{what} {done}/{total}{unit}, {per_second:.0}/s"),
+        true => format!("{what} {done}/{total}{unit}, {per_second:.1}/s"),
+        false => format!("{what} {done}/{total}{unit}"),
+    }
 }
 
 /// Bars and spinners under one [`MultiProgress`], cleared when their stage ends.
@@ -64,7 +71,7 @@ impl Progress for Bars {
     fn begin(&self, label: &str, total: usize) -> Box<dyn Tick> {
         let bar = ProgressBar::hidden()
             .with_style(self.bar.clone())
-            .with_message(fan_out_text(label, 0, total as u64));
+            .with_message(fan_out_text(label, 0, total as u64, Duration::ZERO));
         bar.set_length(total as u64);
         Box::new(Running::after_delay(&self.multi, bar, Some(label.to_owned())))
     }
@@ -107,10 +114,15 @@ impl Running {
 
 impl Tick for Running {
     fn advance(&self) {
-        self.bar.inc(1);
+        self.advance_by(1);
+    }
+
+    fn advance_by(&self, n: usize) {
+        self.bar.inc(n as u64);
         if let Some(label) = &self.fan_out {
             let total = self.bar.length().unwrap_or_default();
-            self.bar.set_message(fan_out_text(label, self.bar.position(), total));
+            let text = fan_out_text(label, self.bar.position(), total, self.bar.elapsed());
+            self.bar.set_message(text);
         }
     }
 }
@@ -132,7 +144,22 @@ mod tests {
         assert_eq!(describe("index: scan").0, "scanning");
         assert_eq!(describe("index: diff").0, "comparing with the last index");
         assert_eq!(describe("index: finalize").0, "writing index");
-        assert_eq!(fan_out_text("index: tag", 182, 2500), "tagging 182/2500 batches");
-        assert_eq!(fan_out_text("search: retrieve", 1, 3), "search: retrieve 1/3");
+        let minute = Duration::from_secs(60);
+        assert_eq!(
+            fan_out_text("index: tag", 0, 2500, Duration::ZERO),
+            "tagging 0/2500 batches"
+        );
+        assert_eq!(
+            fan_out_text("index: tag", 182, 2500, minute),
+            "tagging 182/2500 batches, 3.0/s"
+        );
+        assert_eq!(
+            fan_out_text("index: embed", 12_000, 95_000, Duration::from_secs(4)),
+            "embedding 12000/95000 texts, 3000/s"
+        );
+        assert_eq!(
+            fan_out_text("search: retrieve", 1, 3, minute),
+            "search: retrieve 1/3, 0.0/s"
+        );
     }
 }

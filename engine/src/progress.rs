@@ -20,4 +20,9 @@ pub trait Progress: Send + Sync {
 pub trait Tick: Send + Sync {
     /// One more item is done.
     fn advance(&self);
+
+    /// `n` more items are done.
+    fn advance_by(&self, n: usize) {
+        (0..n).for_each(|_| self.advance());
+    }
 }

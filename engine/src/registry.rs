@@ -37,6 +37,10 @@ pub struct CallContext {
     pub product: crate::Product,
     /// What the call keeps for the rest of the run its stage belongs to.
     pub holdings: RunHoldings,
+    /// Where a long call shows how far it is (none when nothing is shown).
+    pub progress: Option<Arc<dyn crate::Progress>>,
+    /// `pipeline: stage`, the label its progress is shown under.
+    pub label: String,
 }
 
 /// What native calls keep for the rest of the pipeline run their stage
@@ -57,6 +61,12 @@ impl RunHoldings {
 }
 
 impl CallContext {
+    /// A bar of `total` items under this stage's label, for a call whose work
+    /// is long and countable; `None` when nothing is shown.
+    pub fn count(&self, total: usize) -> Option<Box<dyn crate::Tick>> {
+        self.progress.as_ref().map(|p| p.begin(&self.label, total))
+    }
+
     /// A path an argument names, relative to the workdir and confined to it.
     pub fn path(&self, rel: &std::path::Path) -> Result<PathBuf, crate::io::ConfineError> {
         crate::io::confine(&self.workdir, &rel.to_string_lossy())

@@ -70,10 +70,15 @@ struct Counting {
 
 impl Tick for Counting {
     fn advance(&self) {
+        self.advance_by(1);
+    }
+
+    /// One notification however many items (an embedding slice is thousands).
+    fn advance_by(&self, n: usize) {
         let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
-        *done += 1;
+        *done += n;
         let mut sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
-        sent.ticks += 1;
+        sent.ticks += n as u64;
         // `progress` counts every tick of the call; the message says which fan-out.
         let param = ProgressNotificationParam::new(self.token.clone(), sent.ticks as f64)
             .with_total(sent.total as f64)

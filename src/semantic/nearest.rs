@@ -115,11 +115,7 @@ pub async fn embed_assets(
             })
         })
         .collect();
-    let fresh = if wanted.is_empty() {
-        vec![]
-    } else {
-        embedder.embed(&wanted).await?
-    };
+    let fresh = embed_counted(embedder, &wanted, ctx).await?;
     let dim = fresh
         .first()
         .map(Vec::len)
@@ -165,6 +161,24 @@ pub async fn embed_assets(
         distinct,
         reused: rows.len() - embedded,
     })
+}
+
+/// Texts embedded per call: a bar of a long run moves (and shows its rate
+/// and time left) every few seconds, while each call still keeps every core
+/// busy.
+const TEXTS_PER_CALL: usize = 4096;
+
+/// The vectors of `texts`, in order, counted on the stage's bar.
+async fn embed_counted(embedder: &Embedder, texts: &[String], ctx: &CallContext) -> anyhow::Result<Vec<Vec<f32>>> {
+    let bar = ctx.count(texts.len());
+    let mut vectors = Vec::with_capacity(texts.len());
+    for slice in texts.chunks(TEXTS_PER_CALL) {
+        vectors.extend(embedder.embed(slice).await?);
+        if let Some(bar) = &bar {
+            bar.advance_by(slice.len());
+        }
+    }
+    Ok(vectors)
 }
 
 /// The `embed` stage's arguments.

@@ -82,6 +82,8 @@ impl StageCx<'_> {
             limits: self.rt.limits,
             product: self.rt.product,
             holdings: self.holdings.clone(),
+            progress: self.rt.progress.clone(),
+            label: format!("{}: {}", self.pipeline.name, self.stage.name),
         }
     }
 }
