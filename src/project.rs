@@ -180,7 +180,7 @@ impl Project {
         }
     }
 
-    pub fn is_offline(&self) -> bool {
+    pub(crate) fn is_offline(&self) -> bool {
         self.config.llm.provider == ProviderKind::Builtin
     }
 

@@ -104,7 +104,7 @@ pub struct Violation {
 /// The plans after the scope check: what may be sent, and the held-back groups.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Screened {
-    pub cleared: Vec<GroupPlan>,
+    pub(crate) cleared: Vec<GroupPlan>,
     pub violations: Vec<Violation>,
 }
 
@@ -210,7 +210,7 @@ fn climbs_out(args: &Value) -> bool {
 pub struct Applied {
     pub group: usize,
     pub ok: bool,
-    pub calls_sent: usize,
+    pub(crate) calls_sent: usize,
     /// Why the group failed (the first failing call), when it did.
     pub error: Option<String>,
 }

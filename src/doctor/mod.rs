@@ -2,17 +2,17 @@
 //!
 //! The checks never write: a doctor run on a broken project must not make it
 //! worse. `pipelines/doctor.yaml` runs them as `doctor.*` functions (one file
-//! here per group: [`files`], [`config`], [`provider`], [`trust`], [`mcp`],
-//! [`model`]),
+//! here per group: `files`, `config`, `provider`, `trust`, [`mcp`],
+//! `model`),
 //! prints one line per check with [`report`], and exits 1 when a required
 //! check fails. `providers check` shares the provider check's connection step.
 
-pub mod config;
-pub mod files;
+pub(crate) mod config;
+pub(crate) mod files;
 pub mod mcp;
-pub mod model;
-pub mod provider;
-pub mod trust;
+pub(crate) mod model;
+pub(crate) mod provider;
+pub(crate) mod trust;
 
 use engine::llm::LlmConfig;
 use engine::mcp::ServerConfig;

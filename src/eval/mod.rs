@@ -120,7 +120,7 @@ pub struct SeedTemplate {
     #[serde(default)]
     pub summary_hint: String,
     #[serde(default)]
-    pub golden_id: Option<String>,
+    pub(crate) golden_id: Option<String>,
 }
 
 impl SeedTemplate {
@@ -336,7 +336,7 @@ pub struct QueryOutcome {
     pub hit: bool,
     /// 1-based rank of the first accepted result, if any.
     pub first_rank: Option<usize>,
-    pub relevant_in_top: usize,
+    pub(crate) relevant_in_top: usize,
     pub top: Vec<String>,
     /// A miss whose answer the search showed among the closest candidates
     /// of its no_match, under the confirm threshold: shown, not confirmed.
@@ -361,13 +361,13 @@ impl From<Vec<Hit>> for Searched {
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct RoutingScore {
+pub(crate) struct RoutingScore {
     pub correct: usize,
     pub total: usize,
-    pub multi_correct: usize,
-    pub multi_total: usize,
-    pub single_correct: usize,
-    pub single_total: usize,
+    pub(crate) multi_correct: usize,
+    pub(crate) multi_total: usize,
+    pub(crate) single_correct: usize,
+    pub(crate) single_total: usize,
     /// Per case: id and the number of sub-intents produced.
     pub cases: Vec<(String, usize, bool)>,
 }
@@ -391,15 +391,15 @@ pub struct Report {
     pub overall: Metrics,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub controls: Option<Controls>,
-    pub by_category: BTreeMap<String, Metrics>,
+    pub(crate) by_category: BTreeMap<String, Metrics>,
     /// By the judged sets' `kind` (empty when no query has one).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub by_kind: BTreeMap<String, Metrics>,
     /// Misses whose answer was shown among a no_match's closest candidates.
     pub shown_not_confirmed: usize,
-    pub outcomes: Vec<QueryOutcome>,
+    pub(crate) outcomes: Vec<QueryOutcome>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub routing: Option<RoutingScore>,
+    pub(crate) routing: Option<RoutingScore>,
 }
 
 /// Run every query through `search` (ranked results, best first) and every

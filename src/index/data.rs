@@ -28,24 +28,24 @@ pub struct IndexData {
 #[serde(deny_unknown_fields)]
 pub struct AssetTypes {
     pub fallback: String,
-    pub rules: Vec<TypeRule>,
-    pub class_ids: BTreeMap<u32, String>,
+    pub(crate) rules: Vec<TypeRule>,
+    pub(crate) class_ids: BTreeMap<u32, String>,
     /// Extensions of files holding Unity YAML (read at index_depth normal/rich).
     pub yaml_extensions: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TypeRule {
+pub(crate) struct TypeRule {
     #[serde(rename = "type")]
-    pub type_name: String,
-    pub extensions: BTreeSet<String>,
+    pub(crate) type_name: String,
+    pub(crate) extensions: BTreeSet<String>,
     #[serde(default)]
     pub importer: Option<String>,
     #[serde(default)]
     pub settings: BTreeMap<String, Vec<String>>,
     #[serde(default)]
-    pub classes: Vec<u32>,
+    pub(crate) classes: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -56,45 +56,45 @@ pub struct TypeTaxonomy {
     #[serde(default)]
     pub category: Option<String>,
     #[serde(default)]
-    pub rules: Vec<SubtypeRule>,
+    pub(crate) rules: Vec<SubtypeRule>,
     #[serde(default)]
     pub default: Option<String>,
     #[serde(default)]
-    pub use_cases: Vec<String>,
+    pub(crate) use_cases: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SubtypeRule {
+pub(crate) struct SubtypeRule {
     pub subtype: String,
     #[serde(default)]
     pub settings: BTreeMap<String, Vec<String>>,
     #[serde(default)]
-    pub signals: Vec<String>,
+    pub(crate) signals: Vec<String>,
     #[serde(default)]
     pub folders: Vec<String>,
     #[serde(default)]
     pub words: Vec<String>,
     #[serde(default)]
-    pub use_cases: Vec<String>,
+    pub(crate) use_cases: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Conventions {
-    pub signals: Vec<SignalRule>,
-    pub project_folders: BTreeSet<String>,
-    pub package_markers: BTreeSet<String>,
+    pub(crate) signals: Vec<SignalRule>,
+    pub(crate) project_folders: BTreeSet<String>,
+    pub(crate) package_markers: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SignalRule {
+pub(crate) struct SignalRule {
     pub signal: String,
     #[serde(default)]
     pub prefix: Vec<String>,
     #[serde(default)]
-    pub suffix: Vec<String>,
+    pub(crate) suffix: Vec<String>,
     #[serde(default)]
     pub contains: Vec<String>,
 }

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use super::record::AssetRecord;
 use super::store;
 
-pub const GRAPH_FILE: &str = "graph.json";
+pub(crate) const GRAPH_FILE: &str = "graph.json";
 /// Moves when the file's layout changes: an older file is then rebuilt.
 pub const GRAPH_FORMAT: u32 = 1;
 
@@ -114,11 +114,11 @@ impl ReferenceGraph {
         }
     }
 
-    pub fn by_guid(&self, guid: &str) -> Option<u32> {
+    pub(crate) fn by_guid(&self, guid: &str) -> Option<u32> {
         self.by_guid.get(guid).copied()
     }
 
-    pub fn by_path(&self, path: &str) -> Option<u32> {
+    pub(crate) fn by_path(&self, path: &str) -> Option<u32> {
         self.by_path.get(path).copied()
     }
 

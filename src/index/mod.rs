@@ -15,7 +15,7 @@ mod content;
 pub mod data;
 mod folder;
 pub mod graph;
-pub mod labels;
+pub(crate) mod labels;
 mod meta;
 mod open;
 mod packages;
@@ -27,7 +27,7 @@ pub mod store;
 pub mod tagger;
 mod unity_yaml;
 mod walk;
-pub mod watch;
+pub(crate) mod watch;
 
 #[cfg(test)]
 mod content_tests;

@@ -43,9 +43,9 @@ pub struct ScannedAsset {
     #[serde(rename = "type")]
     pub asset_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub type_subtype: Option<String>,
+    pub(crate) type_subtype: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub filename_signals: Vec<String>,
+    pub(crate) filename_signals: Vec<String>,
     /// Curated labels, then `.meta` labels (see `labels.rs`).
     pub labels: Vec<String>,
     pub package_id: String,
@@ -70,11 +70,11 @@ pub struct Details {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub component_types: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shader_props: Option<Vec<String>>,
+    pub(crate) shader_props: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub animator_states: Option<Vec<String>>,
+    pub(crate) animator_states: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub child_names: Option<Vec<String>>,
+    pub(crate) child_names: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant_of: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -94,7 +94,7 @@ pub struct TagRow {
     pub llm_tags: Vec<String>,
     pub llm_summary: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub llm_use_cases: Option<Vec<String>>,
+    pub(crate) llm_use_cases: Option<Vec<String>>,
 }
 
 /// One line of `assets.jsonl` (`schemas/asset-record.schema.json`), as the
@@ -110,16 +110,16 @@ pub struct AssetRecord {
     #[serde(rename = "type")]
     pub asset_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub type_subtype: Option<String>,
+    pub(crate) type_subtype: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub filename_signals: Vec<String>,
+    pub(crate) filename_signals: Vec<String>,
     pub labels: Vec<String>,
     pub llm_tags: Vec<String>,
     pub llm_summary: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_modified: Option<String>,
+    pub(crate) last_modified: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package_id: Option<String>,
     /// The first `ROW_DEPENDENCIES` referenced guids, sorted (`graph.json` has them all).
@@ -129,13 +129,13 @@ pub struct AssetRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dependency_count: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub llm_use_cases: Option<Vec<String>>,
+    pub(crate) llm_use_cases: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub component_types: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shader_props: Option<Vec<String>>,
+    pub(crate) shader_props: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub animator_states: Option<Vec<String>>,
+    pub(crate) animator_states: Option<Vec<String>>,
     /// GameObject names of a prefab or scene, sorted, at most 128.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub child_names: Option<Vec<String>>,
@@ -257,7 +257,7 @@ pub struct PackageRecord {
     pub package_id: String,
     pub name: String,
     pub root: String,
-    pub asset_count: usize,
+    pub(crate) asset_count: usize,
     /// Asset type → count, sorted by type name.
     pub type_histogram: std::collections::BTreeMap<String, usize>,
     pub summary: String,

@@ -275,9 +275,9 @@ pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOpt
 /// with its mtime and size, and the walk's warnings.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tree {
-    pub hash: String,
+    pub(crate) hash: String,
     /// The live watcher's quiet epoch read before the walk: while it lasts,
-    /// the tree still has this hash ([`super::watch`]). `None` without a
+    /// the tree still has this hash (`super::watch`). `None` without a
     /// watcher, or when the tree holds a link (symbolic or hard).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<Epoch>,

@@ -30,12 +30,12 @@ use time::OffsetDateTime;
 use super::record::{AssetRecord, Depth, PackageRecord};
 
 pub const INDEX_DIR: &str = ".claude/unity-asset-index";
-pub const ASSETS_FILE: &str = "assets.jsonl";
-pub const PACKAGES_FILE: &str = "packages.jsonl";
-pub const MANIFEST_FILE: &str = "manifest.json";
-pub const STATE_FILE: &str = "state.json";
-pub const PARTIAL_FILE: &str = "assets.jsonl.partial";
-pub const SIGNATURES_FILE: &str = "signatures.tsv";
+pub(crate) const ASSETS_FILE: &str = "assets.jsonl";
+pub(crate) const PACKAGES_FILE: &str = "packages.jsonl";
+pub(crate) const MANIFEST_FILE: &str = "manifest.json";
+pub(crate) const STATE_FILE: &str = "state.json";
+pub(crate) const PARTIAL_FILE: &str = "assets.jsonl.partial";
+pub(crate) const SIGNATURES_FILE: &str = "signatures.tsv";
 
 pub fn index_dir(project: &Path) -> PathBuf {
     project.join(INDEX_DIR)
@@ -45,7 +45,7 @@ pub fn index_dir(project: &Path) -> PathBuf {
 pub type Signatures = HashMap<String, String>;
 
 /// `state.json`: small, so a run that changes nothing reads and writes it
-/// in a blink; the guid signatures live in [`SIGNATURES_FILE`].
+/// in a blink; the guid signatures live in `SIGNATURES_FILE`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
     /// The mtime of `assets.jsonl` after the last finished run.
@@ -55,15 +55,15 @@ pub struct State {
     #[serde(default)]
     pub in_progress_run: Option<String>,
     #[serde(default)]
-    pub completed_batches: Vec<String>,
+    pub(crate) completed_batches: Vec<String>,
     #[serde(default)]
-    pub pending_batches: Vec<String>,
-    /// The signatures of a `state.json` written before [`SIGNATURES_FILE`]
+    pub(crate) pending_batches: Vec<String>,
+    /// The signatures of a `state.json` written before `SIGNATURES_FILE`
     /// existed; [`write_state`] moves them there.
     #[serde(default, rename = "guid_signatures", skip_serializing)]
     pub legacy_signatures: Option<Signatures>,
     #[serde(default)]
-    pub last_error: Option<String>,
+    pub(crate) last_error: Option<String>,
     /// What the last finished run scanned, so a run that finds nothing
     /// changed can stop after a `stat`-only walk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -80,7 +80,7 @@ pub struct LastScan {
     pub tree: Option<super::scan::Tree>,
     pub assets: usize,
     pub packages: usize,
-    pub warnings_by_kind: BTreeMap<String, usize>,
+    pub(crate) warnings_by_kind: BTreeMap<String, usize>,
 }
 
 /// `manifest.json`.
@@ -88,7 +88,7 @@ pub struct LastScan {
 pub struct Manifest {
     pub version: String,
     pub last_run: String,
-    pub schema_tier: Depth,
+    pub(crate) schema_tier: Depth,
     /// The vectors of search by meaning beside the rows, when there are any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embedding: Option<Embedding>,
@@ -112,7 +112,7 @@ pub struct Embedding {
 pub struct PartialRow {
     pub batch: String,
     pub signature: String,
-    pub tagged_by: TaggedBy,
+    pub(crate) tagged_by: TaggedBy,
     #[serde(flatten)]
     pub tags: super::record::TagRow,
 }
@@ -131,7 +131,7 @@ pub fn read_state(project: &Path, limits: &Limits) -> anyhow::Result<State> {
 }
 
 /// Write `state.json`. A state read from an older index still
-/// holds the last run's signatures: they move to [`SIGNATURES_FILE`] first,
+/// holds the last run's signatures: they move to `SIGNATURES_FILE` first,
 /// so no run loses them.
 pub fn write_state(project: &Path, state: &State) -> anyhow::Result<()> {
     if let Some(signatures) = &state.legacy_signatures {
@@ -145,7 +145,7 @@ pub fn write_state(project: &Path, state: &State) -> anyhow::Result<()> {
 const SIGNATURES_HEADER: &str = "# unity-assets signatures 1";
 
 /// The signatures of the last finished run: `state`'s own when it was
-/// written before [`SIGNATURES_FILE`], else that file's (none when it is
+/// written before `SIGNATURES_FILE`, else that file's (none when it is
 /// missing or of another format: every asset is then tagged again). A
 /// line that is not `guid<TAB>signature` is absent, so its asset is
 /// tagged again too.
@@ -170,7 +170,7 @@ pub fn read_signatures(project: &Path, limits: &Limits, state: &State) -> anyhow
         .collect())
 }
 
-/// Write [`SIGNATURES_FILE`] atomically, sorted by guid (so an unchanged
+/// Write `SIGNATURES_FILE` atomically, sorted by guid (so an unchanged
 /// set writes the same bytes). Written after `assets.jsonl` and before
 /// `state.json`: a crash in between leaves signatures no newer than the
 /// rows, so a changed asset is at worst tagged again, never missed.
@@ -199,11 +199,11 @@ pub fn write_signatures<'a>(
     engine::io::write_atomic(&path, text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))
 }
 
-pub fn read_manifest(project: &Path, limits: &Limits) -> anyhow::Result<Option<Manifest>> {
+pub(crate) fn read_manifest(project: &Path, limits: &Limits) -> anyhow::Result<Option<Manifest>> {
     read_json(&index_dir(project).join(MANIFEST_FILE), limits)
 }
 
-pub fn write_manifest(project: &Path, manifest: &Manifest) -> anyhow::Result<()> {
+pub(crate) fn write_manifest(project: &Path, manifest: &Manifest) -> anyhow::Result<()> {
     write_json(&index_dir(project).join(MANIFEST_FILE), manifest)
 }
 
@@ -490,7 +490,7 @@ pub enum Freshness {
 }
 
 impl Freshness {
-    pub fn is_fresh(&self) -> bool {
+    pub(crate) fn is_fresh(&self) -> bool {
         matches!(self, Self::Fresh { .. })
     }
 }
@@ -502,9 +502,9 @@ pub struct StateHead {
     #[serde(default)]
     pub last_run: Option<String>,
     #[serde(default)]
-    pub in_progress_run: Option<String>,
+    pub(crate) in_progress_run: Option<String>,
     #[serde(default)]
-    pub last_scan: Option<LastScan>,
+    pub(crate) last_scan: Option<LastScan>,
 }
 
 /// Read [`StateHead`]; a missing file is the empty state.

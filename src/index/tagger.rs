@@ -78,9 +78,9 @@ pub struct TagSubject {
     #[serde(rename = "type")]
     pub asset_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub type_subtype: Option<String>,
+    pub(crate) type_subtype: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub filename_signals: Vec<String>,
+    pub(crate) filename_signals: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<String>,
     /// The package's display name.
@@ -112,7 +112,7 @@ pub fn tag_batch(request: &TagRequest) -> TagBatch {
     }
 }
 
-pub fn tag_one(subject: &TagSubject, depth: Depth) -> TagRow {
+pub(crate) fn tag_one(subject: &TagSubject, depth: Depth) -> TagRow {
     TagRow {
         guid: subject.guid.clone(),
         llm_tags: tags(subject),

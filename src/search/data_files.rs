@@ -81,8 +81,8 @@ pub struct SubtypeRuleFile {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SceneRequest {
-    pub triggers: Vec<String>,
-    pub requires_any: Vec<String>,
+    pub(crate) triggers: Vec<String>,
+    pub(crate) requires_any: Vec<String>,
     pub roles: Vec<SceneRole>,
 }
 

@@ -7,7 +7,7 @@
 //! what the confidence is calibrated on, see [`super::rank`].
 //!
 //! Type words ("소리", "material") are not concepts: they set the query's
-//! [`Query::type_intent`] ([`super::intent`]). One concept is the query's
+//! [`Query::type_intent`] (`super::intent`). One concept is the query's
 //! *subject* ([`Query::subject`]): the last noun that is neither a
 //! predicate in modifier form (깨지는, crashed) nor a generic class word
 //! (캐릭터, enemy) — Korean and English noun phrases put their head last.
@@ -73,7 +73,7 @@ pub struct Concept {
     /// "생존 게임 배경 음악"): it comes right before a weak word (게임).
     pub context: bool,
     /// A Korean word no vocabulary knows, kept to be read as a loanword
-    /// against the project's own words ([`super::loanword`]).
+    /// against the project's own words (`super::loanword`).
     pub unknown_korean: Option<String>,
     /// The project word it was found through, nearest in meaning
     /// ([`Query::with_meanings`]): none of its own terms is in the project.
@@ -236,7 +236,7 @@ impl Query {
     }
 
     /// This query with its unknown Korean words read as loanwords of the
-    /// project's English words ([`LoanIndex`]): 랜턴 finds `lantern`.
+    /// project's English words (`LoanIndex`): 랜턴 finds `lantern`.
     pub fn with_loanwords(&self, index: &LoanIndex) -> Self {
         let mut query = self.clone();
         for concept in &mut query.concepts {

@@ -90,15 +90,15 @@ pub struct PackageRow {
     #[serde(default, alias = "root_path")]
     pub root: String,
     #[serde(default)]
-    pub asset_count: u64,
+    pub(crate) asset_count: u64,
     #[serde(default, alias = "types", alias = "type_histogram")]
-    pub type_counts: BTreeMap<String, u64>,
+    pub(crate) type_counts: BTreeMap<String, u64>,
     #[serde(default, alias = "llm_summary", deserialize_with = "text")]
     pub summary: String,
     /// The words its assets use most (names, types, folders, tags, labels,
     /// filename signals), most frequent first. A summary names only a
     /// package's top themes, so search builds this from the asset rows
-    /// ([`super::load::IndexFiles::packages_with_vocabulary`]) to choose a package
+    /// (`super::load::IndexFiles::packages_with_vocabulary`) to choose a package
     /// by what it holds.
     #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
     pub asset_vocabulary: Vec<String>,

@@ -1,7 +1,7 @@
 //! The search vocabulary (`data/aliases.yml`): Korean↔English aliases,
 //! stopwords, category words, subtype rules and scene-request roles; with
-//! the domain lexicon (`data/lexicon/`, [`Lexicon`]) and the morphology
-//! rules that reach its keys ([`Morphology`]).
+//! the domain lexicon (`data/lexicon/`, `Lexicon`) and the morphology
+//! rules that reach its keys (`Morphology`).
 //!
 //! Loaded once per file and cached (the search pipeline asks for it from
 //! several stages); a missing or broken file prints one warning and the
@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
+pub use super::data_files::SceneRequest;
 use super::data_files::{Phrase, VocabularyFile};
-pub use super::data_files::{SceneRequest, SceneRole};
 use super::lexicon::{Lexicon, Role};
 use super::morph::Morphology;
 use super::text::{is_hangul, korean_forms, phrase_term};
@@ -61,8 +61,8 @@ pub struct Vocabulary {
     weak: HashSet<String>,
     /// Category → normalised English terms.
     categories: Vec<(String, HashSet<String>)>,
-    pub subtype_rules: Vec<SubtypeRule>,
-    pub scene_request: SceneRequest,
+    pub(crate) subtype_rules: Vec<SubtypeRule>,
+    pub(crate) scene_request: SceneRequest,
     pub lexicon: Arc<Lexicon>,
 }
 
@@ -188,15 +188,15 @@ impl Vocabulary {
         }
     }
 
-    pub fn is_stopword(&self, normal: &str) -> bool {
+    pub(crate) fn is_stopword(&self, normal: &str) -> bool {
         self.stopwords.contains(normal)
     }
 
-    pub fn is_weak(&self, normal: &str) -> bool {
+    pub(crate) fn is_weak(&self, normal: &str) -> bool {
         self.weak.contains(normal)
     }
 
-    pub fn aliases_of(&self, key: &str) -> Option<&[String]> {
+    pub(crate) fn aliases_of(&self, key: &str) -> Option<&[String]> {
         self.aliases.get(key).map(Vec::as_slice)
     }
 
@@ -264,7 +264,7 @@ impl Vocabulary {
     /// The alias or lexicon keys a Korean query word stands for (the aliases
     /// hint, `docs/contracts.md#routing-hints`): an exact match of the word or
     /// of a particle-stripped form first; else a lemma of it
-    /// ([`Morphology::lemmas`]: 깨지는 → 깨지다); else the keys contained in
+    /// (`Morphology::lemmas`: 깨지는 → 깨지다); else the keys contained in
     /// the word (longest first, not overlapping; keys of two syllables or
     /// more, since one syllable inside a word is noise); else the shortest
     /// alias key containing the word (two syllables or more).

@@ -8,8 +8,8 @@
 //! embedder every function here answers "not available" and search is what
 //! it was.
 
-pub mod asset_text;
-pub mod config;
+pub(crate) mod asset_text;
+pub(crate) mod config;
 pub mod embedder;
 mod fuse;
 mod nearest;

@@ -62,7 +62,7 @@ pub struct Summary {
 pub struct Vectors {
     /// The embedder's id ([`super::Embedder::id`]).
     pub model: String,
-    /// Which asset text was embedded ([`super::asset_text::VERSION`]).
+    /// Which asset text was embedded (`super::asset_text::VERSION`).
     pub text: String,
     pub dim: usize,
     records: Records,
@@ -261,7 +261,7 @@ impl Vectors {
         scored
     }
 
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let record_bytes = LEN_BYTES + HASH_AND_SCALE + self.dim;
         let records_bytes = (0..self.len())
             .map(|row| self.record(row).guid.len() + record_bytes)

@@ -78,7 +78,7 @@ pub struct TagCheck {
     pub problems: Vec<String>,
 }
 
-pub fn check_tags(batch: &Batch, tags: Option<&TagBatch>, depth: Depth) -> TagCheck {
+pub(crate) fn check_tags(batch: &Batch, tags: Option<&TagBatch>, depth: Depth) -> TagCheck {
     let mut check = TagCheck::default();
     let answers: Vec<&TagBatch> = tags.into_iter().collect();
     let rows = RowsByGuid::new(&answers);

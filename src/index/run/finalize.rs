@@ -40,15 +40,15 @@ pub struct Finalized {
     pub changed: usize,
     pub removed: usize,
     pub unchanged: usize,
-    pub tagged_llm: usize,
+    pub(crate) tagged_llm: usize,
     pub tagged_builtin: usize,
     pub warnings: usize,
-    pub warnings_by_kind: BTreeMap<String, usize>,
+    pub(crate) warnings_by_kind: BTreeMap<String, usize>,
     /// Each warning with its file (`--json`; `-v` prints them), so a
     /// duplicate guid hiding an asset is visible.
     #[serde(default)]
     pub warning_list: Vec<crate::index::scan::Warning>,
-    pub label_changes: Vec<LabelChange>,
+    pub(crate) label_changes: Vec<LabelChange>,
     pub manifest_version: String,
     pub last_run: String,
     /// Whether `assets.jsonl` got new content (else only its time moved).

@@ -29,7 +29,7 @@ pub struct Batch {
 /// The output of `index.plan_batches`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Plan {
-    pub run_id: String,
+    pub(crate) run_id: String,
     pub batches: Vec<Batch>,
     /// Rows reused from the partial file of an interrupted run.
     pub resumed: usize,

@@ -204,8 +204,8 @@ const MAX_CONCEPTS: usize = 32;
 pub struct Scored {
     /// Index of the record in the slice given to [`score`].
     pub index: usize,
-    pub coverage: f32,
-    pub bm25: f32,
+    pub(crate) coverage: f32,
+    pub(crate) bm25: f32,
     /// Per concept: the fields it was found in (bit `i` = `Field::ALL[i]`).
     pub found_in: Vec<u16>,
     /// Per concept: how well it was matched (its coverage credit: 1 for the

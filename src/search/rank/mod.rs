@@ -5,7 +5,7 @@
 //! path folders, summary, use cases and, from `index_depth: normal`, its
 //! content facts: components, script class, child objects, shader,
 //! textures, animator states; material properties at `rich`). One streaming pass tokenises every
-//! field ([`super::text`]) and looks each term up in the query's term table,
+//! field (`super::text`) and looks each term up in the query's term table,
 //! so nothing is cloned or interned per record and only matching records are
 //! kept; the same pass sums field lengths for BM25F's length normalisation.
 //!
@@ -40,7 +40,7 @@
 //!   a record with it is kept at confirm ([`Thresholds::subject_found_floor`])
 //!   or above when other words are missing (a barrel is an answer to "sci-fi
 //!   barrel", to be confirmed).
-//! - **Type intent** ([`TypeIntents`]): rows of the wanted type (a named
+//! - **Type intent** (`TypeIntents`): rows of the wanted type (a named
 //!   type, else placeable prefabs then models) get a type priority of at
 //!   most 0.03, added only at or above confirm so it breaks near-ties without
 //!   making anything confirmable. When the query names a type, content of
@@ -177,7 +177,7 @@ pub struct Candidate {
 #[derive(Debug, Default)]
 pub struct RankOptions<'a> {
     pub subtype_hint: Option<&'a str>,
-    /// Extra confidence per guid from past picks (see [`super::hints::past_pick_boosts`]).
+    /// Extra confidence per guid from past picks (see `super::hints::past_pick_boosts`).
     pub past_boosts: HashMap<String, f32>,
     pub top_k: usize,
     pub thresholds: Thresholds,
@@ -412,7 +412,7 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
 }
 
 /// How reasoning says a confidence was held under `cap`; the learned scorer
-/// ([`crate::search::scorer`]) drops it where its confidence is not.
+/// (`crate::search::scorer`) drops it where its confidence is not.
 pub fn stays_under(cap: f32) -> String {
     format!(", so it stays under {cap:.2}.")
 }
