@@ -157,9 +157,9 @@ pub struct ReferenceWalk {
     /// The asset: a path, a guid, a file name or a search query.
     pub asset: String,
     #[arg(long, default_value_t = 1, value_name = "N")]
-    pub depth: u32,
+    pub(crate) depth: u32,
     #[command(flatten)]
-    pub run: RunOptions,
+    pub(crate) run: RunOptions,
 }
 
 #[derive(Debug, Subcommand)]

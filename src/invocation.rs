@@ -50,7 +50,7 @@ pub struct Invocation {
     pub sets: Vec<String>,
     /// Refuse to run on a project whose trust items are not trusted.
     pub needs_trust: bool,
-    pub door: Door,
+    pub(crate) door: Door,
 }
 
 /// How a run ended, for whoever presents it (the CLI, the MCP server).

@@ -26,7 +26,7 @@ pub type Opener = fn(&Path, Option<ProviderKind>, Option<&str>) -> Result<Projec
 
 pub struct Project {
     pub root: PathBuf,
-    pub config: Config,
+    pub(crate) config: Config,
     pub resources: Resources,
     pub registry: Registry,
     /// `-q`: only errors on stderr — no progress bars, notices or readable
@@ -160,7 +160,7 @@ impl Project {
         (names.len(), all)
     }
 
-    pub fn layers(&self, sets: &[String]) -> Result<ParamLayers, Diagnostics> {
+    pub(crate) fn layers(&self, sets: &[String]) -> Result<ParamLayers, Diagnostics> {
         let mut parsed = vec![];
         let mut errors = Diagnostics::default();
         for s in sets {

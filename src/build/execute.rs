@@ -98,7 +98,7 @@ pub struct GroupPlan {
 pub struct Violation {
     pub group: usize,
     pub tool: String,
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// The plans after the scope check: what may be sent, and the held-back groups.

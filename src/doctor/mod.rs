@@ -4,7 +4,7 @@
 //! worse. `pipelines/doctor.yaml` runs them as `doctor.*` functions (one file
 //! here per group: `files`, `config`, `provider`, `trust`, [`mcp`],
 //! `model`),
-//! prints one line per check with [`report`], and exits 1 when a required
+//! prints one line per check with `report`, and exits 1 when a required
 //! check fails. `providers check` shares the provider check's connection step.
 
 pub(crate) mod config;
@@ -47,12 +47,12 @@ impl Status {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Check {
     pub name: String,
-    pub status: Status,
+    pub(crate) status: Status,
     /// Whether a failure makes `doctor` exit 1.
     #[serde(default = "required_by_default")]
     pub required: bool,
     #[serde(default)]
-    pub detail: String,
+    pub(crate) detail: String,
     /// What to do about a failure or warning (empty when ok).
     #[serde(default)]
     pub fix: String,
@@ -77,15 +77,15 @@ impl Serialize for Check {
 }
 
 impl Check {
-    pub fn pass(name: &str, detail: impl Into<String>) -> Self {
+    pub(crate) fn pass(name: &str, detail: impl Into<String>) -> Self {
         Self::new(name, Status::Ok, detail, "")
     }
 
-    pub fn warn(name: &str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+    pub(crate) fn warn(name: &str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
         Self::new(name, Status::Warn, detail, fix)
     }
 
-    pub fn fail(name: &str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+    pub(crate) fn fail(name: &str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
         Self::new(name, Status::Fail, detail, fix)
     }
 
@@ -127,12 +127,12 @@ impl Check {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     pub ok: bool,
-    pub text: String,
+    pub(crate) text: String,
     /// The checks as given, for `doctor --json`.
     pub checks: Vec<Check>,
 }
 
-pub fn report(checks: &[Check]) -> Report {
+pub(crate) fn report(checks: &[Check]) -> Report {
     let lines: Vec<String> = checks.iter().map(Check::line).collect();
     Report {
         ok: checks.iter().all(|c| c.ok() || !c.required),

@@ -32,9 +32,9 @@ pub const CUTOFF: usize = 3;
 /// A labelled query: which results count as right.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GoldenQuery {
-    pub id: String,
+    pub(crate) id: String,
     pub query: String,
-    pub category: Option<String>,
+    pub(crate) category: Option<String>,
     /// What the query tests (a judged set's `kind`).
     pub kind: Option<String>,
     /// The one answer Recall@3 looks for (seed: `expected_golden_id`);
@@ -80,16 +80,16 @@ impl Answer {
 /// A labelled routing case: is the query one request or several?
 #[derive(Debug, Clone, PartialEq)]
 pub struct RoutingCase {
-    pub id: String,
+    pub(crate) id: String,
     pub query: String,
-    pub multi: bool,
-    pub min_sub_intents: Option<usize>,
+    pub(crate) multi: bool,
+    pub(crate) min_sub_intents: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GoldenSet {
     pub queries: Vec<GoldenQuery>,
-    pub routing: Vec<RoutingCase>,
+    pub(crate) routing: Vec<RoutingCase>,
 }
 
 /// One search result as eval sees it.
@@ -111,8 +111,8 @@ pub fn seed_guid(relative_path: &str) -> String {
 pub struct SeedTemplate {
     pub kind: String,
     pub name: String,
-    pub dir: String,
-    pub ext: String,
+    pub(crate) dir: String,
+    pub(crate) ext: String,
     #[serde(default)]
     pub labels: Vec<String>,
     #[serde(default)]
@@ -316,28 +316,28 @@ fn seed_set(seed: SeedGolden, templates: &[SeedTemplate]) -> anyhow::Result<Gold
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Metrics {
     pub queries: usize,
-    pub recall_at_3: f64,
-    pub precision_at_3: f64,
-    pub mrr: f64,
+    pub(crate) recall_at_3: f64,
+    pub(crate) precision_at_3: f64,
+    pub(crate) mrr: f64,
 }
 
 /// How one query went.
 #[derive(Debug, Clone, Serialize)]
 pub struct QueryOutcome {
-    pub id: String,
+    pub(crate) id: String,
     pub query: String,
-    pub category: Option<String>,
+    pub(crate) category: Option<String>,
     pub kind: Option<String>,
     /// A no-answer control: `hit` means its best result stayed under
     /// [`Controls::ceiling`].
     pub control: bool,
     /// The highest confidence among the results (0 when nothing came back).
     pub top_confidence: f32,
-    pub hit: bool,
+    pub(crate) hit: bool,
     /// 1-based rank of the first accepted result, if any.
     pub first_rank: Option<usize>,
     pub(crate) relevant_in_top: usize,
-    pub top: Vec<String>,
+    pub(crate) top: Vec<String>,
     /// A miss whose answer the search showed among the closest candidates
     /// of its no_match, under the confirm threshold: shown, not confirmed.
     pub shown_not_confirmed: bool,
@@ -347,8 +347,8 @@ pub struct QueryOutcome {
 /// the closest candidates it showed under the confirm threshold.
 #[derive(Debug, Clone, Default)]
 pub struct Searched {
-    pub hits: Vec<Hit>,
-    pub closest: Vec<Hit>,
+    pub(crate) hits: Vec<Hit>,
+    pub(crate) closest: Vec<Hit>,
 }
 
 impl From<Vec<Hit>> for Searched {
@@ -378,7 +378,7 @@ pub struct Controls {
     /// The confirm threshold: a control passes when its best result is
     /// under it, so `build` would not place it without asking.
     pub ceiling: f32,
-    pub total: usize,
+    pub(crate) total: usize,
     /// Controls whose best result stayed under [`Controls::ceiling`].
     pub passed: usize,
     /// The highest top confidence among them.
@@ -390,7 +390,7 @@ pub struct Report {
     /// The answerable queries (controls excluded).
     pub overall: Metrics,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub controls: Option<Controls>,
+    pub(crate) controls: Option<Controls>,
     pub(crate) by_category: BTreeMap<String, Metrics>,
     /// By the judged sets' `kind` (empty when no query has one).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]

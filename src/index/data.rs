@@ -13,10 +13,10 @@ use serde::Deserialize;
 /// Everything the scan and the builtin tagger look up.
 #[derive(Debug, Clone)]
 pub struct IndexData {
-    pub types: AssetTypes,
+    pub(crate) types: AssetTypes,
     /// Subtype rules per type name.
     pub taxonomy: BTreeMap<String, TypeTaxonomy>,
-    pub conventions: Conventions,
+    pub(crate) conventions: Conventions,
     /// Importer setting keys any rule mentions: the only settings a `.meta`
     /// parse keeps.
     pub setting_keys: BTreeSet<String>,
@@ -26,8 +26,8 @@ pub struct IndexData {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AssetTypes {
-    pub fallback: String,
+pub(crate) struct AssetTypes {
+    pub(crate) fallback: String,
     pub(crate) rules: Vec<TypeRule>,
     pub(crate) class_ids: BTreeMap<u32, String>,
     /// Extensions of files holding Unity YAML (read at index_depth normal/rich).
@@ -58,7 +58,7 @@ pub struct TypeTaxonomy {
     #[serde(default)]
     pub(crate) rules: Vec<SubtypeRule>,
     #[serde(default)]
-    pub default: Option<String>,
+    pub(crate) default: Option<String>,
     #[serde(default)]
     pub(crate) use_cases: Vec<String>,
 }
@@ -81,7 +81,7 @@ pub(crate) struct SubtypeRule {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Conventions {
+pub(crate) struct Conventions {
     pub(crate) signals: Vec<SignalRule>,
     pub(crate) project_folders: BTreeSet<String>,
     pub(crate) package_markers: BTreeSet<String>,

@@ -65,8 +65,8 @@ struct GraphFileOut<'a> {
 /// What the manifest says of the graph (`manifest.json` `graph`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GraphEntry {
-    pub file: String,
-    pub format: u32,
+    pub(crate) file: String,
+    pub(crate) format: u32,
     pub nodes: usize,
     pub edges: usize,
 }

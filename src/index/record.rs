@@ -54,7 +54,7 @@ pub struct ScannedAsset {
     pub use_cases: Vec<String>,
     /// Asset and `.meta` mtime + size: a changed signature means re-tag.
     pub signature: String,
-    pub size: u64,
+    pub(crate) size: u64,
     /// The asset's mtime, RFC 3339 UTC to the second.
     pub last_modified: String,
     /// Read from the asset's Unity YAML (index_depth normal/rich).
@@ -66,9 +66,9 @@ pub struct ScannedAsset {
 /// (`docs/contracts.md#index-depth`); `None` fields are left out of the row.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Details {
-    pub dependencies: Vec<String>,
+    pub(crate) dependencies: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub component_types: Option<Vec<String>>,
+    pub(crate) component_types: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) shader_props: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,7 +76,7 @@ pub struct Details {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) child_names: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub variant_of: Option<String>,
+    pub(crate) variant_of: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shader: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -84,7 +84,7 @@ pub struct Details {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script_class: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub missing_scripts: Option<Vec<String>>,
+    pub(crate) missing_scripts: Option<Vec<String>>,
 }
 
 /// The tag stage's answer for one asset (`schemas/index-tags.schema.json`).
@@ -117,7 +117,7 @@ pub struct AssetRecord {
     pub llm_tags: Vec<String>,
     pub llm_summary: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<u64>,
+    pub(crate) size: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) last_modified: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -131,7 +131,7 @@ pub struct AssetRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) llm_use_cases: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub component_types: Option<Vec<String>>,
+    pub(crate) component_types: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) shader_props: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -260,7 +260,7 @@ pub struct PackageRecord {
     pub(crate) asset_count: usize,
     /// Asset type → count, sorted by type name.
     pub type_histogram: std::collections::BTreeMap<String, usize>,
-    pub summary: String,
+    pub(crate) summary: String,
 }
 
 #[cfg(test)]

@@ -58,7 +58,7 @@ pub enum WarningKind {
 pub struct Warning {
     pub kind: WarningKind,
     pub path: String,
-    pub detail: String,
+    pub(crate) detail: String,
 }
 
 /// A package that holds at least one asset.

@@ -37,7 +37,7 @@ pub(crate) const STATE_FILE: &str = "state.json";
 pub(crate) const PARTIAL_FILE: &str = "assets.jsonl.partial";
 pub(crate) const SIGNATURES_FILE: &str = "signatures.tsv";
 
-pub fn index_dir(project: &Path) -> PathBuf {
+pub(crate) fn index_dir(project: &Path) -> PathBuf {
     project.join(INDEX_DIR)
 }
 
@@ -73,21 +73,21 @@ pub struct State {
 /// The scan of the last finished run: its tree fingerprint and counts.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LastScan {
-    pub fingerprint: String,
+    pub(crate) fingerprint: String,
     /// The tree the fingerprint was made from (absent in a `state.json` of
     /// an older version: the next run walks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<super::scan::Tree>,
     pub assets: usize,
-    pub packages: usize,
+    pub(crate) packages: usize,
     pub(crate) warnings_by_kind: BTreeMap<String, usize>,
 }
 
 /// `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
-    pub version: String,
-    pub last_run: String,
+    pub(crate) version: String,
+    pub(crate) last_run: String,
     pub(crate) schema_tier: Depth,
     /// The vectors of search by meaning beside the rows, when there are any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -101,20 +101,20 @@ pub struct Manifest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Embedding {
     pub model: String,
-    pub text: String,
+    pub(crate) text: String,
     pub dim: usize,
-    pub count: usize,
+    pub(crate) count: usize,
 }
 
 /// One finished row in `assets.jsonl.partial`: a tagged asset of the run in
 /// progress, with the signature it was tagged at.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PartialRow {
-    pub batch: String,
-    pub signature: String,
+    pub(crate) batch: String,
+    pub(crate) signature: String,
     pub(crate) tagged_by: TaggedBy,
     #[serde(flatten)]
-    pub tags: super::record::TagRow,
+    pub(crate) tags: super::record::TagRow,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -332,7 +332,7 @@ pub struct PartialRows {
 }
 
 impl PartialRows {
-    pub fn read(project: &Path, limits: &Limits) -> Self {
+    pub(crate) fn read(project: &Path, limits: &Limits) -> Self {
         #[derive(Deserialize)]
         struct Guid {
             guid: String,
@@ -500,7 +500,7 @@ impl Freshness {
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct StateHead {
     #[serde(default)]
-    pub last_run: Option<String>,
+    pub(crate) last_run: Option<String>,
     #[serde(default)]
     pub(crate) in_progress_run: Option<String>,
     #[serde(default)]

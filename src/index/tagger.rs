@@ -102,7 +102,7 @@ pub struct TagRequest {
 /// The tag stage's output (`schemas/index-tags.schema.json`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TagBatch {
-    pub rows: Vec<TagRow>,
+    pub(crate) rows: Vec<TagRow>,
 }
 
 /// Tag every asset of a batch.

@@ -83,7 +83,7 @@ pub struct SubtypeRuleFile {
 pub struct SceneRequest {
     pub(crate) triggers: Vec<String>,
     pub(crate) requires_any: Vec<String>,
-    pub roles: Vec<SceneRole>,
+    pub(crate) roles: Vec<SceneRole>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -83,7 +83,7 @@ pub struct Concept {
 /// The analysed query.
 #[derive(Debug, Default, Clone)]
 pub struct Query {
-    pub concepts: Vec<Concept>,
+    pub(crate) concepts: Vec<Concept>,
     /// Every normalised word and Korean form, for rules (subtype, scene request).
     pub words: HashSet<String>,
     /// Korean word → its alias key and aliases, in query order (the hint block).

@@ -94,7 +94,7 @@ pub struct PackageRow {
     #[serde(default, alias = "types", alias = "type_histogram")]
     pub(crate) type_counts: BTreeMap<String, u64>,
     #[serde(default, alias = "llm_summary", deserialize_with = "text")]
-    pub summary: String,
+    pub(crate) summary: String,
     /// The words its assets use most (names, types, folders, tags, labels,
     /// filename signals), most frequent first. A summary names only a
     /// package's top themes, so search builds this from the asset rows

@@ -30,7 +30,7 @@ fn embedded_file() -> VocabularyFile {
 pub struct SubtypeRule {
     any: Vec<Vec<String>>,
     with: Vec<Vec<String>>,
-    pub subtype: Option<String>,
+    pub(crate) subtype: Option<String>,
 }
 
 impl SubtypeRule {
@@ -63,7 +63,7 @@ pub struct Vocabulary {
     categories: Vec<(String, HashSet<String>)>,
     pub(crate) subtype_rules: Vec<SubtypeRule>,
     pub(crate) scene_request: SceneRequest,
-    pub lexicon: Arc<Lexicon>,
+    pub(crate) lexicon: Arc<Lexicon>,
 }
 
 impl Vocabulary {

@@ -46,10 +46,10 @@ struct Header {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
     pub model: String,
-    pub text: String,
+    pub(crate) text: String,
     pub dim: usize,
-    pub count: usize,
-    pub fingerprint: Option<u64>,
+    pub(crate) count: usize,
+    pub(crate) fingerprint: Option<u64>,
     /// The file holds the rows' sketch (and so is of the current format).
     pub sketched: bool,
 }
@@ -542,7 +542,7 @@ pub struct VectorsFile {
 }
 
 impl VectorsFile {
-    pub fn summary(&self) -> &Summary {
+    pub(crate) fn summary(&self) -> &Summary {
         &self.summary
     }
 

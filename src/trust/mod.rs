@@ -52,8 +52,8 @@ const STORE_LIMIT: u64 = 16 * 1024 * 1024;
 pub struct Item {
     /// Relative to the project.
     pub file: String,
-    pub line: usize,
-    pub what: String,
+    pub(crate) line: usize,
+    pub(crate) what: String,
 }
 
 impl std::fmt::Display for Item {
@@ -65,7 +65,7 @@ impl std::fmt::Display for Item {
 /// The project's trust-requiring items and the digest of the files holding them.
 #[derive(Debug, Clone, Default)]
 pub struct Review {
-    pub items: Vec<Item>,
+    pub(crate) items: Vec<Item>,
     /// Items of a pipeline file inside the project that `run FILE` names:
     /// `unity-assets trust` does not record such a file, so only `--trust` allows them.
     pub for_this_run: Vec<Item>,
@@ -75,7 +75,7 @@ pub struct Review {
     /// out, and the pipelines its `run:` stages name (listed only when
     /// some pipeline reaches out: otherwise no run can reach one).
     pub pipelines: BTreeMap<String, (bool, Vec<String>)>,
-    pub digest: String,
+    pub(crate) digest: String,
 }
 
 impl Review {
@@ -119,7 +119,7 @@ pub enum Status {
 }
 
 impl Status {
-    pub fn allows(&self) -> bool {
+    pub(crate) fn allows(&self) -> bool {
         !matches!(self, Status::Untrusted { .. })
     }
 }
@@ -127,8 +127,8 @@ impl Status {
 /// The trust decision a command or an MCP call makes before it runs: one
 /// review of the project and its status, shared by the CLI and the server.
 pub struct Gate {
-    pub review: Review,
-    pub status: Status,
+    pub(crate) review: Review,
+    pub(crate) status: Status,
 }
 
 impl Gate {

@@ -14,9 +14,9 @@ use crate::index::store;
 pub struct Diff {
     /// Guids to (re)tag, in scan (path) order.
     pub changed: Vec<String>,
-    pub added: usize,
-    pub modified: usize,
-    pub unchanged: usize,
+    pub(crate) added: usize,
+    pub(crate) modified: usize,
+    pub(crate) unchanged: usize,
     /// Guids of the last run that are gone, sorted.
     pub removed: Vec<String>,
     /// Why every asset is re-tagged, when it is.

@@ -28,29 +28,29 @@ use crate::index::tagger;
 pub struct LabelChange {
     pub guid: String,
     pub path: String,
-    pub before: Vec<String>,
-    pub after: Vec<String>,
+    pub(crate) before: Vec<String>,
+    pub(crate) after: Vec<String>,
 }
 
 /// The output of `index.finalize`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Finalized {
     pub assets: usize,
-    pub packages: usize,
-    pub changed: usize,
-    pub removed: usize,
-    pub unchanged: usize,
+    pub(crate) packages: usize,
+    pub(crate) changed: usize,
+    pub(crate) removed: usize,
+    pub(crate) unchanged: usize,
     pub(crate) tagged_llm: usize,
-    pub tagged_builtin: usize,
-    pub warnings: usize,
+    pub(crate) tagged_builtin: usize,
+    pub(crate) warnings: usize,
     pub(crate) warnings_by_kind: BTreeMap<String, usize>,
     /// Each warning with its file (`--json`; `-v` prints them), so a
     /// duplicate guid hiding an asset is visible.
     #[serde(default)]
     pub warning_list: Vec<crate::index::scan::Warning>,
     pub(crate) label_changes: Vec<LabelChange>,
-    pub manifest_version: String,
-    pub last_run: String,
+    pub(crate) manifest_version: String,
+    pub(crate) last_run: String,
     /// Whether `assets.jsonl` got new content (else only its time moved).
     pub assets_rewritten: bool,
     /// The run's one-line summary.
@@ -64,10 +64,10 @@ pub struct ScanText {
     pub index_depth: Depth,
     pub started_at: String,
     pub assets: packed::Text,
-    pub packages: Vec<PackageInfo>,
-    pub warnings: Vec<Warning>,
-    pub fingerprint: String,
-    pub tree: Tree,
+    pub(crate) packages: Vec<PackageInfo>,
+    pub(crate) warnings: Vec<Warning>,
+    pub(crate) fingerprint: String,
+    pub(crate) tree: Tree,
 }
 
 /// Assets decoded at once (in parallel) between rows written in order.

@@ -17,7 +17,7 @@ use crate::index::tagger::TagSubject;
 /// One batch for the tag stage.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Batch {
-    pub id: String,
+    pub(crate) id: String,
     /// One JSON line per asset: a million assets in batches are held as
     /// strings, not as a map per field (`packed::lines`).
     #[serde(with = "crate::index::packed::lines")]

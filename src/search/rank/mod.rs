@@ -118,7 +118,7 @@ pub enum SubtypeTier {
 }
 
 impl SubtypeTier {
-    pub fn of(row: &AssetRow, hint: Option<&str>) -> Self {
+    pub(crate) fn of(row: &AssetRow, hint: Option<&str>) -> Self {
         let Some(hint) = hint else { return Self::NoHint };
         if row
             .type_subtype

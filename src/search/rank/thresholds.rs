@@ -13,8 +13,8 @@ const UNDER_CONFIRM_MARGIN: f32 = 0.05;
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Thresholds {
-    pub auto: f32,
-    pub confirm: f32,
+    pub(crate) auto: f32,
+    pub(crate) confirm: f32,
 }
 
 impl Default for Thresholds {

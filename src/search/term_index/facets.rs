@@ -90,7 +90,7 @@ impl RowSet {
         }
     }
 
-    pub fn contains(&self, id: u32) -> bool {
+    pub(crate) fn contains(&self, id: u32) -> bool {
         let id = id as usize;
         id < self.rows && self.bits[id / 64] >> (id % 64) & 1 == 1
     }
