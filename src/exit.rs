@@ -18,23 +18,28 @@ pub const INTERRUPTED: i32 = 130;
 
 /// A command's end: an exit code, and a message for stderr if any.
 pub struct Outcome {
+    /// The process's exit code (one of the constants above).
     pub code: i32,
+    /// What to print on stderr, if anything.
     pub message: Option<String>,
 }
 
 impl Outcome {
+    /// The run finished, with nothing to say.
     pub fn ok() -> Self {
         Self {
             code: OK,
             message: None,
         }
     }
+    /// Invalid input ([`INVALID`]), saying what is wrong.
     pub fn invalid(message: impl ToString) -> Self {
         Self {
             code: INVALID,
             message: Some(message.to_string()),
         }
     }
+    /// The run failed ([`FAILED`]), saying why.
     pub fn failed(message: impl ToString) -> Self {
         Self {
             code: FAILED,

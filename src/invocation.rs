@@ -35,7 +35,9 @@ const CAN_ASK: &str = "can_ask";
 /// The door an invocation came through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Door {
+    /// The command line.
     Cli,
+    /// An MCP tool call.
     Mcp,
 }
 

@@ -24,10 +24,14 @@ static DATA: Dir = include_dir!("$CARGO_MANIFEST_DIR/data");
 /// [`Project::open`] or [`Project::open_for_doctor`], chosen by the caller.
 pub type Opener = fn(&Path, Option<ProviderKind>, Option<&str>) -> Result<Project, Diagnostics>;
 
+/// A project opened: its folder, settings, resources and natives, ready to run a pipeline.
 pub struct Project {
+    /// The project's folder (the one holding `Assets/`).
     pub root: PathBuf,
     pub(crate) config: Config,
+    /// The embedded pipelines, prompts, schemas and data, with the project's overrides on top.
     pub resources: Resources,
+    /// Every native function of the product, for the engine to call.
     pub registry: Registry,
     /// `-q`: only errors on stderr — no progress bars, notices or readable
     /// lines there (with `--json` the lines would go to stderr).

@@ -81,6 +81,7 @@ fn runs_unity_assets(config: &ServerConfig) -> bool {
         .is_some_and(|stem| stem == env!("CARGO_PKG_NAME"))
 }
 
+/// Where a build's audit log is: one JSON line per call screened or sent.
 pub fn audit_path(project: &Path) -> PathBuf {
     project.join(INDEX_DIR).join("orchestrator-audit.jsonl")
 }
@@ -88,15 +89,20 @@ pub fn audit_path(project: &Path) -> PathBuf {
 /// One group's plan on its way to the editor.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GroupPlan {
+    /// Its number in the build, counted from 0.
     pub group: usize,
+    /// The part of the request it builds.
     pub sub_intent: String,
+    /// The MCP calls, in the order they are sent.
     pub calls: Vec<PlannedCall>,
 }
 
 /// A group whose plan holds a denied call: the first denial, audited.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Violation {
+    /// The group's number.
     pub group: usize,
+    /// The tool of the first call the scope guard denied.
     pub tool: String,
     pub(crate) reason: String,
 }
@@ -105,6 +111,7 @@ pub struct Violation {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Screened {
     pub(crate) cleared: Vec<GroupPlan>,
+    /// The groups that hold a denied call; none of their calls is sent.
     pub violations: Vec<Violation>,
 }
 
@@ -143,7 +150,9 @@ pub fn screen(project: &Path, guard: &dyn CallGuard, plans: Vec<GroupPlan>) -> a
 /// The asset a group was planned for, as the search result named it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct AssetRef {
+    /// The asset's guid.
     pub guid: String,
+    /// The asset's path in the project.
     pub path: String,
 }
 
@@ -208,7 +217,9 @@ fn climbs_out(args: &Value) -> bool {
 /// What happened to one cleared group in the editor.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Applied {
+    /// The group's number.
     pub group: usize,
+    /// Whether every call of the group succeeded.
     pub ok: bool,
     pub(crate) calls_sent: usize,
     /// Why the group failed (the first failing call), when it did.
@@ -220,8 +231,11 @@ pub struct Applied {
 pub struct Execution {
     /// `ok`, or `mcp_unavailable` (nothing was sent).
     pub status: String,
+    /// Why nothing was sent, or what failed.
     pub message: Option<String>,
+    /// One entry per cleared group.
     pub groups: Vec<Applied>,
+    /// The groups denied before anything was sent.
     pub violations: Vec<Violation>,
     /// Lines appended to the audit log by this run.
     pub audit_lines: usize,

@@ -103,6 +103,7 @@ pub struct UnityScopeGuard {
 }
 
 impl UnityScopeGuard {
+    /// A guard that allows only what `policy` lists.
     pub fn new(policy: ScopePolicy) -> Self {
         Self { policy }
     }

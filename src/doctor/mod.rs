@@ -46,6 +46,7 @@ impl Status {
 /// One doctor line: what was checked, its status, what was seen, how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Check {
+    /// What was checked.
     pub name: String,
     pub(crate) status: Status,
     /// Whether a failure makes `doctor` exit 1.
@@ -107,6 +108,7 @@ impl Check {
         }
     }
 
+    /// Whether the check did not fail (a warning passes).
     pub fn ok(&self) -> bool {
         self.status != Status::Fail
     }
@@ -126,6 +128,7 @@ impl Check {
 /// The printed lines and whether every required check passed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
+    /// Whether every required check passed.
     pub ok: bool,
     pub(crate) text: String,
     /// The checks as given, for `doctor --json`.

@@ -33,6 +33,7 @@ pub const CUTOFF: usize = 3;
 #[derive(Debug, Clone, PartialEq)]
 pub struct GoldenQuery {
     pub(crate) id: String,
+    /// The words searched for.
     pub query: String,
     pub(crate) category: Option<String>,
     /// What the query tests (a judged set's `kind`).
@@ -59,7 +60,9 @@ impl GoldenQuery {
 /// One acceptable result, matched by path or by guid.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Answer {
+    /// The project-relative path of the right asset.
     pub path: Option<String>,
+    /// The right asset's guid, when the set names it so.
     pub guid: Option<String>,
 }
 
@@ -81,13 +84,16 @@ impl Answer {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RoutingCase {
     pub(crate) id: String,
+    /// The words searched for.
     pub query: String,
     pub(crate) multi: bool,
     pub(crate) min_sub_intents: Option<usize>,
 }
 
+/// A labelled query set: the queries whose answers are known, and the routing cases.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GoldenSet {
+    /// The labelled queries, in file order.
     pub queries: Vec<GoldenQuery>,
     pub(crate) routing: Vec<RoutingCase>,
 }
@@ -95,8 +101,11 @@ pub struct GoldenSet {
 /// One search result as eval sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
+    /// The asset's guid.
     pub guid: String,
+    /// The asset's project-relative path.
     pub path: String,
+    /// How sure search was of it (0 to 1).
     pub confidence: f32,
 }
 
@@ -109,14 +118,19 @@ pub fn seed_guid(relative_path: &str) -> String {
 /// An entry of the seed's `assets-template.yml`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct SeedTemplate {
+    /// The Unity type of the asset (`Prefab`, `Material`, ...).
     pub kind: String,
+    /// The file's name without its extension.
     pub name: String,
     pub(crate) dir: String,
     pub(crate) ext: String,
+    /// The asset's labels, as Unity's `.meta` holds them.
     #[serde(default)]
     pub labels: Vec<String>,
+    /// Tags a tagger would give it, for seeding an index without a model.
     #[serde(default)]
     pub tags_hint: Vec<String>,
+    /// A summary a tagger would give it, for the same.
     #[serde(default)]
     pub summary_hint: String,
     #[serde(default)]
@@ -124,6 +138,7 @@ pub struct SeedTemplate {
 }
 
 impl SeedTemplate {
+    /// The asset's project-relative path: `dir/name+ext`.
     pub fn path(&self) -> String {
         format!("{}/{}{}", self.dir, self.name, self.ext)
     }
@@ -315,6 +330,7 @@ fn seed_set(seed: SeedGolden, templates: &[SeedTemplate]) -> anyhow::Result<Gold
 /// Recall@3, Precision@3 and MRR over some queries.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Metrics {
+    /// How many queries the metrics are over.
     pub queries: usize,
     pub(crate) recall_at_3: f64,
     pub(crate) precision_at_3: f64,
@@ -325,8 +341,10 @@ pub struct Metrics {
 #[derive(Debug, Clone, Serialize)]
 pub struct QueryOutcome {
     pub(crate) id: String,
+    /// The words searched for.
     pub query: String,
     pub(crate) category: Option<String>,
+    /// What the query tests (its set's `kind`), if labelled.
     pub kind: Option<String>,
     /// A no-answer control: `hit` means its best result stayed under
     /// [`Controls::ceiling`].
@@ -385,6 +403,7 @@ pub struct Controls {
     pub max_confidence: f32,
 }
 
+/// What an eval run found: the metrics overall and per group, and each query's outcome.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Report {
     /// The answerable queries (controls excluded).

@@ -48,6 +48,7 @@ pub(crate) struct TypeRule {
     pub(crate) classes: Vec<u32>,
 }
 
+/// How an asset type's subtype is chosen (`data/type-taxonomy.yml`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TypeTaxonomy {

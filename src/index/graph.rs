@@ -30,10 +30,12 @@ pub const GRAPH_FORMAT: u32 = 1;
 /// One asset of the graph.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Node {
+    /// The asset's guid.
     pub guid: String,
     /// A graph that names a path outside the project does not load (it is rebuilt).
     #[serde(deserialize_with = "super::record::project_path")]
     pub path: String,
+    /// The asset's Unity type.
     #[serde(rename = "type")]
     pub asset_type: String,
     /// The assets it references, as node indices, ascending.
@@ -67,13 +69,16 @@ struct GraphFileOut<'a> {
 pub struct GraphEntry {
     pub(crate) file: String,
     pub(crate) format: u32,
+    /// How many assets the graph holds.
     pub nodes: usize,
+    /// How many references between them.
     pub edges: usize,
 }
 
 /// The loaded graph: both directions, and lookups by guid and by path.
 #[derive(Debug, Clone, Default)]
 pub struct ReferenceGraph {
+    /// The assets, in the order their indices name.
     pub nodes: Vec<Node>,
     /// For each node, the nodes that use it, ascending.
     pub used_by: Vec<Vec<u32>>,
@@ -122,10 +127,12 @@ impl ReferenceGraph {
         self.by_path.get(path).copied()
     }
 
+    /// The node at `index`.
     pub fn node(&self, index: u32) -> &Node {
         &self.nodes[index as usize]
     }
 
+    /// How many references the graph holds.
     pub fn edges(&self) -> usize {
         self.nodes.iter().map(|n| n.uses.len()).sum()
     }
@@ -224,7 +231,9 @@ pub fn write(project: &Path, nodes: &[Node], manifest_version: &str, assets_byte
 /// A loaded graph and, when the stored one could not be used, why it was
 /// rebuilt from `assets.jsonl`.
 pub struct Loaded {
+    /// The graph, loaded or rebuilt.
     pub graph: ReferenceGraph,
+    /// Why the stored graph was rebuilt, if it was.
     pub rebuilt: Option<String>,
 }
 

@@ -21,6 +21,7 @@ pub enum Depth {
 }
 
 impl Depth {
+    /// The depth as written in settings and rows (`minimal`, `normal`, `rich`).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Minimal => "minimal",
@@ -37,9 +38,13 @@ impl Depth {
 /// row keeps what its `index_depth` holds, and the tags.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScannedAsset {
+    /// The asset's guid, from its `.meta`.
     pub guid: String,
+    /// The asset's project-relative path.
     pub path: String,
+    /// The file's name without its extension.
     pub name: String,
+    /// The asset's Unity type (`Prefab`, `Material`, ...).
     #[serde(rename = "type")]
     pub asset_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -48,6 +53,7 @@ pub struct ScannedAsset {
     pub(crate) filename_signals: Vec<String>,
     /// Curated labels, then `.meta` labels (see `labels.rs`).
     pub labels: Vec<String>,
+    /// The package it belongs to (see `packages.rs`).
     pub package_id: String,
     /// What the taxonomy says the asset is for (`llm_use_cases` of the builtin tagger).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -77,10 +83,13 @@ pub struct Details {
     pub(crate) child_names: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) variant_of: Option<String>,
+    /// A material's shader.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shader: Option<String>,
+    /// The textures a material uses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub textures: Option<Vec<String>>,
+    /// The class a script defines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script_class: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -90,8 +99,11 @@ pub struct Details {
 /// The tag stage's answer for one asset (`schemas/index-tags.schema.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TagRow {
+    /// The asset's guid.
     pub guid: String,
+    /// Short tags for search.
     pub llm_tags: Vec<String>,
+    /// One sentence on what the asset is.
     pub llm_summary: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) llm_use_cases: Option<Vec<String>>,
@@ -103,23 +115,31 @@ pub struct TagRow {
 /// same lines as its tolerant `search::records::AssetRow`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AssetRecord {
+    /// The asset's guid.
     pub guid: String,
+    /// The asset's project-relative path.
     #[serde(deserialize_with = "project_path")]
     pub path: String,
+    /// The file's name without its extension.
     pub name: String,
+    /// The asset's Unity type.
     #[serde(rename = "type")]
     pub asset_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) type_subtype: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) filename_signals: Vec<String>,
+    /// Curated labels, then `.meta` labels.
     pub labels: Vec<String>,
+    /// The tagger's tags.
     pub llm_tags: Vec<String>,
+    /// The tagger's one-sentence summary.
     pub llm_summary: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) size: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) last_modified: Option<String>,
+    /// The package it belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package_id: Option<String>,
     /// The first `ROW_DEPENDENCIES` referenced guids, sorted (`graph.json` has them all).
@@ -254,8 +274,11 @@ pub fn project_path<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result
 /// One line of `packages.jsonl` (`schemas/package-record.schema.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PackageRecord {
+    /// The package's id, as asset rows name it.
     pub package_id: String,
+    /// Its display name.
     pub name: String,
+    /// The folder it is rooted at.
     pub root: String,
     pub(crate) asset_count: usize,
     /// Asset type → count, sorted by type name.

@@ -28,8 +28,10 @@ use super::unity_yaml::{self, YamlFacts};
 use super::walk::{mtime_nanos, on_io_threads, tree_digest, walk, Entry, Walked};
 use super::watch::Epoch;
 
+/// What `index.scan` reads and leaves out.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ScanOptions {
+    /// How much of each asset to read.
     #[serde(default)]
     pub index_depth: Depth,
     /// Project-relative folders or files to leave out (`Assets/Plugins/Editor`).
@@ -37,6 +39,7 @@ pub struct ScanOptions {
     pub ignore_paths: Vec<String>,
 }
 
+/// What is wrong with a file the scan met.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WarningKind {
@@ -54,9 +57,12 @@ pub enum WarningKind {
     RowTooLong,
 }
 
+/// A file the scan met that Unity would not import as it stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Warning {
+    /// What is wrong with it.
     pub kind: WarningKind,
+    /// The file's project-relative path.
     pub path: String,
     pub(crate) detail: String,
 }
@@ -64,14 +70,18 @@ pub struct Warning {
 /// A package that holds at least one asset.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PackageInfo {
+    /// The package's id, as asset rows name it.
     pub package_id: String,
+    /// Its display name.
     pub name: String,
+    /// The folder it is rooted at.
     pub root: String,
 }
 
 /// The output of `index.scan`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ScanResult {
+    /// The depth the scan read at.
     pub index_depth: Depth,
     /// When the scan began (RFC 3339), for the run's elapsed time.
     pub started_at: String,
@@ -124,6 +134,7 @@ pub fn require_unity_project(project: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `index.scan`: walk the project and read every asset's `.meta` and, at depth normal or rich, its content.
 pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOptions) -> anyhow::Result<ScanResult> {
     require_unity_project(project)?;
     let started_at = time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339)?;

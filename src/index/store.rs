@@ -29,6 +29,7 @@ use time::OffsetDateTime;
 
 use super::record::{AssetRecord, Depth, PackageRecord};
 
+/// The project's index folder, relative to its root.
 pub const INDEX_DIR: &str = ".claude/unity-asset-index";
 pub(crate) const ASSETS_FILE: &str = "assets.jsonl";
 pub(crate) const PACKAGES_FILE: &str = "packages.jsonl";
@@ -78,6 +79,7 @@ pub struct LastScan {
     /// an older version: the next run walks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<super::scan::Tree>,
+    /// How many assets the scan found.
     pub assets: usize,
     pub(crate) packages: usize,
     pub(crate) warnings_by_kind: BTreeMap<String, usize>,
@@ -100,8 +102,10 @@ pub struct Manifest {
 /// What `assets.vectors` holds: which embedder made it, from which text, how many rows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Embedding {
+    /// The embedder's name and version.
     pub model: String,
     pub(crate) text: String,
+    /// The length of each vector.
     pub dim: usize,
     pub(crate) count: usize,
 }
@@ -117,10 +121,13 @@ pub struct PartialRow {
     pub(crate) tags: super::record::TagRow,
 }
 
+/// Who tagged a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TaggedBy {
+    /// A model.
     Llm,
+    /// The builtin tagger (rules over the taxonomy, no model).
     Builtin,
 }
 
@@ -478,13 +485,17 @@ pub fn mtime_rfc3339(path: &Path) -> anyhow::Result<String> {
 pub enum Freshness {
     /// No `assets.jsonl`, `manifest.json` or `state.json`.
     Missing {
+        /// What is missing.
         reason: String,
     },
     /// `assets.jsonl` changed after the last run, or the last run did not finish.
     Stale {
+        /// What changed, or why the run did not finish.
         reason: String,
     },
+    /// The last run finished and nothing changed since.
     Fresh {
+        /// `state.json`'s `last_run` (see the module docs).
         last_run: String,
     },
 }

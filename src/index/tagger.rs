@@ -72,15 +72,20 @@ const NOISE_WORDS: &[&str] = &[
 /// what a model would have been shown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TagSubject {
+    /// The asset's guid.
     pub guid: String,
+    /// The asset's project-relative path.
     pub path: String,
+    /// The file's name without its extension.
     pub name: String,
+    /// The asset's Unity type.
     #[serde(rename = "type")]
     pub asset_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) type_subtype: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) filename_signals: Vec<String>,
+    /// Curated labels, then `.meta` labels.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<String>,
     /// The package's display name.
@@ -93,8 +98,10 @@ pub struct TagSubject {
 /// One batch to tag: the `with:` of the tag stage.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TagRequest {
+    /// The assets to tag.
     #[serde(with = "super::packed::lines")]
     pub assets: Vec<TagSubject>,
+    /// The depth the index is built at, which says what the tags cover.
     #[serde(default)]
     pub index_depth: Depth,
 }

@@ -115,7 +115,9 @@ fn project_lexicon(ctx: &CallContext) -> anyhow::Result<Arc<lexicon::Lexicon>> {
 /// One sub-intent and its ranked candidates.
 #[derive(Debug, Clone)]
 pub struct Group {
+    /// The part of the query it answers.
     pub sub_intent: SubIntent,
+    /// The assets found for it, best first.
     pub candidates: Vec<Candidate>,
 }
 

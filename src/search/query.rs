@@ -54,6 +54,7 @@ const DETERMINERS: &[&str] = &[
     "the", "a", "an", "this", "these", "those", "my", "your", "our", "his", "her", "its", "their",
 ];
 
+/// One thing the query asks for: a word, its translations and near forms, and how much it counts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Concept {
     /// The query word it stands for (its lexicon key when the lexicon knows it).
@@ -103,6 +104,7 @@ pub struct Query {
 }
 
 impl Query {
+    /// Split `text` into concepts, type intent and subject, with the words `vocab` knows.
     pub fn analyze(text: &str, vocab: &Vocabulary) -> Self {
         let intents = TypeIntents::embedded();
         let mut query = Query::default();

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::sketch;
 
+/// The vectors' file in the index folder.
 pub const VECTORS_FILE: &str = "assets.vectors";
 const MAGIC: &[u8; 8] = b"UAVECS01";
 
@@ -45,8 +46,10 @@ struct Header {
 /// What the header of a vectors file says, read without its rows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
+    /// The embedder's id.
     pub model: String,
     pub(crate) text: String,
+    /// The length of each vector.
     pub dim: usize,
     pub(crate) count: usize,
     pub(crate) fingerprint: Option<u64>,
@@ -64,6 +67,7 @@ pub struct Vectors {
     pub model: String,
     /// Which asset text was embedded (`super::asset_text::VERSION`).
     pub text: String,
+    /// The length of each vector.
     pub dim: usize,
     records: Records,
     /// Where each row's record starts in `records`.
@@ -110,6 +114,7 @@ struct Record<'a> {
 }
 
 impl Vectors {
+    /// An empty set of vectors of length `dim`, made by `model` from asset text of version `text`.
     pub fn new(model: String, text: String, dim: usize) -> Self {
         Self {
             model,
@@ -119,10 +124,12 @@ impl Vectors {
         }
     }
 
+    /// How many vectors it holds.
     pub fn len(&self) -> usize {
         self.starts.len()
     }
 
+    /// Whether it holds no vector.
     pub fn is_empty(&self) -> bool {
         self.starts.is_empty()
     }

@@ -114,8 +114,11 @@ pub enum Status {
     Trusted,
     /// `--trust` or `UNITY_ASSETS_TRUST=1` for this run.
     TrustedForRun,
-    /// Never trusted, or changed since (`previous`: when it was trusted).
-    Untrusted { previous: Option<String> },
+    /// Never trusted, or changed since.
+    Untrusted {
+        /// When the project was last trusted, if ever.
+        previous: Option<String>,
+    },
 }
 
 impl Status {

@@ -26,7 +26,9 @@ use crate::index::tagger;
 /// A label that differs from the previous index.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LabelChange {
+    /// The asset's guid.
     pub guid: String,
+    /// The asset's project-relative path.
     pub path: String,
     pub(crate) before: Vec<String>,
     pub(crate) after: Vec<String>,
@@ -35,6 +37,7 @@ pub struct LabelChange {
 /// The output of `index.finalize`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Finalized {
+    /// How many assets the index now holds.
     pub assets: usize,
     pub(crate) packages: usize,
     pub(crate) changed: usize,
@@ -61,8 +64,11 @@ pub struct Finalized {
 /// its row is written (`packed::Text`).
 #[derive(Deserialize)]
 pub struct ScanText {
+    /// The depth the scan read at.
     pub index_depth: Depth,
+    /// When the scan began (RFC 3339).
     pub started_at: String,
+    /// The scanned assets, one JSON line each.
     pub assets: packed::Text,
     pub(crate) packages: Vec<PackageInfo>,
     pub(crate) warnings: Vec<Warning>,

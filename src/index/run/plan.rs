@@ -30,6 +30,7 @@ pub struct Batch {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Plan {
     pub(crate) run_id: String,
+    /// The batches to tag, in order.
     pub batches: Vec<Batch>,
     /// Rows reused from the partial file of an interrupted run.
     pub resumed: usize,

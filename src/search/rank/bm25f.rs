@@ -12,13 +12,21 @@ use super::super::text::{for_each_term, for_each_term_where, Scratch};
 /// The fields a record is scored on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
+    /// The file's name.
     Name,
+    /// The tagger's tags.
     Tags,
+    /// Curated and `.meta` labels.
     Labels,
+    /// What the file's name says of it (`filename_signals`).
     Signals,
+    /// The Unity type and its subtype.
     Type,
+    /// The folders of its path.
     Path,
+    /// The tagger's one-sentence summary.
     Summary,
+    /// What the taxonomy says it is for.
     UseCases,
     /// A package's asset vocabulary ([`PackageRow::asset_vocabulary`]).
     Contents,
@@ -151,6 +159,7 @@ impl Field {
 
 /// Something the ranker can score: it hands out its text field by field.
 pub trait Document {
+    /// Call `f` with each field's text (a field may come more than once).
     fn visit(&self, f: &mut dyn FnMut(Field, &str));
 }
 

@@ -111,9 +111,13 @@ fn three_decimals<S: serde::Serializer>(x: &f32, serializer: S) -> Result<S::Ok,
 /// same type > anything else (`docs/contracts.md#subtype-priority`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SubtypeTier {
+    /// The record's `type_subtype` is the hint.
     Exact,
+    /// The record has the hint's type, not its subtype.
     SameType,
+    /// The record is of another type.
     Other,
+    /// No hint was given.
     NoHint,
 }
 
@@ -162,10 +166,14 @@ impl SubtypeTier {
 /// One ranked asset, as search-result.json holds it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
+    /// The asset's guid.
     pub guid: String,
+    /// The asset's project-relative path.
     pub path: String,
+    /// How sure the ranker is that this is what was asked for (0 to 1).
     #[serde(serialize_with = "three_decimals")]
     pub confidence: f32,
+    /// Why it ranked here, in words a person reads.
     pub reasoning: String,
     /// What the word ranker saw (its own candidates only): the learned
     /// scorer reads it in `semantic.fuse`, which drops it from the result.
@@ -176,10 +184,13 @@ pub struct Candidate {
 /// How to rank a set of asset rows for one sub-intent.
 #[derive(Debug, Default)]
 pub struct RankOptions<'a> {
+    /// A `type_subtype` to prefer (`docs/contracts.md#subtype-priority`).
     pub subtype_hint: Option<&'a str>,
     /// Extra confidence per guid from past picks (see `super::hints::past_pick_boosts`).
     pub past_boosts: HashMap<String, f32>,
+    /// How many candidates to keep.
     pub top_k: usize,
+    /// The confidence thresholds the candidates are judged by.
     pub thresholds: Thresholds,
 }
 

@@ -100,6 +100,7 @@ impl RowSet {
         self.bits.iter().map(|word| word.count_ones() as usize).sum()
     }
 
+    /// Whether the set holds no row.
     pub fn is_empty(&self) -> bool {
         self.bits.iter().all(|&word| word == 0)
     }

@@ -48,6 +48,7 @@ use format::{
 
 pub use facets::RowSet;
 
+/// The term index's file in the index folder.
 pub const SEARCH_INDEX_FILE: &str = "search-index.bin";
 const ASSETS_FILE: &str = super::load::ASSETS_FILE;
 
