@@ -32,6 +32,8 @@
 //! 10. `invocation` (one pipeline run, the same from the CLI and MCP).
 //! 11. `commands` (one function per command), `mcp_server`.
 
+#![warn(missing_docs)]
+
 /// Who runs the engine: this application, and the settings file its
 /// users raise a limit in. Every run, provider, MCP client and limited read
 /// the engine does for this crate is given it.
