@@ -21,7 +21,7 @@ static PROMPTS: Dir = include_dir!("$CARGO_MANIFEST_DIR/prompts");
 static SCHEMAS: Dir = include_dir!("$CARGO_MANIFEST_DIR/schemas");
 static DATA: Dir = include_dir!("$CARGO_MANIFEST_DIR/data");
 
-/// [`Project::open`] or [`Project::open_for_doctor`], chosen by the caller.
+/// [`Project::open`] or `Project::open_for_doctor`, chosen by the caller.
 pub type Opener = fn(&Path, Option<ProviderKind>, Option<&str>) -> Result<Project, Diagnostics>;
 
 /// A project opened: its folder, settings, resources and natives, ready to run a pipeline.
@@ -54,7 +54,7 @@ impl Project {
     /// broken config as checks: both open with the default config instead
     /// of failing. What makes the project unsafe to read (a linked index
     /// file, an unusable override) still fails.
-    pub fn open_for_doctor(
+    pub(crate) fn open_for_doctor(
         root: &Path,
         provider: Option<ProviderKind>,
         model: Option<&str>,
@@ -127,14 +127,14 @@ impl Project {
 
     /// A compiler over this project's files and natives, reading pipeline
     /// files within its limits.
-    pub fn compiler<'a>(&'a self, layers: &'a ParamLayers) -> Compiler<'a> {
+    pub(crate) fn compiler<'a>(&'a self, layers: &'a ParamLayers) -> Compiler<'a> {
         Compiler::new(&self.resources, &self.registry, layers, self.is_offline())
             .with_limits(self.config.limits)
             .for_product(crate::PRODUCT)
     }
 
     /// Every pipeline the project can run (embedded or overridden), sub-pipelines included.
-    pub fn pipeline_names(&self) -> Vec<String> {
+    pub(crate) fn pipeline_names(&self) -> Vec<String> {
         let layers = ParamLayers {
             config: self.config.layer.clone(),
             sets: vec![],

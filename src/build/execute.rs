@@ -17,7 +17,7 @@ use super::plan::PlannedCall;
 use crate::index::INDEX_DIR;
 
 /// What users are told when MCP for Unity cannot be reached.
-pub const INSTALL_GUIDANCE: &str = "\
+pub(crate) const INSTALL_GUIDANCE: &str = "\
   Install the MCP for Unity server (`pipx install mcpforunityserver`, or `pip install mcpforunityserver`; \
 command `mcp-for-unity`) and its Unity package (https://github.com/CoplayDev/unity-mcp), \
 and keep the Unity Editor open on this project.
@@ -36,7 +36,7 @@ fn default_server() -> ServerConfig {
 /// The server to use: the `mcp:` config section if set, else the project's
 /// `.mcp.json` entry named like unity (or its only entry), else
 /// `mcp-for-unity --transport stdio` from PATH.
-pub fn resolve_server(
+pub(crate) fn resolve_server(
     project: &Path,
     configured: Option<ServerConfig>,
     limits: &Limits,
@@ -60,7 +60,7 @@ pub fn resolve_server(
 /// like unity, else the only one. An entry that runs unity-assets itself
 /// (`claude mcp add -s project unity-assets -- unity-assets mcp`) is never
 /// it, so the trust review, which asks the same question, leaves it alone.
-pub fn unity_entry(servers: &BTreeMap<String, ServerConfig>) -> Option<(&String, &ServerConfig)> {
+pub(crate) fn unity_entry(servers: &BTreeMap<String, ServerConfig>) -> Option<(&String, &ServerConfig)> {
     let candidate = |config: &ServerConfig| !runs_unity_assets(config);
     let named = servers
         .iter()
@@ -149,7 +149,7 @@ pub fn screen(project: &Path, guard: &dyn CallGuard, plans: Vec<GroupPlan>) -> a
 
 /// The asset a group was planned for, as the search result named it.
 #[derive(Debug, Clone, Deserialize)]
-pub struct AssetRef {
+pub(crate) struct AssetRef {
     /// The asset's guid.
     pub guid: String,
     /// The asset's path in the project.
@@ -162,7 +162,7 @@ pub struct AssetRef {
 /// that climbs out with `..`, is refused before anything is sent, audited
 /// as denied and reported as a violation (a hand-edited
 /// `search-result.json` cannot steer the editor).
-pub fn check_indexed(
+pub(crate) fn check_indexed(
     project: &Path,
     limits: &Limits,
     plans: Vec<(AssetRef, GroupPlan)>,
@@ -325,7 +325,7 @@ pub async fn execute(
 }
 
 /// MCP for Unity reports tool failures as `success: false` with a message.
-pub fn tool_failure(result: &Value) -> Option<String> {
+pub(crate) fn tool_failure(result: &Value) -> Option<String> {
     if result.get("success").and_then(Value::as_bool) != Some(false) {
         return None;
     }

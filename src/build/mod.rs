@@ -101,7 +101,7 @@ struct PreflightArgs {
 }
 
 /// Register the build functions.
-pub fn register(registry: &mut Registry) {
+pub(crate) fn register(registry: &mut Registry) {
     registry
         .function(
             "build.preflight",

@@ -127,7 +127,7 @@ impl Check {
 
 /// The printed lines and whether every required check passed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// Whether every required check passed.
     pub ok: bool,
     pub(crate) text: String,
@@ -200,7 +200,7 @@ struct ReportArgs {
 }
 
 /// Register every `doctor.*` function.
-pub fn register(registry: &mut Registry, llm: LlmConfig, meaning_off: Option<String>) {
+pub(crate) fn register(registry: &mut Registry, llm: LlmConfig, meaning_off: Option<String>) {
     registry
         .function(
             "doctor.project",

@@ -11,10 +11,10 @@
 //!   with `accepted: []` is a *no-answer control*: the project holds nothing
 //!   that fits, so it passes when the top result stays under the confirm
 //!   threshold the search pipeline resolves (`confidence_threshold.confirm`,
-//!   given to [`evaluate`]); controls are scored apart from the
+//!   given to `evaluate`); controls are scored apart from the
 //!   Recall/Precision/MRR of the answerable queries.
 //!
-//! [`evaluate`] takes the search and the router as closures, so the CLI can
+//! `evaluate` takes the search and the router as closures, so the CLI can
 //! plug in the pipeline runner and tests the builtin ranker directly.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// How many results the metrics look at.
-pub const CUTOFF: usize = 3;
+pub(crate) const CUTOFF: usize = 3;
 
 /// A labelled query: which results count as right.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,7 +52,7 @@ impl GoldenQuery {
     }
 
     /// A no-answer control: nothing in the project is acceptable.
-    pub fn is_control(&self) -> bool {
+    pub(crate) fn is_control(&self) -> bool {
         self.accepted.is_empty() && self.expected.is_none()
     }
 }
@@ -82,7 +82,7 @@ impl Answer {
 
 /// A labelled routing case: is the query one request or several?
 #[derive(Debug, Clone, PartialEq)]
-pub struct RoutingCase {
+pub(crate) struct RoutingCase {
     pub(crate) id: String,
     /// The words searched for.
     pub query: String,
@@ -329,7 +329,7 @@ fn seed_set(seed: SeedGolden, templates: &[SeedTemplate]) -> anyhow::Result<Gold
 
 /// Recall@3, Precision@3 and MRR over some queries.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Metrics {
+pub(crate) struct Metrics {
     /// How many queries the metrics are over.
     pub queries: usize,
     pub(crate) recall_at_3: f64,
@@ -339,7 +339,7 @@ pub struct Metrics {
 
 /// How one query went.
 #[derive(Debug, Clone, Serialize)]
-pub struct QueryOutcome {
+pub(crate) struct QueryOutcome {
     pub(crate) id: String,
     /// The words searched for.
     pub query: String,
@@ -350,21 +350,21 @@ pub struct QueryOutcome {
     /// [`Controls::ceiling`].
     pub control: bool,
     /// The highest confidence among the results (0 when nothing came back).
-    pub top_confidence: f32,
+    pub(crate) top_confidence: f32,
     pub(crate) hit: bool,
     /// 1-based rank of the first accepted result, if any.
-    pub first_rank: Option<usize>,
+    pub(crate) first_rank: Option<usize>,
     pub(crate) relevant_in_top: usize,
     pub(crate) top: Vec<String>,
     /// A miss whose answer the search showed among the closest candidates
     /// of its no_match, under the confirm threshold: shown, not confirmed.
-    pub shown_not_confirmed: bool,
+    pub(crate) shown_not_confirmed: bool,
 }
 
 /// What one search returned: its results, best first, and for a no_match
 /// the closest candidates it showed under the confirm threshold.
 #[derive(Debug, Clone, Default)]
-pub struct Searched {
+pub(crate) struct Searched {
     pub(crate) hits: Vec<Hit>,
     pub(crate) closest: Vec<Hit>,
 }
@@ -392,20 +392,20 @@ pub(crate) struct RoutingScore {
 
 /// How the no-answer controls went.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Controls {
+pub(crate) struct Controls {
     /// The confirm threshold: a control passes when its best result is
     /// under it, so `build` would not place it without asking.
-    pub ceiling: f32,
+    pub(crate) ceiling: f32,
     pub(crate) total: usize,
     /// Controls whose best result stayed under [`Controls::ceiling`].
     pub passed: usize,
     /// The highest top confidence among them.
-    pub max_confidence: f32,
+    pub(crate) max_confidence: f32,
 }
 
 /// What an eval run found: the metrics overall and per group, and each query's outcome.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// The answerable queries (controls excluded).
     pub overall: Metrics,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -415,7 +415,7 @@ pub struct Report {
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub by_kind: BTreeMap<String, Metrics>,
     /// Misses whose answer was shown among a no_match's closest candidates.
-    pub shown_not_confirmed: usize,
+    pub(crate) shown_not_confirmed: usize,
     pub(crate) outcomes: Vec<QueryOutcome>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) routing: Option<RoutingScore>,
@@ -424,7 +424,7 @@ pub struct Report {
 /// Run every query through `search` (ranked results, best first) and every
 /// routing case through `route` (the number of sub-intents it produced); a
 /// control passes under `control_ceiling` (the confirm threshold in effect).
-pub fn evaluate(
+pub(crate) fn evaluate(
     set: &GoldenSet,
     control_ceiling: f32,
     mut search: impl FnMut(&str) -> anyhow::Result<Searched>,

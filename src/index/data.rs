@@ -19,7 +19,7 @@ pub struct IndexData {
     pub(crate) conventions: Conventions,
     /// Importer setting keys any rule mentions: the only settings a `.meta`
     /// parse keeps.
-    pub setting_keys: BTreeSet<String>,
+    pub(crate) setting_keys: BTreeSet<String>,
     /// SHA-256 of the three source texts: a scan's result depends on them.
     pub digest: String,
 }
@@ -31,7 +31,7 @@ pub(crate) struct AssetTypes {
     pub(crate) rules: Vec<TypeRule>,
     pub(crate) class_ids: BTreeMap<u32, String>,
     /// Extensions of files holding Unity YAML (read at index_depth normal/rich).
-    pub yaml_extensions: BTreeSet<String>,
+    pub(crate) yaml_extensions: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -173,7 +173,7 @@ impl IndexData {
     }
 
     /// The name of a Unity class ID, if the table knows it.
-    pub fn class_name(&self, class_id: u32) -> Option<&str> {
+    pub(crate) fn class_name(&self, class_id: u32) -> Option<&str> {
         self.types.class_ids.get(&class_id).map(String::as_str)
     }
 }

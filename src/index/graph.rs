@@ -25,7 +25,7 @@ use super::store;
 
 pub(crate) const GRAPH_FILE: &str = "graph.json";
 /// Moves when the file's layout changes: an older file is then rebuilt.
-pub const GRAPH_FORMAT: u32 = 1;
+pub(crate) const GRAPH_FORMAT: u32 = 1;
 
 /// One asset of the graph.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,7 +88,7 @@ pub struct ReferenceGraph {
 
 impl ReferenceGraph {
     /// The graph of `rows` (in any order; nodes come out sorted by guid).
-    pub fn from_records(rows: &[AssetRecord]) -> Self {
+    pub(crate) fn from_records(rows: &[AssetRecord]) -> Self {
         Self::from_nodes(nodes_of(rows))
     }
 
@@ -145,7 +145,7 @@ impl ReferenceGraph {
 
 /// The nodes of `rows` (in any order), sorted by guid: what `graph.json`
 /// holds, without the lookups a loaded graph builds.
-pub fn nodes_of(rows: &[AssetRecord]) -> Vec<Node> {
+pub(crate) fn nodes_of(rows: &[AssetRecord]) -> Vec<Node> {
     let mut sorted: Vec<&AssetRecord> = rows.iter().collect();
     sorted.sort_unstable_by(|a, b| a.guid.cmp(&b.guid));
     sorted.dedup_by(|a, b| a.guid == b.guid);
@@ -155,7 +155,7 @@ pub fn nodes_of(rows: &[AssetRecord]) -> Vec<Node> {
 
 /// Makes the nodes of rows whose guids, sorted and without duplicates,
 /// were given up front (a node names the rows it uses by their index).
-pub struct NodeMaker<'a> {
+pub(crate) struct NodeMaker<'a> {
     index_of: HashMap<&'a str, u32>,
 }
 
@@ -194,7 +194,7 @@ impl<'a> NodeMaker<'a> {
 }
 
 /// The manifest's entry for a graph of `nodes`.
-pub fn entry_of(nodes: &[Node]) -> GraphEntry {
+pub(crate) fn entry_of(nodes: &[Node]) -> GraphEntry {
     GraphEntry {
         file: GRAPH_FILE.to_owned(),
         format: GRAPH_FORMAT,

@@ -32,7 +32,7 @@ impl Depth {
 }
 
 /// One asset as the scan saw it: everything but the generated tags. Not
-/// the row of `assets.jsonl` ([`AssetRecord`]) because it holds what no row
+/// the row of `assets.jsonl` (`AssetRecord`) because it holds what no row
 /// keeps: the `signature` the diff compares, the taxonomy's `use_cases` a
 /// tagger is given, and the package, size and mtime at every depth; the
 /// row keeps what its `index_depth` holds, and the tags.
@@ -57,12 +57,12 @@ pub struct ScannedAsset {
     pub package_id: String,
     /// What the taxonomy says the asset is for (`llm_use_cases` of the builtin tagger).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub use_cases: Vec<String>,
+    pub(crate) use_cases: Vec<String>,
     /// Asset and `.meta` mtime + size: a changed signature means re-tag.
     pub signature: String,
     pub(crate) size: u64,
     /// The asset's mtime, RFC 3339 UTC to the second.
-    pub last_modified: String,
+    pub(crate) last_modified: String,
     /// Read from the asset's Unity YAML (index_depth normal/rich).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Details>,
@@ -114,7 +114,7 @@ pub struct TagRow {
 /// serialisation order, so equal inputs give equal bytes; search reads the
 /// same lines as its tolerant `search::records::AssetRow`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AssetRecord {
+pub(crate) struct AssetRecord {
     /// The asset's guid.
     pub guid: String,
     /// The asset's project-relative path.
@@ -250,7 +250,7 @@ fn cut(text: &mut String, max: usize) {
 /// file of the project under `Assets/` or `Packages/`, relative, never
 /// climbing out with `..` (an edited or shipped index is data; a row
 /// `/etc/…` must not steer pick or build outside the project).
-pub fn check_path(path: &str) -> Result<(), String> {
+pub(crate) fn check_path(path: &str) -> Result<(), String> {
     let inside = path.strip_prefix("Assets/").or_else(|| path.strip_prefix("Packages/"));
     let why = match inside {
         _ if path.starts_with(['/', '\\']) || path.get(1..2) == Some(":") => "it is absolute",
@@ -265,7 +265,7 @@ pub fn check_path(path: &str) -> Result<(), String> {
 
 /// Serde's reader of a row's path: [`check_path`], so every reader of
 /// the index skips such a row as it skips any row it cannot read.
-pub fn project_path<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+pub(crate) fn project_path<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
     let path = String::deserialize(deserializer)?;
     check_path(&path).map_err(serde::de::Error::custom)?;
     Ok(path)
@@ -273,7 +273,7 @@ pub fn project_path<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result
 
 /// One line of `packages.jsonl` (`schemas/package-record.schema.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PackageRecord {
+pub(crate) struct PackageRecord {
     /// The package's id, as asset rows name it.
     pub package_id: String,
     /// Its display name.
@@ -282,7 +282,7 @@ pub struct PackageRecord {
     pub root: String,
     pub(crate) asset_count: usize,
     /// Asset type → count, sorted by type name.
-    pub type_histogram: std::collections::BTreeMap<String, usize>,
+    pub(crate) type_histogram: std::collections::BTreeMap<String, usize>,
     pub(crate) summary: String,
 }
 

@@ -125,7 +125,7 @@ struct Parsed {
 
 /// A folder without `Assets/` is no Unity project: said before anything
 /// (an index folder, a reindex suggestion) treats it as one.
-pub fn require_unity_project(project: &Path) -> anyhow::Result<()> {
+pub(crate) fn require_unity_project(project: &Path) -> anyhow::Result<()> {
     anyhow::ensure!(
         project.join("Assets").is_dir(),
         "{} has no Assets/ folder: run in a Unity project's root folder or pass --project DIR",
@@ -313,7 +313,7 @@ impl Tree {
 /// The project's tree as it is now: `last` again, without a walk, when a
 /// live watcher's quiet epoch vouches that nothing changed since `last`
 /// was walked; else a `stat`-only walk.
-pub fn current_tree(project: &Path, limits: &Limits, options: &ScanOptions, last: Option<&Tree>) -> Tree {
+pub(crate) fn current_tree(project: &Path, limits: &Limits, options: &ScanOptions, last: Option<&Tree>) -> Tree {
     let epoch = super::watch::live_epoch(project, limits);
     if let Some(last) = last.filter(|last| last.watch.is_some() && last.watch == epoch) {
         tracing::debug!("index: the watcher saw no change since the last walk; not walking");
@@ -493,7 +493,7 @@ fn rfc3339_seconds(nanos: u128) -> String {
 }
 
 /// Group counts of warnings by kind, for summaries.
-pub fn warning_counts(warnings: &[Warning]) -> BTreeMap<WarningKind, usize> {
+pub(crate) fn warning_counts(warnings: &[Warning]) -> BTreeMap<WarningKind, usize> {
     let mut counts = BTreeMap::new();
     for w in warnings {
         *counts.entry(w.kind).or_default() += 1;

@@ -92,7 +92,7 @@ pub struct TagSubject {
     pub package: String,
     /// Use cases the taxonomy suggests (asked for at depth normal/rich).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub use_cases: Vec<String>,
+    pub(crate) use_cases: Vec<String>,
 }
 
 /// One batch to tag: the `with:` of the tag stage.
@@ -129,12 +129,12 @@ pub(crate) fn tag_one(subject: &TagSubject, depth: Depth) -> TagRow {
 }
 
 /// Kebab-case of a free text (`Ground Wall` → `ground-wall`).
-pub fn kebab(text: &str) -> String {
+pub(crate) fn kebab(text: &str) -> String {
     name_words(text).join("-")
 }
 
 /// Whether `tag` is ASCII kebab-case (`^[a-z0-9]+(-[a-z0-9]+)*$`).
-pub fn is_kebab_tag(tag: &str) -> bool {
+pub(crate) fn is_kebab_tag(tag: &str) -> bool {
     !tag.is_empty()
         && tag
             .split('-')
@@ -169,7 +169,7 @@ fn meaningful_words(text: &str) -> impl Iterator<Item = String> {
 }
 
 /// The kebab-case tag of a type (`AnimatorController` → `animator-controller`).
-pub fn type_tag(asset_type: &str) -> String {
+pub(crate) fn type_tag(asset_type: &str) -> String {
     type_words(asset_type).join("-")
 }
 

@@ -86,12 +86,9 @@ impl Lexicon {
         self.entries.keys()
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 
     /// `(term, key)` of every translation (not loose synonym), for the

@@ -69,7 +69,7 @@ pub(crate) fn term_index(ctx: &CallContext) -> anyhow::Result<term_index::TermIn
 /// about to search finds them ready instead of reading them (a few
 /// milliseconds, once per process) after the trust review and the compile,
 /// which it overlaps.
-pub fn prepare_vocabulary() {
+pub(crate) fn prepare_vocabulary() {
     let _ = std::thread::Builder::new()
         .name("vocabulary".into())
         .spawn(|| drop(Vocabulary::embedded()));

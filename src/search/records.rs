@@ -90,7 +90,7 @@ pub struct AssetRow {
 
 /// A row given as its JSONL line or as an object; `None` when it does not
 /// decode (skipped, like a bad line of the index).
-pub fn decode_row(row: serde_json::Value) -> Option<AssetRow> {
+pub(crate) fn decode_row(row: serde_json::Value) -> Option<AssetRow> {
     match row {
         serde_json::Value::String(line) => serde_json::from_str(&line).ok(),
         other => serde_json::from_value(other).ok(),
@@ -120,7 +120,7 @@ pub struct PackageRow {
     /// (`super::load::IndexFiles::packages_with_vocabulary`) to choose a package
     /// by what it holds.
     #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
-    pub asset_vocabulary: Vec<String>,
+    pub(crate) asset_vocabulary: Vec<String>,
 }
 
 /// Collects every string of a value as it is decoded, with no intermediate

@@ -27,7 +27,7 @@ fn embedded_file() -> VocabularyFile {
 
 /// A subtype rule with every word normalised like query words.
 #[derive(Debug)]
-pub struct SubtypeRule {
+pub(crate) struct SubtypeRule {
     any: Vec<Vec<String>>,
     with: Vec<Vec<String>>,
     pub(crate) subtype: Option<String>,
@@ -48,7 +48,7 @@ type CachedVocabulary = (Option<std::time::SystemTime>, Arc<Vocabulary>);
 type CacheKey = (Option<PathBuf>, usize);
 
 /// What a Korean key stands for: a term, its weight, and how it is written.
-pub type Sense = (String, f32, String);
+pub(crate) type Sense = (String, f32, String);
 
 /// The loaded vocabulary, normalised for lookups.
 #[derive(Debug, Default)]
@@ -84,7 +84,12 @@ impl Vocabulary {
     }
 
     /// [`Vocabulary::load`] with a given lexicon (a project's own files).
-    pub fn load_with(path: Option<&Path>, limit: u64, lexicon: Arc<Lexicon>, warn: impl FnOnce(String)) -> Arc<Self> {
+    pub(crate) fn load_with(
+        path: Option<&Path>,
+        limit: u64,
+        lexicon: Arc<Lexicon>,
+        warn: impl FnOnce(String),
+    ) -> Arc<Self> {
         let embedded_lexicon = Arc::ptr_eq(&lexicon, &Lexicon::embedded());
         if path.is_none() && embedded_lexicon {
             return Self::embedded();
@@ -128,7 +133,7 @@ impl Vocabulary {
     }
 
     /// Parse the YAML text of an aliases file, with `lexicon`.
-    pub fn parse_with(text: &str, lexicon: Arc<Lexicon>) -> Result<Self, String> {
+    pub(crate) fn parse_with(text: &str, lexicon: Arc<Lexicon>) -> Result<Self, String> {
         let file: VocabularyFile = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
         Ok(Self::from_file(file, lexicon))
     }
@@ -238,7 +243,7 @@ impl Vocabulary {
 
     /// What a Korean key stands for: its aliases (as translations), then its
     /// lexicon senses; each term once, at its highest weight.
-    pub fn senses(&self, key: &str) -> Vec<Sense> {
+    pub(crate) fn senses(&self, key: &str) -> Vec<Sense> {
         let mut out: Vec<Sense> = Vec::new();
         let aliases = self.aliases_of(key).unwrap_or_default().iter();
         let aliases = aliases.filter_map(|a| Some((phrase_term(a)?, 1.0, a.clone())));
@@ -257,7 +262,7 @@ impl Vocabulary {
     }
 
     /// Keys whose alias lists hold the normalised English `term`.
-    pub fn keys_for_term(&self, term: &str) -> &[String] {
+    pub(crate) fn keys_for_term(&self, term: &str) -> &[String] {
         self.reverse.get(term).map(Vec::as_slice).unwrap_or_default()
     }
 
@@ -274,7 +279,7 @@ impl Vocabulary {
 
     /// [`Vocabulary::korean_keys`], and whether the key is a predicate's
     /// lemma (a modifier such as 깨지는, not a thing).
-    pub fn korean_match(&self, word: &str) -> (Vec<String>, bool) {
+    pub(crate) fn korean_match(&self, word: &str) -> (Vec<String>, bool) {
         let forms = korean_forms(word);
         if let Some(exact) = forms.iter().find(|f| self.knows(f)) {
             return (vec![exact.clone()], false);
@@ -336,7 +341,7 @@ impl Vocabulary {
     }
 
     /// The category whose words overlap `terms` most (ties: first by name).
-    pub fn category_of<'a>(&self, terms: impl Iterator<Item = &'a str> + Clone) -> Option<&str> {
+    pub(crate) fn category_of<'a>(&self, terms: impl Iterator<Item = &'a str> + Clone) -> Option<&str> {
         self.categories
             .iter()
             .map(|(name, words)| (name, terms.clone().filter(|t| words.contains(*t)).count()))
@@ -348,7 +353,7 @@ impl Vocabulary {
 
 /// A query word as rules and stopword lists compare it: Korean words as
 /// written (particles are stripped by the caller), English words as terms.
-pub fn normal_word(word: &str) -> Option<String> {
+pub(crate) fn normal_word(word: &str) -> Option<String> {
     if word.chars().any(is_hangul) {
         Some(word.trim().to_lowercase()).filter(|w| !w.is_empty())
     } else {

@@ -54,7 +54,7 @@ impl Shared {
 
 /// Register `semantic.embed-assets` (index), `semantic.nearest` and
 /// `semantic.fuse` (search).
-pub fn register(registry: &mut Registry, config: EmbeddingsConfig) {
+pub(crate) fn register(registry: &mut Registry, config: EmbeddingsConfig) {
     let shared = Arc::new(Shared {
         config,
         opened: OnceLock::new(),

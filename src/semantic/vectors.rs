@@ -45,7 +45,7 @@ struct Header {
 
 /// What the header of a vectors file says, read without its rows.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// The embedder's id.
     pub model: String,
     pub(crate) text: String,
@@ -183,7 +183,7 @@ impl Vectors {
     }
 
     /// Copy row `row` of `other` (same space) as it is: a reused vector.
-    pub fn push_from(&mut self, other: &Vectors, row: usize) {
+    pub(crate) fn push_from(&mut self, other: &Vectors, row: usize) {
         let Record {
             guid,
             hash,
@@ -194,7 +194,7 @@ impl Vectors {
     }
 
     /// Row of each `(guid, text hash)` pair, for reuse on reindex.
-    pub fn rows_by_key(&self) -> HashMap<(&str, u64), usize> {
+    pub(crate) fn rows_by_key(&self) -> HashMap<(&str, u64), usize> {
         (0..self.len())
             .map(|row| {
                 let record = self.record(row);
@@ -485,7 +485,7 @@ impl std::fmt::Debug for Vectors {
 /// one addition at a time (float addition does not reorder), while sixteen
 /// are a few vector registers the compiler fills at once, several times
 /// faster on a scan of every row.
-pub fn int8_cosine(values: &[i8], scale: f32, query: &[f32]) -> f32 {
+pub(crate) fn int8_cosine(values: &[i8], scale: f32, query: &[f32]) -> f32 {
     let (value_chunks, value_rest) = values.as_chunks::<LANES>();
     let (query_chunks, query_rest) = query.as_chunks::<LANES>();
     let mut sums = [0f32; LANES];
@@ -563,7 +563,7 @@ impl VectorsFile {
 
     /// [`VectorsFile::rows`], and the offsets and sketch checked against
     /// them: what `index` reads, so that a search may trust them.
-    pub fn rows_and_sketch(self) -> anyhow::Result<Vectors> {
+    pub(crate) fn rows_and_sketch(self) -> anyhow::Result<Vectors> {
         let path = self.path;
         Vectors::from_records(Records::Mapped(self.map), true).with_context(|| corrupt(&path))
     }
@@ -587,7 +587,7 @@ pub fn open(index_dir: &Path, limits: &Limits) -> anyhow::Result<Option<VectorsF
 
 /// The vectors file `name` of the index folder (the assets', the
 /// vocabulary's), `None` when there is none.
-pub fn open_named(index_dir: &Path, name: &str, limits: &Limits) -> anyhow::Result<Option<VectorsFile>> {
+pub(crate) fn open_named(index_dir: &Path, name: &str, limits: &Limits) -> anyhow::Result<Option<VectorsFile>> {
     let path = index_dir.join(name);
     let file = match engine::io::open_limited(&path, limits.data_bytes, engine::io::DATA_KEY, &crate::PRODUCT) {
         Ok((file, _)) => file,
@@ -621,14 +621,14 @@ pub fn write(index_dir: &Path, vectors: &Vectors) -> anyhow::Result<()> {
 }
 
 /// Write the vectors file `name` of the index folder atomically.
-pub fn write_named(index_dir: &Path, name: &str, vectors: &Vectors) -> anyhow::Result<()> {
+pub(crate) fn write_named(index_dir: &Path, name: &str, vectors: &Vectors) -> anyhow::Result<()> {
     let path = index_dir.join(name);
     engine::io::write_atomic(&path, &vectors.to_bytes()).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// A stable 64-bit hash of a text (FNV-1a): the same on every machine and
 /// every Rust release, unlike the standard hasher.
-pub fn text_hash(text: &str) -> u64 {
+pub(crate) fn text_hash(text: &str) -> u64 {
     fnv_bytes(0xcbf2_9ce4_8422_2325, text.as_bytes())
 }
 

@@ -21,7 +21,7 @@ pub struct Diff {
     pub removed: Vec<String>,
     /// Why every asset is re-tagged, when it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub full_reason: Option<String>,
+    pub(crate) full_reason: Option<String>,
 }
 
 /// Compare the scan with the last finished run. `force` (reindex) re-tags everything.

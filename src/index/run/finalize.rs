@@ -55,7 +55,7 @@ pub struct Finalized {
     pub(crate) manifest_version: String,
     pub(crate) last_run: String,
     /// Whether `assets.jsonl` got new content (else only its time moved).
-    pub assets_rewritten: bool,
+    pub(crate) assets_rewritten: bool,
     /// The run's one-line summary.
     pub summary: String,
 }

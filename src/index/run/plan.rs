@@ -33,7 +33,7 @@ pub struct Plan {
     /// The batches to tag, in order.
     pub batches: Vec<Batch>,
     /// Rows reused from the partial file of an interrupted run.
-    pub resumed: usize,
+    pub(crate) resumed: usize,
 }
 
 /// Split the changed assets into batches of `batch_size`, resuming an
