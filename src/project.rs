@@ -21,13 +21,17 @@ static PROMPTS: Dir = include_dir!("$CARGO_MANIFEST_DIR/prompts");
 static SCHEMAS: Dir = include_dir!("$CARGO_MANIFEST_DIR/schemas");
 static DATA: Dir = include_dir!("$CARGO_MANIFEST_DIR/data");
 
-/// [`Project::open`] or [`Project::open_for_doctor`], chosen by the caller.
+/// [`Project::open`] or `Project::open_for_doctor`, chosen by the caller.
 pub type Opener = fn(&Path, Option<ProviderKind>, Option<&str>) -> Result<Project, Diagnostics>;
 
+/// A project opened: its folder, settings, resources and natives, ready to run a pipeline.
 pub struct Project {
+    /// The project's folder (the one holding `Assets/`).
     pub root: PathBuf,
-    pub config: Config,
+    pub(crate) config: Config,
+    /// The embedded pipelines, prompts, schemas and data, with the project's overrides on top.
     pub resources: Resources,
+    /// Every native function of the product, for the engine to call.
     pub registry: Registry,
     /// `-q`: only errors on stderr — no progress bars, notices or readable
     /// lines there (with `--json` the lines would go to stderr).
@@ -50,7 +54,7 @@ impl Project {
     /// broken config as checks: both open with the default config instead
     /// of failing. What makes the project unsafe to read (a linked index
     /// file, an unusable override) still fails.
-    pub fn open_for_doctor(
+    pub(crate) fn open_for_doctor(
         root: &Path,
         provider: Option<ProviderKind>,
         model: Option<&str>,
@@ -123,14 +127,14 @@ impl Project {
 
     /// A compiler over this project's files and natives, reading pipeline
     /// files within its limits.
-    pub fn compiler<'a>(&'a self, layers: &'a ParamLayers) -> Compiler<'a> {
+    pub(crate) fn compiler<'a>(&'a self, layers: &'a ParamLayers) -> Compiler<'a> {
         Compiler::new(&self.resources, &self.registry, layers, self.is_offline())
             .with_limits(self.config.limits)
             .for_product(crate::PRODUCT)
     }
 
     /// Every pipeline the project can run (embedded or overridden), sub-pipelines included.
-    pub fn pipeline_names(&self) -> Vec<String> {
+    pub(crate) fn pipeline_names(&self) -> Vec<String> {
         let layers = ParamLayers {
             config: self.config.layer.clone(),
             sets: vec![],
@@ -160,7 +164,7 @@ impl Project {
         (names.len(), all)
     }
 
-    pub fn layers(&self, sets: &[String]) -> Result<ParamLayers, Diagnostics> {
+    pub(crate) fn layers(&self, sets: &[String]) -> Result<ParamLayers, Diagnostics> {
         let mut parsed = vec![];
         let mut errors = Diagnostics::default();
         for s in sets {
@@ -180,7 +184,7 @@ impl Project {
         }
     }
 
-    pub fn is_offline(&self) -> bool {
+    pub(crate) fn is_offline(&self) -> bool {
         self.config.llm.provider == ProviderKind::Builtin
     }
 

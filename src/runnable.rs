@@ -11,7 +11,7 @@ const COMMAND: &str = "`unity-assets ";
 
 /// `line` with `--project DIR` after every `` `unity-assets `` that names no
 /// project of its own.
-pub fn with_project(line: &str, project: &Path) -> String {
+pub(crate) fn with_project(line: &str, project: &Path) -> String {
     if !line.contains(COMMAND) {
         return line.to_owned();
     }

@@ -17,7 +17,7 @@ use super::plan::PlannedCall;
 use crate::index::INDEX_DIR;
 
 /// What users are told when MCP for Unity cannot be reached.
-pub const INSTALL_GUIDANCE: &str = "\
+pub(crate) const INSTALL_GUIDANCE: &str = "\
   Install the MCP for Unity server (`pipx install mcpforunityserver`, or `pip install mcpforunityserver`; \
 command `mcp-for-unity`) and its Unity package (https://github.com/CoplayDev/unity-mcp), \
 and keep the Unity Editor open on this project.
@@ -36,7 +36,7 @@ fn default_server() -> ServerConfig {
 /// The server to use: the `mcp:` config section if set, else the project's
 /// `.mcp.json` entry named like unity (or its only entry), else
 /// `mcp-for-unity --transport stdio` from PATH.
-pub fn resolve_server(
+pub(crate) fn resolve_server(
     project: &Path,
     configured: Option<ServerConfig>,
     limits: &Limits,
@@ -60,7 +60,7 @@ pub fn resolve_server(
 /// like unity, else the only one. An entry that runs unity-assets itself
 /// (`claude mcp add -s project unity-assets -- unity-assets mcp`) is never
 /// it, so the trust review, which asks the same question, leaves it alone.
-pub fn unity_entry(servers: &BTreeMap<String, ServerConfig>) -> Option<(&String, &ServerConfig)> {
+pub(crate) fn unity_entry(servers: &BTreeMap<String, ServerConfig>) -> Option<(&String, &ServerConfig)> {
     let candidate = |config: &ServerConfig| !runs_unity_assets(config);
     let named = servers
         .iter()
@@ -81,6 +81,7 @@ fn runs_unity_assets(config: &ServerConfig) -> bool {
         .is_some_and(|stem| stem == env!("CARGO_PKG_NAME"))
 }
 
+/// Where a build's audit log is: one JSON line per call screened or sent.
 pub fn audit_path(project: &Path) -> PathBuf {
     project.join(INDEX_DIR).join("orchestrator-audit.jsonl")
 }
@@ -88,23 +89,29 @@ pub fn audit_path(project: &Path) -> PathBuf {
 /// One group's plan on its way to the editor.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GroupPlan {
+    /// Its number in the build, counted from 0.
     pub group: usize,
+    /// The part of the request it builds.
     pub sub_intent: String,
+    /// The MCP calls, in the order they are sent.
     pub calls: Vec<PlannedCall>,
 }
 
 /// A group whose plan holds a denied call: the first denial, audited.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Violation {
+    /// The group's number.
     pub group: usize,
+    /// The tool of the first call the scope guard denied.
     pub tool: String,
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 /// The plans after the scope check: what may be sent, and the held-back groups.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Screened {
-    pub cleared: Vec<GroupPlan>,
+    pub(crate) cleared: Vec<GroupPlan>,
+    /// The groups that hold a denied call; none of their calls is sent.
     pub violations: Vec<Violation>,
 }
 
@@ -142,8 +149,10 @@ pub fn screen(project: &Path, guard: &dyn CallGuard, plans: Vec<GroupPlan>) -> a
 
 /// The asset a group was planned for, as the search result named it.
 #[derive(Debug, Clone, Deserialize)]
-pub struct AssetRef {
+pub(crate) struct AssetRef {
+    /// The asset's guid.
     pub guid: String,
+    /// The asset's path in the project.
     pub path: String,
 }
 
@@ -153,7 +162,7 @@ pub struct AssetRef {
 /// that climbs out with `..`, is refused before anything is sent, audited
 /// as denied and reported as a violation (a hand-edited
 /// `search-result.json` cannot steer the editor).
-pub fn check_indexed(
+pub(crate) fn check_indexed(
     project: &Path,
     limits: &Limits,
     plans: Vec<(AssetRef, GroupPlan)>,
@@ -208,9 +217,11 @@ fn climbs_out(args: &Value) -> bool {
 /// What happened to one cleared group in the editor.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Applied {
+    /// The group's number.
     pub group: usize,
+    /// Whether every call of the group succeeded.
     pub ok: bool,
-    pub calls_sent: usize,
+    pub(crate) calls_sent: usize,
     /// Why the group failed (the first failing call), when it did.
     pub error: Option<String>,
 }
@@ -220,8 +231,11 @@ pub struct Applied {
 pub struct Execution {
     /// `ok`, or `mcp_unavailable` (nothing was sent).
     pub status: String,
+    /// Why nothing was sent, or what failed.
     pub message: Option<String>,
+    /// One entry per cleared group.
     pub groups: Vec<Applied>,
+    /// The groups denied before anything was sent.
     pub violations: Vec<Violation>,
     /// Lines appended to the audit log by this run.
     pub audit_lines: usize,
@@ -311,7 +325,7 @@ pub async fn execute(
 }
 
 /// MCP for Unity reports tool failures as `success: false` with a message.
-pub fn tool_failure(result: &Value) -> Option<String> {
+pub(crate) fn tool_failure(result: &Value) -> Option<String> {
     if result.get("success").and_then(Value::as_bool) != Some(false) {
         return None;
     }

@@ -3,19 +3,19 @@
 //!
 //! The pipeline owns the flow (preflight → search → gate → confirm → plan →
 //! guard + execute → summary); each function here is one narrow step:
-//! [`preflight`] decides freshness, [`gate`] applies the confidence
+//! `preflight` decides freshness, `gate` applies the confidence
 //! thresholds and the `--choose/--yes/--non-interactive` answers, [`plan`]
-//! is the builtin planner, [`placements`] says what the plan places before
+//! is the builtin planner, `placements` says what the plan places before
 //! anything is sent (and is all `--plan` does), [`scope`] the guard enforced
-//! in code, [`execute`] the audited calls, [`summary`] the closing report.
+//! in code, [`execute`] the audited calls, `summary` the closing report.
 
 pub mod execute;
-pub mod gate;
-pub mod placements;
+pub(crate) mod gate;
+pub(crate) mod placements;
 pub mod plan;
-pub mod preflight;
+pub(crate) mod preflight;
 pub mod scope;
-pub mod summary;
+pub(crate) mod summary;
 
 use engine::mcp::ServerConfig;
 use engine::{Reach, Registry};
@@ -101,7 +101,7 @@ struct PreflightArgs {
 }
 
 /// Register the build functions.
-pub fn register(registry: &mut Registry) {
+pub(crate) fn register(registry: &mut Registry) {
     registry
         .function(
             "build.preflight",

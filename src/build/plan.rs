@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 /// The asset a plan uses (its other fields, like `guid`, are ignored).
 #[derive(Debug, Clone, Deserialize)]
 pub struct PlanAsset {
+    /// The asset's path in the project.
     pub path: String,
     /// Unity type from the index (`Prefab`, `AudioClip`, ...); inferred from
     /// the extension when absent.
@@ -30,6 +31,7 @@ pub struct PlanAsset {
 /// where to put it (the sub-intent is there for LLM planners).
 #[derive(Debug, Clone, Deserialize)]
 pub struct PlanRequest {
+    /// The asset to place.
     pub asset: PlanAsset,
     /// Where a created object goes (x, y, z), so one build's objects stand
     /// side by side instead of inside each other; `None`: where Unity puts it.
@@ -46,13 +48,16 @@ pub fn slot(group: usize) -> [f64; 3] {
 /// One MCP tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlannedCall {
+    /// The MCP tool to call.
     pub tool: String,
+    /// Its arguments (a JSON object).
     pub args: Value,
 }
 
 /// What the `plan` stage returns (schemas/build-plan.schema.json).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
+    /// The calls, in order.
     pub calls: Vec<PlannedCall>,
     /// One line on what the plan does, for the summary.
     pub note: String,

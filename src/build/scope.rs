@@ -41,7 +41,7 @@ const EDITOR_ACTIONS_WITHOUT_SETTINGS: [&str; 8] = [
 
 /// Why a call is one of the forbidden operations (delete/move/rename assets,
 /// editor settings, builds, package removal, arbitrary code), if it is.
-pub fn forbidden_reason(tool: &str, args: &Value) -> Option<String> {
+pub(crate) fn forbidden_reason(tool: &str, args: &Value) -> Option<String> {
     let action = normalized_action(args);
     let action = action.as_deref().unwrap_or("");
     let reason = match tool {
@@ -103,6 +103,7 @@ pub struct UnityScopeGuard {
 }
 
 impl UnityScopeGuard {
+    /// A guard that allows only what `policy` lists.
     pub fn new(policy: ScopePolicy) -> Self {
         Self { policy }
     }

@@ -5,6 +5,7 @@ use crate::config::OVERRIDES;
 use crate::exit::Outcome;
 use crate::project::Project;
 
+/// `unity-assets eject`: copy the embedded files into the project's overrides folder; an edited copy is kept unless `force`.
 pub fn eject(project: &Project, force: bool) -> Outcome {
     let root = project.root.join(OVERRIDES);
     let (mut written, mut same, mut kept) = (0, 0, vec![]);

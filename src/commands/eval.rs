@@ -19,6 +19,7 @@ use crate::search::rank::Thresholds;
 /// The retrievers `--retrievers` compares (`search.semantic.retrievers`).
 const RETRIEVERS: [&str; 3] = ["lexical", "semantic", "hybrid"];
 
+/// `unity-assets eval`: score search on the golden set at `golden` (with `--retrievers`, each retriever side by side; with `--features`, write the learned scorer's training rows there).
 pub async fn command(
     project: &Project,
     golden: &Path,

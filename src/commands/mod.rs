@@ -29,7 +29,7 @@ pub async fn run_pipeline(project: &Project, invocation: &Invocation, trust: boo
 }
 
 /// [`run_pipeline`], its lines going to `lines`.
-pub async fn run_pipeline_to(
+pub(crate) async fn run_pipeline_to(
     project: &Project,
     invocation: &Invocation,
     trust: bool,

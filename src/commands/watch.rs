@@ -2,7 +2,7 @@
 //! change, until Ctrl+C or the server ends.
 //!
 //! Each run is the `index` pipeline run as `index` runs it (its lines, its
-//! lock, its trust check); the watch ([`crate::index::watch`]) only says
+//! lock, its trust check); the watch (`crate::index::watch`) only says
 //! when to run, and vouches between runs that nothing changed.
 
 use std::future::Future;

@@ -17,7 +17,7 @@ const EDITOR_PROBE: (&str, &str) = ("manage_scene", "get_active");
 
 /// The check without starting anything: `--offline` promises no program
 /// runs, and an untrusted project's server settings are not used.
-pub fn not_started(why: &str) -> Check {
+pub(crate) fn not_started(why: &str) -> Check {
     match why {
         "offline" => Check::warn(
             NAME,

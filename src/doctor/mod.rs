@@ -2,17 +2,17 @@
 //!
 //! The checks never write: a doctor run on a broken project must not make it
 //! worse. `pipelines/doctor.yaml` runs them as `doctor.*` functions (one file
-//! here per group: [`files`], [`config`], [`provider`], [`trust`], [`mcp`],
-//! [`model`]),
-//! prints one line per check with [`report`], and exits 1 when a required
+//! here per group: `files`, `config`, `provider`, `trust`, [`mcp`],
+//! `model`),
+//! prints one line per check with `report`, and exits 1 when a required
 //! check fails. `providers check` shares the provider check's connection step.
 
-pub mod config;
-pub mod files;
+pub(crate) mod config;
+pub(crate) mod files;
 pub mod mcp;
-pub mod model;
-pub mod provider;
-pub mod trust;
+pub(crate) mod model;
+pub(crate) mod provider;
+pub(crate) mod trust;
 
 use engine::llm::LlmConfig;
 use engine::mcp::ServerConfig;
@@ -46,13 +46,14 @@ impl Status {
 /// One doctor line: what was checked, its status, what was seen, how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Check {
+    /// What was checked.
     pub name: String,
-    pub status: Status,
+    pub(crate) status: Status,
     /// Whether a failure makes `doctor` exit 1.
     #[serde(default = "required_by_default")]
     pub required: bool,
     #[serde(default)]
-    pub detail: String,
+    pub(crate) detail: String,
     /// What to do about a failure or warning (empty when ok).
     #[serde(default)]
     pub fix: String,
@@ -77,15 +78,15 @@ impl Serialize for Check {
 }
 
 impl Check {
-    pub fn pass(name: &str, detail: impl Into<String>) -> Self {
+    pub(crate) fn pass(name: &str, detail: impl Into<String>) -> Self {
         Self::new(name, Status::Ok, detail, "")
     }
 
-    pub fn warn(name: &str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+    pub(crate) fn warn(name: &str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
         Self::new(name, Status::Warn, detail, fix)
     }
 
-    pub fn fail(name: &str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+    pub(crate) fn fail(name: &str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
         Self::new(name, Status::Fail, detail, fix)
     }
 
@@ -107,6 +108,7 @@ impl Check {
         }
     }
 
+    /// Whether the check did not fail (a warning passes).
     pub fn ok(&self) -> bool {
         self.status != Status::Fail
     }
@@ -125,14 +127,15 @@ impl Check {
 
 /// The printed lines and whether every required check passed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Report {
+pub(crate) struct Report {
+    /// Whether every required check passed.
     pub ok: bool,
-    pub text: String,
+    pub(crate) text: String,
     /// The checks as given, for `doctor --json`.
     pub checks: Vec<Check>,
 }
 
-pub fn report(checks: &[Check]) -> Report {
+pub(crate) fn report(checks: &[Check]) -> Report {
     let lines: Vec<String> = checks.iter().map(Check::line).collect();
     Report {
         ok: checks.iter().all(|c| c.ok() || !c.required),
@@ -197,7 +200,7 @@ struct ReportArgs {
 }
 
 /// Register every `doctor.*` function.
-pub fn register(registry: &mut Registry, llm: LlmConfig, meaning_off: Option<String>) {
+pub(crate) fn register(registry: &mut Registry, llm: LlmConfig, meaning_off: Option<String>) {
     registry
         .function(
             "doctor.project",

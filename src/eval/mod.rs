@@ -11,10 +11,10 @@
 //!   with `accepted: []` is a *no-answer control*: the project holds nothing
 //!   that fits, so it passes when the top result stays under the confirm
 //!   threshold the search pipeline resolves (`confidence_threshold.confirm`,
-//!   given to [`evaluate`]); controls are scored apart from the
+//!   given to `evaluate`); controls are scored apart from the
 //!   Recall/Precision/MRR of the answerable queries.
 //!
-//! [`evaluate`] takes the search and the router as closures, so the CLI can
+//! `evaluate` takes the search and the router as closures, so the CLI can
 //! plug in the pipeline runner and tests the builtin ranker directly.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -27,14 +27,15 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// How many results the metrics look at.
-pub const CUTOFF: usize = 3;
+pub(crate) const CUTOFF: usize = 3;
 
 /// A labelled query: which results count as right.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GoldenQuery {
-    pub id: String,
+    pub(crate) id: String,
+    /// The words searched for.
     pub query: String,
-    pub category: Option<String>,
+    pub(crate) category: Option<String>,
     /// What the query tests (a judged set's `kind`).
     pub kind: Option<String>,
     /// The one answer Recall@3 looks for (seed: `expected_golden_id`);
@@ -51,7 +52,7 @@ impl GoldenQuery {
     }
 
     /// A no-answer control: nothing in the project is acceptable.
-    pub fn is_control(&self) -> bool {
+    pub(crate) fn is_control(&self) -> bool {
         self.accepted.is_empty() && self.expected.is_none()
     }
 }
@@ -59,7 +60,9 @@ impl GoldenQuery {
 /// One acceptable result, matched by path or by guid.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Answer {
+    /// The project-relative path of the right asset.
     pub path: Option<String>,
+    /// The right asset's guid, when the set names it so.
     pub guid: Option<String>,
 }
 
@@ -79,24 +82,30 @@ impl Answer {
 
 /// A labelled routing case: is the query one request or several?
 #[derive(Debug, Clone, PartialEq)]
-pub struct RoutingCase {
-    pub id: String,
+pub(crate) struct RoutingCase {
+    pub(crate) id: String,
+    /// The words searched for.
     pub query: String,
-    pub multi: bool,
-    pub min_sub_intents: Option<usize>,
+    pub(crate) multi: bool,
+    pub(crate) min_sub_intents: Option<usize>,
 }
 
+/// A labelled query set: the queries whose answers are known, and the routing cases.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GoldenSet {
+    /// The labelled queries, in file order.
     pub queries: Vec<GoldenQuery>,
-    pub routing: Vec<RoutingCase>,
+    pub(crate) routing: Vec<RoutingCase>,
 }
 
 /// One search result as eval sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
+    /// The asset's guid.
     pub guid: String,
+    /// The asset's project-relative path.
     pub path: String,
+    /// How sure search was of it (0 to 1).
     pub confidence: f32,
 }
 
@@ -109,21 +118,27 @@ pub fn seed_guid(relative_path: &str) -> String {
 /// An entry of the seed's `assets-template.yml`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct SeedTemplate {
+    /// The Unity type of the asset (`Prefab`, `Material`, ...).
     pub kind: String,
+    /// The file's name without its extension.
     pub name: String,
-    pub dir: String,
-    pub ext: String,
+    pub(crate) dir: String,
+    pub(crate) ext: String,
+    /// The asset's labels, as Unity's `.meta` holds them.
     #[serde(default)]
     pub labels: Vec<String>,
+    /// Tags a tagger would give it, for seeding an index without a model.
     #[serde(default)]
     pub tags_hint: Vec<String>,
+    /// A summary a tagger would give it, for the same.
     #[serde(default)]
     pub summary_hint: String,
     #[serde(default)]
-    pub golden_id: Option<String>,
+    pub(crate) golden_id: Option<String>,
 }
 
 impl SeedTemplate {
+    /// The asset's project-relative path: `dir/name+ext`.
     pub fn path(&self) -> String {
         format!("{}/{}{}", self.dir, self.name, self.ext)
     }
@@ -314,41 +329,44 @@ fn seed_set(seed: SeedGolden, templates: &[SeedTemplate]) -> anyhow::Result<Gold
 
 /// Recall@3, Precision@3 and MRR over some queries.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Metrics {
+pub(crate) struct Metrics {
+    /// How many queries the metrics are over.
     pub queries: usize,
-    pub recall_at_3: f64,
-    pub precision_at_3: f64,
-    pub mrr: f64,
+    pub(crate) recall_at_3: f64,
+    pub(crate) precision_at_3: f64,
+    pub(crate) mrr: f64,
 }
 
 /// How one query went.
 #[derive(Debug, Clone, Serialize)]
-pub struct QueryOutcome {
-    pub id: String,
+pub(crate) struct QueryOutcome {
+    pub(crate) id: String,
+    /// The words searched for.
     pub query: String,
-    pub category: Option<String>,
+    pub(crate) category: Option<String>,
+    /// What the query tests (its set's `kind`), if labelled.
     pub kind: Option<String>,
     /// A no-answer control: `hit` means its best result stayed under
     /// [`Controls::ceiling`].
     pub control: bool,
     /// The highest confidence among the results (0 when nothing came back).
-    pub top_confidence: f32,
-    pub hit: bool,
+    pub(crate) top_confidence: f32,
+    pub(crate) hit: bool,
     /// 1-based rank of the first accepted result, if any.
-    pub first_rank: Option<usize>,
-    pub relevant_in_top: usize,
-    pub top: Vec<String>,
+    pub(crate) first_rank: Option<usize>,
+    pub(crate) relevant_in_top: usize,
+    pub(crate) top: Vec<String>,
     /// A miss whose answer the search showed among the closest candidates
     /// of its no_match, under the confirm threshold: shown, not confirmed.
-    pub shown_not_confirmed: bool,
+    pub(crate) shown_not_confirmed: bool,
 }
 
 /// What one search returned: its results, best first, and for a no_match
 /// the closest candidates it showed under the confirm threshold.
 #[derive(Debug, Clone, Default)]
-pub struct Searched {
-    pub hits: Vec<Hit>,
-    pub closest: Vec<Hit>,
+pub(crate) struct Searched {
+    pub(crate) hits: Vec<Hit>,
+    pub(crate) closest: Vec<Hit>,
 }
 
 impl From<Vec<Hit>> for Searched {
@@ -361,51 +379,52 @@ impl From<Vec<Hit>> for Searched {
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct RoutingScore {
+pub(crate) struct RoutingScore {
     pub correct: usize,
     pub total: usize,
-    pub multi_correct: usize,
-    pub multi_total: usize,
-    pub single_correct: usize,
-    pub single_total: usize,
+    pub(crate) multi_correct: usize,
+    pub(crate) multi_total: usize,
+    pub(crate) single_correct: usize,
+    pub(crate) single_total: usize,
     /// Per case: id and the number of sub-intents produced.
     pub cases: Vec<(String, usize, bool)>,
 }
 
 /// How the no-answer controls went.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Controls {
+pub(crate) struct Controls {
     /// The confirm threshold: a control passes when its best result is
     /// under it, so `build` would not place it without asking.
-    pub ceiling: f32,
-    pub total: usize,
+    pub(crate) ceiling: f32,
+    pub(crate) total: usize,
     /// Controls whose best result stayed under [`Controls::ceiling`].
     pub passed: usize,
     /// The highest top confidence among them.
-    pub max_confidence: f32,
+    pub(crate) max_confidence: f32,
 }
 
+/// What an eval run found: the metrics overall and per group, and each query's outcome.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// The answerable queries (controls excluded).
     pub overall: Metrics,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub controls: Option<Controls>,
-    pub by_category: BTreeMap<String, Metrics>,
+    pub(crate) controls: Option<Controls>,
+    pub(crate) by_category: BTreeMap<String, Metrics>,
     /// By the judged sets' `kind` (empty when no query has one).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub by_kind: BTreeMap<String, Metrics>,
     /// Misses whose answer was shown among a no_match's closest candidates.
-    pub shown_not_confirmed: usize,
-    pub outcomes: Vec<QueryOutcome>,
+    pub(crate) shown_not_confirmed: usize,
+    pub(crate) outcomes: Vec<QueryOutcome>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub routing: Option<RoutingScore>,
+    pub(crate) routing: Option<RoutingScore>,
 }
 
 /// Run every query through `search` (ranked results, best first) and every
 /// routing case through `route` (the number of sub-intents it produced); a
 /// control passes under `control_ceiling` (the confirm threshold in effect).
-pub fn evaluate(
+pub(crate) fn evaluate(
     set: &GoldenSet,
     control_ceiling: f32,
     mut search: impl FnMut(&str) -> anyhow::Result<Searched>,

@@ -13,41 +13,42 @@ use serde::Deserialize;
 /// Everything the scan and the builtin tagger look up.
 #[derive(Debug, Clone)]
 pub struct IndexData {
-    pub types: AssetTypes,
+    pub(crate) types: AssetTypes,
     /// Subtype rules per type name.
     pub taxonomy: BTreeMap<String, TypeTaxonomy>,
-    pub conventions: Conventions,
+    pub(crate) conventions: Conventions,
     /// Importer setting keys any rule mentions: the only settings a `.meta`
     /// parse keeps.
-    pub setting_keys: BTreeSet<String>,
+    pub(crate) setting_keys: BTreeSet<String>,
     /// SHA-256 of the three source texts: a scan's result depends on them.
     pub digest: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AssetTypes {
-    pub fallback: String,
-    pub rules: Vec<TypeRule>,
-    pub class_ids: BTreeMap<u32, String>,
+pub(crate) struct AssetTypes {
+    pub(crate) fallback: String,
+    pub(crate) rules: Vec<TypeRule>,
+    pub(crate) class_ids: BTreeMap<u32, String>,
     /// Extensions of files holding Unity YAML (read at index_depth normal/rich).
-    pub yaml_extensions: BTreeSet<String>,
+    pub(crate) yaml_extensions: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TypeRule {
+pub(crate) struct TypeRule {
     #[serde(rename = "type")]
-    pub type_name: String,
-    pub extensions: BTreeSet<String>,
+    pub(crate) type_name: String,
+    pub(crate) extensions: BTreeSet<String>,
     #[serde(default)]
     pub importer: Option<String>,
     #[serde(default)]
     pub settings: BTreeMap<String, Vec<String>>,
     #[serde(default)]
-    pub classes: Vec<u32>,
+    pub(crate) classes: Vec<u32>,
 }
 
+/// How an asset type's subtype is chosen (`data/type-taxonomy.yml`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TypeTaxonomy {
@@ -56,45 +57,45 @@ pub struct TypeTaxonomy {
     #[serde(default)]
     pub category: Option<String>,
     #[serde(default)]
-    pub rules: Vec<SubtypeRule>,
+    pub(crate) rules: Vec<SubtypeRule>,
     #[serde(default)]
-    pub default: Option<String>,
+    pub(crate) default: Option<String>,
     #[serde(default)]
-    pub use_cases: Vec<String>,
+    pub(crate) use_cases: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SubtypeRule {
+pub(crate) struct SubtypeRule {
     pub subtype: String,
     #[serde(default)]
     pub settings: BTreeMap<String, Vec<String>>,
     #[serde(default)]
-    pub signals: Vec<String>,
+    pub(crate) signals: Vec<String>,
     #[serde(default)]
     pub folders: Vec<String>,
     #[serde(default)]
     pub words: Vec<String>,
     #[serde(default)]
-    pub use_cases: Vec<String>,
+    pub(crate) use_cases: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Conventions {
-    pub signals: Vec<SignalRule>,
-    pub project_folders: BTreeSet<String>,
-    pub package_markers: BTreeSet<String>,
+pub(crate) struct Conventions {
+    pub(crate) signals: Vec<SignalRule>,
+    pub(crate) project_folders: BTreeSet<String>,
+    pub(crate) package_markers: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SignalRule {
+pub(crate) struct SignalRule {
     pub signal: String,
     #[serde(default)]
     pub prefix: Vec<String>,
     #[serde(default)]
-    pub suffix: Vec<String>,
+    pub(crate) suffix: Vec<String>,
     #[serde(default)]
     pub contains: Vec<String>,
 }
@@ -172,7 +173,7 @@ impl IndexData {
     }
 
     /// The name of a Unity class ID, if the table knows it.
-    pub fn class_name(&self, class_id: u32) -> Option<&str> {
+    pub(crate) fn class_name(&self, class_id: u32) -> Option<&str> {
         self.types.class_ids.get(&class_id).map(String::as_str)
     }
 }

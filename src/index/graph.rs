@@ -23,17 +23,19 @@ use serde::{Deserialize, Serialize};
 use super::record::AssetRecord;
 use super::store;
 
-pub const GRAPH_FILE: &str = "graph.json";
+pub(crate) const GRAPH_FILE: &str = "graph.json";
 /// Moves when the file's layout changes: an older file is then rebuilt.
-pub const GRAPH_FORMAT: u32 = 1;
+pub(crate) const GRAPH_FORMAT: u32 = 1;
 
 /// One asset of the graph.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Node {
+    /// The asset's guid.
     pub guid: String,
     /// A graph that names a path outside the project does not load (it is rebuilt).
     #[serde(deserialize_with = "super::record::project_path")]
     pub path: String,
+    /// The asset's Unity type.
     #[serde(rename = "type")]
     pub asset_type: String,
     /// The assets it references, as node indices, ascending.
@@ -65,15 +67,18 @@ struct GraphFileOut<'a> {
 /// What the manifest says of the graph (`manifest.json` `graph`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GraphEntry {
-    pub file: String,
-    pub format: u32,
+    pub(crate) file: String,
+    pub(crate) format: u32,
+    /// How many assets the graph holds.
     pub nodes: usize,
+    /// How many references between them.
     pub edges: usize,
 }
 
 /// The loaded graph: both directions, and lookups by guid and by path.
 #[derive(Debug, Clone, Default)]
 pub struct ReferenceGraph {
+    /// The assets, in the order their indices name.
     pub nodes: Vec<Node>,
     /// For each node, the nodes that use it, ascending.
     pub used_by: Vec<Vec<u32>>,
@@ -83,7 +88,7 @@ pub struct ReferenceGraph {
 
 impl ReferenceGraph {
     /// The graph of `rows` (in any order; nodes come out sorted by guid).
-    pub fn from_records(rows: &[AssetRecord]) -> Self {
+    pub(crate) fn from_records(rows: &[AssetRecord]) -> Self {
         Self::from_nodes(nodes_of(rows))
     }
 
@@ -114,18 +119,20 @@ impl ReferenceGraph {
         }
     }
 
-    pub fn by_guid(&self, guid: &str) -> Option<u32> {
+    pub(crate) fn by_guid(&self, guid: &str) -> Option<u32> {
         self.by_guid.get(guid).copied()
     }
 
-    pub fn by_path(&self, path: &str) -> Option<u32> {
+    pub(crate) fn by_path(&self, path: &str) -> Option<u32> {
         self.by_path.get(path).copied()
     }
 
+    /// The node at `index`.
     pub fn node(&self, index: u32) -> &Node {
         &self.nodes[index as usize]
     }
 
+    /// How many references the graph holds.
     pub fn edges(&self) -> usize {
         self.nodes.iter().map(|n| n.uses.len()).sum()
     }
@@ -138,7 +145,7 @@ impl ReferenceGraph {
 
 /// The nodes of `rows` (in any order), sorted by guid: what `graph.json`
 /// holds, without the lookups a loaded graph builds.
-pub fn nodes_of(rows: &[AssetRecord]) -> Vec<Node> {
+pub(crate) fn nodes_of(rows: &[AssetRecord]) -> Vec<Node> {
     let mut sorted: Vec<&AssetRecord> = rows.iter().collect();
     sorted.sort_unstable_by(|a, b| a.guid.cmp(&b.guid));
     sorted.dedup_by(|a, b| a.guid == b.guid);
@@ -148,7 +155,7 @@ pub fn nodes_of(rows: &[AssetRecord]) -> Vec<Node> {
 
 /// Makes the nodes of rows whose guids, sorted and without duplicates,
 /// were given up front (a node names the rows it uses by their index).
-pub struct NodeMaker<'a> {
+pub(crate) struct NodeMaker<'a> {
     index_of: HashMap<&'a str, u32>,
 }
 
@@ -187,7 +194,7 @@ impl<'a> NodeMaker<'a> {
 }
 
 /// The manifest's entry for a graph of `nodes`.
-pub fn entry_of(nodes: &[Node]) -> GraphEntry {
+pub(crate) fn entry_of(nodes: &[Node]) -> GraphEntry {
     GraphEntry {
         file: GRAPH_FILE.to_owned(),
         format: GRAPH_FORMAT,
@@ -224,7 +231,9 @@ pub fn write(project: &Path, nodes: &[Node], manifest_version: &str, assets_byte
 /// A loaded graph and, when the stored one could not be used, why it was
 /// rebuilt from `assets.jsonl`.
 pub struct Loaded {
+    /// The graph, loaded or rebuilt.
     pub graph: ReferenceGraph,
+    /// Why the stored graph was rebuilt, if it was.
     pub rebuilt: Option<String>,
 }
 

@@ -15,7 +15,7 @@ mod content;
 pub mod data;
 mod folder;
 pub mod graph;
-pub mod labels;
+pub(crate) mod labels;
 mod meta;
 mod open;
 mod packages;
@@ -27,7 +27,7 @@ pub mod store;
 pub mod tagger;
 mod unity_yaml;
 mod walk;
-pub mod watch;
+pub(crate) mod watch;
 
 #[cfg(test)]
 mod content_tests;
@@ -54,14 +54,14 @@ use tagger::{TagBatch, TagRequest};
 
 /// Gives the index functions the data tables in effect for a call (embedded
 /// or overridden by the project), loaded by whoever owns the resources.
-pub type DataSource = Arc<dyn Fn(&CallContext) -> anyhow::Result<Arc<IndexData>> + Send + Sync>;
+pub(crate) type DataSource = Arc<dyn Fn(&CallContext) -> anyhow::Result<Arc<IndexData>> + Send + Sync>;
 
 /// How many lines of an index folder's `assets.jsonl` are no asset row, as
 /// the search index built from those bytes counted them (`None`: there is
 /// no search index of them), for the no-op fast path. Search owns that
 /// file and sits above the index, so whoever registers the index functions
 /// hands this in (`search::term_index::TermIndex::lines_not_rows`).
-pub type LinesNotRows = fn(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> Option<usize>;
+pub(crate) type LinesNotRows = fn(dir: &Path, manifest_version: Option<&str>, limits: &Limits) -> Option<usize>;
 
 #[derive(Deserialize)]
 struct UnchangedArgs {
@@ -122,7 +122,7 @@ struct FinalizeArgs {
 }
 
 /// Register `index.*` functions and the `index.tag` builtin.
-pub fn register(registry: &mut Registry, data: DataSource, lines_not_rows: LinesNotRows) {
+pub(crate) fn register(registry: &mut Registry, data: DataSource, lines_not_rows: LinesNotRows) {
     registry
         .function(
             "index.lock",

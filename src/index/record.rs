@@ -21,6 +21,7 @@ pub enum Depth {
 }
 
 impl Depth {
+    /// The depth as written in settings and rows (`minimal`, `normal`, `rich`).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Minimal => "minimal",
@@ -31,32 +32,37 @@ impl Depth {
 }
 
 /// One asset as the scan saw it: everything but the generated tags. Not
-/// the row of `assets.jsonl` ([`AssetRecord`]) because it holds what no row
+/// the row of `assets.jsonl` (`AssetRecord`) because it holds what no row
 /// keeps: the `signature` the diff compares, the taxonomy's `use_cases` a
 /// tagger is given, and the package, size and mtime at every depth; the
 /// row keeps what its `index_depth` holds, and the tags.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScannedAsset {
+    /// The asset's guid, from its `.meta`.
     pub guid: String,
+    /// The asset's project-relative path.
     pub path: String,
+    /// The file's name without its extension.
     pub name: String,
+    /// The asset's Unity type (`Prefab`, `Material`, ...).
     #[serde(rename = "type")]
     pub asset_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub type_subtype: Option<String>,
+    pub(crate) type_subtype: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub filename_signals: Vec<String>,
+    pub(crate) filename_signals: Vec<String>,
     /// Curated labels, then `.meta` labels (see `labels.rs`).
     pub labels: Vec<String>,
+    /// The package it belongs to (see `packages.rs`).
     pub package_id: String,
     /// What the taxonomy says the asset is for (`llm_use_cases` of the builtin tagger).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub use_cases: Vec<String>,
+    pub(crate) use_cases: Vec<String>,
     /// Asset and `.meta` mtime + size: a changed signature means re-tag.
     pub signature: String,
-    pub size: u64,
+    pub(crate) size: u64,
     /// The asset's mtime, RFC 3339 UTC to the second.
-    pub last_modified: String,
+    pub(crate) last_modified: String,
     /// Read from the asset's Unity YAML (index_depth normal/rich).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Details>,
@@ -66,35 +72,41 @@ pub struct ScannedAsset {
 /// (`docs/contracts.md#index-depth`); `None` fields are left out of the row.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Details {
-    pub dependencies: Vec<String>,
+    pub(crate) dependencies: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub component_types: Option<Vec<String>>,
+    pub(crate) component_types: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shader_props: Option<Vec<String>>,
+    pub(crate) shader_props: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub animator_states: Option<Vec<String>>,
+    pub(crate) animator_states: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub child_names: Option<Vec<String>>,
+    pub(crate) child_names: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub variant_of: Option<String>,
+    pub(crate) variant_of: Option<String>,
+    /// A material's shader.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shader: Option<String>,
+    /// The textures a material uses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub textures: Option<Vec<String>>,
+    /// The class a script defines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script_class: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub missing_scripts: Option<Vec<String>>,
+    pub(crate) missing_scripts: Option<Vec<String>>,
 }
 
 /// The tag stage's answer for one asset (`schemas/index-tags.schema.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TagRow {
+    /// The asset's guid.
     pub guid: String,
+    /// Short tags for search.
     pub llm_tags: Vec<String>,
+    /// One sentence on what the asset is.
     pub llm_summary: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub llm_use_cases: Option<Vec<String>>,
+    pub(crate) llm_use_cases: Option<Vec<String>>,
 }
 
 /// One line of `assets.jsonl` (`schemas/asset-record.schema.json`), as the
@@ -102,24 +114,32 @@ pub struct TagRow {
 /// serialisation order, so equal inputs give equal bytes; search reads the
 /// same lines as its tolerant `search::records::AssetRow`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AssetRecord {
+pub(crate) struct AssetRecord {
+    /// The asset's guid.
     pub guid: String,
+    /// The asset's project-relative path.
     #[serde(deserialize_with = "project_path")]
     pub path: String,
+    /// The file's name without its extension.
     pub name: String,
+    /// The asset's Unity type.
     #[serde(rename = "type")]
     pub asset_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub type_subtype: Option<String>,
+    pub(crate) type_subtype: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub filename_signals: Vec<String>,
+    pub(crate) filename_signals: Vec<String>,
+    /// Curated labels, then `.meta` labels.
     pub labels: Vec<String>,
+    /// The tagger's tags.
     pub llm_tags: Vec<String>,
+    /// The tagger's one-sentence summary.
     pub llm_summary: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<u64>,
+    pub(crate) size: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_modified: Option<String>,
+    pub(crate) last_modified: Option<String>,
+    /// The package it belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package_id: Option<String>,
     /// The first `ROW_DEPENDENCIES` referenced guids, sorted (`graph.json` has them all).
@@ -129,13 +149,13 @@ pub struct AssetRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dependency_count: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub llm_use_cases: Option<Vec<String>>,
+    pub(crate) llm_use_cases: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub component_types: Option<Vec<String>>,
+    pub(crate) component_types: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shader_props: Option<Vec<String>>,
+    pub(crate) shader_props: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub animator_states: Option<Vec<String>>,
+    pub(crate) animator_states: Option<Vec<String>>,
     /// GameObject names of a prefab or scene, sorted, at most 128.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub child_names: Option<Vec<String>>,
@@ -230,7 +250,7 @@ fn cut(text: &mut String, max: usize) {
 /// file of the project under `Assets/` or `Packages/`, relative, never
 /// climbing out with `..` (an edited or shipped index is data; a row
 /// `/etc/…` must not steer pick or build outside the project).
-pub fn check_path(path: &str) -> Result<(), String> {
+pub(crate) fn check_path(path: &str) -> Result<(), String> {
     let inside = path.strip_prefix("Assets/").or_else(|| path.strip_prefix("Packages/"));
     let why = match inside {
         _ if path.starts_with(['/', '\\']) || path.get(1..2) == Some(":") => "it is absolute",
@@ -245,7 +265,7 @@ pub fn check_path(path: &str) -> Result<(), String> {
 
 /// Serde's reader of a row's path: [`check_path`], so every reader of
 /// the index skips such a row as it skips any row it cannot read.
-pub fn project_path<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+pub(crate) fn project_path<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
     let path = String::deserialize(deserializer)?;
     check_path(&path).map_err(serde::de::Error::custom)?;
     Ok(path)
@@ -253,14 +273,17 @@ pub fn project_path<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result
 
 /// One line of `packages.jsonl` (`schemas/package-record.schema.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PackageRecord {
+pub(crate) struct PackageRecord {
+    /// The package's id, as asset rows name it.
     pub package_id: String,
+    /// Its display name.
     pub name: String,
+    /// The folder it is rooted at.
     pub root: String,
-    pub asset_count: usize,
+    pub(crate) asset_count: usize,
     /// Asset type → count, sorted by type name.
-    pub type_histogram: std::collections::BTreeMap<String, usize>,
-    pub summary: String,
+    pub(crate) type_histogram: std::collections::BTreeMap<String, usize>,
+    pub(crate) summary: String,
 }
 
 #[cfg(test)]

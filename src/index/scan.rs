@@ -28,8 +28,10 @@ use super::unity_yaml::{self, YamlFacts};
 use super::walk::{mtime_nanos, on_io_threads, tree_digest, walk, Entry, Walked};
 use super::watch::Epoch;
 
+/// What `index.scan` reads and leaves out.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ScanOptions {
+    /// How much of each asset to read.
     #[serde(default)]
     pub index_depth: Depth,
     /// Project-relative folders or files to leave out (`Assets/Plugins/Editor`).
@@ -37,6 +39,7 @@ pub struct ScanOptions {
     pub ignore_paths: Vec<String>,
 }
 
+/// What is wrong with a file the scan met.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WarningKind {
@@ -54,24 +57,31 @@ pub enum WarningKind {
     RowTooLong,
 }
 
+/// A file the scan met that Unity would not import as it stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Warning {
+    /// What is wrong with it.
     pub kind: WarningKind,
+    /// The file's project-relative path.
     pub path: String,
-    pub detail: String,
+    pub(crate) detail: String,
 }
 
 /// A package that holds at least one asset.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PackageInfo {
+    /// The package's id, as asset rows name it.
     pub package_id: String,
+    /// Its display name.
     pub name: String,
+    /// The folder it is rooted at.
     pub root: String,
 }
 
 /// The output of `index.scan`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ScanResult {
+    /// The depth the scan read at.
     pub index_depth: Depth,
     /// When the scan began (RFC 3339), for the run's elapsed time.
     pub started_at: String,
@@ -115,7 +125,7 @@ struct Parsed {
 
 /// A folder without `Assets/` is no Unity project: said before anything
 /// (an index folder, a reindex suggestion) treats it as one.
-pub fn require_unity_project(project: &Path) -> anyhow::Result<()> {
+pub(crate) fn require_unity_project(project: &Path) -> anyhow::Result<()> {
     anyhow::ensure!(
         project.join("Assets").is_dir(),
         "{} has no Assets/ folder: run in a Unity project's root folder or pass --project DIR",
@@ -124,6 +134,7 @@ pub fn require_unity_project(project: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `index.scan`: walk the project and read every asset's `.meta` and, at depth normal or rich, its content.
 pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOptions) -> anyhow::Result<ScanResult> {
     require_unity_project(project)?;
     let started_at = time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339)?;
@@ -275,9 +286,9 @@ pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOpt
 /// with its mtime and size, and the walk's warnings.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tree {
-    pub hash: String,
+    pub(crate) hash: String,
     /// The live watcher's quiet epoch read before the walk: while it lasts,
-    /// the tree still has this hash ([`super::watch`]). `None` without a
+    /// the tree still has this hash (`super::watch`). `None` without a
     /// watcher, or when the tree holds a link (symbolic or hard).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<Epoch>,
@@ -302,7 +313,7 @@ impl Tree {
 /// The project's tree as it is now: `last` again, without a walk, when a
 /// live watcher's quiet epoch vouches that nothing changed since `last`
 /// was walked; else a `stat`-only walk.
-pub fn current_tree(project: &Path, limits: &Limits, options: &ScanOptions, last: Option<&Tree>) -> Tree {
+pub(crate) fn current_tree(project: &Path, limits: &Limits, options: &ScanOptions, last: Option<&Tree>) -> Tree {
     let epoch = super::watch::live_epoch(project, limits);
     if let Some(last) = last.filter(|last| last.watch.is_some() && last.watch == epoch) {
         tracing::debug!("index: the watcher saw no change since the last walk; not walking");
@@ -482,7 +493,7 @@ fn rfc3339_seconds(nanos: u128) -> String {
 }
 
 /// Group counts of warnings by kind, for summaries.
-pub fn warning_counts(warnings: &[Warning]) -> BTreeMap<WarningKind, usize> {
+pub(crate) fn warning_counts(warnings: &[Warning]) -> BTreeMap<WarningKind, usize> {
     let mut counts = BTreeMap::new();
     for w in warnings {
         *counts.entry(w.kind).or_default() += 1;

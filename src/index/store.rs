@@ -29,23 +29,24 @@ use time::OffsetDateTime;
 
 use super::record::{AssetRecord, Depth, PackageRecord};
 
+/// The project's index folder, relative to its root.
 pub const INDEX_DIR: &str = ".claude/unity-asset-index";
-pub const ASSETS_FILE: &str = "assets.jsonl";
-pub const PACKAGES_FILE: &str = "packages.jsonl";
-pub const MANIFEST_FILE: &str = "manifest.json";
-pub const STATE_FILE: &str = "state.json";
-pub const PARTIAL_FILE: &str = "assets.jsonl.partial";
-pub const SIGNATURES_FILE: &str = "signatures.tsv";
+pub(crate) const ASSETS_FILE: &str = "assets.jsonl";
+pub(crate) const PACKAGES_FILE: &str = "packages.jsonl";
+pub(crate) const MANIFEST_FILE: &str = "manifest.json";
+pub(crate) const STATE_FILE: &str = "state.json";
+pub(crate) const PARTIAL_FILE: &str = "assets.jsonl.partial";
+pub(crate) const SIGNATURES_FILE: &str = "signatures.tsv";
 
-pub fn index_dir(project: &Path) -> PathBuf {
+pub(crate) fn index_dir(project: &Path) -> PathBuf {
     project.join(INDEX_DIR)
 }
 
 /// guid → signature (asset and meta mtime + size).
-pub type Signatures = HashMap<String, String>;
+pub(crate) type Signatures = HashMap<String, String>;
 
 /// `state.json`: small, so a run that changes nothing reads and writes it
-/// in a blink; the guid signatures live in [`SIGNATURES_FILE`].
+/// in a blink; the guid signatures live in `SIGNATURES_FILE`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
     /// The mtime of `assets.jsonl` after the last finished run.
@@ -53,42 +54,43 @@ pub struct State {
     pub last_run: Option<String>,
     /// Set from planning until finalize: a run that has not finished.
     #[serde(default)]
-    pub in_progress_run: Option<String>,
+    pub(crate) in_progress_run: Option<String>,
     #[serde(default)]
-    pub completed_batches: Vec<String>,
+    pub(crate) completed_batches: Vec<String>,
     #[serde(default)]
-    pub pending_batches: Vec<String>,
-    /// The signatures of a `state.json` written before [`SIGNATURES_FILE`]
+    pub(crate) pending_batches: Vec<String>,
+    /// The signatures of a `state.json` written before `SIGNATURES_FILE`
     /// existed; [`write_state`] moves them there.
     #[serde(default, rename = "guid_signatures", skip_serializing)]
-    pub legacy_signatures: Option<Signatures>,
+    pub(crate) legacy_signatures: Option<Signatures>,
     #[serde(default)]
-    pub last_error: Option<String>,
+    pub(crate) last_error: Option<String>,
     /// What the last finished run scanned, so a run that finds nothing
     /// changed can stop after a `stat`-only walk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_scan: Option<LastScan>,
+    pub(crate) last_scan: Option<LastScan>,
 }
 
 /// The scan of the last finished run: its tree fingerprint and counts.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LastScan {
-    pub fingerprint: String,
+pub(crate) struct LastScan {
+    pub(crate) fingerprint: String,
     /// The tree the fingerprint was made from (absent in a `state.json` of
     /// an older version: the next run walks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<super::scan::Tree>,
+    /// How many assets the scan found.
     pub assets: usize,
-    pub packages: usize,
-    pub warnings_by_kind: BTreeMap<String, usize>,
+    pub(crate) packages: usize,
+    pub(crate) warnings_by_kind: BTreeMap<String, usize>,
 }
 
 /// `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Manifest {
-    pub version: String,
-    pub last_run: String,
-    pub schema_tier: Depth,
+pub(crate) struct Manifest {
+    pub(crate) version: String,
+    pub(crate) last_run: String,
+    pub(crate) schema_tier: Depth,
     /// The vectors of search by meaning beside the rows, when there are any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embedding: Option<Embedding>,
@@ -99,41 +101,46 @@ pub struct Manifest {
 
 /// What `assets.vectors` holds: which embedder made it, from which text, how many rows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Embedding {
+pub(crate) struct Embedding {
+    /// The embedder's name and version.
     pub model: String,
-    pub text: String,
+    pub(crate) text: String,
+    /// The length of each vector.
     pub dim: usize,
-    pub count: usize,
+    pub(crate) count: usize,
 }
 
 /// One finished row in `assets.jsonl.partial`: a tagged asset of the run in
 /// progress, with the signature it was tagged at.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PartialRow {
-    pub batch: String,
-    pub signature: String,
-    pub tagged_by: TaggedBy,
+pub(crate) struct PartialRow {
+    pub(crate) batch: String,
+    pub(crate) signature: String,
+    pub(crate) tagged_by: TaggedBy,
     #[serde(flatten)]
-    pub tags: super::record::TagRow,
+    pub(crate) tags: super::record::TagRow,
 }
 
+/// Who tagged a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TaggedBy {
+    /// A model.
     Llm,
+    /// The builtin tagger (rules over the taxonomy, no model).
     Builtin,
 }
 
 /// Read `state.json`; a missing file is the empty state, a corrupt one an error
 /// saying how to recover.
-pub fn read_state(project: &Path, limits: &Limits) -> anyhow::Result<State> {
+pub(crate) fn read_state(project: &Path, limits: &Limits) -> anyhow::Result<State> {
     read_json(&index_dir(project).join(STATE_FILE), limits).map(Option::unwrap_or_default)
 }
 
 /// Write `state.json`. A state read from an older index still
-/// holds the last run's signatures: they move to [`SIGNATURES_FILE`] first,
+/// holds the last run's signatures: they move to `SIGNATURES_FILE` first,
 /// so no run loses them.
-pub fn write_state(project: &Path, state: &State) -> anyhow::Result<()> {
+pub(crate) fn write_state(project: &Path, state: &State) -> anyhow::Result<()> {
     if let Some(signatures) = &state.legacy_signatures {
         write_signatures(project, signatures.iter())?;
     }
@@ -145,11 +152,11 @@ pub fn write_state(project: &Path, state: &State) -> anyhow::Result<()> {
 const SIGNATURES_HEADER: &str = "# unity-assets signatures 1";
 
 /// The signatures of the last finished run: `state`'s own when it was
-/// written before [`SIGNATURES_FILE`], else that file's (none when it is
+/// written before `SIGNATURES_FILE`, else that file's (none when it is
 /// missing or of another format: every asset is then tagged again). A
 /// line that is not `guid<TAB>signature` is absent, so its asset is
 /// tagged again too.
-pub fn read_signatures(project: &Path, limits: &Limits, state: &State) -> anyhow::Result<Signatures> {
+pub(crate) fn read_signatures(project: &Path, limits: &Limits, state: &State) -> anyhow::Result<Signatures> {
     if let Some(signatures) = &state.legacy_signatures {
         return Ok(signatures.clone());
     }
@@ -170,11 +177,11 @@ pub fn read_signatures(project: &Path, limits: &Limits, state: &State) -> anyhow
         .collect())
 }
 
-/// Write [`SIGNATURES_FILE`] atomically, sorted by guid (so an unchanged
+/// Write `SIGNATURES_FILE` atomically, sorted by guid (so an unchanged
 /// set writes the same bytes). Written after `assets.jsonl` and before
 /// `state.json`: a crash in between leaves signatures no newer than the
 /// rows, so a changed asset is at worst tagged again, never missed.
-pub fn write_signatures<'a>(
+pub(crate) fn write_signatures<'a>(
     project: &Path,
     signatures: impl Iterator<Item = (&'a String, &'a String)>,
 ) -> anyhow::Result<()> {
@@ -199,16 +206,16 @@ pub fn write_signatures<'a>(
     engine::io::write_atomic(&path, text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))
 }
 
-pub fn read_manifest(project: &Path, limits: &Limits) -> anyhow::Result<Option<Manifest>> {
+pub(crate) fn read_manifest(project: &Path, limits: &Limits) -> anyhow::Result<Option<Manifest>> {
     read_json(&index_dir(project).join(MANIFEST_FILE), limits)
 }
 
-pub fn write_manifest(project: &Path, manifest: &Manifest) -> anyhow::Result<()> {
+pub(crate) fn write_manifest(project: &Path, manifest: &Manifest) -> anyhow::Result<()> {
     write_json(&index_dir(project).join(MANIFEST_FILE), manifest)
 }
 
 /// The next manifest version (see the module docs).
-pub fn next_version(previous: Option<&Manifest>, tier: Depth, content_changed: bool) -> String {
+pub(crate) fn next_version(previous: Option<&Manifest>, tier: Depth, content_changed: bool) -> String {
     let Some(previous) = previous else {
         return "v1.0".to_owned();
     };
@@ -230,14 +237,17 @@ fn parse_version(version: &str) -> Option<(u64, u64)> {
 /// The rows of the previous `assets.jsonl`. Rows that cannot be read are
 /// absent, and so is the whole file when it cannot be read: their assets are
 /// tagged again, so a corrupt index never stops the run that replaces it.
-pub fn read_assets(project: &Path, limits: &Limits) -> Vec<AssetRecord> {
+pub(crate) fn read_assets(project: &Path, limits: &Limits) -> Vec<AssetRecord> {
     read_jsonl(&index_dir(project).join(ASSETS_FILE), limits, Unreadable::Warn)
 }
 
 /// The lines of `packages.jsonl` that are no package row (too long, not
 /// UTF-8, not JSON, not a [`PackageRecord`]); an error when the file
 /// cannot be read at all, or is missing.
-pub fn bad_package_rows(project: &Path, limits: &Limits) -> Result<Vec<engine::io::BadRow>, engine::io::ConfineError> {
+pub(crate) fn bad_package_rows(
+    project: &Path,
+    limits: &Limits,
+) -> Result<Vec<engine::io::BadRow>, engine::io::ConfineError> {
     let check = |row: &serde_json::Value| PackageRecord::deserialize(row).map(drop).map_err(|e| e.to_string());
     let lines = engine::io::read_row_lines(&index_dir(project).join(PACKAGES_FILE), limits, &crate::PRODUCT)?;
     Ok(engine::io::jsonl_records(lines.iter(), &check).bad_rows)
@@ -245,7 +255,7 @@ pub fn bad_package_rows(project: &Path, limits: &Limits) -> Result<Vec<engine::i
 
 /// The guids of the rows of `assets.jsonl` that can be read (see
 /// [`read_assets`], which says which rows cannot: a run reads both).
-pub fn indexed_guids(project: &Path, limits: &Limits) -> std::collections::HashSet<String> {
+pub(crate) fn indexed_guids(project: &Path, limits: &Limits) -> std::collections::HashSet<String> {
     #[derive(Deserialize)]
     struct GuidOnly {
         guid: String,
@@ -258,7 +268,7 @@ pub fn indexed_guids(project: &Path, limits: &Limits) -> std::collections::HashS
 
 /// The rows of `assets.jsonl.partial` (a torn last line from a crash, or any
 /// row that cannot be read, is absent: its asset is tagged again).
-pub fn read_partial(project: &Path, limits: &Limits) -> Vec<PartialRow> {
+pub(crate) fn read_partial(project: &Path, limits: &Limits) -> Vec<PartialRow> {
     read_jsonl(&index_dir(project).join(PARTIAL_FILE), limits, Unreadable::Warn)
 }
 
@@ -325,14 +335,14 @@ fn for_each_line(
 /// The partial file's rows kept as their lines, each decoded when it is
 /// looked up: finalize reads every row once, and a million decoded rows were
 /// a gigabyte of small strings (their lines, half that).
-pub struct PartialRows {
+pub(crate) struct PartialRows {
     text: String,
     /// Each guid's line in `text`.
     lines: HashMap<String, std::ops::Range<usize>>,
 }
 
 impl PartialRows {
-    pub fn read(project: &Path, limits: &Limits) -> Self {
+    pub(crate) fn read(project: &Path, limits: &Limits) -> Self {
         #[derive(Deserialize)]
         struct Guid {
             guid: String,
@@ -366,7 +376,7 @@ impl PartialRows {
 }
 
 /// Remove a file if present.
-pub fn remove_if_present(path: &Path) -> anyhow::Result<()> {
+pub(crate) fn remove_if_present(path: &Path) -> anyhow::Result<()> {
     match fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             Err(e).with_context(|| format!("cannot remove {}", path.display()))
@@ -376,7 +386,7 @@ pub fn remove_if_present(path: &Path) -> anyhow::Result<()> {
 }
 
 /// The line an index run prints when another run holds the project's index.
-pub const WAITING_LINE: &str =
+pub(crate) const WAITING_LINE: &str =
     "[unity-assets:index] another index run holds this project's index; waiting for it to finish";
 
 /// Held for a whole index run (`index.lock`, the index pipeline's first
@@ -384,13 +394,13 @@ pub const WAITING_LINE: &str =
 /// in this process or another, waits for the first (with a line saying so)
 /// instead of interleaving its writes. An advisory lock on the index folder
 /// itself, so it creates no file and dies with its process (never stale).
-pub struct IndexLock {
+pub(crate) struct IndexLock {
     _held: fs::File,
 }
 
 /// Take the index lock of `project`, calling `waiting` first when another
 /// run holds it.
-pub fn lock_index(project: &Path, waiting: impl FnOnce()) -> anyhow::Result<IndexLock> {
+pub(crate) fn lock_index(project: &Path, waiting: impl FnOnce()) -> anyhow::Result<IndexLock> {
     super::scan::require_unity_project(project)?;
     let dir = index_dir(project);
     fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -409,7 +419,7 @@ pub fn lock_index(project: &Path, waiting: impl FnOnce()) -> anyhow::Result<Inde
 
 /// `reindex` starts over: a corrupt `manifest.json` or `state.json` is
 /// removed (with a line saying so) instead of stopping the run that rebuilds it.
-pub fn discard_corrupt(project: &Path, limits: &Limits) -> anyhow::Result<()> {
+pub(crate) fn discard_corrupt(project: &Path, limits: &Limits) -> anyhow::Result<()> {
     for name in [MANIFEST_FILE, STATE_FILE] {
         let path = index_dir(project).join(name);
         if read_json::<serde_json::Value>(&path, limits).is_err() {
@@ -444,7 +454,7 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
 
 /// Record a failed run's error in `state.json` (best effort: the error is
 /// reported to the user either way).
-pub fn record_error(project: &Path, limits: &Limits, error: &anyhow::Error) {
+pub(crate) fn record_error(project: &Path, limits: &Limits, error: &anyhow::Error) {
     if let Ok(mut state) = read_state(project, limits) {
         state.last_error = Some(format!("{error:#}"));
         let _ = write_state(project, &state);
@@ -465,7 +475,7 @@ pub fn touch(path: &Path) -> anyhow::Result<String> {
 }
 
 /// A file's mtime in RFC 3339 UTC with nanoseconds.
-pub fn mtime_rfc3339(path: &Path) -> anyhow::Result<String> {
+pub(crate) fn mtime_rfc3339(path: &Path) -> anyhow::Result<String> {
     let modified = fs::metadata(path)
         .and_then(|m| m.modified())
         .with_context(|| format!("cannot read the modification time of {}", path.display()))?;
@@ -478,19 +488,23 @@ pub fn mtime_rfc3339(path: &Path) -> anyhow::Result<String> {
 pub enum Freshness {
     /// No `assets.jsonl`, `manifest.json` or `state.json`.
     Missing {
+        /// What is missing.
         reason: String,
     },
     /// `assets.jsonl` changed after the last run, or the last run did not finish.
     Stale {
+        /// What changed, or why the run did not finish.
         reason: String,
     },
+    /// The last run finished and nothing changed since.
     Fresh {
+        /// `state.json`'s `last_run` (see the module docs).
         last_run: String,
     },
 }
 
 impl Freshness {
-    pub fn is_fresh(&self) -> bool {
+    pub(crate) fn is_fresh(&self) -> bool {
         matches!(self, Self::Fresh { .. })
     }
 }
@@ -498,17 +512,17 @@ impl Freshness {
 /// `state.json` without its guid signatures, which a large project's
 /// state is mostly made of: what freshness and the no-op check read.
 #[derive(Debug, Clone, Default, Deserialize)]
-pub struct StateHead {
+pub(crate) struct StateHead {
     #[serde(default)]
-    pub last_run: Option<String>,
+    pub(crate) last_run: Option<String>,
     #[serde(default)]
-    pub in_progress_run: Option<String>,
+    pub(crate) in_progress_run: Option<String>,
     #[serde(default)]
-    pub last_scan: Option<LastScan>,
+    pub(crate) last_scan: Option<LastScan>,
 }
 
 /// Read [`StateHead`]; a missing file is the empty state.
-pub fn read_state_head(project: &Path, limits: &Limits) -> anyhow::Result<StateHead> {
+pub(crate) fn read_state_head(project: &Path, limits: &Limits) -> anyhow::Result<StateHead> {
     read_json(&index_dir(project).join(STATE_FILE), limits).map(Option::unwrap_or_default)
 }
 
@@ -518,7 +532,7 @@ pub fn index_freshness(project: &Path, limits: &Limits) -> Freshness {
 }
 
 /// [`index_freshness`] with the state head its caller has already read.
-pub fn freshness_of(project: &Path, state: anyhow::Result<StateHead>) -> Freshness {
+pub(crate) fn freshness_of(project: &Path, state: anyhow::Result<StateHead>) -> Freshness {
     let dir = index_dir(project);
     for file in [ASSETS_FILE, MANIFEST_FILE, STATE_FILE] {
         if !dir.join(file).is_file() {

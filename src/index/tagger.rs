@@ -72,29 +72,36 @@ const NOISE_WORDS: &[&str] = &[
 /// what a model would have been shown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TagSubject {
+    /// The asset's guid.
     pub guid: String,
+    /// The asset's project-relative path.
     pub path: String,
+    /// The file's name without its extension.
     pub name: String,
+    /// The asset's Unity type.
     #[serde(rename = "type")]
     pub asset_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub type_subtype: Option<String>,
+    pub(crate) type_subtype: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub filename_signals: Vec<String>,
+    pub(crate) filename_signals: Vec<String>,
+    /// Curated labels, then `.meta` labels.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<String>,
     /// The package's display name.
     pub package: String,
     /// Use cases the taxonomy suggests (asked for at depth normal/rich).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub use_cases: Vec<String>,
+    pub(crate) use_cases: Vec<String>,
 }
 
 /// One batch to tag: the `with:` of the tag stage.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TagRequest {
+    /// The assets to tag.
     #[serde(with = "super::packed::lines")]
     pub assets: Vec<TagSubject>,
+    /// The depth the index is built at, which says what the tags cover.
     #[serde(default)]
     pub index_depth: Depth,
 }
@@ -102,7 +109,7 @@ pub struct TagRequest {
 /// The tag stage's output (`schemas/index-tags.schema.json`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TagBatch {
-    pub rows: Vec<TagRow>,
+    pub(crate) rows: Vec<TagRow>,
 }
 
 /// Tag every asset of a batch.
@@ -112,7 +119,7 @@ pub fn tag_batch(request: &TagRequest) -> TagBatch {
     }
 }
 
-pub fn tag_one(subject: &TagSubject, depth: Depth) -> TagRow {
+pub(crate) fn tag_one(subject: &TagSubject, depth: Depth) -> TagRow {
     TagRow {
         guid: subject.guid.clone(),
         llm_tags: tags(subject),
@@ -122,12 +129,12 @@ pub fn tag_one(subject: &TagSubject, depth: Depth) -> TagRow {
 }
 
 /// Kebab-case of a free text (`Ground Wall` → `ground-wall`).
-pub fn kebab(text: &str) -> String {
+pub(crate) fn kebab(text: &str) -> String {
     name_words(text).join("-")
 }
 
 /// Whether `tag` is ASCII kebab-case (`^[a-z0-9]+(-[a-z0-9]+)*$`).
-pub fn is_kebab_tag(tag: &str) -> bool {
+pub(crate) fn is_kebab_tag(tag: &str) -> bool {
     !tag.is_empty()
         && tag
             .split('-')
@@ -162,7 +169,7 @@ fn meaningful_words(text: &str) -> impl Iterator<Item = String> {
 }
 
 /// The kebab-case tag of a type (`AnimatorController` → `animator-controller`).
-pub fn type_tag(asset_type: &str) -> String {
+pub(crate) fn type_tag(asset_type: &str) -> String {
     type_words(asset_type).join("-")
 }
 

@@ -45,6 +45,7 @@ const SERVED: &[&str] = &[
     "resources/read",
 ];
 
+/// The MCP server: one tool per pipeline, each call an [`Invocation`](crate::invocation::Invocation).
 #[derive(Clone)]
 pub struct PipelineServer {
     options: Arc<ServerOptions>,

@@ -44,7 +44,9 @@ pub struct ServerOptions {
     /// `--project`; `None`: found per call from the client's roots,
     /// `CLAUDE_PROJECT_DIR` or the folders upward.
     pub root: Option<PathBuf>,
+    /// `--provider`: the LLM provider every call uses.
     pub provider: Option<ProviderKind>,
+    /// `--model`: the model for every tier.
     pub model: Option<String>,
     /// `--trust` / `UNITY_ASSETS_TRUST=1`: trust the project for this server's life.
     pub trust: bool,

@@ -6,10 +6,10 @@
 //! either way to a depth, [`roots`] reads what a build starts from and
 //! [`unused`] lists what none of it reaches.
 
-pub mod resolve;
-pub mod roots;
-pub mod unused;
-pub mod walk;
+pub(crate) mod resolve;
+pub(crate) mod roots;
+pub(crate) mod unused;
+pub(crate) mod walk;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -81,9 +81,9 @@ pub struct SubtypeRuleFile {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SceneRequest {
-    pub triggers: Vec<String>,
-    pub requires_any: Vec<String>,
-    pub roles: Vec<SceneRole>,
+    pub(crate) triggers: Vec<String>,
+    pub(crate) requires_any: Vec<String>,
+    pub(crate) roles: Vec<SceneRole>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

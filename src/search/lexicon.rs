@@ -5,7 +5,8 @@
 //! Each file is `{domain, entries: {korean: [english, …]}}`. An English
 //! entry is a translation (weight 1, as good as the word itself); one
 //! written `~word` is a looser synonym or near form (crate → `~chest`),
-//! which counts [`LOOSE_WEIGHT`]. Every embedded file may be overridden by
+//! which counts [`LOOSE_WEIGHT`](super::lexicon_merge::LOOSE_WEIGHT).
+//! Every embedded file may be overridden by
 //! the project's `.claude/unity-assets/data/lexicon/` copy of the same
 //! name, and any other `.yml` file there is added.
 
@@ -14,7 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::data_files::LexiconFile;
 pub use super::data_files::Role;
-pub use super::lexicon_merge::{Lexicon, Sense, LOOSE_WEIGHT};
+pub use super::lexicon_merge::{Lexicon, Sense};
 
 /// The files shipped in the binary, merged by `build.rs` (in name order).
 const EMBEDDED_TABLE: &str = include_str!(concat!(env!("OUT_DIR"), "/lexicon.tsv"));
@@ -85,12 +86,9 @@ impl Lexicon {
         self.entries.keys()
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 
     /// `(term, key)` of every translation (not loose synonym), for the
@@ -108,6 +106,7 @@ impl Lexicon {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::lexicon_merge::LOOSE_WEIGHT;
     use crate::search::text::stem;
 
     #[test]

@@ -1,35 +1,35 @@
 //! Natural-language asset search: the native pieces the search and pick
 //! pipelines call (`pipelines/search.yaml`, `pipelines/pick.yaml`).
 //!
-//! Each piece is narrow and testable on its own: [`text`] tokenises,
+//! Each piece is narrow and testable on its own: `text` tokenises,
 //! [`vocab`] loads `data/aliases.yml`, [`query`] turns a query into concepts,
-//! [`route`] splits it into sub-intents, [`rank`] scores packages and assets.
+//! `route` splits it into sub-intents, [`rank`] scores packages and assets.
 //! The pipeline YAML owns the flow, thresholds and K values; [`register`]
 //! gives it the functions its stages call (their arguments: `natives.rs`).
 
 mod data_files;
-pub mod filters;
-pub mod hints;
+pub(crate) mod filters;
+pub(crate) mod hints;
 mod indexed;
-pub mod intent;
-pub mod lexicon;
+pub(crate) mod intent;
+pub(crate) mod lexicon;
 mod lexicon_merge;
-pub mod load;
-pub mod loanword;
-pub mod morph;
-pub mod names;
+pub(crate) mod load;
+pub(crate) mod loanword;
+pub(crate) mod morph;
+pub(crate) mod names;
 mod natives;
-pub mod pick;
+pub(crate) mod pick;
 pub mod query;
 pub mod rank;
 pub mod records;
-pub mod rerank;
-pub mod result;
-pub mod route;
-pub mod scorer;
+pub(crate) mod rerank;
+pub(crate) mod result;
+pub(crate) mod route;
+pub(crate) mod scorer;
 pub mod term_index;
-pub mod text;
-pub mod validate;
+pub(crate) mod text;
+pub(crate) mod validate;
 pub mod vocab;
 
 pub use indexed::search_indexed;
@@ -69,7 +69,7 @@ pub(crate) fn term_index(ctx: &CallContext) -> anyhow::Result<term_index::TermIn
 /// about to search finds them ready instead of reading them (a few
 /// milliseconds, once per process) after the trust review and the compile,
 /// which it overlaps.
-pub fn prepare_vocabulary() {
+pub(crate) fn prepare_vocabulary() {
     let _ = std::thread::Builder::new()
         .name("vocabulary".into())
         .spawn(|| drop(Vocabulary::embedded()));
@@ -115,7 +115,9 @@ fn project_lexicon(ctx: &CallContext) -> anyhow::Result<Arc<lexicon::Lexicon>> {
 /// One sub-intent and its ranked candidates.
 #[derive(Debug, Clone)]
 pub struct Group {
+    /// The part of the query it answers.
     pub sub_intent: SubIntent,
+    /// The assets found for it, best first.
     pub candidates: Vec<Candidate>,
 }
 

@@ -7,7 +7,7 @@
 //! what the confidence is calibrated on, see [`super::rank`].
 //!
 //! Type words ("소리", "material") are not concepts: they set the query's
-//! [`Query::type_intent`] ([`super::intent`]). One concept is the query's
+//! `Query::type_intent` (`super::intent`). One concept is the query's
 //! *subject* ([`Query::subject`]): the last noun that is neither a
 //! predicate in modifier form (깨지는, crashed) nor a generic class word
 //! (캐릭터, enemy) — Korean and English noun phrases put their head last.
@@ -54,6 +54,7 @@ const DETERMINERS: &[&str] = &[
     "the", "a", "an", "this", "these", "those", "my", "your", "our", "his", "her", "its", "their",
 ];
 
+/// One thing the query asks for: a word, its translations and near forms, and how much it counts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Concept {
     /// The query word it stands for (its lexicon key when the lexicon knows it).
@@ -61,48 +62,49 @@ pub struct Concept {
     /// How reasoning names it: the query word, or `좀비 (zombie)`.
     pub label: String,
     /// Normalised terms with their weight (1.0 for the word and its translations).
-    pub terms: Vec<(String, f32)>,
+    pub(crate) terms: Vec<(String, f32)>,
     /// How much the concept counts in coverage.
-    pub prior: f32,
+    pub(crate) prior: f32,
     /// A predicate (깨지는 → 깨지다, `crashed`): a modifier, never the subject.
-    pub predicate: bool,
+    pub(crate) predicate: bool,
     /// A generic class word (캐릭터, `enemy`) or a qualifier (a sound,
     /// colour, size or material word): the subject only when no other noun is.
     pub generic: bool,
     /// Context: a word describing the game rather than the asset ("생존" in
     /// "생존 게임 배경 음악"): it comes right before a weak word (게임).
-    pub context: bool,
+    pub(crate) context: bool,
     /// A Korean word no vocabulary knows, kept to be read as a loanword
-    /// against the project's own words ([`super::loanword`]).
-    pub unknown_korean: Option<String>,
+    /// against the project's own words (`super::loanword`).
+    pub(crate) unknown_korean: Option<String>,
     /// The project word it was found through, nearest in meaning
     /// ([`Query::with_meanings`]): none of its own terms is in the project.
-    pub by_meaning: Option<String>,
+    pub(crate) by_meaning: Option<String>,
 }
 
 /// The analysed query.
 #[derive(Debug, Default, Clone)]
 pub struct Query {
-    pub concepts: Vec<Concept>,
+    pub(crate) concepts: Vec<Concept>,
     /// Every normalised word and Korean form, for rules (subtype, scene request).
     pub words: HashSet<String>,
     /// Korean word → its alias key and aliases, in query order (the hint block).
-    pub alias_matches: Vec<(String, Vec<String>)>,
+    pub(crate) alias_matches: Vec<(String, Vec<String>)>,
     /// The asset type the query names (`audio`, `material`, …), if any.
-    pub type_intent: Option<String>,
+    pub(crate) type_intent: Option<String>,
     /// Whether a type word was written (a type implied by 발소리 is not).
-    pub type_named: bool,
+    pub(crate) type_named: bool,
     /// Index of the subject concept (see the module docs).
     pub subject: Option<usize>,
     /// The type words' own concepts: not scored, but routing reads their
     /// terms (category hints) and the hint block their aliases.
-    pub type_concepts: Vec<Concept>,
+    pub(crate) type_concepts: Vec<Concept>,
     /// Where each English post-modifier starts: the index of its first
     /// concept, in order (see the module docs).
     post_modifiers: Vec<usize>,
 }
 
 impl Query {
+    /// Split `text` into concepts, type intent and subject, with the words `vocab` knows.
     pub fn analyze(text: &str, vocab: &Vocabulary) -> Self {
         let intents = TypeIntents::embedded();
         let mut query = Query::default();
@@ -231,13 +233,13 @@ impl Query {
     }
 
     /// Whether a Korean word is unknown and may be a loanword.
-    pub fn has_unknown_korean(&self) -> bool {
+    pub(crate) fn has_unknown_korean(&self) -> bool {
         self.concepts.iter().any(|c| c.unknown_korean.is_some())
     }
 
     /// This query with its unknown Korean words read as loanwords of the
-    /// project's English words ([`LoanIndex`]): 랜턴 finds `lantern`.
-    pub fn with_loanwords(&self, index: &LoanIndex) -> Self {
+    /// project's English words (`LoanIndex`): 랜턴 finds `lantern`.
+    pub(crate) fn with_loanwords(&self, index: &LoanIndex) -> Self {
         let mut query = self.clone();
         for concept in &mut query.concepts {
             let Some(word) = &concept.unknown_korean else { continue };
@@ -264,7 +266,7 @@ impl Query {
     /// Each concept whose word the project does not hold, with the project
     /// word nearest it in meaning as an alternative term, labelled so
     /// reasoning says how it matched (`복숭아 ≈ peach (0.83)`).
-    pub fn with_meanings(mut self, meanings: &[WordMeaning]) -> Self {
+    pub(crate) fn with_meanings(mut self, meanings: &[WordMeaning]) -> Self {
         for concept in &mut self.concepts {
             let Some(m) = meanings.iter().find(|m| m.word == concept.word) else {
                 continue;
@@ -283,7 +285,7 @@ impl Query {
     /// No subject when the one found is a word of the request's `theme` and
     /// the role after it named only class words (적 캐릭터): the asset is what
     /// they say, whatever game it is for.
-    pub fn with_theme(mut self, theme: Option<&str>) -> Self {
+    pub(crate) fn with_theme(mut self, theme: Option<&str>) -> Self {
         let Some(theme) = theme else { return self };
         let in_theme = |word: &str| {
             words(theme).any(|w| w.eq_ignore_ascii_case(word) || korean_forms(w).iter().any(|f| f == word))
@@ -298,13 +300,13 @@ impl Query {
     }
 
     /// Whether the query holds anything to search for.
-    pub fn is_meaningful(&self) -> bool {
+    pub(crate) fn is_meaningful(&self) -> bool {
         !self.concepts.is_empty()
     }
 
     /// The English terms of all concepts, type words' included (for
     /// category detection).
-    pub fn english_terms(&self) -> impl Iterator<Item = &str> + Clone {
+    pub(crate) fn english_terms(&self) -> impl Iterator<Item = &str> + Clone {
         self.concepts
             .iter()
             .chain(&self.type_concepts)

@@ -17,27 +17,37 @@ use serde::{Deserialize, Deserializer, Serialize};
 /// shown of a row, without its guids.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct AssetRow {
+    /// The asset's guid.
     pub guid: String,
     /// A row naming a path outside `Assets/` and `Packages/` does not
     /// decode: every reader skips it like any bad row.
     #[serde(deserialize_with = "crate::index::record::project_path")]
     pub path: String,
+    /// The file's name without its extension.
     #[serde(default)]
     pub name: String,
+    /// The asset's Unity type.
     #[serde(default, rename = "type")]
     pub asset_type: String,
+    /// The subtype the taxonomy gave it (`Texture/Sprite`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub type_subtype: Option<String>,
+    /// Curated labels, then `.meta` labels.
     #[serde(default, deserialize_with = "strings")]
     pub labels: Vec<String>,
+    /// The tagger's tags.
     #[serde(default, deserialize_with = "strings")]
     pub llm_tags: Vec<String>,
+    /// The tagger's one-sentence summary.
     #[serde(default, deserialize_with = "text")]
     pub llm_summary: String,
+    /// What the file's name says of the asset (`albedo` from `_diffuse`).
     #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
     pub filename_signals: Vec<String>,
+    /// What the taxonomy says the asset is for.
     #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
     pub llm_use_cases: Vec<String>,
+    /// The package it belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package_id: Option<String>,
     /// Content facts (normal depth and up): a prefab's or scene's
@@ -46,16 +56,22 @@ pub struct AssetRow {
     /// rich depth, a material's saved properties.
     #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
     pub component_types: Vec<String>,
+    /// The names of a prefab's or scene's child objects.
     #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
     pub child_names: Vec<String>,
+    /// A material's shader.
     #[serde(default, deserialize_with = "text", skip_serializing_if = "String::is_empty")]
     pub shader: String,
+    /// The textures a material uses.
     #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
     pub textures: Vec<String>,
+    /// An animator controller's states.
     #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
     pub animator_states: Vec<String>,
+    /// The class a script defines.
     #[serde(default, deserialize_with = "text", skip_serializing_if = "String::is_empty")]
     pub script_class: String,
+    /// A material's shader properties (depth rich).
     #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
     pub shader_props: Vec<String>,
     /// The guids the file references (normal depth). Read by the `ref:`
@@ -74,7 +90,7 @@ pub struct AssetRow {
 
 /// A row given as its JSONL line or as an object; `None` when it does not
 /// decode (skipped, like a bad line of the index).
-pub fn decode_row(row: serde_json::Value) -> Option<AssetRow> {
+pub(crate) fn decode_row(row: serde_json::Value) -> Option<AssetRow> {
     match row {
         serde_json::Value::String(line) => serde_json::from_str(&line).ok(),
         other => serde_json::from_value(other).ok(),
@@ -84,24 +100,27 @@ pub fn decode_row(row: serde_json::Value) -> Option<AssetRow> {
 /// One row of `packages.jsonl`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct PackageRow {
+    /// The package's id, as asset rows name it.
     pub package_id: String,
+    /// Its display name.
     #[serde(default)]
     pub name: String,
+    /// The folder it is rooted at.
     #[serde(default, alias = "root_path")]
     pub root: String,
     #[serde(default)]
-    pub asset_count: u64,
+    pub(crate) asset_count: u64,
     #[serde(default, alias = "types", alias = "type_histogram")]
-    pub type_counts: BTreeMap<String, u64>,
+    pub(crate) type_counts: BTreeMap<String, u64>,
     #[serde(default, alias = "llm_summary", deserialize_with = "text")]
-    pub summary: String,
+    pub(crate) summary: String,
     /// The words its assets use most (names, types, folders, tags, labels,
     /// filename signals), most frequent first. A summary names only a
     /// package's top themes, so search builds this from the asset rows
-    /// ([`super::load::IndexFiles::packages_with_vocabulary`]) to choose a package
+    /// (`super::load::IndexFiles::packages_with_vocabulary`) to choose a package
     /// by what it holds.
     #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
-    pub asset_vocabulary: Vec<String>,
+    pub(crate) asset_vocabulary: Vec<String>,
 }
 
 /// Collects every string of a value as it is decoded, with no intermediate

@@ -169,6 +169,7 @@ impl Scorer {
     }
 
     /// The weights in [`FEATURES`] order.
+    #[cfg(test)]
     pub fn vector(&self) -> &[f32] {
         &self.ordered
     }

@@ -1,7 +1,7 @@
 //! The search vocabulary (`data/aliases.yml`): Korean↔English aliases,
 //! stopwords, category words, subtype rules and scene-request roles; with
-//! the domain lexicon (`data/lexicon/`, [`Lexicon`]) and the morphology
-//! rules that reach its keys ([`Morphology`]).
+//! the domain lexicon (`data/lexicon/`, `Lexicon`) and the morphology
+//! rules that reach its keys (`Morphology`).
 //!
 //! Loaded once per file and cached (the search pipeline asks for it from
 //! several stages); a missing or broken file prints one warning and the
@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
+pub use super::data_files::SceneRequest;
 use super::data_files::{Phrase, VocabularyFile};
-pub use super::data_files::{SceneRequest, SceneRole};
 use super::lexicon::{Lexicon, Role};
 use super::morph::Morphology;
 use super::text::{is_hangul, korean_forms, phrase_term};
@@ -27,10 +27,10 @@ fn embedded_file() -> VocabularyFile {
 
 /// A subtype rule with every word normalised like query words.
 #[derive(Debug)]
-pub struct SubtypeRule {
+pub(crate) struct SubtypeRule {
     any: Vec<Vec<String>>,
     with: Vec<Vec<String>>,
-    pub subtype: Option<String>,
+    pub(crate) subtype: Option<String>,
 }
 
 impl SubtypeRule {
@@ -48,7 +48,7 @@ type CachedVocabulary = (Option<std::time::SystemTime>, Arc<Vocabulary>);
 type CacheKey = (Option<PathBuf>, usize);
 
 /// What a Korean key stands for: a term, its weight, and how it is written.
-pub type Sense = (String, f32, String);
+pub(crate) type Sense = (String, f32, String);
 
 /// The loaded vocabulary, normalised for lookups.
 #[derive(Debug, Default)]
@@ -61,9 +61,9 @@ pub struct Vocabulary {
     weak: HashSet<String>,
     /// Category → normalised English terms.
     categories: Vec<(String, HashSet<String>)>,
-    pub subtype_rules: Vec<SubtypeRule>,
-    pub scene_request: SceneRequest,
-    pub lexicon: Arc<Lexicon>,
+    pub(crate) subtype_rules: Vec<SubtypeRule>,
+    pub(crate) scene_request: SceneRequest,
+    pub(crate) lexicon: Arc<Lexicon>,
 }
 
 impl Vocabulary {
@@ -84,7 +84,12 @@ impl Vocabulary {
     }
 
     /// [`Vocabulary::load`] with a given lexicon (a project's own files).
-    pub fn load_with(path: Option<&Path>, limit: u64, lexicon: Arc<Lexicon>, warn: impl FnOnce(String)) -> Arc<Self> {
+    pub(crate) fn load_with(
+        path: Option<&Path>,
+        limit: u64,
+        lexicon: Arc<Lexicon>,
+        warn: impl FnOnce(String),
+    ) -> Arc<Self> {
         let embedded_lexicon = Arc::ptr_eq(&lexicon, &Lexicon::embedded());
         if path.is_none() && embedded_lexicon {
             return Self::embedded();
@@ -128,7 +133,7 @@ impl Vocabulary {
     }
 
     /// Parse the YAML text of an aliases file, with `lexicon`.
-    pub fn parse_with(text: &str, lexicon: Arc<Lexicon>) -> Result<Self, String> {
+    pub(crate) fn parse_with(text: &str, lexicon: Arc<Lexicon>) -> Result<Self, String> {
         let file: VocabularyFile = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
         Ok(Self::from_file(file, lexicon))
     }
@@ -188,15 +193,15 @@ impl Vocabulary {
         }
     }
 
-    pub fn is_stopword(&self, normal: &str) -> bool {
+    pub(crate) fn is_stopword(&self, normal: &str) -> bool {
         self.stopwords.contains(normal)
     }
 
-    pub fn is_weak(&self, normal: &str) -> bool {
+    pub(crate) fn is_weak(&self, normal: &str) -> bool {
         self.weak.contains(normal)
     }
 
-    pub fn aliases_of(&self, key: &str) -> Option<&[String]> {
+    pub(crate) fn aliases_of(&self, key: &str) -> Option<&[String]> {
         self.aliases.get(key).map(Vec::as_slice)
     }
 
@@ -238,7 +243,7 @@ impl Vocabulary {
 
     /// What a Korean key stands for: its aliases (as translations), then its
     /// lexicon senses; each term once, at its highest weight.
-    pub fn senses(&self, key: &str) -> Vec<Sense> {
+    pub(crate) fn senses(&self, key: &str) -> Vec<Sense> {
         let mut out: Vec<Sense> = Vec::new();
         let aliases = self.aliases_of(key).unwrap_or_default().iter();
         let aliases = aliases.filter_map(|a| Some((phrase_term(a)?, 1.0, a.clone())));
@@ -257,14 +262,14 @@ impl Vocabulary {
     }
 
     /// Keys whose alias lists hold the normalised English `term`.
-    pub fn keys_for_term(&self, term: &str) -> &[String] {
+    pub(crate) fn keys_for_term(&self, term: &str) -> &[String] {
         self.reverse.get(term).map(Vec::as_slice).unwrap_or_default()
     }
 
     /// The alias or lexicon keys a Korean query word stands for (the aliases
     /// hint, `docs/contracts.md#routing-hints`): an exact match of the word or
     /// of a particle-stripped form first; else a lemma of it
-    /// ([`Morphology::lemmas`]: 깨지는 → 깨지다); else the keys contained in
+    /// (`Morphology::lemmas`: 깨지는 → 깨지다); else the keys contained in
     /// the word (longest first, not overlapping; keys of two syllables or
     /// more, since one syllable inside a word is noise); else the shortest
     /// alias key containing the word (two syllables or more).
@@ -274,7 +279,7 @@ impl Vocabulary {
 
     /// [`Vocabulary::korean_keys`], and whether the key is a predicate's
     /// lemma (a modifier such as 깨지는, not a thing).
-    pub fn korean_match(&self, word: &str) -> (Vec<String>, bool) {
+    pub(crate) fn korean_match(&self, word: &str) -> (Vec<String>, bool) {
         let forms = korean_forms(word);
         if let Some(exact) = forms.iter().find(|f| self.knows(f)) {
             return (vec![exact.clone()], false);
@@ -336,7 +341,7 @@ impl Vocabulary {
     }
 
     /// The category whose words overlap `terms` most (ties: first by name).
-    pub fn category_of<'a>(&self, terms: impl Iterator<Item = &'a str> + Clone) -> Option<&str> {
+    pub(crate) fn category_of<'a>(&self, terms: impl Iterator<Item = &'a str> + Clone) -> Option<&str> {
         self.categories
             .iter()
             .map(|(name, words)| (name, terms.clone().filter(|t| words.contains(*t)).count()))
@@ -348,7 +353,7 @@ impl Vocabulary {
 
 /// A query word as rules and stopword lists compare it: Korean words as
 /// written (particles are stripped by the caller), English words as terms.
-pub fn normal_word(word: &str) -> Option<String> {
+pub(crate) fn normal_word(word: &str) -> Option<String> {
     if word.chars().any(is_hangul) {
         Some(word.trim().to_lowercase()).filter(|w| !w.is_empty())
     } else {

@@ -25,6 +25,7 @@ use serde_json::{Map, Value};
 /// vectors by sketch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EmbeddingsConfig {
+    /// Who embeds: `auto`, `builtin` or an `openai` server.
     pub provider: EmbeddingsProvider,
     /// openai: the server and how to talk to it.
     #[serde(flatten)]

@@ -10,7 +10,9 @@ use super::config::{EmbeddingsConfig, EmbeddingsProvider};
 
 /// Turns texts into unit vectors.
 pub enum Embedder {
+    /// The in-process sentence encoder.
     Builtin(Arc<encoder::Encoder>),
+    /// An OpenAI-compatible embeddings server.
     Remote(Box<EmbeddingsClient>),
 }
 

@@ -8,8 +8,8 @@
 //! embedder every function here answers "not available" and search is what
 //! it was.
 
-pub mod asset_text;
-pub mod config;
+pub(crate) mod asset_text;
+pub(crate) mod config;
 pub mod embedder;
 mod fuse;
 mod nearest;
@@ -54,7 +54,7 @@ impl Shared {
 
 /// Register `semantic.embed-assets` (index), `semantic.nearest` and
 /// `semantic.fuse` (search).
-pub fn register(registry: &mut Registry, config: EmbeddingsConfig) {
+pub(crate) fn register(registry: &mut Registry, config: EmbeddingsConfig) {
     let shared = Arc::new(Shared {
         config,
         opened: OnceLock::new(),

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::sketch;
 
+/// The vectors' file in the index folder.
 pub const VECTORS_FILE: &str = "assets.vectors";
 const MAGIC: &[u8; 8] = b"UAVECS01";
 
@@ -44,12 +45,14 @@ struct Header {
 
 /// What the header of a vectors file says, read without its rows.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
+pub(crate) struct Summary {
+    /// The embedder's id.
     pub model: String,
-    pub text: String,
+    pub(crate) text: String,
+    /// The length of each vector.
     pub dim: usize,
-    pub count: usize,
-    pub fingerprint: Option<u64>,
+    pub(crate) count: usize,
+    pub(crate) fingerprint: Option<u64>,
     /// The file holds the rows' sketch (and so is of the current format).
     pub sketched: bool,
 }
@@ -62,8 +65,9 @@ pub struct Summary {
 pub struct Vectors {
     /// The embedder's id ([`super::Embedder::id`]).
     pub model: String,
-    /// Which asset text was embedded ([`super::asset_text::VERSION`]).
+    /// Which asset text was embedded (`super::asset_text::VERSION`).
     pub text: String,
+    /// The length of each vector.
     pub dim: usize,
     records: Records,
     /// Where each row's record starts in `records`.
@@ -110,6 +114,7 @@ struct Record<'a> {
 }
 
 impl Vectors {
+    /// An empty set of vectors of length `dim`, made by `model` from asset text of version `text`.
     pub fn new(model: String, text: String, dim: usize) -> Self {
         Self {
             model,
@@ -119,10 +124,12 @@ impl Vectors {
         }
     }
 
+    /// How many vectors it holds.
     pub fn len(&self) -> usize {
         self.starts.len()
     }
 
+    /// Whether it holds no vector.
     pub fn is_empty(&self) -> bool {
         self.starts.is_empty()
     }
@@ -176,7 +183,7 @@ impl Vectors {
     }
 
     /// Copy row `row` of `other` (same space) as it is: a reused vector.
-    pub fn push_from(&mut self, other: &Vectors, row: usize) {
+    pub(crate) fn push_from(&mut self, other: &Vectors, row: usize) {
         let Record {
             guid,
             hash,
@@ -187,7 +194,7 @@ impl Vectors {
     }
 
     /// Row of each `(guid, text hash)` pair, for reuse on reindex.
-    pub fn rows_by_key(&self) -> HashMap<(&str, u64), usize> {
+    pub(crate) fn rows_by_key(&self) -> HashMap<(&str, u64), usize> {
         (0..self.len())
             .map(|row| {
                 let record = self.record(row);
@@ -261,7 +268,7 @@ impl Vectors {
         scored
     }
 
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let record_bytes = LEN_BYTES + HASH_AND_SCALE + self.dim;
         let records_bytes = (0..self.len())
             .map(|row| self.record(row).guid.len() + record_bytes)
@@ -478,7 +485,7 @@ impl std::fmt::Debug for Vectors {
 /// one addition at a time (float addition does not reorder), while sixteen
 /// are a few vector registers the compiler fills at once, several times
 /// faster on a scan of every row.
-pub fn int8_cosine(values: &[i8], scale: f32, query: &[f32]) -> f32 {
+pub(crate) fn int8_cosine(values: &[i8], scale: f32, query: &[f32]) -> f32 {
     let (value_chunks, value_rest) = values.as_chunks::<LANES>();
     let (query_chunks, query_rest) = query.as_chunks::<LANES>();
     let mut sums = [0f32; LANES];
@@ -542,7 +549,7 @@ pub struct VectorsFile {
 }
 
 impl VectorsFile {
-    pub fn summary(&self) -> &Summary {
+    pub(crate) fn summary(&self) -> &Summary {
         &self.summary
     }
 
@@ -556,7 +563,7 @@ impl VectorsFile {
 
     /// [`VectorsFile::rows`], and the offsets and sketch checked against
     /// them: what `index` reads, so that a search may trust them.
-    pub fn rows_and_sketch(self) -> anyhow::Result<Vectors> {
+    pub(crate) fn rows_and_sketch(self) -> anyhow::Result<Vectors> {
         let path = self.path;
         Vectors::from_records(Records::Mapped(self.map), true).with_context(|| corrupt(&path))
     }
@@ -580,7 +587,7 @@ pub fn open(index_dir: &Path, limits: &Limits) -> anyhow::Result<Option<VectorsF
 
 /// The vectors file `name` of the index folder (the assets', the
 /// vocabulary's), `None` when there is none.
-pub fn open_named(index_dir: &Path, name: &str, limits: &Limits) -> anyhow::Result<Option<VectorsFile>> {
+pub(crate) fn open_named(index_dir: &Path, name: &str, limits: &Limits) -> anyhow::Result<Option<VectorsFile>> {
     let path = index_dir.join(name);
     let file = match engine::io::open_limited(&path, limits.data_bytes, engine::io::DATA_KEY, &crate::PRODUCT) {
         Ok((file, _)) => file,
@@ -614,14 +621,14 @@ pub fn write(index_dir: &Path, vectors: &Vectors) -> anyhow::Result<()> {
 }
 
 /// Write the vectors file `name` of the index folder atomically.
-pub fn write_named(index_dir: &Path, name: &str, vectors: &Vectors) -> anyhow::Result<()> {
+pub(crate) fn write_named(index_dir: &Path, name: &str, vectors: &Vectors) -> anyhow::Result<()> {
     let path = index_dir.join(name);
     engine::io::write_atomic(&path, &vectors.to_bytes()).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// A stable 64-bit hash of a text (FNV-1a): the same on every machine and
 /// every Rust release, unlike the standard hasher.
-pub fn text_hash(text: &str) -> u64 {
+pub(crate) fn text_hash(text: &str) -> u64 {
     fnv_bytes(0xcbf2_9ce4_8422_2325, text.as_bytes())
 }
 

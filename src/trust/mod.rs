@@ -23,11 +23,11 @@ use serde::{Deserialize, Serialize};
 pub use review::review;
 
 /// `UNITY_ASSETS_TRUST=1` trusts the project for one run (CI), like `--trust`.
-pub const TRUST_ENV: &str = "UNITY_ASSETS_TRUST";
+pub(crate) const TRUST_ENV: &str = "UNITY_ASSETS_TRUST";
 /// What no pipeline writes, trusted or not: a file there would make another
 /// program run something (git's config and hooks, Claude Code's and VS
 /// Code's settings, hooks and MCP servers) or is Unity's own cache.
-pub const PROTECTED: &[&str] = &[
+pub(crate) const PROTECTED: &[&str] = &[
     ".git",
     ".gitmodules",
     ".gitattributes",
@@ -52,8 +52,8 @@ const STORE_LIMIT: u64 = 16 * 1024 * 1024;
 pub struct Item {
     /// Relative to the project.
     pub file: String,
-    pub line: usize,
-    pub what: String,
+    pub(crate) line: usize,
+    pub(crate) what: String,
 }
 
 impl std::fmt::Display for Item {
@@ -65,24 +65,24 @@ impl std::fmt::Display for Item {
 /// The project's trust-requiring items and the digest of the files holding them.
 #[derive(Debug, Clone, Default)]
 pub struct Review {
-    pub items: Vec<Item>,
+    pub(crate) items: Vec<Item>,
     /// Items of a pipeline file inside the project that `run FILE` names:
     /// `unity-assets trust` does not record such a file, so only `--trust` allows them.
-    pub for_this_run: Vec<Item>,
+    pub(crate) for_this_run: Vec<Item>,
     /// What was looked at and needs no trust, and why.
     pub notes: Vec<String>,
     /// Every pipeline by name: whether the project's edited copy reaches
     /// out, and the pipelines its `run:` stages name (listed only when
     /// some pipeline reaches out: otherwise no run can reach one).
     pub pipelines: BTreeMap<String, (bool, Vec<String>)>,
-    pub digest: String,
+    pub(crate) digest: String,
 }
 
 impl Review {
     /// Whether running pipeline `name` runs a project override that reaches
     /// out, itself or through its sub-pipelines: `doctor`, which otherwise
     /// reports an untrusted project and runs, is then refused like any command.
-    pub fn runs_reaching_override(&self, name: &str) -> bool {
+    pub(crate) fn runs_reaching_override(&self, name: &str) -> bool {
         let mut pending = vec![name];
         let mut seen = std::collections::BTreeSet::new();
         while let Some(next) = pending.pop() {
@@ -100,7 +100,7 @@ impl Review {
     }
 
     /// Every item, the project's and a run file's.
-    pub fn all_items(&self) -> impl Iterator<Item = &Item> {
+    pub(crate) fn all_items(&self) -> impl Iterator<Item = &Item> {
         self.items.iter().chain(&self.for_this_run)
     }
 }
@@ -114,12 +114,15 @@ pub enum Status {
     Trusted,
     /// `--trust` or `UNITY_ASSETS_TRUST=1` for this run.
     TrustedForRun,
-    /// Never trusted, or changed since (`previous`: when it was trusted).
-    Untrusted { previous: Option<String> },
+    /// Never trusted, or changed since.
+    Untrusted {
+        /// When the project was last trusted, if ever.
+        previous: Option<String>,
+    },
 }
 
 impl Status {
-    pub fn allows(&self) -> bool {
+    pub(crate) fn allows(&self) -> bool {
         !matches!(self, Status::Untrusted { .. })
     }
 }
@@ -127,8 +130,8 @@ impl Status {
 /// The trust decision a command or an MCP call makes before it runs: one
 /// review of the project and its status, shared by the CLI and the server.
 pub struct Gate {
-    pub review: Review,
-    pub status: Status,
+    pub(crate) review: Review,
+    pub(crate) status: Status,
 }
 
 impl Gate {
@@ -159,7 +162,7 @@ impl Gate {
 
 /// The user's trust store: `$XDG_CONFIG_HOME/unity-assets/trusted.json`, or
 /// `~/.config/unity-assets/trusted.json`.
-pub fn store_path() -> Option<PathBuf> {
+pub(crate) fn store_path() -> Option<PathBuf> {
     Some(crate::user_dirs::unity_assets_dir("XDG_CONFIG_HOME", ".config")?.join("trusted.json"))
 }
 

@@ -2,9 +2,9 @@
 //! the environment variables holding their keys and the command to run.
 //!
 //! Read in this one place (the pipeline passes `params.web_search` here, and
-//! [`WebSearchConfig::from_config`] reads the project's file) because every
-//! item in it runs a program, reaches the network or picks a credential: the
-//! trust gate inspects exactly [`WebSearchConfig::trust_items`].
+//! the trust gate reads the project's file) because every item in it runs a
+//! program, reaches the network or picks a credential: the trust gate
+//! inspects exactly [`WebSearchConfig::trust_items`].
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -97,12 +97,6 @@ impl WebSearchConfig {
     /// < config file < `--set`), as the search stage receives them.
     pub fn from_params(value: Value) -> anyhow::Result<Self> {
         serde_json::from_value(value).map_err(|e| anyhow::anyhow!("`web_search` settings: {e}"))
-    }
-
-    /// The project's `web_search:` as written in its config file, or `None`
-    /// when the file has none (for the trust gate: only what the project sets).
-    pub fn from_config(config: &crate::config::Config) -> Option<Value> {
-        config.layer.as_ref()?.values.get("web_search").cloned()
     }
 
     /// Every item of `web_search` (a config value, possibly partial) that runs

@@ -8,17 +8,17 @@
 //! [`mod@format`] renders the answer. The pipeline owns the flow; thresholds,
 //! limits, domain lists, strategies and layouts live in data and prompt files.
 
-pub mod backends;
-pub mod config;
-pub mod fetch;
-pub mod format;
-pub mod html;
-pub mod rank;
-pub mod result;
-pub mod strategy;
-pub mod summarise;
-pub mod tiers;
-pub mod validate;
+pub(crate) mod backends;
+pub(crate) mod config;
+pub(crate) mod fetch;
+pub(crate) mod format;
+pub(crate) mod html;
+pub(crate) mod rank;
+pub(crate) mod result;
+pub(crate) mod strategy;
+pub(crate) mod summarise;
+pub(crate) mod tiers;
+pub(crate) mod validate;
 
 use std::time::Duration;
 

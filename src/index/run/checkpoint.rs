@@ -73,12 +73,12 @@ impl<'a> RowsByGuid<'a> {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TagCheck {
     #[serde(with = "crate::index::packed::lines")]
-    pub retry: Vec<TagSubject>,
+    pub(crate) retry: Vec<TagSubject>,
     /// `guid: problem` for each retried asset.
     pub problems: Vec<String>,
 }
 
-pub fn check_tags(batch: &Batch, tags: Option<&TagBatch>, depth: Depth) -> TagCheck {
+pub(crate) fn check_tags(batch: &Batch, tags: Option<&TagBatch>, depth: Depth) -> TagCheck {
     let mut check = TagCheck::default();
     let answers: Vec<&TagBatch> = tags.into_iter().collect();
     let rows = RowsByGuid::new(&answers);
@@ -99,9 +99,9 @@ pub fn check_tags(batch: &Batch, tags: Option<&TagBatch>, depth: Depth) -> TagCh
 /// The output of `index.checkpoint`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Checkpoint {
-    pub batch: String,
-    pub llm: usize,
-    pub builtin: usize,
+    pub(crate) batch: String,
+    pub(crate) llm: usize,
+    pub(crate) builtin: usize,
 }
 
 /// Keep the first usable row per asset from the tagger's answer, then from

@@ -14,14 +14,14 @@ use crate::index::store;
 pub struct Diff {
     /// Guids to (re)tag, in scan (path) order.
     pub changed: Vec<String>,
-    pub added: usize,
-    pub modified: usize,
-    pub unchanged: usize,
+    pub(crate) added: usize,
+    pub(crate) modified: usize,
+    pub(crate) unchanged: usize,
     /// Guids of the last run that are gone, sorted.
     pub removed: Vec<String>,
     /// Why every asset is re-tagged, when it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub full_reason: Option<String>,
+    pub(crate) full_reason: Option<String>,
 }
 
 /// Compare the scan with the last finished run. `force` (reindex) re-tags everything.

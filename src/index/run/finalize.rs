@@ -26,33 +26,36 @@ use crate::index::tagger;
 /// A label that differs from the previous index.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LabelChange {
+    /// The asset's guid.
     pub guid: String,
+    /// The asset's project-relative path.
     pub path: String,
-    pub before: Vec<String>,
-    pub after: Vec<String>,
+    pub(crate) before: Vec<String>,
+    pub(crate) after: Vec<String>,
 }
 
 /// The output of `index.finalize`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Finalized {
+    /// How many assets the index now holds.
     pub assets: usize,
-    pub packages: usize,
-    pub changed: usize,
-    pub removed: usize,
-    pub unchanged: usize,
-    pub tagged_llm: usize,
-    pub tagged_builtin: usize,
-    pub warnings: usize,
-    pub warnings_by_kind: BTreeMap<String, usize>,
+    pub(crate) packages: usize,
+    pub(crate) changed: usize,
+    pub(crate) removed: usize,
+    pub(crate) unchanged: usize,
+    pub(crate) tagged_llm: usize,
+    pub(crate) tagged_builtin: usize,
+    pub(crate) warnings: usize,
+    pub(crate) warnings_by_kind: BTreeMap<String, usize>,
     /// Each warning with its file (`--json`; `-v` prints them), so a
     /// duplicate guid hiding an asset is visible.
     #[serde(default)]
     pub warning_list: Vec<crate::index::scan::Warning>,
-    pub label_changes: Vec<LabelChange>,
-    pub manifest_version: String,
-    pub last_run: String,
+    pub(crate) label_changes: Vec<LabelChange>,
+    pub(crate) manifest_version: String,
+    pub(crate) last_run: String,
     /// Whether `assets.jsonl` got new content (else only its time moved).
-    pub assets_rewritten: bool,
+    pub(crate) assets_rewritten: bool,
     /// The run's one-line summary.
     pub summary: String,
 }
@@ -61,13 +64,16 @@ pub struct Finalized {
 /// its row is written (`packed::Text`).
 #[derive(Deserialize)]
 pub struct ScanText {
+    /// The depth the scan read at.
     pub index_depth: Depth,
+    /// When the scan began (RFC 3339).
     pub started_at: String,
+    /// The scanned assets, one JSON line each.
     pub assets: packed::Text,
-    pub packages: Vec<PackageInfo>,
-    pub warnings: Vec<Warning>,
-    pub fingerprint: String,
-    pub tree: Tree,
+    pub(crate) packages: Vec<PackageInfo>,
+    pub(crate) warnings: Vec<Warning>,
+    pub(crate) fingerprint: String,
+    pub(crate) tree: Tree,
 }
 
 /// Assets decoded at once (in parallel) between rows written in order.

@@ -16,7 +16,8 @@ mod finalize;
 mod plan;
 mod unchanged;
 
-pub use checkpoint::{check_tags, checkpoint, row_problem, Checkpoint, TagCheck};
+pub(crate) use checkpoint::check_tags;
+pub use checkpoint::{checkpoint, row_problem, Checkpoint, TagCheck};
 pub use diff::{diff, Diff};
 pub use finalize::{finalize, Finalized, LabelChange, ScanText};
 pub use plan::{plan_batches, Batch, Plan};

@@ -17,7 +17,7 @@ use crate::index::tagger::TagSubject;
 /// One batch for the tag stage.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Batch {
-    pub id: String,
+    pub(crate) id: String,
     /// One JSON line per asset: a million assets in batches are held as
     /// strings, not as a map per field (`packed::lines`).
     #[serde(with = "crate::index::packed::lines")]
@@ -29,10 +29,11 @@ pub struct Batch {
 /// The output of `index.plan_batches`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Plan {
-    pub run_id: String,
+    pub(crate) run_id: String,
+    /// The batches to tag, in order.
     pub batches: Vec<Batch>,
     /// Rows reused from the partial file of an interrupted run.
-    pub resumed: usize,
+    pub(crate) resumed: usize,
 }
 
 /// Split the changed assets into batches of `batch_size`, resuming an

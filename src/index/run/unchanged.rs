@@ -20,6 +20,7 @@ use crate::index::LinesNotRows;
 pub struct Unchanged {
     /// Nothing a scan reads has changed since the last finished run.
     pub same: bool,
+    /// When this run began (RFC 3339).
     pub started_at: String,
     /// The tree as this run saw it, for `touch` to record.
     #[serde(default)]

@@ -12,15 +12,23 @@ use super::super::text::{for_each_term, for_each_term_where, Scratch};
 /// The fields a record is scored on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
+    /// The file's name.
     Name,
+    /// The tagger's tags.
     Tags,
+    /// Curated and `.meta` labels.
     Labels,
+    /// What the file's name says of it (`filename_signals`).
     Signals,
+    /// The Unity type and its subtype.
     Type,
+    /// The folders of its path.
     Path,
+    /// The tagger's one-sentence summary.
     Summary,
+    /// What the taxonomy says it is for.
     UseCases,
-    /// A package's asset vocabulary ([`PackageRow::asset_vocabulary`]).
+    /// A package's asset vocabulary (`PackageRow::asset_vocabulary`).
     Contents,
     /// The content facts of an asset (`docs/indexing.md#content-facts`):
     /// what it is made of, evidence weaker than what it is called.
@@ -40,7 +48,7 @@ pub enum Field {
     Properties,
 }
 
-/// Sixteen at most: a concept's fields are a `u16` mask ([`Scored::found_in`]).
+/// Sixteen at most: a concept's fields are a `u16` mask (`Scored::found_in`).
 pub const FIELDS: usize = 16;
 
 impl Field {
@@ -151,6 +159,7 @@ impl Field {
 
 /// Something the ranker can score: it hands out its text field by field.
 pub trait Document {
+    /// Call `f` with each field's text (a field may come more than once).
     fn visit(&self, f: &mut dyn FnMut(Field, &str));
 }
 
@@ -204,17 +213,17 @@ const MAX_CONCEPTS: usize = 32;
 pub struct Scored {
     /// Index of the record in the slice given to [`score`].
     pub index: usize,
-    pub coverage: f32,
-    pub bm25: f32,
+    pub(crate) coverage: f32,
+    pub(crate) bm25: f32,
     /// Per concept: the fields it was found in (bit `i` = `Field::ALL[i]`).
-    pub found_in: Vec<u16>,
+    pub(crate) found_in: Vec<u16>,
     /// Per concept: how well it was matched (its coverage credit: 1 for the
     /// word or a translation in a name, 0.7 for a sibling translation or a
     /// folder name, 0 when missing).
-    pub strength: Vec<f32>,
+    pub(crate) strength: Vec<f32>,
     /// Bit `c`: no record of the corpus holds concept `c` — a gap of the
     /// project's vocabulary, which tells no record from another.
-    pub unseen: u32,
+    pub(crate) unseen: u32,
 }
 
 /// A record that matched, before scoring.
@@ -255,10 +264,10 @@ pub struct Corpus {
     /// How many records the corpus holds.
     pub docs: usize,
     /// Per field, the summed lengths of every record.
-    pub len_sums: [f64; FIELDS],
+    pub(crate) len_sums: [f64; FIELDS],
     /// Per query, per scored concept ([`scored_concepts`]): how many
     /// records hold one of its terms (of a weight above zero).
-    pub df: Vec<Vec<f32>>,
+    pub(crate) df: Vec<Vec<f32>>,
 }
 
 /// Records per parallel task: large enough that splitting costs nothing.

@@ -33,6 +33,7 @@ pub struct ConfidenceBound {
 }
 
 impl ConfidenceBound {
+    /// The bound of the confidences `query` can give under `options`.
     pub fn new(query: &Query, options: &RankOptions) -> Self {
         let concepts = scored_concepts(query).len();
         let tier = match options.subtype_hint {

@@ -12,34 +12,34 @@ use super::Calibration;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
     /// The ranker's weighted coverage (0–1).
-    pub coverage: f32,
+    pub(crate) coverage: f32,
     /// Matched in the record's own words: name, tags, labels, file-name signals.
     pub named: f32,
     /// Matched in its file name itself.
-    pub in_file_name: f32,
+    pub(crate) in_file_name: f32,
     /// One over the number of the query's concepts: a long query's answer
     /// covers less of it.
-    pub brevity: f32,
+    pub(crate) brevity: f32,
     /// Matched only in a folder name.
-    pub folder_only: f32,
+    pub(crate) folder_only: f32,
     /// Matched only in a part the record holds (a child, a texture).
-    pub part_only: f32,
+    pub(crate) part_only: f32,
     /// Not matched at all, though other records hold it.
     pub missing: f32,
     /// Held by no record of the project at all.
-    pub unseen: f32,
+    pub(crate) unseen: f32,
     /// The query's subject is missing or only a part (the record is capped).
-    pub subject_missing: bool,
+    pub(crate) subject_missing: bool,
     /// The query's subject is a word no record of the project holds.
-    pub subject_unseen: bool,
+    pub(crate) subject_unseen: bool,
     /// Of a type the query named otherwise, or code it did not ask for.
-    pub off_type: bool,
+    pub(crate) off_type: bool,
     /// Of the type the query wants (or a placeable one when it names none).
-    pub wanted_type: bool,
+    pub(crate) wanted_type: bool,
     /// Matched only through words near in meaning.
-    pub meaning_alone: bool,
+    pub(crate) meaning_alone: bool,
     /// Its BM25F score over the best of the candidates it was ranked with (0–1).
-    pub bm25: f32,
+    pub(crate) bm25: f32,
 }
 
 impl Evidence {

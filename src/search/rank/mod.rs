@@ -5,7 +5,7 @@
 //! path folders, summary, use cases and, from `index_depth: normal`, its
 //! content facts: components, script class, child objects, shader,
 //! textures, animator states; material properties at `rich`). One streaming pass tokenises every
-//! field ([`super::text`]) and looks each term up in the query's term table,
+//! field (`super::text`) and looks each term up in the query's term table,
 //! so nothing is cloned or interned per record and only matching records are
 //! kept; the same pass sums field lengths for BM25F's length normalisation.
 //!
@@ -33,14 +33,14 @@
 //!   `subtype_hint`, an exact `type_subtype` match gets +0.05, the same type
 //!   +0.02, anything else nothing; the tier is stated in every reasoning.
 //! - **Subject** ([`Query::subject`]): a record without the query's subject
-//!   is capped just under confirm ([`Thresholds::subject_missing_cap`]:
+//!   is capped just under confirm (`Thresholds::subject_missing_cap`:
 //!   "a crate" is no answer to "a wooden bridge" however much wood it has),
 //!   and so is one that has it only as a part — a child object, a texture,
 //!   a shader property (a spawner holding an `Imp` is no imp);
-//!   a record with it is kept at confirm ([`Thresholds::subject_found_floor`])
+//!   a record with it is kept at confirm (`Thresholds::subject_found_floor`)
 //!   or above when other words are missing (a barrel is an answer to "sci-fi
 //!   barrel", to be confirmed).
-//! - **Type intent** ([`TypeIntents`]): rows of the wanted type (a named
+//! - **Type intent** (`TypeIntents`): rows of the wanted type (a named
 //!   type, else placeable prefabs then models) get a type priority of at
 //!   most 0.03, added only at or above confirm so it breaks near-ties without
 //!   making anything confirmable. When the query names a type, content of
@@ -110,15 +110,19 @@ fn three_decimals<S: serde::Serializer>(x: &f32, serializer: S) -> Result<S::Ok,
 /// Where a record stands against a `subtype_hint`: exact `type_subtype` >
 /// same type > anything else (`docs/contracts.md#subtype-priority`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SubtypeTier {
+pub(crate) enum SubtypeTier {
+    /// The record's `type_subtype` is the hint.
     Exact,
+    /// The record has the hint's type, not its subtype.
     SameType,
+    /// The record is of another type.
     Other,
+    /// No hint was given.
     NoHint,
 }
 
 impl SubtypeTier {
-    pub fn of(row: &AssetRow, hint: Option<&str>) -> Self {
+    pub(crate) fn of(row: &AssetRow, hint: Option<&str>) -> Self {
         let Some(hint) = hint else { return Self::NoHint };
         if row
             .type_subtype
@@ -162,24 +166,31 @@ impl SubtypeTier {
 /// One ranked asset, as search-result.json holds it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
+    /// The asset's guid.
     pub guid: String,
+    /// The asset's project-relative path.
     pub path: String,
+    /// How sure the ranker is that this is what was asked for (0 to 1).
     #[serde(serialize_with = "three_decimals")]
     pub confidence: f32,
+    /// Why it ranked here, in words a person reads.
     pub reasoning: String,
     /// What the word ranker saw (its own candidates only): the learned
     /// scorer reads it in `semantic.fuse`, which drops it from the result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub evidence: Option<Evidence>,
+    pub(crate) evidence: Option<Evidence>,
 }
 
 /// How to rank a set of asset rows for one sub-intent.
 #[derive(Debug, Default)]
 pub struct RankOptions<'a> {
+    /// A `type_subtype` to prefer (`docs/contracts.md#subtype-priority`).
     pub subtype_hint: Option<&'a str>,
-    /// Extra confidence per guid from past picks (see [`super::hints::past_pick_boosts`]).
+    /// Extra confidence per guid from past picks (see `super::hints::past_pick_boosts`).
     pub past_boosts: HashMap<String, f32>,
+    /// How many candidates to keep.
     pub top_k: usize,
+    /// The confidence thresholds the candidates are judged by.
     pub thresholds: Thresholds,
 }
 
@@ -198,7 +209,7 @@ pub fn rank_assets(rows: &[AssetRow], query: &Query, options: &RankOptions) -> V
 
 /// [`rank_assets`] for several sub-intents over the same rows, each row
 /// read once ([`score_each`]).
-pub fn rank_assets_each(rows: &[AssetRow], requests: &[(Query, RankOptions)]) -> Vec<Vec<Candidate>> {
+pub(crate) fn rank_assets_each(rows: &[AssetRow], requests: &[(Query, RankOptions)]) -> Vec<Vec<Candidate>> {
     // Unknown Korean words are read as loanwords of these rows' words; the
     // index is built only when a query has one.
     let loans = requests
@@ -211,7 +222,7 @@ pub fn rank_assets_each(rows: &[AssetRow], requests: &[(Query, RankOptions)]) ->
 
 /// Each request's query with its unknown Korean words read as loanwords
 /// of `loans` (the corpus's words); `None` where nothing changed.
-pub fn with_loanwords(requests: &[(Query, RankOptions)], loans: Option<&LoanIndex>) -> Vec<Option<Query>> {
+pub(crate) fn with_loanwords(requests: &[(Query, RankOptions)], loans: Option<&LoanIndex>) -> Vec<Option<Query>> {
     requests
         .iter()
         .map(|(q, _)| loans.filter(|_| q.has_unknown_korean()).map(|i| q.with_loanwords(i)))
@@ -221,7 +232,7 @@ pub fn with_loanwords(requests: &[(Query, RankOptions)], loans: Option<&LoanInde
 /// Rank `rows` for each request, its query as [`with_loanwords`] resolved
 /// it; with `corpus`, `rows` may be only the records that match, scored
 /// with the whole corpus's statistics ([`Corpus`]).
-pub fn rank_resolved(
+pub(crate) fn rank_resolved(
     rows: &[AssetRow],
     requests: &[(Query, RankOptions)],
     resolved: &[Option<Query>],
@@ -235,7 +246,7 @@ pub fn rank_resolved(
 
 /// [`rank_resolved`], each candidate with the BM25F score that orders it
 /// among equal confidences.
-pub fn rank_resolved_with_bm25(
+pub(crate) fn rank_resolved_with_bm25(
     rows: &[AssetRow],
     requests: &[(Query, RankOptions)],
     resolved: &[Option<Query>],
@@ -412,13 +423,13 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
 }
 
 /// How reasoning says a confidence was held under `cap`; the learned scorer
-/// ([`crate::search::scorer`]) drops it where its confidence is not.
-pub fn stays_under(cap: f32) -> String {
+/// (`crate::search::scorer`) drops it where its confidence is not.
+pub(crate) fn stays_under(cap: f32) -> String {
     format!(", so it stays under {cap:.2}.")
 }
 
 /// How reasoning says a confidence was held at `floor` or above.
-pub fn stays_at_least(floor: f32) -> String {
+pub(crate) fn stays_at_least(floor: f32) -> String {
     format!(", so it stays at {floor:.2} or above.")
 }
 

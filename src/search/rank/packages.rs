@@ -10,9 +10,12 @@ use super::{confidence, explain, score, three_decimals, top_k_sorted, Scored, FL
 /// A package chosen for drill-down.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PackageChoice {
+    /// The package's id, as asset rows name it.
     pub package_id: String,
+    /// How sure the ranker is that the package holds what was asked for (0 to 1).
     #[serde(serialize_with = "three_decimals")]
     pub confidence: f32,
+    /// Why it was chosen, in words a person reads.
     pub reasoning: String,
 }
 

@@ -13,8 +13,8 @@ const UNDER_CONFIRM_MARGIN: f32 = 0.05;
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Thresholds {
-    pub auto: f32,
-    pub confirm: f32,
+    pub(crate) auto: f32,
+    pub(crate) confirm: f32,
 }
 
 impl Default for Thresholds {
@@ -30,13 +30,13 @@ impl Default for Thresholds {
 impl Thresholds {
     /// The most a record without the query's subject (or of a type the
     /// query rules out) may get: clearly under confirm (0.35 at 0.40).
-    pub fn subject_missing_cap(self) -> f32 {
+    pub(crate) fn subject_missing_cap(self) -> f32 {
         round3((self.confirm - UNDER_CONFIRM_MARGIN).max(0.0))
     }
 
     /// The least a content record with the subject gets when the query has
     /// other words too: confirm, never auto (a missing modifier asks first).
-    pub fn subject_found_floor(self) -> f32 {
+    pub(crate) fn subject_found_floor(self) -> f32 {
         self.confirm.min(self.auto)
     }
 }

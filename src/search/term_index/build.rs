@@ -27,7 +27,7 @@ use super::reuse::Previous;
 /// visited (the others were reused).
 pub(super) struct Built {
     pub bytes: Vec<u8>,
-    pub visited: usize,
+    pub(crate) visited: usize,
 }
 
 /// The search index of `assets` (the bytes of `assets.jsonl`), reusing the

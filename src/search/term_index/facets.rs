@@ -90,7 +90,7 @@ impl RowSet {
         }
     }
 
-    pub fn contains(&self, id: u32) -> bool {
+    pub(crate) fn contains(&self, id: u32) -> bool {
         let id = id as usize;
         id < self.rows && self.bits[id / 64] >> (id % 64) & 1 == 1
     }
@@ -100,6 +100,7 @@ impl RowSet {
         self.bits.iter().map(|word| word.count_ones() as usize).sum()
     }
 
+    /// Whether the set holds no row.
     pub fn is_empty(&self) -> bool {
         self.bits.iter().all(|&word| word == 0)
     }
@@ -172,7 +173,7 @@ impl TermIndex {
     /// The guids of the rows in `set`, read from the guid table (a guid
     /// twice, in a broken index, is its last row's, as every lookup by guid
     /// answers).
-    pub fn guids_in(&self, set: &RowSet) -> anyhow::Result<HashSet<String>> {
+    pub(crate) fn guids_in(&self, set: &RowSet) -> anyhow::Result<HashSet<String>> {
         let (start, end) = self.header.guids;
         let table = self.body.read(start, end).ok_or_else(|| damaged("its guids"))?;
         let mut guids: HashSet<String> = table
@@ -192,7 +193,7 @@ impl TermIndex {
 
     /// The rows whose path is `path` ignoring ASCII case, in file order;
     /// `None` when `assets.jsonl` changed since the index was built.
-    pub fn rows_at_path(&self, path: &str) -> anyhow::Result<Option<Vec<AssetRow>>> {
+    pub(crate) fn rows_at_path(&self, path: &str) -> anyhow::Result<Option<Vec<AssetRow>>> {
         let key = facet_key(Key::Path, path);
         let Some(at) = self.terms.get(&key) else {
             return Ok(Some(Vec::new()));

@@ -39,31 +39,31 @@ pub(super) type LenSums = [f64; FIELDS];
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(super) struct Header {
     /// `assets.jsonl`'s length when the index was built.
-    pub assets_bytes: u64,
+    pub(crate) assets_bytes: u64,
     /// `manifest.json`'s version then (none without a manifest).
     pub manifest_version: Option<String>,
     /// Non-blank lines of `assets.jsonl` (what `search.index` counts).
     pub lines: usize,
     /// Rows that decode: the row ids are their order.
     pub rows: usize,
-    pub len_sums: LenSums,
+    pub(crate) len_sums: LenSums,
     /// The words a loanword may stand for ([`collect_words`]), sorted.
-    pub loan_words: Vec<String>,
+    pub(crate) loan_words: Vec<String>,
     /// Byte ranges `[start, end)` after the header.
     pub row_table: (usize, usize),
     /// Per row, its length in each field, at most 255 (a byte each).
-    pub norms: (usize, usize),
-    pub terms: (usize, usize),
-    pub postings: (usize, usize),
+    pub(crate) norms: (usize, usize),
+    pub(crate) terms: (usize, usize),
+    pub(crate) postings: (usize, usize),
     /// The guid table: guids as [`guid_key`]s, sorted, each with its row.
     pub guids: (usize, usize),
     /// Guids that have no [`guid_key`] (not Unity's), with their rows,
     /// sorted: none in a project Unity wrote.
-    pub other_guids: Vec<(String, u32)>,
+    pub(crate) other_guids: Vec<(String, u32)>,
     /// What the next build reuses: each row's field lengths, and the rows
     /// of each loanword word.
-    pub row_lens: (usize, usize),
-    pub loan_postings: (usize, usize),
+    pub(crate) row_lens: (usize, usize),
+    pub(crate) loan_postings: (usize, usize),
 }
 
 /// A row-table entry: where a row's line is in `assets.jsonl`, and its

@@ -48,6 +48,7 @@ use format::{
 
 pub use facets::RowSet;
 
+/// The term index's file in the index folder.
 pub const SEARCH_INDEX_FILE: &str = "search-index.bin";
 const ASSETS_FILE: &str = super::load::ASSETS_FILE;
 
@@ -274,7 +275,7 @@ fn rebuild(
 
 impl TermIndex {
     /// The index of `dir` when it is present and fresh; else why not.
-    pub fn open_fresh(
+    pub(crate) fn open_fresh(
         dir: &Path,
         manifest_version: Option<&str>,
         limits: &Limits,
@@ -284,7 +285,7 @@ impl TermIndex {
 
     /// The index of `dir`, rebuilt from `assets.jsonl` first when it is
     /// missing or stale (`announce` gets the line saying so).
-    pub fn open_or_build(
+    pub(crate) fn open_or_build(
         dir: &Path,
         manifest_version: Option<&str>,
         limits: &Limits,
@@ -428,7 +429,7 @@ impl TermIndex {
     }
 
     /// The rows `ids` (ascending) with their lines, as [`Self::fetch`] reads them.
-    pub fn fetch_lines(&self, ids: &[u32]) -> anyhow::Result<Option<Vec<(String, AssetRow)>>> {
+    pub(crate) fn fetch_lines(&self, ids: &[u32]) -> anyhow::Result<Option<Vec<(String, AssetRow)>>> {
         self.fetch_as(ids, |line, row: AssetRow| {
             (String::from_utf8_lossy(line).into_owned(), row)
         })
@@ -522,7 +523,10 @@ impl TermIndex {
 
     /// The rows of those of `guids` the index holds; `None` when
     /// `assets.jsonl` changed since the index was built.
-    pub fn rows_of<'g>(&self, guids: impl IntoIterator<Item = &'g str>) -> anyhow::Result<Option<Vec<AssetRow>>> {
+    pub(crate) fn rows_of<'g>(
+        &self,
+        guids: impl IntoIterator<Item = &'g str>,
+    ) -> anyhow::Result<Option<Vec<AssetRow>>> {
         let mut ids = Vec::new();
         for guid in guids {
             ids.extend(self.row_of(guid)?);
@@ -581,7 +585,7 @@ pub fn rank(
 }
 
 /// The error of a search whose `assets.jsonl` was rewritten under it.
-pub fn changed_while_searched() -> String {
+pub(crate) fn changed_while_searched() -> String {
     format!("{ASSETS_FILE} changed while it was searched; search again")
 }
 

@@ -63,7 +63,7 @@ struct Hit {
 }
 
 impl TermIndex {
-    /// Each request ranked over every row, as [`super::super::rank::rank_assets_each`]
+    /// Each request ranked over every row, as `super::super::rank::rank_assets_each`
     /// ranks a scan of them, reading only rows that hold a query term and
     /// can reach its top K; `None` when `assets.jsonl` changed since the
     /// index was built.

@@ -98,17 +98,17 @@ impl Previous {
         &self.guids[id as usize]
     }
 
-    pub fn lens(&self, id: u32) -> [u16; FIELDS] {
+    pub(crate) fn lens(&self, id: u32) -> [u16; FIELDS] {
         self.lens[id as usize]
     }
 
     /// Every term, sorted, with the row ids holding it.
-    pub fn terms(&mut self) -> Vec<(Vec<u8>, Vec<u32>)> {
+    pub(crate) fn terms(&mut self) -> Vec<(Vec<u8>, Vec<u32>)> {
         std::mem::take(&mut self.terms)
     }
 
     /// Every loanword word, sorted, with the row ids holding it.
-    pub fn loan_words(&mut self) -> Vec<(Vec<u8>, Vec<u32>)> {
+    pub(crate) fn loan_words(&mut self) -> Vec<(Vec<u8>, Vec<u32>)> {
         std::mem::take(&mut self.loan_words)
     }
 }
