@@ -217,9 +217,9 @@ impl Invocation {
     /// progress shows). `trust_for_run`: `--trust`. Dropping the future
     /// cancels the run; atomic writes never leave a half-written file.
     pub async fn run(&self, project: &Project, trust_for_run: bool, runtime: &Runtime) -> Finished {
-        if matches!(self.pipeline.as_str(), "search" | "build") {
-            crate::search::prepare_vocabulary();
-        }
+        // Any pipeline may search (a team's own one through `run: search`):
+        // the vocabulary is read beside the trust review and the compile.
+        crate::search::prepare_vocabulary();
         // A pipeline file `run FILE` names is reviewed too when it lies inside
         // the project; doctor, which reports an untrusted project, is refused
         // only when its own pipeline is a project override that reaches out.

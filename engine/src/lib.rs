@@ -68,7 +68,7 @@ pub use registry::{CallContext, Reach, Registry, RunHoldings};
 pub use report::{ModelUsage, RunReport, RunStatus, StageReport, StageStatus};
 pub use run::{run, Ending, RunOutcome};
 pub use runtime::Runtime;
-pub use spec::{ActionKind, InputSpec, McpTool};
+pub use spec::{ActionKind, InputSpec, McpTool, SessionUse};
 pub use stages::{StageError, StageFailure};
 
 /// Parse a pipeline file as written and return its problems: the raw

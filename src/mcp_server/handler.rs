@@ -210,7 +210,7 @@ impl PipelineServer {
             &self.session.last_search,
             &index_dir,
             &project.config.limits,
-            tool.pipeline.name(),
+            tool.pipeline.mcp().session,
             invocation.run(&project, self.options.trust, &rt),
         );
         let finished = tokio::select! {

@@ -66,6 +66,22 @@ pub struct McpTool {
     pub open_world: bool,
     /// A file under `schemas/`: the schema of its output document.
     pub output_schema: Option<String>,
+    /// How a call uses the state its MCP session keeps apart from other
+    /// sessions (the product says which state that is).
+    pub session: SessionUse,
+}
+
+/// How a tool call uses its session's own state (`mcp.session`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionUse {
+    /// It neither reads nor changes it: calls run side by side.
+    #[default]
+    None,
+    /// It reads it: the session's own is put in place for the call.
+    Reads,
+    /// It reads and replaces it: what the call leaves becomes the session's.
+    Writes,
 }
 
 impl Default for McpTool {
@@ -76,6 +92,7 @@ impl Default for McpTool {
             idempotent: false,
             open_world: true,
             output_schema: None,
+            session: SessionUse::None,
         }
     }
 }
