@@ -17,14 +17,15 @@
 //!
 //! 1. `args` (a native function's arguments), `cancel`, `diagnostic`,
 //!    `digest`, `product` (who the engine runs for), `output`, `progress` —
-//!    leaves; and `io`, which uses only `product`.
-//! 2. `asker` (a person's answer), `template`, `resources`, `render` (the
+//!    leaves.
+//! 2. `io` (confined, atomic, limited file access).
+//! 3. `asker` (a person's answer), `template`, `resources`, `render` (the
 //!    graph drawn), `llm`, `mcp`.
-//! 3. `registry` (native functions), `spec` (the YAML as written).
-//! 4. `compile` (spec → checked pipeline: what every stage shares),
+//! 4. `registry` (native functions), `spec` (the YAML as written).
+//! 5. `compile` (spec → checked pipeline: what every stage shares),
 //!    `outline` (the stages as written, for review), `report`, `runtime`.
-//! 5. `stages` (one module per stage kind, compiled and run).
-//! 6. `run` (the executor).
+//! 6. `stages` (one module per stage kind, compiled and run).
+//! 7. `run` (the executor).
 //!
 //! Edges point back up only where pipelines and stages nest: a compiled
 //! pipeline holds its stages' actions, so `compile` names
