@@ -29,15 +29,18 @@ fn describe(label: &str) -> (&str, &str) {
 }
 
 /// A fan-out's line after `done` of `total` items in `elapsed`:
-/// `embedding 12000/95000 texts, 2850/s`; the rate once there is one.
+/// `embedding 12000/95000 texts, 2850/s`, or for slow items (a model's
+/// batches) the seconds each took, `tagging 3/40 batches, 12 s each`.
 fn fan_out_text(label: &str, done: u64, total: u64, elapsed: Duration) -> String {
     let (what, unit) = describe(label);
     let per_second = done as f64 / elapsed.as_secs_f64();
-    match done > 0 && per_second.is_finite() {
-        true if per_second >= 10.0 => format!("{what} {done}/{total}{unit}, {per_second:.0}/s"),
-        true => format!("{what} {done}/{total}{unit}, {per_second:.1}/s"),
-        false => format!("{what} {done}/{total}{unit}"),
-    }
+    let rate = match done > 0 && per_second.is_finite() {
+        false => String::new(),
+        true if per_second >= 10.0 => format!(", {per_second:.0}/s"),
+        true if per_second >= 1.0 => format!(", {per_second:.1}/s"),
+        true => format!(", {:.0} s each", 1.0 / per_second),
+    };
+    format!("{what} {done}/{total}{unit}{rate}")
 }
 
 /// Bars and spinners under one [`MultiProgress`], cleared when their stage ends.
@@ -159,7 +162,7 @@ mod tests {
         );
         assert_eq!(
             fan_out_text("search: retrieve", 1, 3, minute),
-            "search: retrieve 1/3, 0.0/s"
+            "search: retrieve 1/3, 60 s each"
         );
     }
 }
