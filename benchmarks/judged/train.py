@@ -38,7 +38,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 FEATURES = ["meaning_on", "rule", "rule_gap", "lexical", "lexical_rank", "name_exact", "name_fuzzy", "cosine",
             "cosine_gap", "meaning_rank", "word_cosine", "agree", "coverage", "named",
             "in_file_name", "brevity", "folder_only", "part_only",
-            "missing", "unseen", "subject_missing", "subject_unseen", "off_type", "wanted_type", "meaning_alone", "bm25"]
+            "missing", "unseen", "subject_missing", "subject_unseen", "off_type", "wanted_type", "meaning_alone", "bm25",
+            "subject_strength", "loose"]
 L2 = 1.0
 CONFIRM = 0.40
 AUTO = 0.70

@@ -101,6 +101,17 @@ impl TypeIntents {
         self.generic.contains(normal)
     }
 
+    /// Whether a query word as written names a type (`모델`, `sound`) or a
+    /// generic class (`캐릭터`): a word that says what kind of asset is
+    /// wanted, not which one.
+    pub(crate) fn names_a_kind(&self, word: &str) -> bool {
+        let forms = match word.chars().any(super::text::is_hangul) {
+            true => super::text::korean_forms(&word.to_lowercase()),
+            false => normal_word(word).into_iter().collect(),
+        };
+        forms.iter().any(|f| self.intent_of(f).is_some() || self.is_generic(f))
+    }
+
     /// The ordering bonus of `row` under `intent` (`None`: no type named,
     /// placeable first).
     pub fn preference(&self, intent: Option<&str>, row: &AssetRow) -> f32 {

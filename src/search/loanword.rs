@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::morph::decompose;
 use super::records::AssetRow;
-use super::text::{for_each_part, stem, Scratch};
+use super::text::{for_each_part, stem, words as words_of, Scratch};
 
 /// A key shorter than this many consonant classes matches too much (팬 →
 /// `PN`: fan, pan, pin, bone…).
@@ -122,12 +122,28 @@ fn is_vowel(b: u8) -> bool {
 /// name and folders, three ASCII letters or more.
 pub fn collect_words(row: &AssetRow, scratch: &mut Scratch, words: &mut HashSet<String>) {
     let folders = row.path.rsplit_once('/').map_or("", |(dirs, _)| dirs);
+    let mut keep = |word: &str| {
+        if word.len() >= 3 && word.bytes().all(|b| b.is_ascii_alphabetic()) && !words.contains(word) {
+            words.insert(word.to_owned());
+        }
+    };
     for text in [row.name.as_str(), folders] {
-        for_each_part(text, scratch, |part| {
-            if part.len() >= 3 && part.bytes().all(|b| b.is_ascii_alphabetic()) && !words.contains(part) {
-                words.insert(part.to_owned());
+        for word in words_of(text) {
+            // A word of two or three parts is also its parts joined
+            // (`FireBall3` → `fireball`), as the record's terms are: 파이어볼.
+            let mut joined = String::new();
+            let mut parts = 0;
+            for_each_part(word, scratch, |part| {
+                keep(part);
+                if part.bytes().all(|b| b.is_ascii_alphabetic()) {
+                    joined.push_str(part);
+                    parts += 1;
+                }
+            });
+            if (2..=3).contains(&parts) {
+                keep(&joined);
             }
-        });
+        }
     }
 }
 
@@ -239,8 +255,12 @@ mod tests {
             row("Assets/Props/Lanterns/Lantern_Old.prefab"),
             row("Assets/Vehicles/Helicopter_A.prefab"),
             row("Assets/Props/Fan.prefab"),
+            row("Assets/Vehicles/SnowMobile_02.prefab"),
         ];
         let index = LoanIndex::build(&rows);
+        // A name's words joined are a word too, as the record's terms are.
+        assert_eq!(index.lookup("스노우모빌"), ["snowmobile"]);
+        assert!(crate::search::text::terms("SnowMobile_02").contains(&"snowmobile".to_owned()));
         assert_eq!(index.lookup("랜턴"), [stem("lantern")]);
         assert_eq!(index.lookup("헬리콥터"), ["helicopter"]);
         assert!(index.lookup("팬").is_empty(), "too short to trust");

@@ -108,8 +108,10 @@ impl Query {
     pub fn analyze(text: &str, vocab: &Vocabulary) -> Self {
         let intents = TypeIntents::embedded();
         let mut query = Query::default();
-        // The concept each Latin word became, for joining compounds.
+        // The concept each Latin word became, for joining compounds; and
+        // the concepts of Korean words, whose translations join alike.
         let mut latin: Vec<(usize, String)> = Vec::new();
+        let mut korean_concepts: Vec<usize> = Vec::new();
         let mut rest = words(text).peekable();
         while let Some(word) = rest.next() {
             let korean = word.chars().any(is_hangul);
@@ -155,14 +157,18 @@ impl Query {
             }
             let before = query.concepts.len();
             query.add_word(&word, korean, vocab);
-            if !korean && query.concepts.len() > before {
-                latin.push((before, word.to_lowercase()));
+            if query.concepts.len() > before {
+                match korean {
+                    true => korean_concepts.push(before),
+                    false => latin.push((before, word.to_lowercase())),
+                }
             }
         }
         if query.concepts.is_empty() {
             query.concepts = std::mem::take(&mut query.type_concepts);
         }
         query.join_latin_compounds(&latin);
+        query.join_translated_compounds(&korean_concepts);
         for concept in &mut query.concepts {
             let head = concept.terms.first().map(|t| t.0.as_str()).unwrap_or_default();
             match vocab.role(head) {
@@ -226,6 +232,36 @@ impl Query {
             }
             if let Some(joined) = phrase_term(&format!("{first}{second}")) {
                 for c in [*a, *b] {
+                    add_term(&mut self.concepts[c].terms, joined.clone(), 1.0);
+                }
+            }
+        }
+    }
+
+    /// A Korean phrase's translations join as English compounds do: "채팅
+    /// 박스" is chat + box, which a project names `chatbox.png`. Only each
+    /// word's first few whole translations join.
+    fn join_translated_compounds(&mut self, korean: &[usize]) {
+        const JOINED_SENSES: usize = 3;
+        let senses = |c: &Concept| -> Vec<String> {
+            c.terms
+                .iter()
+                .filter(|(t, w)| *w >= 1.0 && t.chars().all(|ch| ch.is_ascii_alphanumeric()))
+                .take(JOINED_SENSES)
+                .map(|(t, _)| t.clone())
+                .collect()
+        };
+        for pair in korean.windows(2) {
+            let &[a, b] = pair else { continue };
+            if b != a + 1 {
+                continue;
+            }
+            let (firsts, seconds) = (senses(&self.concepts[a]), senses(&self.concepts[b]));
+            for joined in firsts
+                .iter()
+                .flat_map(|f| seconds.iter().filter_map(move |s| phrase_term(&format!("{f}{s}"))))
+            {
+                for c in [a, b] {
                     add_term(&mut self.concepts[c].terms, joined.clone(), 1.0);
                 }
             }
@@ -480,7 +516,7 @@ fn spaced_compound(first: &str, second: &str, vocab: &Vocabulary) -> Option<Stri
     }
     korean_forms(&format!("{first}{second}").to_lowercase())
         .into_iter()
-        .find(|form| vocab.aliases_of(form).is_some() && !vocab.is_stopword(form))
+        .find(|form| vocab.knows(form) && !vocab.is_stopword(form))
 }
 
 /// Add `term` unless present; a present term keeps the higher weight.
@@ -610,6 +646,18 @@ mod tests {
     }
 
     #[test]
+    fn korean_phrases_match_their_translations_written_together() {
+        let q = Query::analyze("채팅 박스 이미지", &Vocabulary::embedded());
+        let labels: Vec<_> = q.concepts.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(q.concepts.len(), 2, "{labels:?}");
+        assert!(
+            q.concepts.iter().all(|c| c.terms.iter().any(|(t, _)| t == "chatbox")),
+            "{:?}",
+            q.concepts
+        );
+    }
+
+    #[test]
     fn english_compounds_match_written_together() {
         let q = Query::analyze("spider web", &Vocabulary::embedded());
         assert!(q.concepts.iter().all(|c| c.terms.iter().any(|(t, _)| t == "spiderweb")));
@@ -677,6 +725,13 @@ mod tests {
         );
         let apart = Query::analyze("좀비 악마", &vocab);
         assert_eq!(apart.concepts.len(), 2, "not a compound: two concepts");
+        // A lexicon key joins as an alias does.
+        let heartbeat = Query::analyze("심장 박동 소리", &vocab);
+        assert!(
+            labels(&heartbeat).iter().any(|l| l.starts_with("심장박동")),
+            "{:?}",
+            labels(&heartbeat)
+        );
     }
 
     #[test]

@@ -15,7 +15,7 @@ use super::rank::Evidence;
 pub const WEIGHTS_FILE: &str = "data/search-weights.yml";
 
 /// Every feature, in the order [`Features::of`] gives them; a weights file names them.
-pub const FEATURES: [&str; 26] = [
+pub const FEATURES: [&str; 28] = [
     "meaning_on",
     "rule",
     "rule_gap",
@@ -42,6 +42,8 @@ pub const FEATURES: [&str; 26] = [
     "wanted_type",
     "meaning_alone",
     "bm25",
+    "subject_strength",
+    "loose",
 ];
 
 /// One candidate's evidence as numbers.
@@ -118,6 +120,8 @@ impl Features {
             flag(e.wanted_type),
             flag(e.meaning_alone),
             e.bm25,
+            e.subject_strength,
+            e.loose,
         ])
     }
 }

@@ -9,7 +9,8 @@
 //!   acronym ends (`HUDOverlay`) and letter↔digit boundaries; every part is a
 //!   term and, when there are several, so is their concatenation
 //!   (`main-menu`, `MainMenu` → `main`, `menu`, `mainmenu`), so `top-down`
-//!   in a tag meets `topdown` in a query;
+//!   in a tag meets `topdown` in a query; a compound with a number is also
+//!   its words alone (`FireBall3` → `fireball3`, `fireball`);
 //! - English terms are lowercased and lightly stemmed ([`stem`]);
 //! - Korean words are kept whole; query words also lose trailing particles
 //!   ([`korean_forms`]).
@@ -46,7 +47,22 @@ pub fn for_each_term_where(
         // A compound starts where its first part does.
         let compound = scratch.parts.len() > 1;
         let want_compound = compound && may_match(&word[scratch.parts[0].0..]);
+        // A numbered compound is also its words alone (`FireBall3` →
+        // `fireball`): the number tells copies apart, not what they are.
+        // Single letters are no words here (`Stairs_400x100_A` has one).
+        let is_number = |&(start, end): &(usize, usize)| word[start..end].bytes().all(|b| b.is_ascii_digit());
+        let is_word =
+            |&(start, end): &(usize, usize)| !is_number(&(start, end)) && word[start..end].chars().nth(1).is_some();
+        let words_alone =
+            scratch.parts.iter().any(is_number) && scratch.parts.iter().filter(|p| is_word(p)).count() > 1;
+        let want_words_alone = words_alone
+            && scratch
+                .parts
+                .iter()
+                .find(|p| is_word(p))
+                .is_some_and(|&(start, _)| may_match(&word[start..]));
         scratch.joined.clear();
+        scratch.lettered.clear();
         for &(start, end) in &scratch.parts {
             let part = &word[start..end];
             if part.chars().nth(1).is_none() && !part.chars().any(is_hangul) {
@@ -62,12 +78,22 @@ pub fn for_each_term_where(
             if want_compound {
                 lower_into(part, &mut scratch.joined);
             }
+            if want_words_alone && is_word(&(start, end)) {
+                lower_into(part, &mut scratch.lettered);
+            }
         }
         if want_compound {
             scratch.term.clear();
             stem_into(&scratch.joined, &mut scratch.term);
             emit(Some(&scratch.term));
         } else if compound {
+            emit(None);
+        }
+        if want_words_alone {
+            scratch.term.clear();
+            stem_into(&scratch.lettered, &mut scratch.term);
+            emit(Some(&scratch.term));
+        } else if words_alone {
             emit(None);
         }
     }
@@ -118,6 +144,7 @@ pub fn phrase_term(phrase: &str) -> Option<String> {
 pub struct Scratch {
     parts: Vec<(usize, usize)>,
     joined: String,
+    lettered: String,
     term: String,
 }
 
@@ -299,7 +326,10 @@ mod tests {
 
     #[test]
     fn splits_camel_snake_kebab_and_digits() {
-        assert_eq!(terms("Wall_02_Decorated"), ["wall", "02", "decorat", "wall02decorat"]);
+        assert_eq!(
+            terms("Wall_02_Decorated"),
+            ["wall", "02", "decorat", "wall02decorat", "walldecorat"]
+        );
         assert_eq!(terms("MainMenu"), ["main", "menu", "mainmenu"]);
         assert_eq!(terms("HUDOverlay"), ["hud", "overlay", "hudoverlay"]);
         assert_eq!(terms("top-down view"), ["top", "down", "topdown", "view"]);

@@ -12,6 +12,7 @@ use super::embedder::{Embedder, Unavailable};
 use super::vectors::{self, text_hash, Vectors};
 use crate::index::store;
 use crate::search::filters::Filters;
+use crate::search::intent::TypeIntents;
 use crate::search::load::IndexFiles;
 use crate::search::records::{decode_row, AssetRow};
 use crate::search::route::SubIntent;
@@ -413,8 +414,17 @@ pub async fn nearest(
 
 /// For each asset, the query word and asset word closest in meaning
 /// ("비커 ≈ beaker"): what a person needs to trust a match no word shares.
+/// The query's subject words are preferred: "모델 ≈ model" (a `Models`
+/// folder) says the asset is a model, which any model is, not which one.
 async fn explain(embedder: &Embedder, intent: &str, near: &mut [Near]) -> anyhow::Result<()> {
-    let query_words: Vec<String> = words(intent).map(str::to_owned).collect();
+    let kinds = TypeIntents::embedded();
+    let mut query_words: Vec<String> = words(intent)
+        .filter(|w| !kinds.names_a_kind(w))
+        .map(str::to_owned)
+        .collect();
+    if query_words.is_empty() {
+        query_words = words(intent).map(str::to_owned).collect();
+    }
     let asset_words: Vec<Vec<String>> = near
         .iter()
         .map(|n| {

@@ -40,6 +40,12 @@ pub struct Evidence {
     pub(crate) meaning_alone: bool,
     /// Its BM25F score over the best of the candidates it was ranked with (0–1).
     pub(crate) bm25: f32,
+    /// How well the subject matched (`Scored::strength`; 0 without one):
+    /// the word itself, or only a loose synonym of it (우주선 → `~ship`).
+    pub(crate) subject_strength: f32,
+    /// Matched, but only weakly: by a loose synonym, a sibling translation
+    /// or half a compound.
+    pub(crate) loose: f32,
 }
 
 impl Evidence {
@@ -80,6 +86,8 @@ impl Evidence {
             wanted_type,
             meaning_alone: matches!(calibration, Calibration::MeaningAlone | Calibration::MeaningOnly),
             bm25: if best_bm25 > 0.0 { s.bm25 / best_bm25 } else { 0.0 },
+            subject_strength: subject.and_then(|c| s.strength.get(c)).copied().unwrap_or(0.0),
+            loose: share(&|c, m| m != 0 && s.strength[c] < super::STRONG_SUBJECT),
         }
     }
 }
