@@ -5,7 +5,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::data::embedded;
-use super::record::{AssetRecord, Depth, PackageRecord};
+use super::record::{Depth, PackageRecord};
+use super::row::AssetRow;
 use super::run::{self, Finalized, Plan};
 use super::scan::{self, ScanOptions, ScanResult, WarningKind};
 use super::store::{self, index_freshness, TaggedBy};
@@ -208,7 +209,7 @@ fn index_file(project: &Path, name: &str) -> PathBuf {
     store::index_dir(project).join(name)
 }
 
-fn rows(project: &Path) -> Vec<AssetRecord> {
+fn rows(project: &Path) -> Vec<AssetRow> {
     fs::read_to_string(index_file(project, store::ASSETS_FILE))
         .unwrap()
         .lines()
@@ -338,10 +339,10 @@ fn same_project_in_two_places_gives_the_same_bytes() {
     index(a.path(), Depth::Rich, false);
     index(b.path(), Depth::Rich, false);
     // Rich rows carry mtimes; align them by comparing everything else.
-    let strip = |p: &Path| -> Vec<AssetRecord> {
+    let strip = |p: &Path| -> Vec<AssetRow> {
         rows(p)
             .into_iter()
-            .map(|r| AssetRecord {
+            .map(|r| AssetRow {
                 last_modified: None,
                 ..r
             })

@@ -18,7 +18,8 @@ use super::plan::tag_subject;
 use crate::index::graph;
 use crate::index::labels::tags_without_labels;
 use crate::index::packed;
-use crate::index::record::{AssetRecord, Depth, PackageRecord, ScannedAsset, TagRow};
+use crate::index::record::{Depth, PackageRecord, ScannedAsset, TagRow};
+use crate::index::row::AssetRow;
 use crate::index::scan::{warning_counts, PackageInfo, Tree, Warning, WarningKind};
 use crate::index::store::{self, LastScan, State, TaggedBy};
 use crate::index::tagger;
@@ -85,7 +86,7 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanText, diff: &Diff) -
     use rayon::prelude::*;
     let depth = scan.index_depth;
     let partial = store::PartialRows::read(project, limits);
-    let previous: HashMap<String, AssetRecord> = store::read_assets(project, limits)
+    let previous: HashMap<String, AssetRow> = store::read_assets(project, limits)
         .into_iter()
         .map(|r| (r.guid.clone(), r))
         .collect();
@@ -311,7 +312,7 @@ impl Rows {
     fn add(
         &mut self,
         package: &str,
-        record: &AssetRecord,
+        record: &AssetRow,
         node: Option<graph::Node>,
         limits: &Limits,
     ) -> anyhow::Result<()> {
@@ -359,14 +360,14 @@ fn count(counts: &mut BTreeMap<String, usize>, key: &str) {
 }
 
 /// Whether a previous row has the fields the current tier needs from the tagger.
-fn carries_tier(previous: &AssetRecord, depth: Depth) -> bool {
+fn carries_tier(previous: &AssetRow, depth: Depth) -> bool {
     depth == Depth::Minimal || previous.llm_use_cases.is_some()
 }
 
-fn asset_record(asset: &ScannedAsset, tags: TagRow, depth: Depth) -> AssetRecord {
+fn asset_record(asset: &ScannedAsset, tags: TagRow, depth: Depth) -> AssetRow {
     let details = asset.details.clone().unwrap_or_default();
     let normal = depth >= Depth::Normal;
-    AssetRecord {
+    AssetRow {
         guid: asset.guid.clone(),
         path: asset.path.clone(),
         name: asset.name.clone(),
