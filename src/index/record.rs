@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::row::AssetRow;
+
 /// `index_depth`: how much each asset row holds; each tier adds to the one
 /// before (`docs/contracts.md#index-depth`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -31,69 +33,25 @@ impl Depth {
     }
 }
 
-/// One asset as the scan saw it: everything but the generated tags. Not
-/// the row of `assets.jsonl` ([`AssetRow`](super::row::AssetRow)) because it holds what no row
-/// keeps: the `signature` the diff compares, the taxonomy's `use_cases` a
-/// tagger is given, and the package, size and mtime at every depth; the
-/// row keeps what its `index_depth` holds, and the tags.
+/// One asset as the scan saw it: its row before any tags, and the
+/// `signature` the diff compares, which no row keeps. The row holds every
+/// fact the scan read, at every depth (the taxonomy's use cases as
+/// `llm_use_cases` until a tagger answers): finalize adds the tags and
+/// cuts it to what the index's depth keeps ([`AssetRow::at_depth`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScannedAsset {
-    /// The asset's guid, from its `.meta`.
-    pub guid: String,
-    /// The asset's project-relative path.
-    pub path: String,
-    /// The file's name without its extension.
-    pub name: String,
-    /// The asset's Unity type (`Prefab`, `Material`, ...).
-    #[serde(rename = "type")]
-    pub asset_type: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) type_subtype: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) filename_signals: Vec<String>,
-    /// Curated labels, then `.meta` labels (see `labels.rs`).
-    pub labels: Vec<String>,
-    /// The package it belongs to (see `packages.rs`).
-    pub package_id: String,
-    /// What the taxonomy says the asset is for (`llm_use_cases` of the builtin tagger).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) use_cases: Vec<String>,
+    /// The asset's row, untagged.
+    pub row: AssetRow,
     /// Asset and `.meta` mtime + size: a changed signature means re-tag.
     pub signature: String,
-    pub(crate) size: u64,
-    /// The asset's mtime, RFC 3339 UTC to the second.
-    pub(crate) last_modified: String,
-    /// Read from the asset's Unity YAML (index_depth normal/rich).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Details>,
 }
 
-/// What normal and rich rows add from the asset's content
-/// (`docs/contracts.md#index-depth`); `None` fields are left out of the row.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Details {
-    pub(crate) dependencies: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) component_types: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) shader_props: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) animator_states: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) child_names: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) variant_of: Option<String>,
-    /// A material's shader.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shader: Option<String>,
-    /// The textures a material uses.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub textures: Option<Vec<String>>,
-    /// The class a script defines.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub script_class: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) missing_scripts: Option<Vec<String>>,
+impl ScannedAsset {
+    /// The package the asset belongs to: a scanned row names it at every
+    /// depth, a stored one only from `normal` up.
+    pub fn package_id(&self) -> &str {
+        self.row.package_id.as_deref().unwrap_or_default()
+    }
 }
 
 /// The tag stage's answer for one asset (`schemas/index-tags.schema.json`).

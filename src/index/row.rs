@@ -5,10 +5,13 @@
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Serialize, Serializer};
 
+use super::record::Depth;
 use super::tolerant::{count, optional_strings, optional_text, strings, text};
 
-/// One asset as `assets.jsonl` holds it: what the indexer writes and
-/// every reader of the index (search, references, build) reads back.
+/// One asset, the same from the scan through tagging to `assets.jsonl`
+/// and every reader of the index: the scan fills in what it read, finalize
+/// adds the tags and cuts it to the index's depth ([`AssetRow::at_depth`],
+/// [`AssetRow::bounded`]), search reads it back.
 ///
 /// Written, it is the exact bytes of a line: fields in this order, a
 /// `None` left out, so equal inputs give equal bytes. Read, it takes any
@@ -138,6 +141,19 @@ const ROW_TEXT: usize = 256;
 const ROW_SUMMARY: usize = 1024;
 
 impl AssetRow {
+    /// The row `depth` keeps: a scanned row holds its size, time, package
+    /// and use cases at every depth, a minimal one none of them. (The
+    /// content facts are read only at the depths that keep them.)
+    pub(crate) fn at_depth(mut self, depth: Depth) -> Self {
+        if depth == Depth::Minimal {
+            self.size = None;
+            self.last_modified = None;
+            self.package_id = None;
+            self.llm_use_cases = None;
+        }
+        self
+    }
+
     /// The row as `assets.jsonl` holds it: every list and free text cut to
     /// the caps above, so that whatever a project's files, a model or a
     /// previous index hold, a row stays under half a megabyte and within
@@ -376,6 +392,22 @@ mod tests {
             serde_json::to_string(&bare.shown()).unwrap(),
             r#"{"guid":"g","path":"Assets/A.png","name":"","type":"","labels":[],"llm_tags":[],"llm_summary":""}"#
         );
+    }
+
+    #[test]
+    fn a_minimal_row_keeps_no_size_time_package_or_use_cases() {
+        let row: AssetRow = serde_json::from_str(FULL_LINE).unwrap();
+        let minimal = row.clone().at_depth(Depth::Minimal);
+        assert_eq!(
+            (
+                minimal.size,
+                minimal.last_modified,
+                minimal.package_id,
+                minimal.llm_use_cases
+            ),
+            (None, None, None, None)
+        );
+        assert_eq!(row.clone().at_depth(Depth::Normal), row);
     }
 
     #[test]

@@ -222,7 +222,7 @@ fn scan_pairs_classifies_and_reports_edge_cases() {
     let dir = tempfile::tempdir().unwrap();
     fixture(dir.path());
     let result = scan(dir.path(), Depth::Minimal);
-    let paths: Vec<&str> = result.assets.iter().map(|a| a.path.as_str()).collect();
+    let paths: Vec<&str> = result.assets.iter().map(|a| a.row.path.as_str()).collect();
     assert_eq!(paths.len(), 8, "{paths:?}");
     assert!(!paths
         .iter()
@@ -241,7 +241,7 @@ fn scan_pairs_classifies_and_reports_edge_cases() {
             (WarningKind::BadMeta, "Assets/Bad.txt.meta"),
         ]
     );
-    let by_guid = |g: &str| result.assets.iter().find(|a| a.guid == g).unwrap();
+    let by_guid = |g: &str| &result.assets.iter().find(|a| a.row.guid == g).unwrap().row;
     assert_eq!(by_guid(ZOMBIE).path, "Assets/ZombieKit/Copy/Zombie_Walker.prefab");
     let button = by_guid(BUTTON);
     assert_eq!(
@@ -610,7 +610,7 @@ fn rows_appended_but_not_recorded_are_resumed_once() {
         .map(|row| row.tags.guid)
         .collect();
     guids.sort_unstable();
-    let mut scanned: Vec<String> = scan2.assets.iter().map(|a| a.guid.clone()).collect();
+    let mut scanned: Vec<String> = scan2.assets.iter().map(|a| a.row.guid.clone()).collect();
     scanned.sort_unstable();
     assert_eq!(guids, scanned, "one partial row per asset");
 

@@ -54,7 +54,7 @@ pub fn plan_batches(
             let signatures: HashMap<&str, &str> = scan
                 .assets
                 .iter()
-                .map(|a| (a.guid.as_str(), a.signature.as_str()))
+                .map(|a| (a.row.guid.as_str(), a.signature.as_str()))
                 .collect();
             let done: HashSet<String> = store::read_partial(project, limits)
                 .into_iter()
@@ -70,7 +70,7 @@ pub fn plan_batches(
         }
     };
 
-    let by_guid: HashMap<&str, &ScannedAsset> = scan.assets.iter().map(|a| (a.guid.as_str(), a)).collect();
+    let by_guid: HashMap<&str, &ScannedAsset> = scan.assets.iter().map(|a| (a.row.guid.as_str(), a)).collect();
     let package_names: HashMap<&str, &str> = scan
         .packages
         .iter()
@@ -114,19 +114,20 @@ fn new_run_id() -> String {
 }
 
 pub(super) fn tag_subject(asset: &ScannedAsset, package_names: &HashMap<&str, &str>) -> TagSubject {
+    let row = &asset.row;
     TagSubject {
-        guid: asset.guid.clone(),
-        path: asset.path.clone(),
-        name: asset.name.clone(),
-        asset_type: asset.asset_type.clone(),
-        type_subtype: asset.type_subtype.clone(),
-        filename_signals: asset.filename_signals.clone(),
-        labels: asset.labels.clone(),
+        guid: row.guid.clone(),
+        path: row.path.clone(),
+        name: row.name.clone(),
+        asset_type: row.asset_type.clone(),
+        type_subtype: row.type_subtype.clone(),
+        filename_signals: row.filename_signals.clone(),
+        labels: row.labels.clone(),
         package: package_names
-            .get(asset.package_id.as_str())
+            .get(asset.package_id())
             .copied()
-            .unwrap_or(&asset.package_id)
+            .unwrap_or(asset.package_id())
             .to_owned(),
-        use_cases: asset.use_cases.clone(),
+        use_cases: row.llm_use_cases.clone().unwrap_or_default(),
     }
 }
