@@ -14,7 +14,6 @@ use time::OffsetDateTime;
 
 use super::checkpoint::forget_finished_batches;
 use super::diff::Diff;
-use super::plan::tag_subject;
 use crate::index::graph;
 use crate::index::labels::tags_without_labels;
 use crate::index::packed;
@@ -22,7 +21,7 @@ use crate::index::record::{Depth, PackageRecord, ScannedAsset, TagRow};
 use crate::index::row::AssetRow;
 use crate::index::scan::{warning_counts, PackageInfo, Tree, Warning, WarningKind};
 use crate::index::store::{self, LastScan, State, TaggedBy};
-use crate::index::tagger;
+use crate::index::tagger::{self, TagSubject};
 
 /// A label that differs from the previous index.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,7 +140,7 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanText, diff: &Diff) -
                 }
                 _ => {
                     tagged_builtin += 1;
-                    tagger::tag_one(&tag_subject(asset, &package_names), depth)
+                    tagger::tag_one(&TagSubject::of(asset, &package_names), depth)
                 }
             };
             let row = tagged_row(asset.row.clone(), tags).at_depth(depth);

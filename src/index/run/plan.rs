@@ -89,7 +89,7 @@ pub fn plan_batches(
         .enumerate()
         .map(|(i, chunk)| Batch {
             id: format!("batch-{:05}", first_number + i),
-            assets: chunk.iter().map(|a| tag_subject(a, &package_names)).collect(),
+            assets: chunk.iter().map(|a| TagSubject::of(a, &package_names)).collect(),
             signatures: chunk.iter().map(|a| a.signature.clone()).collect(),
         })
         .collect();
@@ -111,23 +111,4 @@ pub fn plan_batches(
 fn new_run_id() -> String {
     let now = OffsetDateTime::now_utc();
     format!("run-{}", now.unix_timestamp_nanos())
-}
-
-pub(super) fn tag_subject(asset: &ScannedAsset, package_names: &HashMap<&str, &str>) -> TagSubject {
-    let row = &asset.row;
-    TagSubject {
-        guid: row.guid.clone(),
-        path: row.path.clone(),
-        name: row.name.clone(),
-        asset_type: row.asset_type.clone(),
-        type_subtype: row.type_subtype.clone(),
-        filename_signals: row.filename_signals.clone(),
-        labels: row.labels.clone(),
-        package: package_names
-            .get(asset.package_id())
-            .copied()
-            .unwrap_or(asset.package_id())
-            .to_owned(),
-        use_cases: row.llm_use_cases.clone().unwrap_or_default(),
-    }
 }
