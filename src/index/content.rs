@@ -37,8 +37,8 @@ const SHADER_HEAD: usize = 16 * 1024;
 /// what it needs of the assets (the few that are named), so the facts it
 /// finds go straight into the rows it was made from.
 pub(super) struct Lookup {
-    /// The project's assets some YAML references by guid (scripts,
-    /// textures), by that guid.
+    /// The project's assets some YAML references (scripts, script files,
+    /// textures), by guid.
     named: HashMap<String, Named>,
     /// Script guid → class, for the scripts of `Library/PackageCache`.
     cached_scripts: HashMap<String, String>,

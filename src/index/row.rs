@@ -6,20 +6,22 @@ use serde::ser::SerializeStruct;
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::record::Depth;
-use super::tolerant::{count, optional_strings, optional_text, strings, text};
+use super::tolerant::{count, list, optional_list, optional_text, string, text};
 
 /// One asset, the same from the scan through tagging to `assets.jsonl`
 /// and every reader of the index: the scan fills in what it read, finalize
 /// adds the tags and cuts it to the index's depth ([`AssetRow::at_depth`],
 /// [`AssetRow::bounded`]), search reads it back.
 ///
-/// Written, it is the exact bytes of a line: fields in this order, a
-/// `None` left out, so equal inputs give equal bytes. Read, it takes any
-/// row a person or an older index wrote: only `guid` and `path` are
-/// required, a list may come as a string or a map and a text as a list
-/// (`super::tolerant`), a count of the wrong kind reads as none; a path
-/// outside `Assets/` and `Packages/` does not decode, so every reader
-/// skips that row like any bad row.
+/// Written, it is the exact bytes of a line: its fields in this order, the
+/// ones it does not hold (`None`, no `filename_signals`) left out, so equal
+/// inputs give equal bytes. Read, it takes any row a person or an older
+/// index wrote: only `guid` and `path` are required, a list may come as a
+/// string or a map and a text as a list (`super::tolerant`), a count or a
+/// time of another kind reads as none; a path outside `Assets/` and
+/// `Packages/` does not decode, so every reader skips that row like any
+/// bad row. As fast to read as search's own reader was: it is on the
+/// search path.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AssetRow {
     /// The asset's guid, from its `.meta`.
@@ -37,13 +39,13 @@ pub struct AssetRow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub type_subtype: Option<String>,
     /// What the file's name says of the asset (`albedo` from `_diffuse`).
-    #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, deserialize_with = "list", skip_serializing_if = "Vec::is_empty")]
     pub filename_signals: Vec<String>,
     /// Curated labels, then `.meta` labels (see `labels.rs`).
-    #[serde(default, deserialize_with = "strings")]
+    #[serde(default, deserialize_with = "list")]
     pub labels: Vec<String>,
     /// The tagger's tags.
-    #[serde(default, deserialize_with = "strings")]
+    #[serde(default, deserialize_with = "list")]
     pub llm_tags: Vec<String>,
     /// The tagger's one-sentence summary.
     #[serde(default, deserialize_with = "text")]
@@ -52,56 +54,32 @@ pub struct AssetRow {
     #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
     /// The asset's mtime, RFC 3339 UTC to the second.
-    #[serde(default, deserialize_with = "optional_text", skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "string", skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<String>,
     /// The package it belongs to (see `packages.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package_id: Option<String>,
     /// The guids the file references, sorted; a row keeps the first
     /// `ROW_DEPENDENCIES` (`graph.json` has them all).
-    #[serde(
-        default,
-        deserialize_with = "optional_strings",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "optional_list", skip_serializing_if = "Option::is_none")]
     pub dependencies: Option<Vec<String>>,
     /// How many guids the asset references, when `dependencies` lists only the first ones.
     #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
     pub dependency_count: Option<usize>,
     /// What the asset is for: the tagger's, else the taxonomy's.
-    #[serde(
-        default,
-        deserialize_with = "optional_strings",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "optional_list", skip_serializing_if = "Option::is_none")]
     pub llm_use_cases: Option<Vec<String>>,
     /// A prefab's or scene's component classes, sorted.
-    #[serde(
-        default,
-        deserialize_with = "optional_strings",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "optional_list", skip_serializing_if = "Option::is_none")]
     pub component_types: Option<Vec<String>>,
     /// A material's saved properties (depth rich).
-    #[serde(
-        default,
-        deserialize_with = "optional_strings",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "optional_list", skip_serializing_if = "Option::is_none")]
     pub shader_props: Option<Vec<String>>,
     /// An animator controller's states, sorted.
-    #[serde(
-        default,
-        deserialize_with = "optional_strings",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "optional_list", skip_serializing_if = "Option::is_none")]
     pub animator_states: Option<Vec<String>>,
     /// GameObject names of a prefab or scene, sorted, at most 128.
-    #[serde(
-        default,
-        deserialize_with = "optional_strings",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "optional_list", skip_serializing_if = "Option::is_none")]
     pub child_names: Option<Vec<String>>,
     /// A prefab variant's parent prefab (guid).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -110,21 +88,13 @@ pub struct AssetRow {
     #[serde(default, deserialize_with = "optional_text", skip_serializing_if = "Option::is_none")]
     pub shader: Option<String>,
     /// Names of the textures a material uses.
-    #[serde(
-        default,
-        deserialize_with = "optional_strings",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "optional_list", skip_serializing_if = "Option::is_none")]
     pub textures: Option<Vec<String>>,
     /// A ScriptableObject asset's script class.
     #[serde(default, deserialize_with = "optional_text", skip_serializing_if = "Option::is_none")]
     pub script_class: Option<String>,
     /// `m_Script` guids that resolve to no script (`docs/indexing.md#content-facts`).
-    #[serde(
-        default,
-        deserialize_with = "optional_strings",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "optional_list", skip_serializing_if = "Option::is_none")]
     pub missing_scripts: Option<Vec<String>>,
 }
 
@@ -144,7 +114,7 @@ impl AssetRow {
     /// The row `depth` keeps: a scanned row holds its size, time, package
     /// and use cases at every depth, a minimal one none of them. (The
     /// content facts are read only at the depths that keep them.)
-    pub(crate) fn at_depth(mut self, depth: Depth) -> Self {
+    pub fn at_depth(mut self, depth: Depth) -> Self {
         if depth == Depth::Minimal {
             self.size = None;
             self.last_modified = None;
@@ -185,10 +155,10 @@ impl AssetRow {
         self
     }
 
-    /// What a model is shown of the row (the lines search hands a ranking
-    /// model): the words search reads, without the guid lists, size and
-    /// time that tell a model nothing and cost it tokens, nor any field
-    /// that is empty.
+    /// What a model is shown of the row, as search's stages pass rows on
+    /// (`IndexFiles::asset_lines`): the words search reads, without the
+    /// guid lists, size and time that tell a model nothing and cost it
+    /// tokens, nor any field that is empty.
     pub fn shown(&self) -> Shown<'_> {
         Shown(self)
     }
@@ -363,9 +333,9 @@ mod tests {
         );
         assert!(row.labels.is_empty() && row.name.is_empty());
         assert_eq!(
-            (row.size, row.dependency_count),
-            (None, None),
-            "a count of another kind is none"
+            (row.size, row.dependency_count, row.last_modified),
+            (None, None, None),
+            "a count or a time of another kind is none"
         );
     }
 

@@ -7,10 +7,10 @@
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-/// Every string of a value: a string, the strings of a list, the values
-/// of a map (and the keys whose value is `true`, as in `{"normal_map": true}`);
-/// numbers, `false` and null add nothing.
-pub(crate) fn strings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+/// A list of every string of a value: a string, the strings of a list, the
+/// values of a map (and the keys whose value is `true`, as in
+/// `{"normal_map": true}`); numbers, `false` and null add nothing.
+pub(crate) fn list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     let mut out = Vec::new();
     Collect {
         out: &mut out,
@@ -22,32 +22,53 @@ pub(crate) fn strings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D:
 
 /// The strings of a value, joined by spaces.
 pub(crate) fn text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    Ok(strings(d)?.join(" "))
+    Ok(joined(list(d)?))
 }
 
-/// [`strings`], `None` for null: a list the row leaves out is not one it holds empty.
-pub(crate) fn optional_strings<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
-    struct Strings(Vec<String>);
-    impl<'de> Deserialize<'de> for Strings {
+/// [`list`], `None` for null: a list the row leaves out is not one it holds empty.
+pub(crate) fn optional_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    struct List(Vec<String>);
+    impl<'de> Deserialize<'de> for List {
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            strings(d).map(Strings)
+            list(d).map(List)
         }
     }
-    Ok(Option::<Strings>::deserialize(d)?.map(|s| s.0))
+    Ok(Option::<List>::deserialize(d)?.map(|l| l.0))
 }
 
 /// [`text`], `None` for null.
 pub(crate) fn optional_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    Ok(optional_strings(d)?.map(|strings| strings.join(" ")))
+    Ok(optional_list(d)?.map(joined))
+}
+
+/// `strings` joined by spaces; the usual single string as it came, not
+/// copied again (search reads a summary and a time from every row).
+fn joined(strings: Vec<String>) -> String {
+    match <[String; 1]>::try_from(strings) {
+        Ok([one]) => one,
+        Err(strings) => strings.join(" "),
+    }
 }
 
 /// A count; `None` for a value of another kind (`"size": "2 MB"`), which
 /// a row may hold without being unreadable.
 pub(crate) fn count<'de, D: Deserializer<'de>, N: TryFrom<u64>>(d: D) -> Result<Option<N>, D::Error> {
-    Ok(d.deserialize_any(Count)?.and_then(|n| N::try_from(n).ok()))
+    Ok(match d.deserialize_any(ScalarVisitor)? {
+        Some(Scalar::Count(n)) => N::try_from(n).ok(),
+        _ => None,
+    })
 }
 
-/// Collects every string of a value as it is decoded (see [`strings`]).
+/// A string; `None` for a value of another kind (`"last_modified": 5`).
+/// Cheaper than [`optional_text`] for a field no reader looks into.
+pub(crate) fn string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match d.deserialize_any(ScalarVisitor)? {
+        Some(Scalar::Text(text)) => Some(text),
+        _ => None,
+    })
+}
+
+/// Collects every string of a value as it is decoded (see [`list`]).
 struct Collect<'a> {
     out: &'a mut Vec<String>,
     /// The map key this value belongs to: pushed when the value is `true`.
@@ -132,46 +153,56 @@ impl<'de> Visitor<'de> for Collect<'_> {
     }
 }
 
-/// A count, or `None` for any other value (see [`count`]).
-struct Count;
+/// What [`count`] and [`string`] take: one number or one string.
+enum Scalar {
+    Count(u64),
+    Text(String),
+}
 
-impl<'de> Visitor<'de> for Count {
-    type Value = Option<u64>;
+/// A [`Scalar`], or `None` for any other value.
+struct ScalarVisitor;
+
+impl<'de> Visitor<'de> for ScalarVisitor {
+    type Value = Option<Scalar>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("any value, a count read")
+        f.write_str("any value, a count or a string read")
     }
 
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Option<u64>, E> {
-        Ok(Some(v))
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(Some(Scalar::Count(v)))
     }
 
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Option<u64>, E> {
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Some(Scalar::Text(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Some(Scalar::Text(v)))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
         Ok(None)
     }
 
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Option<u64>, E> {
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
         Ok(None)
     }
 
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Option<u64>, E> {
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
         Ok(None)
     }
 
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Option<u64>, E> {
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
         Ok(None)
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<Option<u64>, E> {
-        Ok(None)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<u64>, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(None)
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<u64>, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(None)
     }
@@ -183,14 +214,16 @@ mod tests {
 
     #[derive(Deserialize)]
     struct Row {
-        #[serde(default, deserialize_with = "strings")]
+        #[serde(default, deserialize_with = "list")]
         list: Vec<String>,
         #[serde(default, deserialize_with = "text")]
         text: String,
-        #[serde(default, deserialize_with = "optional_strings")]
+        #[serde(default, deserialize_with = "optional_list")]
         maybe: Option<Vec<String>>,
         #[serde(default, deserialize_with = "count")]
         count: Option<usize>,
+        #[serde(default, deserialize_with = "string")]
+        string: Option<String>,
     }
 
     fn row(json: &str) -> Row {
@@ -198,7 +231,7 @@ mod tests {
     }
 
     #[test]
-    fn lists_texts_and_counts_take_any_shape() {
+    fn lists_texts_counts_and_strings_take_any_shape() {
         let r = row(r#"{"list":["a",["b"],{"c":true,"d":"e","f":false,"g":[true]},3,null],"text":["one","two"]}"#);
         assert_eq!(r.list, ["a", "b", "c", "e"], "a true inside a list names nothing");
         assert_eq!(r.text, "one two");
@@ -207,9 +240,14 @@ mod tests {
         assert_eq!(row(r#"{"maybe":[]}"#).maybe, Some(vec![]));
         assert_eq!(row(r#"{"maybe":"x"}"#).maybe, Some(vec!["x".to_owned()]));
         assert_eq!(row(r#"{"count":7}"#).count, Some(7));
+        assert_eq!(row(r#"{"string":"7"}"#).string.as_deref(), Some("7"));
         for other in [r#""7""#, "-1", "1.5", "true", "null", "[1,[2]]", r#"{"a":{"b":1}}"#] {
             let r: Row = serde_json::from_str(&format!(r#"{{"count":{other},"list":"after"}}"#)).unwrap();
             assert_eq!((r.count, r.list), (None, vec!["after".to_owned()]), "{other}");
+        }
+        for other in ["7", "true", "null", r#"["a","b"]"#, r#"{"a":"b"}"#] {
+            let r: Row = serde_json::from_str(&format!(r#"{{"string":{other},"list":"after"}}"#)).unwrap();
+            assert_eq!((r.string, r.list), (None, vec!["after".to_owned()]), "{other}");
         }
     }
 }

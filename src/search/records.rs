@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use crate::index::row::AssetRow;
-use crate::index::tolerant::{strings, text};
+use crate::index::tolerant::{list, text};
 
 /// A row given as its JSONL line or as an object; `None` when it does not
 /// decode (skipped, like a bad line of the index).
@@ -41,7 +41,7 @@ pub struct PackageRow {
     /// package's top themes, so search builds this from the asset rows
     /// (`super::load::IndexFiles::packages_with_vocabulary`) to choose a package
     /// by what it holds.
-    #[serde(default, deserialize_with = "strings", skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, deserialize_with = "list", skip_serializing_if = "Vec::is_empty")]
     pub(crate) asset_vocabulary: Vec<String>,
 }
 
