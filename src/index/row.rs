@@ -20,8 +20,8 @@ use super::tolerant::{count, list, optional_list, optional_text, string, text};
 /// string or a map and a text as a list (`super::tolerant`), a count or a
 /// time of another kind reads as none; a path outside `Assets/` and
 /// `Packages/` does not decode, so every reader skips that row like any
-/// bad row. As fast to read as search's own reader was: it is on the
-/// search path.
+/// bad row. About as fast to read as search's own reader was (it is on
+/// the search path).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AssetRow {
     /// The asset's guid, from its `.meta`.

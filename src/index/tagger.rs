@@ -74,7 +74,7 @@ const NOISE_WORDS: &[&str] = &[
 /// cases as hints, none of a row's tags, size, time or content facts. The
 /// tag stages read it back from that line (the builtin, `check_tags`,
 /// `checkpoint`), so it is a type of its own rather than a view of the
-/// row, made in one place ([`TagSubject::of`]). The builtin reads the same
+/// row, made in one place (`TagSubject::of`). The builtin reads the same
 /// lines, so it answers from what a model would have been shown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TagSubject {
