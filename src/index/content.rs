@@ -10,7 +10,8 @@ use std::path::Path;
 use super::data::IndexData;
 use super::meta::{meta_text, parse_meta};
 use super::open::{open_in_project, read_meta, Listed};
-use super::record::{Depth, Details, ScannedAsset};
+use super::record::Depth;
+use super::row::AssetRow;
 use super::unity_yaml::{YamlFacts, MAX_NAMES};
 
 const MONO_BEHAVIOUR: u32 = 114;
@@ -30,20 +31,31 @@ const BUILTIN_SHADERS: [(&str, &str); 2] = [("46", "Standard"), ("45", "Standard
 /// How much of a `.shader` file is read for its `Shader "Name"` line.
 const SHADER_HEAD: usize = 16 * 1024;
 
-/// Every asset of the project by guid, the scripts Unity keeps outside it,
-/// and the shader names materials need: what turns a file's guids into names.
-pub(super) struct Lookup<'a> {
-    assets: HashMap<&'a str, &'a ScannedAsset>,
+/// What turns the guids of an asset's YAML into names: the project's
+/// assets that some YAML names, the scripts Unity keeps outside the
+/// project, and the shader names materials need. It keeps its own copy of
+/// what it needs of the assets (the few that are named), so the facts it
+/// finds go straight into the rows it was made from.
+pub(super) struct Lookup {
+    /// The project's assets some YAML references (scripts, script files,
+    /// textures), by guid.
+    named: HashMap<String, Named>,
     /// Script guid → class, for the scripts of `Library/PackageCache`.
     cached_scripts: HashMap<String, String>,
     /// Whether every script the project can use is visible here, so an
     /// unresolved script guid is really missing (see [`Lookup::new`]).
     scripts_all_known: bool,
     /// Shader guid → its name, for the shaders materials use.
-    shader_names: HashMap<&'a str, String>,
+    shader_names: HashMap<String, String>,
 }
 
-impl<'a> Lookup<'a> {
+/// An asset of the project as another asset's YAML names it.
+struct Named {
+    name: String,
+    is_script: bool,
+}
+
+impl Lookup {
     /// `parsed`: every asset the scan kept, with its YAML facts if read.
     ///
     /// The missing-script rule: a MonoBehaviour's script counts as missing
@@ -58,11 +70,10 @@ impl<'a> Lookup<'a> {
         project: &Path,
         data: &IndexData,
         depth: Depth,
-        parsed: &[(&'a ScannedAsset, Option<&'a YamlFacts>)],
+        parsed: &[(&AssetRow, Option<&YamlFacts>)],
     ) -> Self {
-        let assets: HashMap<&str, &ScannedAsset> = parsed.iter().map(|(a, _)| (a.guid.as_str(), *a)).collect();
         let mut lookup = Self {
-            assets,
+            named: HashMap::new(),
             cached_scripts: HashMap::new(),
             scripts_all_known: false,
             shader_names: HashMap::new(),
@@ -70,9 +81,23 @@ impl<'a> Lookup<'a> {
         if depth == Depth::Minimal {
             return lookup;
         }
-        let unresolved = parsed
-            .iter()
-            .filter_map(|(_, yaml)| *yaml)
+        let assets: HashMap<&str, &AssetRow> = parsed.iter().map(|(row, _)| (row.guid.as_str(), *row)).collect();
+        let yamls = || parsed.iter().filter_map(|(_, yaml)| *yaml);
+        let named_guids = yamls().flat_map(|y| {
+            (y.script_guids.iter().chain(&y.script_file_guids))
+                .chain(&y.main_script_guid)
+                .chain(&y.texture_guids)
+        });
+        for guid in named_guids {
+            if let Some(row) = assets.get(guid.as_str()).filter(|_| !lookup.named.contains_key(guid)) {
+                let named = Named {
+                    name: row.name.clone(),
+                    is_script: row.asset_type == "MonoScript",
+                };
+                lookup.named.insert(guid.clone(), named);
+            }
+        }
+        let unresolved = yamls()
             .flat_map(|y| &y.script_guids)
             .any(|guid| lookup.script_class(guid).is_none());
         let cache = project.join(PACKAGE_CACHE);
@@ -80,14 +105,13 @@ impl<'a> Lookup<'a> {
         if unresolved && lookup.scripts_all_known {
             lookup.cached_scripts = cached_scripts(&cache, data);
         }
-        let shaders: BTreeSet<&str> = parsed
-            .iter()
-            .filter_map(|(_, yaml)| yaml.and_then(|y| y.shader.as_ref()))
+        let shaders: BTreeSet<&str> = yamls()
+            .filter_map(|y| y.shader.as_ref())
             .map(|(_, guid)| guid.as_str())
             .collect();
         for guid in shaders {
-            if let Some(asset) = lookup.assets.get(guid) {
-                lookup.shader_names.insert(guid, shader_name(project, asset));
+            if let Some(row) = assets.get(guid) {
+                lookup.shader_names.insert(guid.to_owned(), shader_name(project, row));
             }
         }
         lookup
@@ -97,19 +121,19 @@ impl<'a> Lookup<'a> {
     /// package cache, by its file name (Unity requires a MonoBehaviour's
     /// class to be named after its file).
     fn script_class(&self, guid: &str) -> Option<&str> {
-        match self.assets.get(guid) {
-            Some(asset) if asset.asset_type == "MonoScript" => Some(asset.name.as_str()),
+        match self.named.get(guid) {
+            Some(named) if named.is_script => Some(named.name.as_str()),
             Some(_) => None,
             None => self.cached_scripts.get(guid).map(String::as_str),
         }
     }
 
     fn is_missing_script(&self, guid: &str) -> bool {
-        self.scripts_all_known && !self.assets.contains_key(guid) && !self.cached_scripts.contains_key(guid)
+        self.scripts_all_known && !self.named.contains_key(guid) && !self.cached_scripts.contains_key(guid)
     }
 
     fn name_of(&self, guid: &str) -> Option<&str> {
-        self.assets.get(guid).map(|a| a.name.as_str())
+        self.named.get(guid).map(|named| named.name.as_str())
     }
 
     fn shader(&self, (file_id, guid): &(String, String)) -> Option<String> {
@@ -123,47 +147,39 @@ impl<'a> Lookup<'a> {
     }
 }
 
-/// Normal/rich extras of one asset; `None` at minimal depth.
-pub(super) fn details(
-    data: &IndexData,
-    depth: Depth,
-    asset: &ScannedAsset,
-    yaml: Option<&YamlFacts>,
-    lookup: &Lookup,
-) -> Option<Details> {
+/// Writes the content facts of one asset into its row: from `normal` up,
+/// its references (none without YAML) and what its YAML says for its type;
+/// nothing at `minimal`.
+pub(super) fn add_facts(data: &IndexData, depth: Depth, row: &mut AssetRow, yaml: Option<&YamlFacts>, lookup: &Lookup) {
     if depth == Depth::Minimal {
-        return None;
+        return;
     }
-    let mut details = Details::default();
-    let Some(yaml) = yaml else { return Some(details) };
-    details.dependencies = yaml.guids.iter().filter(|g| **g != asset.guid).cloned().collect();
+    let Some(yaml) = yaml else {
+        row.dependencies = Some(Vec::new());
+        return;
+    };
+    row.dependencies = Some(yaml.guids.iter().filter(|g| **g != row.guid).cloned().collect());
     let names = |set: &BTreeSet<String>| Some(set.iter().cloned().collect::<Vec<_>>()).filter(|v| !v.is_empty());
-    match asset.asset_type.as_str() {
+    match row.asset_type.as_str() {
         "Prefab" | "Scene" => {
-            details.component_types = Some(component_types(data, yaml, lookup)).filter(|v| !v.is_empty());
-            let children: Vec<String> = yaml
-                .object_names
-                .iter()
-                .filter(|n| **n != asset.name)
-                .cloned()
-                .collect();
-            details.child_names = Some(children).filter(|v| !v.is_empty());
-            if asset.asset_type == "Prefab" {
-                details.variant_of = yaml.root_instance_source.clone();
+            row.component_types = Some(component_types(data, yaml, lookup)).filter(|v| !v.is_empty());
+            let children: Vec<String> = yaml.object_names.iter().filter(|n| **n != row.name).cloned().collect();
+            row.child_names = Some(children).filter(|v| !v.is_empty());
+            if row.asset_type == "Prefab" {
+                row.variant_of = yaml.root_instance_source.clone();
             }
         }
         "Material" => {
-            details.shader = yaml.shader.as_ref().and_then(|s| lookup.shader(s));
+            row.shader = yaml.shader.as_ref().and_then(|s| lookup.shader(s));
             let textures: BTreeSet<&str> = yaml.texture_guids.iter().filter_map(|g| lookup.name_of(g)).collect();
-            details.textures =
-                Some(textures.into_iter().map(str::to_owned).collect()).filter(|v: &Vec<_>| !v.is_empty());
+            row.textures = Some(textures.into_iter().map(str::to_owned).collect()).filter(|v: &Vec<_>| !v.is_empty());
             if depth >= Depth::Rich {
-                details.shader_props = names(&yaml.shader_props);
+                row.shader_props = names(&yaml.shader_props);
             }
         }
-        "AnimatorController" => details.animator_states = names(&yaml.animator_states),
+        "AnimatorController" => row.animator_states = names(&yaml.animator_states),
         "ScriptableObject" => {
-            details.script_class = yaml
+            row.script_class = yaml
                 .main_script_guid
                 .as_deref()
                 .and_then(|g| lookup.script_class(g))
@@ -177,8 +193,7 @@ pub(super) fn details(
         .filter(|g| lookup.is_missing_script(g))
         .cloned()
         .collect();
-    details.missing_scripts = Some(missing).filter(|v| !v.is_empty());
-    Some(details)
+    row.missing_scripts = Some(missing).filter(|v| !v.is_empty());
 }
 
 /// Component class names of a prefab or scene; MonoBehaviours by their
@@ -209,7 +224,7 @@ fn component_types(data: &IndexData, yaml: &YamlFacts, lookup: &Lookup) -> Vec<S
 
 /// A shader asset's name: its `Shader "Name"` line when it is a `.shader`
 /// file that has one near the top, else its file name.
-fn shader_name(project: &Path, asset: &ScannedAsset) -> String {
+fn shader_name(project: &Path, asset: &AssetRow) -> String {
     use std::io::Read as _;
     let declared = || {
         if !asset.path.to_ascii_lowercase().ends_with(".shader") {

@@ -6,7 +6,8 @@ use std::fs;
 use std::path::Path;
 
 use super::data::embedded;
-use super::record::{Depth, Details, ScannedAsset};
+use super::record::{Depth, ScannedAsset};
+use super::row::AssetRow;
 use super::scan::{self, ScanOptions};
 use engine::io::Limits;
 
@@ -151,12 +152,8 @@ fn scan(root: &Path, depth: Depth) -> Vec<ScannedAsset> {
         .assets
 }
 
-fn details(assets: &[ScannedAsset], guid: &str) -> Details {
-    let asset = assets.iter().find(|a| a.guid == guid).unwrap();
-    asset
-        .details
-        .clone()
-        .unwrap_or_else(|| panic!("{} has no details", asset.path))
+fn row(assets: &[ScannedAsset], guid: &str) -> AssetRow {
+    assets.iter().find(|a| a.row.guid == guid).unwrap().row.clone()
 }
 
 #[test]
@@ -169,7 +166,7 @@ fn prefabs_and_scenes_hold_components_children_and_the_variant_parent() {
     let dir = tempfile::tempdir().unwrap();
     project(dir.path());
     let assets = scan(dir.path(), Depth::Normal);
-    let door = details(&assets, DOOR);
+    let door = row(&assets, DOOR);
     assert_eq!(
         door.component_types.unwrap(),
         ["BoxCollider", "LockedDoor", "MonoBehaviour", "Transform"],
@@ -177,10 +174,10 @@ fn prefabs_and_scenes_hold_components_children_and_the_variant_parent() {
     );
     assert_eq!(door.child_names.unwrap(), ["Door_Lock"], "the root is the row's name");
     assert_eq!(door.variant_of, None);
-    let variant = details(&assets, DOOR_VARIANT);
+    let variant = row(&assets, DOOR_VARIANT);
     assert_eq!(variant.variant_of.as_deref(), Some(DOOR));
     assert_eq!(variant.child_names, None, "its own name only");
-    let level = details(&assets, LEVEL);
+    let level = row(&assets, LEVEL);
     assert_eq!(
         level.component_types.unwrap(),
         ["Light", "LockedDoor"],
@@ -194,7 +191,7 @@ fn materials_controllers_and_scriptable_objects() {
     let dir = tempfile::tempdir().unwrap();
     project(dir.path());
     let assets = scan(dir.path(), Depth::Normal);
-    let moss = details(&assets, MOSS_MAT);
+    let moss = row(&assets, MOSS_MAT);
     assert_eq!(
         moss.shader.as_deref(),
         Some("Custom/Moss Rock"),
@@ -202,19 +199,15 @@ fn materials_controllers_and_scriptable_objects() {
     );
     assert_eq!(moss.textures.unwrap(), ["Moss_Albedo"]);
     assert_eq!(moss.shader_props, None, "properties are rich depth");
-    assert_eq!(details(&assets, PLAIN_MAT).shader.as_deref(), Some("Standard"));
-    assert_eq!(
-        details(&assets, CONTROLLER).animator_states.unwrap(),
-        ["Alert", "Patrol"]
-    );
-    let sword = assets.iter().find(|a| a.guid == SWORD).unwrap();
-    assert_eq!(sword.asset_type, "ScriptableObject");
-    assert_eq!(details(&assets, SWORD).script_class.as_deref(), Some("WeaponData"));
+    assert_eq!(row(&assets, PLAIN_MAT).shader.as_deref(), Some("Standard"));
+    assert_eq!(row(&assets, CONTROLLER).animator_states.unwrap(), ["Alert", "Patrol"]);
+    assert_eq!(row(&assets, SWORD).asset_type, "ScriptableObject");
+    assert_eq!(row(&assets, SWORD).script_class.as_deref(), Some("WeaponData"));
 
     // A shader file without a name line is known by its file name.
     write(dir.path(), "Assets/Shaders/Moss.shader", "");
     let assets = scan(dir.path(), Depth::Normal);
-    assert_eq!(details(&assets, MOSS_MAT).shader.as_deref(), Some("Moss"));
+    assert_eq!(row(&assets, MOSS_MAT).shader.as_deref(), Some("Moss"));
 }
 
 #[test]
@@ -223,7 +216,7 @@ fn missing_scripts_only_when_the_package_cache_is_there() {
     project(dir.path());
     let assets = scan(dir.path(), Depth::Normal);
     assert_eq!(
-        details(&assets, DOOR).missing_scripts,
+        row(&assets, DOOR).missing_scripts,
         None,
         "packages unresolved: the project cannot know"
     );
@@ -234,14 +227,14 @@ fn missing_scripts_only_when_the_package_cache_is_there() {
         &format!("fileFormatVersion: 2\nguid: {CACHED_CS}\nMonoImporter:\n"),
     );
     let assets = scan(dir.path(), Depth::Normal);
-    let door = details(&assets, DOOR);
+    let door = row(&assets, DOOR);
     assert_eq!(
         door.missing_scripts.unwrap(),
         [GONE_CS],
         "the cached script is found, the DLL class is never called missing"
     );
     assert!(door.component_types.unwrap().contains(&"DoorSensor".to_owned()));
-    assert!(details(&assets, LEVEL).missing_scripts.is_none());
+    assert!(row(&assets, LEVEL).missing_scripts.is_none());
 
     // A package added to the cache is a change the fingerprint sees.
     let fingerprint = |root: &Path| {
@@ -259,9 +252,8 @@ fn minimal_rows_hold_only_the_old_fields() {
     let dir = tempfile::tempdir().unwrap();
     project(dir.path());
     let assets = scan(dir.path(), Depth::Minimal);
-    assert!(assets.iter().all(|a| a.details.is_none()));
-    let door = assets.iter().find(|a| a.guid == DOOR).unwrap();
-    let keys: Vec<String> = serde_json::to_value(door)
+    assert!(assets.iter().all(|a| a.row.dependencies.is_none()));
+    let keys: Vec<String> = serde_json::to_value(row(&assets, DOOR))
         .unwrap()
         .as_object()
         .unwrap()
@@ -273,7 +265,7 @@ fn minimal_rows_hold_only_the_old_fields() {
         "child_names",
         "variant_of",
         "missing_scripts",
-        "details",
+        "dependencies",
     ] {
         assert!(!keys.contains(&key.to_owned()), "{key} in a minimal row: {keys:?}");
     }

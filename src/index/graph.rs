@@ -20,7 +20,7 @@ use anyhow::Context as _;
 use engine::io::Limits;
 use serde::{Deserialize, Serialize};
 
-use super::record::AssetRecord;
+use super::row::AssetRow;
 use super::store;
 
 pub(crate) const GRAPH_FILE: &str = "graph.json";
@@ -33,7 +33,7 @@ pub struct Node {
     /// The asset's guid.
     pub guid: String,
     /// A graph that names a path outside the project does not load (it is rebuilt).
-    #[serde(deserialize_with = "super::record::project_path")]
+    #[serde(deserialize_with = "super::row::project_path")]
     pub path: String,
     /// The asset's Unity type.
     #[serde(rename = "type")]
@@ -88,7 +88,7 @@ pub struct ReferenceGraph {
 
 impl ReferenceGraph {
     /// The graph of `rows` (in any order; nodes come out sorted by guid).
-    pub(crate) fn from_records(rows: &[AssetRecord]) -> Self {
+    pub(crate) fn from_records(rows: &[AssetRow]) -> Self {
         Self::from_nodes(nodes_of(rows))
     }
 
@@ -145,8 +145,8 @@ impl ReferenceGraph {
 
 /// The nodes of `rows` (in any order), sorted by guid: what `graph.json`
 /// holds, without the lookups a loaded graph builds.
-pub(crate) fn nodes_of(rows: &[AssetRecord]) -> Vec<Node> {
-    let mut sorted: Vec<&AssetRecord> = rows.iter().collect();
+pub(crate) fn nodes_of(rows: &[AssetRow]) -> Vec<Node> {
+    let mut sorted: Vec<&AssetRow> = rows.iter().collect();
     sorted.sort_unstable_by(|a, b| a.guid.cmp(&b.guid));
     sorted.dedup_by(|a, b| a.guid == b.guid);
     let nodes = NodeMaker::new(sorted.iter().map(|r| r.guid.as_str()));
@@ -168,7 +168,7 @@ impl<'a> NodeMaker<'a> {
     }
 
     /// The node of `row`; its references to rows not given are `missing`.
-    pub fn node(&self, row: &AssetRecord) -> Node {
+    pub fn node(&self, row: &AssetRow) -> Node {
         let mut uses = vec![];
         let mut missing = vec![];
         for guid in row.dependencies.iter().flatten() {
@@ -302,7 +302,7 @@ mod tests {
 
     /// A row as `assets.jsonl` holds it (through serde, so fields added
     /// to the row later need no change here).
-    fn row(guid: &str, deps: &[&str]) -> AssetRecord {
+    fn row(guid: &str, deps: &[&str]) -> AssetRow {
         serde_json::from_value(serde_json::json!({
             "guid": guid, "path": format!("Assets/{guid}.asset"), "name": guid, "type": "Prefab",
             "labels": [], "llm_tags": [], "llm_summary": "", "dependencies": deps,

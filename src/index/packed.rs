@@ -94,11 +94,16 @@ impl Text {
     /// The guid of the asset on `line`, without decoding the rest.
     pub fn guid(line: &str) -> serde_json::Result<std::borrow::Cow<'_, str>> {
         #[derive(Deserialize)]
+        struct Asset<'a> {
+            #[serde(borrow)]
+            row: Guid<'a>,
+        }
+        #[derive(Deserialize)]
         struct Guid<'a> {
             #[serde(borrow)]
             guid: std::borrow::Cow<'a, str>,
         }
-        serde_json::from_str::<Guid>(line).map(|g| g.guid)
+        serde_json::from_str::<Asset>(line).map(|a| a.row.guid)
     }
 
     pub fn decode(line: &str) -> serde_json::Result<ScannedAsset> {
@@ -199,10 +204,12 @@ mod tests {
 
     fn asset(guid: &str) -> ScannedAsset {
         serde_json::from_value(json!({
-            "guid": guid, "path": format!("Assets/{guid}.prefab"), "name": guid, "type": "Prefab",
-            "labels": [], "package_id": "project", "signature": "1:2:3:4", "size": 2,
-            "last_modified": "2026-12-02T00:00:00Z",
-            "details": {"dependencies": ["b"]}
+            "row": {
+                "guid": guid, "path": format!("Assets/{guid}.prefab"), "name": guid, "type": "Prefab",
+                "labels": [], "package_id": "project", "size": 2, "last_modified": "2026-12-02T00:00:00Z",
+                "dependencies": ["b"]
+            },
+            "signature": "1:2:3:4"
         }))
         .unwrap()
     }
@@ -260,8 +267,8 @@ mod tests {
             let text: Text = serde_json::from_value(value).unwrap();
             let lines = text.lines();
             assert_eq!(lines.len(), 2);
-            assert_eq!(Text::guid(lines[1]).unwrap(), assets[1].guid);
-            assert_eq!(Text::decode(lines[0]).unwrap().path, assets[0].path);
+            assert_eq!(Text::guid(lines[1]).unwrap(), assets[1].row.guid);
+            assert_eq!(Text::decode(lines[0]).unwrap().row.path, assets[0].row.path);
         }
     }
 }

@@ -23,7 +23,8 @@ use super::labels::{merge_labels, CuratedLabels};
 use super::meta::{meta_text, parse_meta, Meta};
 use super::open::{open_in_project, read_meta, read_to_limit, Listed, ASSET_TEXT_LIMIT};
 use super::packages::{self, PackageRoot};
-use super::record::{Depth, Details, ScannedAsset};
+use super::record::{Depth, ScannedAsset};
+use super::row::AssetRow;
 use super::unity_yaml::{self, YamlFacts};
 use super::walk::{mtime_nanos, on_io_threads, tree_digest, walk, Entry, Walked};
 use super::watch::Epoch;
@@ -206,26 +207,26 @@ pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOpt
     let mut duplicate = vec![false; results.len()];
     for (result, duplicate) in results.iter().zip(&mut duplicate) {
         let Ok(p) = result else { continue };
-        match first_of.entry(&p.asset.guid) {
+        match first_of.entry(&p.asset.row.guid) {
             Slot::Occupied(first) => {
                 *duplicate = true;
                 warnings.push(warning(
                     WarningKind::DuplicateGuid,
-                    &p.asset.path,
+                    &p.asset.row.path,
                     &format!(
                         "guid {} is already used by {}; kept that one",
-                        p.asset.guid,
+                        p.asset.row.guid,
                         first.get()
                     ),
                 ));
             }
             Slot::Vacant(slot) => {
-                slot.insert(&p.asset.path);
+                slot.insert(&p.asset.row.path);
             }
         }
     }
     drop(first_of);
-    let parsed: Vec<Parsed> = results
+    let mut parsed: Vec<Parsed> = results
         .into_iter()
         .zip(duplicate)
         .filter_map(|(result, duplicate)| match result {
@@ -237,26 +238,26 @@ pub fn scan(project: &Path, limits: &Limits, data: &IndexData, options: &ScanOpt
         })
         .collect();
 
-    let with_yaml: Vec<(&ScannedAsset, Option<&YamlFacts>)> =
-        parsed.iter().map(|p| (&p.asset, p.yaml.as_ref())).collect();
-    let lookup = Lookup::new(project, data, options.index_depth, &with_yaml);
-    let details: Vec<Option<Details>> = with_yaml
-        .iter()
-        .map(|(asset, yaml)| content::details(data, options.index_depth, asset, *yaml, &lookup))
-        .collect();
+    let lookup = {
+        let with_yaml: Vec<(&AssetRow, Option<&YamlFacts>)> =
+            parsed.iter().map(|p| (&p.asset.row, p.yaml.as_ref())).collect();
+        Lookup::new(project, data, options.index_depth, &with_yaml)
+    };
+    for p in &mut parsed {
+        content::add_facts(data, options.index_depth, &mut p.asset.row, p.yaml.as_ref(), &lookup);
+    }
     drop(lookup);
 
     let roots: BTreeSet<PackageRoot> = parsed
         .iter()
-        .map(|p| packages::package_of(&p.asset.path, &markers, &data.conventions))
+        .map(|p| packages::package_of(&p.asset.row.path, &markers, &data.conventions))
         .collect();
     let ids = packages::package_ids(&roots);
     let assets: Vec<ScannedAsset> = parsed
         .into_iter()
-        .zip(details)
-        .map(|(p, details)| ScannedAsset { details, ..p.asset })
+        .map(|p| p.asset)
         .map(|mut a| {
-            a.package_id = ids[&a.package_id].clone();
+            a.row.package_id = Some(ids[a.package_id()].clone());
             a
         })
         .collect();
@@ -418,15 +419,20 @@ impl ParseContext<'_> {
         let package = packages::package_of(path, self.markers, &self.data.conventions);
 
         let asset = ScannedAsset {
-            guid: meta.guid.clone(),
-            path: path.to_owned(),
-            name,
-            asset_type,
-            type_subtype,
-            filename_signals,
-            labels: merge_labels(self.curated.for_path(path), &meta.labels),
-            package_id: package.root,
-            use_cases,
+            row: AssetRow {
+                guid: meta.guid.clone(),
+                path: path.to_owned(),
+                name,
+                asset_type,
+                type_subtype,
+                filename_signals,
+                labels: merge_labels(self.curated.for_path(path), &meta.labels),
+                size: Some(asset_len),
+                last_modified: Some(rfc3339_seconds(asset_mtime)),
+                package_id: Some(package.root),
+                llm_use_cases: Some(use_cases),
+                ..AssetRow::default()
+            },
             signature: format!(
                 "{}:{}:{}:{}",
                 asset_mtime,
@@ -434,9 +440,6 @@ impl ParseContext<'_> {
                 mtime_nanos(&meta_stat),
                 meta_stat.len()
             ),
-            size: asset_len,
-            last_modified: rfc3339_seconds(asset_mtime),
-            details: None,
         };
         Ok(Parsed { asset, yaml })
     }

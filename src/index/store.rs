@@ -27,7 +27,8 @@ use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use super::record::{AssetRecord, Depth, PackageRecord};
+use super::record::{Depth, PackageRecord};
+use super::row::AssetRow;
 
 /// The project's index folder, relative to its root.
 pub const INDEX_DIR: &str = ".claude/unity-asset-index";
@@ -237,7 +238,7 @@ fn parse_version(version: &str) -> Option<(u64, u64)> {
 /// The rows of the previous `assets.jsonl`. Rows that cannot be read are
 /// absent, and so is the whole file when it cannot be read: their assets are
 /// tagged again, so a corrupt index never stops the run that replaces it.
-pub(crate) fn read_assets(project: &Path, limits: &Limits) -> Vec<AssetRecord> {
+pub(crate) fn read_assets(project: &Path, limits: &Limits) -> Vec<AssetRow> {
     read_jsonl(&index_dir(project).join(ASSETS_FILE), limits, Unreadable::Warn)
 }
 

@@ -4,10 +4,12 @@
 //! stage and the fallback for rows a model got wrong, so no asset is ever
 //! left untagged.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::classify::{folder_segments, name_words};
-use super::record::{Depth, TagRow};
+use super::record::{Depth, ScannedAsset, TagRow};
 
 /// At most this many tags per asset: enough to search by, few enough to read.
 const MAX_TAGS: usize = 12;
@@ -65,11 +67,15 @@ const NOISE_WORDS: &[&str] = &[
 ];
 
 /// What a tagger (builtin or model) is told about one asset: one line of
-/// the tag prompt (`prompts/index/tag.j2` prints it as it is), so it is its
-/// own type rather than the scanned asset: the facts a model may tag from,
-/// the package by its name rather than its id, none of the signature, size
-/// or content facts. The builtin reads the same lines, so it answers from
-/// what a model would have been shown.
+/// the tag prompt (`prompts/index/tag.j2` prints it as it is). The one type
+/// beside [`AssetRow`](super::row::AssetRow) that spells an asset's
+/// columns, because it is another line: the facts a model may tag from,
+/// the package by its display name rather than its id, the taxonomy's use
+/// cases as hints, none of a row's tags, size, time or content facts. The
+/// tag stages read it back from that line (the builtin, `check_tags`,
+/// `checkpoint`), so it is a type of its own rather than a view of the
+/// row, made in one place (`TagSubject::of`). The builtin reads the same
+/// lines, so it answers from what a model would have been shown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TagSubject {
     /// The asset's guid.
@@ -93,6 +99,26 @@ pub struct TagSubject {
     /// Use cases the taxonomy suggests (asked for at depth normal/rich).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) use_cases: Vec<String>,
+}
+
+impl TagSubject {
+    /// What a tagger is told of `asset`; `package_names`: each package's
+    /// display name by its id.
+    pub(crate) fn of(asset: &ScannedAsset, package_names: &HashMap<&str, &str>) -> Self {
+        let row = &asset.row;
+        let package = asset.package_id();
+        Self {
+            guid: row.guid.clone(),
+            path: row.path.clone(),
+            name: row.name.clone(),
+            asset_type: row.asset_type.clone(),
+            type_subtype: row.type_subtype.clone(),
+            filename_signals: row.filename_signals.clone(),
+            labels: row.labels.clone(),
+            package: package_names.get(package).copied().unwrap_or(package).to_owned(),
+            use_cases: row.llm_use_cases.clone().unwrap_or_default(),
+        }
+    }
 }
 
 /// One batch to tag: the `with:` of the tag stage.

@@ -5,7 +5,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::data::embedded;
-use super::record::{AssetRecord, Depth, PackageRecord};
+use super::record::{Depth, PackageRecord};
+use super::row::AssetRow;
 use super::run::{self, Finalized, Plan};
 use super::scan::{self, ScanOptions, ScanResult, WarningKind};
 use super::store::{self, index_freshness, TaggedBy};
@@ -208,7 +209,7 @@ fn index_file(project: &Path, name: &str) -> PathBuf {
     store::index_dir(project).join(name)
 }
 
-fn rows(project: &Path) -> Vec<AssetRecord> {
+fn rows(project: &Path) -> Vec<AssetRow> {
     fs::read_to_string(index_file(project, store::ASSETS_FILE))
         .unwrap()
         .lines()
@@ -221,7 +222,7 @@ fn scan_pairs_classifies_and_reports_edge_cases() {
     let dir = tempfile::tempdir().unwrap();
     fixture(dir.path());
     let result = scan(dir.path(), Depth::Minimal);
-    let paths: Vec<&str> = result.assets.iter().map(|a| a.path.as_str()).collect();
+    let paths: Vec<&str> = result.assets.iter().map(|a| a.row.path.as_str()).collect();
     assert_eq!(paths.len(), 8, "{paths:?}");
     assert!(!paths
         .iter()
@@ -240,7 +241,7 @@ fn scan_pairs_classifies_and_reports_edge_cases() {
             (WarningKind::BadMeta, "Assets/Bad.txt.meta"),
         ]
     );
-    let by_guid = |g: &str| result.assets.iter().find(|a| a.guid == g).unwrap();
+    let by_guid = |g: &str| &result.assets.iter().find(|a| a.row.guid == g).unwrap().row;
     assert_eq!(by_guid(ZOMBIE).path, "Assets/ZombieKit/Copy/Zombie_Walker.prefab");
     let button = by_guid(BUTTON);
     assert_eq!(
@@ -338,10 +339,10 @@ fn same_project_in_two_places_gives_the_same_bytes() {
     index(a.path(), Depth::Rich, false);
     index(b.path(), Depth::Rich, false);
     // Rich rows carry mtimes; align them by comparing everything else.
-    let strip = |p: &Path| -> Vec<AssetRecord> {
+    let strip = |p: &Path| -> Vec<AssetRow> {
         rows(p)
             .into_iter()
-            .map(|r| AssetRecord {
+            .map(|r| AssetRow {
                 last_modified: None,
                 ..r
             })
@@ -609,7 +610,7 @@ fn rows_appended_but_not_recorded_are_resumed_once() {
         .map(|row| row.tags.guid)
         .collect();
     guids.sort_unstable();
-    let mut scanned: Vec<String> = scan2.assets.iter().map(|a| a.guid.clone()).collect();
+    let mut scanned: Vec<String> = scan2.assets.iter().map(|a| a.row.guid.clone()).collect();
     scanned.sort_unstable();
     assert_eq!(guids, scanned, "one partial row per asset");
 

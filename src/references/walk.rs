@@ -205,9 +205,9 @@ pub fn pulls_in(graph: &ReferenceGraph, start: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::record::AssetRecord;
+    use crate::index::row::AssetRow;
 
-    fn row(guid: &str, path: &str, kind: &str, deps: &[&str]) -> AssetRecord {
+    fn row(guid: &str, path: &str, kind: &str, deps: &[&str]) -> AssetRow {
         serde_json::from_value(json!({
             "guid": guid, "path": path, "name": guid, "type": kind,
             "labels": [], "llm_tags": [], "llm_summary": "", "dependencies": deps,

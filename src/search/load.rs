@@ -111,9 +111,9 @@ impl IndexFiles {
     /// Asset rows as JSONL lines holding what search reads: all of them, or,
     /// when `packages` is given, the decodable rows of those packages. A
     /// minimal-depth row holds nothing else, so its line is passed on unread;
-    /// a deeper row is written back as an [`AssetRow`], without the fields
-    /// search never reads (dependencies, size, times) that would only cost a
-    /// model tokens.
+    /// a deeper row is written back as a model is shown it
+    /// ([`AssetRow::shown`]), without the fields search never reads
+    /// (dependencies, size, times) that would only cost a model tokens.
     pub fn asset_lines(&self, packages: Option<&HashSet<String>>) -> anyhow::Result<Vec<String>> {
         let verbatim = self.manifest_field("schema_tier").is_none_or(|tier| tier == "minimal");
         if verbatim && packages.is_none() && self.filters.is_empty() {
@@ -132,7 +132,7 @@ impl IndexFiles {
             out.push(if verbatim {
                 line.to_owned()
             } else {
-                serde_json::to_string(&row)?
+                serde_json::to_string(&row.shown())?
             });
             Ok(())
         })?;

@@ -188,7 +188,7 @@ pub fn require_indexed(index: &super::load::IndexFiles, out: PickOutcome) -> any
     let guid = row.picked_guid.as_str();
     let refusal = match index.indexed_paths(&std::collections::HashSet::from([guid]))?.get(guid) {
         // Every reader of the index skips a row outside the project
-        // (`index::record::project_path`), so an indexed path is inside it.
+        // (`index::row::project_path`), so an indexed path is inside it.
         Some(indexed) if indexed == path => return Ok(out),
         Some(indexed) => format!("candidate {guid} names path `{path}`, not its indexed path `{indexed}`"),
         None => format!("candidate {guid} is not in the index"),

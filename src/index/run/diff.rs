@@ -47,23 +47,23 @@ pub fn diff(project: &Path, limits: &Limits, scan: &ScanResult, force: bool) -> 
         full_reason,
         ..Diff::default()
     };
-    let current: HashSet<&str> = scan.assets.iter().map(|a| a.guid.as_str()).collect();
+    let current: HashSet<&str> = scan.assets.iter().map(|a| a.row.guid.as_str()).collect();
     // An asset whose row cannot be read (a corrupt `assets.jsonl`) is tagged again.
     let readable = match diff.full_reason {
         None => store::indexed_guids(project, limits),
         Some(_) => HashSet::new(),
     };
     for asset in &scan.assets {
-        match signatures.get(&asset.guid) {
+        match signatures.get(&asset.row.guid) {
             None => diff.added += 1,
             Some(sig) if *sig != asset.signature => diff.modified += 1,
-            Some(_) if diff.full_reason.is_none() && readable.contains(&asset.guid) => {
+            Some(_) if diff.full_reason.is_none() && readable.contains(&asset.row.guid) => {
                 diff.unchanged += 1;
                 continue;
             }
             Some(_) => diff.modified += 1,
         }
-        diff.changed.push(asset.guid.clone());
+        diff.changed.push(asset.row.guid.clone());
     }
     diff.removed = signatures
         .into_keys()

@@ -14,14 +14,14 @@ use time::OffsetDateTime;
 
 use super::checkpoint::forget_finished_batches;
 use super::diff::Diff;
-use super::plan::tag_subject;
 use crate::index::graph;
 use crate::index::labels::tags_without_labels;
 use crate::index::packed;
-use crate::index::record::{AssetRecord, Depth, PackageRecord, ScannedAsset, TagRow};
+use crate::index::record::{Depth, PackageRecord, ScannedAsset, TagRow};
+use crate::index::row::AssetRow;
 use crate::index::scan::{warning_counts, PackageInfo, Tree, Warning, WarningKind};
 use crate::index::store::{self, LastScan, State, TaggedBy};
-use crate::index::tagger;
+use crate::index::tagger::{self, TagSubject};
 
 /// A label that differs from the previous index.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,7 +85,7 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanText, diff: &Diff) -
     use rayon::prelude::*;
     let depth = scan.index_depth;
     let partial = store::PartialRows::read(project, limits);
-    let previous: HashMap<String, AssetRecord> = store::read_assets(project, limits)
+    let previous: HashMap<String, AssetRow> = store::read_assets(project, limits)
         .into_iter()
         .map(|r| (r.guid.clone(), r))
         .collect();
@@ -121,8 +121,8 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanText, diff: &Diff) -
             .collect::<serde_json::Result<_>>()
             .context("the scan's assets do not parse")?;
         for asset in &assets {
-            let earlier = previous.get(&asset.guid);
-            let tags = match (partial.get(&asset.guid, &asset.signature), earlier) {
+            let earlier = previous.get(&asset.row.guid);
+            let tags = match (partial.get(&asset.row.guid, &asset.signature), earlier) {
                 (Some(row), _) => {
                     match row.tagged_by {
                         TaggedBy::Llm => tagged_llm += 1,
@@ -130,32 +130,34 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanText, diff: &Diff) -
                     }
                     row.tags
                 }
-                (None, Some(prev)) if !changed.contains(asset.guid.as_str()) && carries_tier(prev, depth) => TagRow {
-                    guid: prev.guid.clone(),
-                    llm_tags: prev.llm_tags.clone(),
-                    llm_summary: prev.llm_summary.clone(),
-                    llm_use_cases: prev.llm_use_cases.clone(),
-                },
+                (None, Some(prev)) if !changed.contains(asset.row.guid.as_str()) && carries_tier(prev, depth) => {
+                    TagRow {
+                        guid: prev.guid.clone(),
+                        llm_tags: prev.llm_tags.clone(),
+                        llm_summary: prev.llm_summary.clone(),
+                        llm_use_cases: prev.llm_use_cases.clone(),
+                    }
+                }
                 _ => {
                     tagged_builtin += 1;
-                    tagger::tag_one(&tag_subject(asset, &package_names), depth)
+                    tagger::tag_one(&TagSubject::of(asset, &package_names), depth)
                 }
             };
-            let record = asset_record(asset, tags, depth);
+            let row = tagged_row(asset.row.clone(), tags).at_depth(depth);
             // The graph keeps every reference; the row a bounded list of them.
-            let node = node_maker.as_ref().map(|maker| maker.node(&record));
-            let record = record.bounded();
-            if let Some(prev) = earlier.filter(|p| p.labels != record.labels) {
+            let node = node_maker.as_ref().map(|maker| maker.node(&row));
+            let row = row.bounded();
+            if let Some(prev) = earlier.filter(|p| p.labels != row.labels) {
                 label_changes.push(LabelChange {
-                    guid: asset.guid.clone(),
-                    path: asset.path.clone(),
+                    guid: row.guid.clone(),
+                    path: row.path.clone(),
                     before: prev.labels.clone(),
-                    after: record.labels.clone(),
+                    after: row.labels.clone(),
                 });
             }
-            rows.add(&asset.package_id, &record, node, limits)?;
+            rows.add(asset.package_id(), &row, node, limits)?;
         }
-        signatures.extend(assets.into_iter().map(|a| (a.guid, a.signature)));
+        signatures.extend(assets.into_iter().map(|a| (a.row.guid, a.signature)));
     }
     drop(node_maker);
 
@@ -306,25 +308,19 @@ impl Rows {
         }
     }
 
-    /// Write `record`'s row; `node` joins the graph either way (nodes are
+    /// Write `row`; `node` joins the graph either way (nodes are
     /// numbered by guid over every asset scanned).
-    fn add(
-        &mut self,
-        package: &str,
-        record: &AssetRecord,
-        node: Option<graph::Node>,
-        limits: &Limits,
-    ) -> anyhow::Result<()> {
+    fn add(&mut self, package: &str, row: &AssetRow, node: Option<graph::Node>, limits: &Limits) -> anyhow::Result<()> {
         self.nodes.extend(node);
         self.line.clear();
-        serde_json::to_writer(&mut self.line, record)?;
+        serde_json::to_writer(&mut self.line, row)?;
         self.line.push(b'\n');
         // A bounded row fits the default line limit many times over; under
         // a lowered one it is left out (its readers would skip it) and said.
         if self.line.len() as u64 > limits.line_bytes {
             self.too_long.push(Warning {
                 kind: WarningKind::RowTooLong,
-                path: record.path.clone(),
+                path: row.path.clone(),
                 detail: format!(
                     "its row is {} bytes, over the limit `limits.line_kb` ({} bytes): left out of the index; raise limits.line_kb in .claude/unity-assets.yml",
                     self.line.len(),
@@ -340,8 +336,8 @@ impl Rows {
             self.tallies.insert(package.to_owned(), PackageTally::default());
         }
         let tally = self.tallies.get_mut(package).expect("inserted above");
-        count(&mut tally.types, &record.asset_type);
-        for tag in record.llm_tags.iter().chain(&record.labels) {
+        count(&mut tally.types, &row.asset_type);
+        for tag in row.llm_tags.iter().chain(&row.labels) {
             count(&mut tally.tags, tag);
         }
         Ok(())
@@ -359,43 +355,19 @@ fn count(counts: &mut BTreeMap<String, usize>, key: &str) {
 }
 
 /// Whether a previous row has the fields the current tier needs from the tagger.
-fn carries_tier(previous: &AssetRecord, depth: Depth) -> bool {
+fn carries_tier(previous: &AssetRow, depth: Depth) -> bool {
     depth == Depth::Minimal || previous.llm_use_cases.is_some()
 }
 
-fn asset_record(asset: &ScannedAsset, tags: TagRow, depth: Depth) -> AssetRecord {
-    let details = asset.details.clone().unwrap_or_default();
-    let normal = depth >= Depth::Normal;
-    AssetRecord {
-        guid: asset.guid.clone(),
-        path: asset.path.clone(),
-        name: asset.name.clone(),
-        asset_type: asset.asset_type.clone(),
-        type_subtype: asset.type_subtype.clone(),
-        filename_signals: asset.filename_signals.clone(),
-        labels: asset.labels.clone(),
-        llm_tags: tags_without_labels(tags.llm_tags, &asset.labels),
-        llm_summary: tags.llm_summary,
-        size: normal.then_some(asset.size),
-        last_modified: normal.then(|| asset.last_modified.clone()),
-        package_id: normal.then(|| asset.package_id.clone()),
-        dependencies: normal.then_some(details.dependencies),
-        dependency_count: None,
-        llm_use_cases: if normal {
-            Some(tags.llm_use_cases.unwrap_or_else(|| asset.use_cases.clone()))
-        } else {
-            None
-        },
-        component_types: details.component_types,
-        shader_props: details.shader_props,
-        animator_states: details.animator_states,
-        child_names: details.child_names,
-        variant_of: details.variant_of,
-        shader: details.shader,
-        textures: details.textures,
-        script_class: details.script_class,
-        missing_scripts: details.missing_scripts,
+/// A scanned row with its tags: the tagger's use cases, when it gave
+/// them, in place of the taxonomy's.
+fn tagged_row(mut row: AssetRow, tags: TagRow) -> AssetRow {
+    row.llm_tags = tags_without_labels(tags.llm_tags, &row.labels);
+    row.llm_summary = tags.llm_summary;
+    if tags.llm_use_cases.is_some() {
+        row.llm_use_cases = tags.llm_use_cases;
     }
+    row
 }
 
 /// One record per package with its type histogram and a one-line summary.

@@ -54,7 +54,7 @@ pub fn plan_batches(
             let signatures: HashMap<&str, &str> = scan
                 .assets
                 .iter()
-                .map(|a| (a.guid.as_str(), a.signature.as_str()))
+                .map(|a| (a.row.guid.as_str(), a.signature.as_str()))
                 .collect();
             let done: HashSet<String> = store::read_partial(project, limits)
                 .into_iter()
@@ -70,7 +70,7 @@ pub fn plan_batches(
         }
     };
 
-    let by_guid: HashMap<&str, &ScannedAsset> = scan.assets.iter().map(|a| (a.guid.as_str(), a)).collect();
+    let by_guid: HashMap<&str, &ScannedAsset> = scan.assets.iter().map(|a| (a.row.guid.as_str(), a)).collect();
     let package_names: HashMap<&str, &str> = scan
         .packages
         .iter()
@@ -89,7 +89,7 @@ pub fn plan_batches(
         .enumerate()
         .map(|(i, chunk)| Batch {
             id: format!("batch-{:05}", first_number + i),
-            assets: chunk.iter().map(|a| tag_subject(a, &package_names)).collect(),
+            assets: chunk.iter().map(|a| TagSubject::of(a, &package_names)).collect(),
             signatures: chunk.iter().map(|a| a.signature.clone()).collect(),
         })
         .collect();
@@ -111,22 +111,4 @@ pub fn plan_batches(
 fn new_run_id() -> String {
     let now = OffsetDateTime::now_utc();
     format!("run-{}", now.unix_timestamp_nanos())
-}
-
-pub(super) fn tag_subject(asset: &ScannedAsset, package_names: &HashMap<&str, &str>) -> TagSubject {
-    TagSubject {
-        guid: asset.guid.clone(),
-        path: asset.path.clone(),
-        name: asset.name.clone(),
-        asset_type: asset.asset_type.clone(),
-        type_subtype: asset.type_subtype.clone(),
-        filename_signals: asset.filename_signals.clone(),
-        labels: asset.labels.clone(),
-        package: package_names
-            .get(asset.package_id.as_str())
-            .copied()
-            .unwrap_or(&asset.package_id)
-            .to_owned(),
-        use_cases: asset.use_cases.clone(),
-    }
 }

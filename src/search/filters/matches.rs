@@ -76,7 +76,7 @@ pub fn facets(row: &AssetRow, key: Key) -> Box<dyn Iterator<Item = &str> + '_> {
         Key::Dir => Box::new(folders(&row.path)),
         Key::Path => Box::new(std::iter::once(row.path.as_str())),
         Key::Ext => Box::new(extension(&row.path).into_iter()),
-        Key::Ref => Box::new(row.dependencies.iter().map(String::as_str)),
+        Key::Ref => Box::new(row.dependencies.iter().flatten().map(String::as_str)),
         Key::Guid => Box::new(std::iter::once(row.guid.as_str())),
         Key::Prefab => {
             let prefab = row.asset_type == "Prefab";
@@ -88,7 +88,10 @@ pub fn facets(row: &AssetRow, key: Key) -> Box<dyn Iterator<Item = &str> + '_> {
             ];
             Box::new(shown.into_iter().filter(|(shows, _)| *shows).map(|(_, facet)| facet))
         }
-        Key::Missing => Box::new((!row.missing_scripts.is_empty()).then_some(MISSING_SCRIPTS).into_iter()),
+        Key::Missing => {
+            let missing = row.missing_scripts.as_ref().is_some_and(|guids| !guids.is_empty());
+            Box::new(missing.then_some(MISSING_SCRIPTS).into_iter())
+        }
     }
 }
 
@@ -100,8 +103,8 @@ fn type_names(row: &AssetRow) -> impl Iterator<Item = &str> {
         .into_iter()
         .chain(subtype)
         .chain(subtype.and_then(|s| s.split_once('/')).map(|(_, sub)| sub))
-        .chain(row.component_types.iter().map(String::as_str))
-        .chain(Some(row.script_class.as_str()).filter(|c| !c.is_empty()))
+        .chain(row.component_types.iter().flatten().map(String::as_str))
+        .chain(row.script_class.as_deref().filter(|c| !c.is_empty()))
 }
 
 /// The folders of a project-relative path, outermost first (`Assets` included).

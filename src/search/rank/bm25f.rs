@@ -176,18 +176,21 @@ impl Document for AssetRow {
         // Folders only: the file name is the `name` field already.
         f(Field::Path, self.path.rsplit_once('/').map_or("", |(dirs, _)| dirs));
         f(Field::Summary, &self.llm_summary);
-        self.llm_use_cases.iter().for_each(|t| f(Field::UseCases, t));
-        self.component_types.iter().for_each(|t| f(Field::Components, t));
-        if !self.script_class.is_empty() {
-            f(Field::Script, &self.script_class);
+        self.llm_use_cases.iter().flatten().for_each(|t| f(Field::UseCases, t));
+        self.component_types
+            .iter()
+            .flatten()
+            .for_each(|t| f(Field::Components, t));
+        if let Some(class) = self.script_class.as_deref().filter(|c| !c.is_empty()) {
+            f(Field::Script, class);
         }
-        self.child_names.iter().for_each(|t| f(Field::Children, t));
-        if !self.shader.is_empty() {
-            f(Field::Shader, &self.shader);
+        self.child_names.iter().flatten().for_each(|t| f(Field::Children, t));
+        if let Some(shader) = self.shader.as_deref().filter(|s| !s.is_empty()) {
+            f(Field::Shader, shader);
         }
-        self.textures.iter().for_each(|t| f(Field::Textures, t));
-        self.animator_states.iter().for_each(|t| f(Field::States, t));
-        self.shader_props.iter().for_each(|t| f(Field::Properties, t));
+        self.textures.iter().flatten().for_each(|t| f(Field::Textures, t));
+        self.animator_states.iter().flatten().for_each(|t| f(Field::States, t));
+        self.shader_props.iter().flatten().for_each(|t| f(Field::Properties, t));
     }
 }
 

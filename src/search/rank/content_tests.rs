@@ -15,8 +15,8 @@ fn prefab(guid: &str, name: &str) -> AssetRow {
     }
 }
 
-fn strings(items: &[&str]) -> Vec<String> {
-    items.iter().map(|s| s.to_string()).collect()
+fn strings(items: &[&str]) -> Option<Vec<String>> {
+    Some(items.iter().map(|s| s.to_string()).collect())
 }
 
 fn project() -> Vec<AssetRow> {
@@ -40,7 +40,7 @@ fn project() -> Vec<AssetRow> {
             ..prefab("imp", "Imp")
         },
         AssetRow {
-            shader: "Custom/Moss Rock".into(),
+            shader: Some("Custom/Moss Rock".into()),
             textures: strings(&["Moss_Albedo"]),
             asset_type: "Material".into(),
             path: "Assets/Materials/Ground_03.mat".into(),

@@ -118,7 +118,7 @@ fn exact_subtype_outranks_same_type() {
 #[test]
 fn rich_depth_parts_are_evidence() {
     let with_states = |guid: &str, states: &[&str]| AssetRow {
-        animator_states: states.iter().map(|s| s.to_string()).collect(),
+        animator_states: Some(states.iter().map(|s| s.to_string()).collect()),
         ..row(
             guid,
             &format!("Assets/Kit/Orc_{guid}.controller"),
