@@ -150,10 +150,14 @@ impl Encoder {
 
     /// [`Encoder::embed`], multiplying as `precision` says.
     pub fn embed_with(&self, texts: &[&str], precision: Precision) -> Vec<[f32; DIM]> {
+        let encode = |words: &mut tokenizer::Words, text: &&str| self.tokenizer.encode_words(text, words);
         let ids: Vec<Vec<u32>> = if texts.len() > 1 {
-            texts.par_iter().map(|t| self.tokenizer.encode(t)).collect()
+            texts.par_iter().map_init(tokenizer::Words::default, encode).collect()
         } else {
-            texts.iter().map(|t| self.tokenizer.encode(t)).collect()
+            texts
+                .iter()
+                .map(|t| encode(&mut tokenizer::Words::default(), t))
+                .collect()
         };
         let int8 = precision == Precision::Auto && texts.len() >= INT8_TEXTS && int8::available();
         let q = int8.then(|| self.weights.quantised());
