@@ -114,7 +114,7 @@ impl Matrix {
     /// `c = a · self` (or `c += a · self` when `accumulate`) for the rows `a`
     /// were quantised from; `c` holds their `n` columns at row stride `ldc`.
     pub fn product(&self, a: &Rows, c: &mut [f32], ldc: usize, accumulate: bool) {
-        let (m, n) = (a.scale.len(), self.n);
+        let (m, n) = (a.m, self.n);
         assert!(a.k == self.k && (m == 0 || c.len() >= (m - 1) * ldc + n));
         #[cfg(target_arch = "x86_64")]
         for first in (0..m).step_by(MR) {
@@ -143,6 +143,7 @@ impl Matrix {
 /// each row's scale and zero point. Kept to be filled again without allocating.
 #[derive(Default)]
 pub struct Rows {
+    m: usize,
     k: usize,
     q: Vec<u8>,
     scale: Vec<f32>,
@@ -157,10 +158,15 @@ impl Rows {
     pub fn quantise<'a>(&mut self, m: usize, k: usize, parts: usize, part: impl Fn(usize, usize) -> Option<&'a [f32]>) {
         assert!(available(), "int8 products need AVX-512 VNNI");
         assert!(k.is_multiple_of(16 * parts), "{k} values in {parts} parts");
-        self.k = k;
-        self.q.resize(m * k, 0);
-        self.scale.resize(m, 0.0);
-        self.zero.resize(m, 0);
+        (self.m, self.k) = (m, k);
+        // Grown, never shrunk: refilled values need no zeroing.
+        if self.q.len() < m * k {
+            self.q.resize(m * k, 0);
+        }
+        if self.scale.len() < m {
+            self.scale.resize(m, 0.0);
+            self.zero.resize(m, 0);
+        }
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `available` checked the CPU features.
         unsafe {
