@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use crate::format::{Writer, FORMAT_VERSION};
 use crate::forward::{CHUNKS, TABLE, TABLE_COLS, TABLE_ROWS};
-use crate::tokenizer::{CHARSMAP, SCORES, VOCAB};
+use crate::tokenizer::{CHARSMAP, SCORES, SPACE, VOCAB};
 use crate::{Encoder, Error};
 
 /// The one published artefact the model is converted from.
@@ -154,6 +154,14 @@ fn add_vocabulary(writer: &mut Writer, sp_model: &[u8]) -> Result<usize, String>
         }
     }
     let charsmap = charsmap.ok_or("no precompiled charsmap in the normalizer spec")?;
+    // The tokenizer segments a text word by word, which holds as long as no
+    // piece spans an escaped space.
+    if pieces
+        .iter()
+        .any(|p| p.windows(SPACE.len()).skip(1).any(|w| w == SPACE))
+    {
+        return Err("a piece holds an escaped space past its first character".into());
+    }
     let mut keys: Vec<(&[u8], u64)> = pieces
         .iter()
         .enumerate()
