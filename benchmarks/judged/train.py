@@ -126,7 +126,7 @@ def confidence(w, row):
         p = max(p, f["rule"])
     elif f["off_type"] or f["subject_unseen"]:
         p = min(p, SUBJECT_MISSING_CAP)
-    if (f["meaning_alone"] or (not f["lexical"] and f["cosine"])) and not named:
+    if (f["meaning_alone"] or (not f["lexical"] and f["cosine"]) or f["missing"] >= 0.5) and not named:
         p = min(p, AUTO - CAP_BELOW_AUTO)
     return p
 

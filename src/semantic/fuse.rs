@@ -386,7 +386,10 @@ fn learned_confidence(args: &FuseArgs, probability: f32, channels: &Channels) ->
         confidence = confidence.min(Thresholds::from(args).subject_missing_cap());
     }
     let by_meaning = evidence.meaning_alone || (channels.lexical_rank.is_none() && channels.meaning.is_some());
-    if by_meaning && !named {
+    // Lacking half the query's words that other assets hold ("sci-fi
+    // barrel" for a wooden barrel) leaves it a lead to confirm, never auto;
+    // a scene role's theme word alone (1 of 4) does not.
+    if (by_meaning || evidence.missing >= 0.5) && !named {
         confidence = confidence.min(args.auto - args.cap_below_auto);
     }
     (confidence * 1000.0).round() / 1000.0
