@@ -230,10 +230,19 @@ impl Query {
             if *b != a + 1 {
                 continue;
             }
-            if let Some(joined) = phrase_term(&format!("{first}{second}")) {
-                for c in [*a, *b] {
-                    add_term(&mut self.concepts[c].terms, joined.clone(), 1.0);
-                }
+            self.join_pair((*a, *b), std::slice::from_ref(first), std::slice::from_ref(second));
+        }
+    }
+
+    /// Each of `firsts` written together with each of `seconds` becomes a
+    /// term of both adjacent concepts `a` and `b`.
+    fn join_pair(&mut self, (a, b): (usize, usize), firsts: &[String], seconds: &[String]) {
+        for joined in firsts
+            .iter()
+            .flat_map(|f| seconds.iter().filter_map(move |s| phrase_term(&format!("{f}{s}"))))
+        {
+            for c in [a, b] {
+                add_term(&mut self.concepts[c].terms, joined.clone(), 1.0);
             }
         }
     }
@@ -257,14 +266,7 @@ impl Query {
                 continue;
             }
             let (firsts, seconds) = (senses(&self.concepts[a]), senses(&self.concepts[b]));
-            for joined in firsts
-                .iter()
-                .flat_map(|f| seconds.iter().filter_map(move |s| phrase_term(&format!("{f}{s}"))))
-            {
-                for c in [a, b] {
-                    add_term(&mut self.concepts[c].terms, joined.clone(), 1.0);
-                }
-            }
+            self.join_pair((a, b), &firsts, &seconds);
         }
     }
 
