@@ -21,6 +21,7 @@ use std::collections::HashSet;
 
 use super::intent::TypeIntents;
 use super::lexicon::Role;
+use super::lexicon_merge::LOOSE_WEIGHT;
 use super::loanword::LoanIndex;
 use super::route::WordMeaning;
 use super::text::{is_hangul, korean_forms, phrase_term, stem, words};
@@ -121,16 +122,13 @@ impl Query {
                     continue;
                 }
             }
-            let word = match rest
+            let (word, head) = match rest
                 .peek()
                 .filter(|_| korean)
                 .and_then(|next| spaced_compound(word, next, vocab))
             {
-                Some(compound) => {
-                    rest.next();
-                    compound
-                }
-                None => word.to_owned(),
+                Some(compound) => (compound, rest.next()),
+                None => (word.to_owned(), None),
             };
             let forms = if korean {
                 korean_forms(&word.to_lowercase())
@@ -158,6 +156,9 @@ impl Query {
             let before = query.concepts.len();
             query.add_word(&word, korean, vocab);
             if query.concepts.len() > before {
+                if let Some(head) = head {
+                    query.concepts[before].add_head_senses(head, vocab);
+                }
                 match korean {
                     true => korean_concepts.push(before),
                     false => latin.push((before, word.to_lowercase())),
@@ -447,8 +448,13 @@ impl Query {
         }
         let keys = vocab.keys_for_term(&normal);
         // A word several keys translate has several senses (character: 캐릭터,
-        // 문자): each key's siblings stand for one of them, so they count less.
-        let sibling_weight = SIBLING_WEIGHT / keys.len().max(1) as f32;
+        // 문자): each sense's siblings stand for one of them, so they count
+        // less. Keys grown from one root (폭발, 폭발하다, 폭발음) are one sense.
+        let senses = keys
+            .iter()
+            .filter(|key| !keys.iter().any(|root| root != *key && key.starts_with(root.as_str())))
+            .count();
+        let sibling_weight = SIBLING_WEIGHT / senses.max(1) as f32;
         for key in keys {
             add_term(&mut terms, key.clone(), SIBLING_WEIGHT);
             // Siblings are other translations of the key (not its loose synonyms).
@@ -521,6 +527,27 @@ fn spaced_compound(first: &str, second: &str, vocab: &Vocabulary) -> Option<Stri
         .find(|form| vocab.knows(form) && !vocab.is_stopword(form))
 }
 
+impl Concept {
+    /// A joined Korean compound (택배상자) is a kind of its last word (상자):
+    /// that word's translations are loose terms of the compound, so a crate
+    /// is found when the project has no `cardboard box`. Only a thing
+    /// heads a compound so: a sound, colour or type word (엔진 소리, 카드
+    /// 이미지) says what kind of asset, not what it shows.
+    fn add_head_senses(&mut self, head: &str, vocab: &Vocabulary) {
+        let intents = TypeIntents::embedded();
+        let things = vocab.korean_match(head).0.into_iter().filter(|key| {
+            vocab.role(key) == Role::Thing && intents.intent_of(key).is_none() && !intents.is_generic(key)
+        });
+        for key in things {
+            for (term, weight, _) in vocab.senses(&key) {
+                if weight >= 1.0 {
+                    add_term(&mut self.terms, term, LOOSE_WEIGHT);
+                }
+            }
+        }
+    }
+}
+
 /// Add `term` unless present; a present term keeps the higher weight.
 fn add_term(terms: &mut Vec<(String, f32)>, term: String, weight: f32) {
     match terms.iter_mut().find(|(t, _)| *t == term) {
@@ -533,6 +560,21 @@ fn add_term(terms: &mut Vec<(String, f32)>, term: String, weight: f32) {
 mod tests {
     use super::*;
     use crate::search::text::stem;
+
+    #[test]
+    fn a_joined_compound_keeps_its_last_words_translations_as_loose_terms() {
+        let vocab = Vocabulary::embedded();
+        assert!(vocab.knows("택배상자"), "the lexicon lost 택배상자");
+        let q = Query::analyze("택배 상자", &vocab);
+        assert_eq!(q.concepts.len(), 1, "{:?}", q.concepts);
+        let weight = |term: &str| q.concepts[0].terms.iter().find(|t| t.0 == term).map(|t| t.1);
+        assert_eq!(weight("crate"), Some(LOOSE_WEIGHT), "{:?}", q.concepts[0].terms);
+        assert_eq!(
+            weight("parcel"),
+            Some(1.0),
+            "the compound's own translation stays whole"
+        );
+    }
 
     #[test]
     fn korean_words_become_translated_concepts() {
@@ -562,6 +604,20 @@ mod tests {
         assert!(zombie.terms.iter().any(|(t, w)| t == "undead" && *w < 1.0));
         assert!(zombie.terms.iter().any(|(t, _)| t == "좀비"));
         assert_eq!(q.concepts[1].terms[0].0, "loop");
+    }
+
+    #[test]
+    fn keys_grown_from_one_root_are_one_sense_of_an_english_word() {
+        let vocab = Vocabulary::embedded();
+        let keys = vocab.keys_for_term("explosion");
+        for key in ["폭발", "폭발하다", "폭발음"] {
+            assert!(keys.iter().any(|k| k == key), "{keys:?}");
+        }
+        let q = Query::analyze("explosion", &vocab);
+        let weight = |term: &str| q.concepts[0].terms.iter().find(|t| t.0 == term).map(|t| t.1);
+        // 폭발, 폭발하다 and 폭발음 are one sense, whatever else translates it.
+        let senses = keys.iter().filter(|k| !k.starts_with("폭발")).count() + 1;
+        assert_eq!(weight("explode"), Some(SIBLING_WEIGHT / senses as f32), "{keys:?}");
     }
 
     #[test]

@@ -227,6 +227,10 @@ pub struct Scored {
     /// Bit `c`: no record of the corpus holds concept `c` — a gap of the
     /// project's vocabulary, which tells no record from another.
     pub(crate) unseen: u32,
+    /// Bit `c`: concept `c` is held by at most [`RARE_ROWS`] records — a
+    /// word that names a few assets, whose best record is always a
+    /// candidate ([`rare_concepts`]).
+    pub(crate) rare: u32,
 }
 
 /// A record that matched, before scoring.
@@ -440,6 +444,21 @@ pub fn concept_bm25(prior: f32, idf: f32, tfn: f32) -> f32 {
     prior * idf * tfn * (K1 + 1.0) / (tfn + K1)
 }
 
+/// The most records a concept may be held by and still be rare.
+pub const RARE_ROWS: f32 = 16.0;
+
+/// The concepts (bit `c`) held by at least one and at most [`RARE_ROWS`]
+/// records of the corpus, given each one's document frequency. Ranking
+/// keeps each one's best record among the candidates however low the rules
+/// put it: the rare word that names an asset ("gear" among a folder of
+/// "settings") is evidence the learned scorer should weigh, not lose.
+pub fn rare_concepts(df: &[f32]) -> u32 {
+    df.iter()
+        .enumerate()
+        .filter(|(_, &d)| d > 0.0 && d <= RARE_ROWS)
+        .fold(0u32, |mask, (c, _)| mask | 1 << c)
+}
+
 /// Scores of every record matching at least one concept, unordered.
 pub fn score<D: Document + Sync>(docs: &[D], query: &Query) -> Vec<Scored> {
     score_each(docs, &[query]).pop().unwrap_or_default()
@@ -521,6 +540,7 @@ pub fn score_each_in<D: Document + Sync>(docs: &[D], queries: &[&Query], corpus:
                 .enumerate()
                 .filter(|(_, &d)| d == 0.0)
                 .fold(0u32, |mask, (k, _)| mask | 1 << k);
+            let rare = rare_concepts(&df[span.clone()]);
             hits.iter()
                 .filter(|hit| span.clone().any(|c| found(hit, c)))
                 .map(|hit| {
@@ -544,6 +564,7 @@ pub fn score_each_in<D: Document + Sync>(docs: &[D], queries: &[&Query], corpus:
                         found_in,
                         strength,
                         unseen,
+                        rare,
                     }
                 })
                 .collect()

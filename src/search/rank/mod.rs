@@ -62,7 +62,8 @@ mod reasons;
 mod subject_tests;
 mod thresholds;
 
-use std::collections::HashMap;
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -73,8 +74,8 @@ use super::records::AssetRow;
 
 pub(crate) use bm25f::Fnv;
 pub use bm25f::{
-    add_field_lengths, average_lengths, concept_bm25, concept_match, coverage_weights, for_each_field_term, idf, score,
-    score_each, score_each_in, scored_concepts, Corpus, Document, Field, Scored, FIELDS,
+    add_field_lengths, average_lengths, concept_bm25, concept_match, coverage_weights, for_each_field_term, idf,
+    rare_concepts, score, score_each, score_each_in, scored_concepts, Corpus, Document, Field, Scored, FIELDS,
 };
 pub use bound::{ConfidenceBound, SUM_SLACK};
 pub use evidence::Evidence;
@@ -351,7 +352,6 @@ fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32, thresholds: 
 
 /// Confidence, order, top-K and reasoning for one query's scores.
 fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: Vec<Scored>) -> Vec<(Candidate, f32)> {
-    type Entry = (f32, Scored, SubtypeTier, f32, Calibration);
     let mut scored: Vec<Entry> = scored
         .into_iter()
         .map(|s| {
@@ -367,7 +367,13 @@ fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: V
             .then(b.1.bm25.total_cmp(&a.1.bm25))
             .then_with(|| rows[a.1.index].path.cmp(&rows[b.1.index].path))
     };
+    let champions = rare_champions(&scored, order);
     top_k_sorted(&mut scored, options.top_k, order);
+    if options.top_k > 0 {
+        let kept: HashSet<usize> = scored.iter().map(|e| e.1.index).collect();
+        scored.extend(champions.into_iter().filter(|e| !kept.contains(&e.1.index)));
+        scored.sort_by(order);
+    }
     let best_bm25 = scored.iter().map(|e| e.1.bm25).fold(0.0, f32::max);
     let intents = TypeIntents::embedded();
     scored
@@ -431,6 +437,31 @@ pub(crate) fn stays_under(cap: f32) -> String {
 /// How reasoning says a confidence was held at `floor` or above.
 pub(crate) fn stays_at_least(floor: f32) -> String {
     format!(", so it stays at {floor:.2} or above.")
+}
+
+/// One scored record in ranking: its confidence, scores, subtype tier,
+/// past-pick boost and how its confidence was calibrated.
+type Entry = (f32, Scored, SubtypeTier, f32, Calibration);
+
+/// Each rare concept's best record ([`rare_concepts`]): the one matching it
+/// most strongly, ties as ranked. Kept among the candidates past the top K,
+/// so the rare word that names an asset reaches the learned scorer however
+/// the rules rank it.
+fn rare_champions(scored: &[Entry], order: impl Fn(&Entry, &Entry) -> Ordering) -> Vec<Entry> {
+    let Some(rare) = scored.first().map(|e| e.1.rare).filter(|&rare| rare != 0) else {
+        return Vec::new();
+    };
+    let mut champions: Vec<Entry> = Vec::new();
+    for c in (0..u32::BITS as usize).filter(|c| rare >> c & 1 == 1) {
+        let best = scored
+            .iter()
+            .filter(|e| e.1.strength.get(c).is_some_and(|&s| s > 0.0))
+            .min_by(|a, b| b.1.strength[c].total_cmp(&a.1.strength[c]).then_with(|| order(a, b)));
+        if let Some(best) = best.filter(|best| champions.iter().all(|e| e.1.index != best.1.index)) {
+            champions.push(best.clone());
+        }
+    }
+    champions
 }
 
 /// Keep the best `k` of `items` under `order`, sorted.

@@ -372,3 +372,32 @@ fn meaning_alone_with_a_word_missing_waits_for_a_person() {
         "confirmed, never auto: {peach:?}"
     );
 }
+
+#[test]
+fn a_rare_words_best_asset_stays_a_candidate_past_the_top_k() {
+    // Twenty settings assets fill the top K for "gear settings" (settings
+    // is the subject); the one gear icon is kept all the same, for the
+    // learned scorer to weigh.
+    let mut rows: Vec<AssetRow> = (0..20)
+        .map(|i| {
+            let path = format!("Assets/Settings/Settings_Panel{i}.prefab");
+            row(&format!("s{i}"), &path, "Prefab", &[], "")
+        })
+        .collect();
+    rows.push(row("gear", "Assets/Icons/Gear.png", "Texture2D", &[], ""));
+    let query = Query::analyze("gear settings", &Vocabulary::embedded());
+    let options = RankOptions {
+        top_k: 3,
+        ..Default::default()
+    };
+    let got = rank_assets(&rows, &query, &options);
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert!(got.iter().any(|c| c.guid == "gear"), "{got:?}");
+    // A word on every row is not rare: nothing is added past the top K.
+    let got = rank_assets(
+        &rows[..20],
+        &Query::analyze("settings", &Vocabulary::embedded()),
+        &options,
+    );
+    assert_eq!(got.len(), 3, "{got:?}");
+}

@@ -22,7 +22,7 @@ use super::super::loanword::LoanIndex;
 use super::super::query::Query;
 use super::super::rank::{
     average_lengths, concept_bm25, concept_match, coverage_weights, idf, rank_resolved, rank_resolved_with_bm25,
-    scored_concepts, with_loanwords, Candidate, ConfidenceBound, Corpus, RankOptions, FIELDS, SUM_SLACK,
+    rare_concepts, scored_concepts, with_loanwords, Candidate, ConfidenceBound, Corpus, RankOptions, FIELDS, SUM_SLACK,
 };
 use super::super::records::AssetRow;
 use super::RowSet;
@@ -248,6 +248,7 @@ fn queue(
     let (weights, total) = coverage_weights(&concepts, df, n);
     let idf: Vec<f32> = df.iter().map(|&d| idf(n, d)).collect();
     let avg = average_lengths(&corpus.len_sums, n);
+    let rare = rare_concepts(df);
     let bound = ConfidenceBound::new(query, options);
     // A past pick's boost, bounded by the largest: a guid may name more than one row.
     let past = options.past_boosts.values().copied().fold(0.0, f32::max);
@@ -281,7 +282,13 @@ fn queue(
                 strength[c] = best;
                 found_in[c] = found;
             }
-            let confidence = bound.of(covered / total, &strength, &found_in, past);
+            // A rare concept's rows are all read: its best is a candidate
+            // whatever its rank (`rare_concepts`).
+            let holds_rare = (0..concepts.len()).any(|c| rare >> c & 1 == 1 && strength[c] > 0.0);
+            let confidence = match holds_rare {
+                true => f32::INFINITY,
+                false => bound.of(covered / total, &strength, &found_in, past),
+            };
             let bm25 = match row_lens {
                 Some(_) => bm25 * (1.0 + SUM_SLACK) + SUM_SLACK,
                 None => f32::INFINITY,
