@@ -147,6 +147,13 @@ pub fn collect_words(row: &AssetRow, scratch: &mut Scratch, words: &mut HashSet<
     }
 }
 
+/// A project word's phonetic key and the term it stands for, when the key
+/// is long enough to trust: how [`LoanIndex`] files the word.
+pub fn keyed(word: &str) -> Option<(String, String)> {
+    let key = latin_key(word);
+    (key.len() >= MIN_KEY).then(|| (key, stem(word)))
+}
+
 /// The project's English words by phonetic key: every part of every asset
 /// name and folder (stemmed like record terms), three letters or more.
 #[derive(Debug, Default)]
@@ -164,19 +171,20 @@ impl LoanIndex {
         Self::from_words(words)
     }
 
-    /// The index of words [`collect_words`] gathered (the search index
-    /// stores them, so a query reads the loanwords of the whole project
-    /// without its rows).
+    /// The index of words [`collect_words`] gathered.
     pub fn from_words(words: impl IntoIterator<Item = String>) -> Self {
+        Self::from_keyed(words.into_iter().filter_map(|word| keyed(&word)))
+    }
+
+    /// The index of `(key, term)` pairs [`keyed`] made (the search index
+    /// stores them, so a query reads the terms of its own keys only, not
+    /// the whole project's words).
+    pub fn from_keyed(pairs: impl IntoIterator<Item = (String, String)>) -> Self {
         let mut by_key: HashMap<String, Vec<String>> = HashMap::new();
-        for word in words {
-            let key = latin_key(&word);
-            if key.len() >= MIN_KEY {
-                let term = stem(&word);
-                let list = by_key.entry(key).or_default();
-                if !list.contains(&term) {
-                    list.push(term);
-                }
+        for (key, term) in pairs {
+            let list = by_key.entry(key).or_default();
+            if !list.contains(&term) {
+                list.push(term);
             }
         }
         for list in by_key.values_mut() {

@@ -12,14 +12,15 @@ use std::hash::BuildHasherDefault;
 
 use rayon::prelude::*;
 
-use super::super::loanword::collect_words;
+use super::super::loanword::{collect_words, keyed};
 use super::super::names;
 use super::super::rank::{add_field_lengths, for_each_field_term, Fnv, FIELDS};
 use super::super::records::AssetRow;
 use super::super::text::Scratch;
 use super::facets::facet_keys;
 use super::format::{
-    field_key, fingerprint, guid_key, lines_with_offsets, push_lens, push_postings, Header, LenSums, GUID_BYTES, MAGIC,
+    field_key, fingerprint, guid_key, lines_with_offsets, push_lens, push_postings, Header, LenSums, GUID_BYTES,
+    KEY_SEPARATOR, MAGIC,
 };
 use super::reuse::Previous;
 
@@ -95,7 +96,7 @@ pub(super) fn build(
         || term_sections(old_terms, terms, &kept),
         || rayon::join(|| loan_sections(old_loans, loans, &kept), || guid_section(guids)),
     );
-    let ((dictionary, posting_bytes), (loan_words, loan_bytes)) = (terms?, loans);
+    let ((dictionary, posting_bytes), (loan_words, loan_bytes, loan_keys)) = (terms?, loans?);
     let mut at = 0;
     let mut section = |len: usize| {
         at += len;
@@ -107,7 +108,6 @@ pub(super) fn build(
         lines: rows.lines,
         rows: rows.count as usize,
         len_sums: rows.len_sums,
-        loan_words,
         row_table: section(rows.table.len()),
         norms: section(rows.norms.len()),
         terms: section(dictionary.len()),
@@ -115,7 +115,9 @@ pub(super) fn build(
         guids: section(guid_table.len()),
         other_guids,
         row_lens: section(rows.lens.len()),
+        loan_words: section(loan_words.len()),
         loan_postings: section(loan_bytes.len()),
+        loan_keys: section(loan_keys.len()),
     };
     let header_bytes = serde_json::to_vec(&header)?;
     let mut out = Vec::with_capacity(12 + header_bytes.len() + at);
@@ -129,7 +131,9 @@ pub(super) fn build(
         &posting_bytes,
         &guid_table,
         &rows.lens,
+        &loan_words,
         &loan_bytes,
+        &loan_keys,
     ] {
         out.extend_from_slice(part);
     }
@@ -164,21 +168,29 @@ fn term_sections(
     Ok((dictionary.into_inner()?, posting_bytes))
 }
 
-/// The loanword words and their postings, as [`term_sections`] merges terms.
+/// The loanword words and their postings, as [`term_sections`] merges
+/// terms, and the set of their keys.
 fn loan_sections(
     old: Vec<(Vec<u8>, Vec<u32>)>,
     (ids, postings): (Ids, Vec<Vec<u32>>),
     kept: &[u32],
-) -> (Vec<String>, Vec<u8>) {
+) -> anyhow::Result<(Vec<u8>, Vec<u8>, Vec<u8>)> {
     let mut new = take_postings(ids, postings);
     new.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut words = Vec::new();
     let mut bytes = Vec::new();
+    let mut keys = Vec::new();
     merge_postings(old, new, kept, &mut |word, ids| {
-        words.push(String::from_utf8_lossy(word).into_owned());
+        words.extend_from_slice(word);
+        words.push(b'\n');
+        if let Some((key, term)) = keyed(&String::from_utf8_lossy(word)) {
+            keys.push(format!("{key}{KEY_SEPARATOR}{term}"));
+        }
         push_postings(&mut bytes, ids);
     });
-    (words, bytes)
+    keys.sort_unstable();
+    keys.dedup();
+    Ok((words, bytes, fst::Set::from_iter(keys)?.into_fst().into_inner()))
 }
 
 /// The guid table of `guids` (guid, row id), and the guids it cannot

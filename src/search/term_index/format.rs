@@ -13,8 +13,12 @@
 //! guid that is not 32 lowercase hex digits is in the header's
 //! `other_guids`), the row lengths (per row:
 //! a `u16` mask of the fields it has terms in, then a varint length per
-//! such field) and the loanword postings (per word of `loan_words`, in
-//! order: postings as above).
+//! such field), the loanword words (sorted, each ending in a newline),
+//! their postings (per word, in order: postings as above) and their keys
+//! ([`Header::loan_keys`]). The words are a section, not a header field: a
+//! million assets hold ~500,000 of them, which every search parsed (and
+//! each stage cloned) with the header, and a query with a loanword keyed
+//! them all.
 
 use std::hash::Hasher as _;
 
@@ -24,7 +28,7 @@ use super::super::rank::{Fnv, FIELDS};
 use crate::index::is_written_guid;
 
 /// The magic and format version: a file of another version is rebuilt.
-pub(super) const MAGIC: &[u8; 8] = b"UASIDX\x00\x07";
+pub(super) const MAGIC: &[u8; 8] = b"UASIDX\x00\x08";
 /// Bytes per row in the row table.
 pub(super) const ROW_BYTES: usize = 20;
 /// Bytes per entry of the guid table: a guid's 16 bytes, its row id.
@@ -47,8 +51,6 @@ pub(super) struct Header {
     /// Rows that decode: the row ids are their order.
     pub rows: usize,
     pub(crate) len_sums: LenSums,
-    /// The words a loanword may stand for ([`collect_words`]), sorted.
-    pub(crate) loan_words: Vec<String>,
     /// Byte ranges `[start, end)` after the header.
     pub row_table: (usize, usize),
     /// Per row, its length in each field, at most 255 (a byte each).
@@ -63,7 +65,18 @@ pub(super) struct Header {
     /// What the next build reuses: each row's field lengths, and the rows
     /// of each loanword word.
     pub(crate) row_lens: (usize, usize),
+    /// The words a loanword may stand for (`loanword::collect_words`), read by [`loan_words`].
+    pub(crate) loan_words: (usize, usize),
+    /// Each of those words' phonetic key and term (`loanword::keyed`), an
+    /// `fst` set of `key`, [`KEY_SEPARATOR`], `term`: a query looks up its
+    /// own keys.
+    pub(crate) loan_keys: (usize, usize),
     pub(crate) loan_postings: (usize, usize),
+}
+
+/// The words of the loanword words section, in order.
+pub(super) fn loan_words(section: &[u8]) -> impl Iterator<Item = &[u8]> {
+    section.split(|b| *b == b'\n').filter(|word| !word.is_empty())
 }
 
 /// A row-table entry: where a row's line is in `assets.jsonl`, and its

@@ -215,7 +215,9 @@ fn load(
         && (header.guids.1 - header.guids.0) % GUID_BYTES == 0
         && fits(header.postings)
         && fits(header.row_table)
-        && fits(header.norms);
+        && fits(header.norms)
+        && fits(header.loan_words)
+        && fits(header.loan_keys);
     if !sections_fit {
         return Err("damaged".into());
     }

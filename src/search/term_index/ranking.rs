@@ -18,15 +18,16 @@ use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
 use super::super::filters::Filters;
-use super::super::loanword::LoanIndex;
+use super::super::loanword::{hangul_key, LoanIndex};
 use super::super::query::Query;
 use super::super::rank::{
     average_lengths, concept_bm25, concept_match, coverage_weights, idf, rank_resolved, rank_resolved_with_bm25,
     rare_concepts, scored_concepts, with_loanwords, Candidate, ConfidenceBound, Corpus, RankOptions, FIELDS, SUM_SLACK,
 };
 use super::super::records::AssetRow;
+use super::format::KEY_SEPARATOR;
 use super::RowSet;
-use super::{FieldPostings, TermIndex};
+use super::{damaged, FieldPostings, TermIndex};
 
 /// Rows read in the first batch per query; each later batch doubles it.
 /// Enough that the first holds a top 10 in most searches.
@@ -63,6 +64,29 @@ struct Hit {
 }
 
 impl TermIndex {
+    /// The project's words the Hangul words of `requests` no vocabulary
+    /// knows may be loanwords of: the terms filed under their keys.
+    fn loan_index(&self, requests: &[(Query, RankOptions)]) -> anyhow::Result<LoanIndex> {
+        use fst::{IntoStreamer as _, Streamer as _};
+        let (start, end) = self.header.loan_keys;
+        let keys = self
+            .body
+            .section(start, end)
+            .and_then(|section| fst::Set::new(section).ok())
+            .ok_or_else(|| damaged("its loanword keys"))?;
+        let mut pairs = Vec::new();
+        let unknown = requests.iter().flat_map(|(query, _)| &query.concepts);
+        for key in unknown.filter_map(|c| c.unknown_korean.as_deref()).map(hangul_key) {
+            let from = format!("{key}{KEY_SEPARATOR}");
+            let to = format!("{key}{}", char::from(KEY_SEPARATOR as u8 + 1));
+            let mut terms = keys.range().ge(&from).lt(&to).into_stream();
+            while let Some(entry) = terms.next() {
+                pairs.push((key.clone(), String::from_utf8_lossy(&entry[from.len()..]).into_owned()));
+            }
+        }
+        Ok(LoanIndex::from_keyed(pairs))
+    }
+
     /// Each request ranked over every row, as `super::super::rank::rank_assets_each`
     /// ranks a scan of them, reading only rows that hold a query term and
     /// can reach its top K; `None` when `assets.jsonl` changed since the
@@ -72,10 +96,10 @@ impl TermIndex {
         requests: &[(Query, RankOptions)],
         filters: &Filters,
     ) -> anyhow::Result<Option<Vec<Vec<Candidate>>>> {
-        let loans = requests
-            .iter()
-            .any(|(q, _)| q.has_unknown_korean())
-            .then(|| LoanIndex::from_words(self.header.loan_words.iter().cloned()));
+        let loans = match requests.iter().any(|(q, _)| q.has_unknown_korean()) {
+            true => Some(self.loan_index(requests)?),
+            false => None,
+        };
         let resolved = with_loanwords(requests, loans.as_ref());
         let queries: Vec<&Query> = requests
             .iter()

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::super::rank::FIELDS;
-use super::format::{guid_text, read_lens, read_postings, Header, RowEntry, GUID_BYTES, ROW_BYTES};
+use super::format::{guid_text, loan_words, read_lens, read_postings, Header, RowEntry, GUID_BYTES, ROW_BYTES};
 
 /// A previous index whose rows a build may reuse.
 pub(super) struct Previous {
@@ -67,10 +67,8 @@ impl Previous {
 
         let loan_bytes = section(header.loan_postings)?;
         let mut at = 0;
-        let loan_words = header
-            .loan_words
-            .iter()
-            .map(|word| Some((word.clone().into_bytes(), read_postings(loan_bytes, &mut at, rows)?)))
+        let loan_words = loan_words(section(header.loan_words)?)
+            .map(|word| Some((word.to_vec(), read_postings(loan_bytes, &mut at, rows)?)))
             .collect::<Option<Vec<_>>>()?;
         Some(Self {
             rows,
