@@ -227,7 +227,7 @@ pub struct Scored {
     /// Bit `c`: no record of the corpus holds concept `c` — a gap of the
     /// project's vocabulary, which tells no record from another.
     pub(crate) unseen: u32,
-    /// Bit `c`: concept `c` is held by at most [`RARE_ROWS`] records — a
+    /// Bit `c`: concept `c` is held by at most `RARE_ROWS` (16) records — a
     /// word that names a few assets, whose best record is always a
     /// candidate ([`rare_concepts`]).
     pub(crate) rare: u32,
@@ -445,9 +445,9 @@ pub fn concept_bm25(prior: f32, idf: f32, tfn: f32) -> f32 {
 }
 
 /// The most records a concept may be held by and still be rare.
-pub const RARE_ROWS: f32 = 16.0;
+const RARE_ROWS: f32 = 16.0;
 
-/// The concepts (bit `c`) held by at least one and at most [`RARE_ROWS`]
+/// The concepts (bit `c`) held by at least one and at most `RARE_ROWS` (16)
 /// records of the corpus, given each one's document frequency. Ranking
 /// keeps each one's best record among the candidates however low the rules
 /// put it: the rare word that names an asset ("gear" among a folder of
