@@ -82,20 +82,26 @@ pub fn for_each_term_where(
                 lower_into(part, &mut scratch.lettered);
             }
         }
-        if want_compound {
-            scratch.term.clear();
-            stem_into(&scratch.joined, &mut scratch.term);
-            emit(Some(&scratch.term));
-        } else if compound {
-            emit(None);
-        }
-        if want_words_alone {
-            scratch.term.clear();
-            stem_into(&scratch.lettered, &mut scratch.term);
-            emit(Some(&scratch.term));
-        } else if words_alone {
-            emit(None);
-        }
+        emit_joined(compound, want_compound, &scratch.joined, &mut scratch.term, &mut emit);
+        emit_joined(
+            words_alone,
+            want_words_alone,
+            &scratch.lettered,
+            &mut scratch.term,
+            &mut emit,
+        );
+    }
+}
+
+/// A term made of several parts (a compound, a numbered compound's words):
+/// stemmed into `term` and emitted when wanted, else counted as a position.
+fn emit_joined(exists: bool, wanted: bool, joined: &str, term: &mut String, emit: &mut impl FnMut(Option<&str>)) {
+    if wanted {
+        term.clear();
+        stem_into(joined, term);
+        emit(Some(term));
+    } else if exists {
+        emit(None);
     }
 }
 
