@@ -52,14 +52,15 @@ impl Shared {
     }
 }
 
-/// Register `semantic.embed-assets` (index), `semantic.nearest` and
-/// `semantic.fuse` (search).
+/// Register `semantic.embed-assets` (index), `semantic.word-meanings`,
+/// `semantic.nearest` and `semantic.fuse` (search).
 pub(crate) fn register(registry: &mut Registry, config: EmbeddingsConfig) {
     let shared = Arc::new(Shared {
         config,
         opened: OnceLock::new(),
     });
     let for_index = Arc::clone(&shared);
+    let for_meanings = Arc::clone(&shared);
     registry
         .async_function(
             "semantic.embed-assets",
@@ -73,12 +74,24 @@ pub(crate) fn register(registry: &mut Registry, config: EmbeddingsConfig) {
                 }
             },
         )
-        // With `embeddings.provider: openai` both calls send text and the key
+        // With `embeddings.provider: openai` these calls send text and the key
         // to a server: a project pipeline calling them is a trust item.
+        .async_function(
+            "semantic.word-meanings",
+            EMBEDDINGS_SERVER,
+            "each query word the project lacks, with the project word nearest it in meaning: the word ranker searches with those too",
+            move |args: words::MeaningsArgs, ctx: CallContext| {
+                let shared = Arc::clone(&for_meanings);
+                async move {
+                    let embedder = shared.embedder(&ctx)?;
+                    Ok(words::word_meanings(&embedder, args, &ctx).await?)
+                }
+            },
+        )
         .async_function(
             "semantic.nearest",
             EMBEDDINGS_SERVER,
-            "the assets nearest in meaning to each sub-intent, with how they matched, and the project words nearest its words the project lacks",
+            "the assets nearest in meaning to each sub-intent, with how they matched",
             move |args: nearest::NearestArgs, ctx: CallContext| {
                 let shared = Arc::clone(&shared);
                 async move {
@@ -103,7 +116,7 @@ mod tests {
     fn the_embedding_calls_are_declared_as_reaching_a_server_with_a_key() {
         let mut registry = Registry::new();
         register(&mut registry, EmbeddingsConfig::default());
-        for name in ["semantic.embed-assets", "semantic.nearest"] {
+        for name in ["semantic.embed-assets", "semantic.word-meanings", "semantic.nearest"] {
             assert_eq!(registry.reach(name), EMBEDDINGS_SERVER, "{name}");
         }
         assert_eq!(registry.reach("semantic.fuse"), Reach::NONE);

@@ -1,9 +1,11 @@
 //! The two calls that touch vectors: embedding the index's rows (the index
 //! pipeline's `embed` stage) and finding the rows nearest a query (search).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::Path;
 use std::sync::Arc;
 
+use engine::io::Limits;
 use engine::CallContext;
 use serde::{Deserialize, Serialize};
 
@@ -244,6 +246,7 @@ fn record_in_manifest(ctx: &CallContext, vectors: &Vectors) -> anyhow::Result<()
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct NearestArgs {
     sub_intents: Vec<SubIntent>,
     /// Nearest rows kept per sub-intent.
@@ -255,12 +258,6 @@ pub struct NearestArgs {
     /// The query's filters: only matching assets are searched by meaning.
     #[serde(default)]
     filters: Filters,
-    /// Meaning at the word level (`search.semantic.words`); none: not sought.
-    #[serde(default)]
-    words: Option<super::words::WordSettings>,
-    /// `search.aliases`: the vocabulary that tells which words the project lacks.
-    #[serde(default)]
-    aliases: Option<std::path::PathBuf>,
 }
 
 fn default_explained() -> usize {
@@ -288,9 +285,6 @@ pub struct NearestOut {
     note: Option<String>,
     /// Per sub-intent, in order.
     groups: Vec<NearGroup>,
-    /// The sub-intents, each with the meanings of its words the project
-    /// does not hold: the word ranker searches with these.
-    sub_intents: Vec<SubIntent>,
 }
 
 #[derive(Serialize)]
@@ -300,16 +294,16 @@ pub struct NearGroup {
     guids: Vec<String>,
 }
 
-fn unavailable(note: String, sub_intents: Vec<SubIntent>) -> NearestOut {
+fn unavailable(note: String) -> NearestOut {
     NearestOut {
         available: false,
         note: Some(note),
         groups: vec![],
-        sub_intents,
     }
 }
 
-/// The `top_n` assets nearest each sub-intent.
+/// The `top_n` assets nearest each sub-intent. The vectors are read and
+/// walked on a blocking thread: the word ranker runs meanwhile.
 pub async fn nearest(
     embedder: &Result<Arc<Embedder>, Unavailable>,
     sketch_min_rows: usize,
@@ -317,88 +311,34 @@ pub async fn nearest(
     ctx: &CallContext,
 ) -> anyhow::Result<NearestOut> {
     let NearestArgs {
-        mut sub_intents,
+        sub_intents,
         top_n,
         explained,
         filters,
-        words,
-        aliases,
     } = args;
     let embedder = match embedder {
         Ok(e) => e,
-        Err(Unavailable(why)) => return Ok(unavailable(why.clone(), sub_intents)),
+        Err(Unavailable(why)) => return Ok(unavailable(why.clone())),
     };
-    // First the words the project lacks, which the word ranker then also
-    // searches with (a vocabulary that cannot be used leaves them as they are).
-    if let Some(settings) = words {
-        super::words::add_meanings(embedder, &mut sub_intents, aliases.as_deref(), settings, ctx).await?;
-    }
-    let dir = index_dir(ctx);
-    let file = match vectors::open(&dir, &ctx.limits) {
-        Ok(Some(file)) => file,
-        Ok(None) => {
-            return Ok(unavailable(
-                "the index has no vectors yet; `unity-assets index` embeds them".into(),
-                sub_intents,
-            ))
-        }
-        Err(e) => return Ok(unavailable(format!("{e:#}"), sub_intents)),
-    };
-    let summary = file.summary();
-    if summary.model != embedder.id() || summary.text != VERSION {
-        let note = format!(
-            "the index's vectors come from {} and search would embed with {}; `unity-assets index` re-embeds them",
-            summary.model,
-            embedder.id()
-        );
-        return Ok(unavailable(note, sub_intents));
-    }
-    // Past `ann_min_rows` the rows are ranked by their sketch, and only
-    // the nearest by it are read and scored.
-    let opened = match summary.count >= sketch_min_rows.max(1) && summary.sketched {
-        true => file.sketched(),
-        false => file.rows(),
-    };
+    let (dir, limits, model) = (index_dir(ctx), ctx.limits, embedder.id());
+    let opened = tokio::task::spawn_blocking(move || open_vectors(&dir, &limits, &model, sketch_min_rows)).await?;
     let vectors = match opened {
-        Ok(v) => v,
-        Err(e) => return Ok(unavailable(format!("{e:#}"), sub_intents)),
+        Ok(vectors) => vectors,
+        Err(note) => return Ok(unavailable(note)),
     };
-    let intents: Vec<String> = sub_intents.iter().map(|s| s.intent.clone()).collect();
+    let intents: Vec<String> = sub_intents.into_iter().map(|s| s.intent).collect();
     let queries = embedder.embed(&intents).await?;
-    let index = IndexFiles::new(dir, ctx.limits).narrowed(filters.clone());
-    // Narrowed, the nearest are sought among the matching assets only, so
-    // filters never leave fewer than `top_n` when more match.
-    let allowed: Option<HashSet<String>> = match filters.is_empty() {
-        true => None,
-        false => Some(index.guids_matching()?),
-    };
-    let passes = |row: usize| allowed.as_ref().is_none_or(|a| a.contains(vectors.guid(row)));
-    let mut found: Vec<Vec<(usize, f32)>> = queries.iter().map(|q| vectors.nearest(q, top_n, passes)).collect();
-    let paths = {
-        let wanted: HashSet<&str> = found.iter().flatten().map(|(row, _)| vectors.guid(*row)).collect();
-        index.indexed_paths(&wanted)?
-    };
-    // Vectors of rows no longer in the index (a stale file) are not answers.
-    found
-        .iter_mut()
-        .for_each(|rows| rows.retain(|(row, _)| paths.contains_key(vectors.guid(*row))));
+    let filtered = !filters.is_empty();
+    let index = IndexFiles::new(index_dir(ctx), ctx.limits).narrowed(filters);
+    let found =
+        tokio::task::spawn_blocking(move || nearest_rows(&vectors, &index, filtered, &queries, top_n)).await??;
+    // The project's words were embedded at index time: an explanation
+    // embeds only the query's words and those the vocabulary lacks.
+    let vocabulary = super::words::vocabulary_vectors(embedder, ctx).ok();
     let mut groups = vec![];
-    for (intent, rows) in intents.iter().zip(found) {
-        let mut near: Vec<Near> = rows
-            .iter()
-            .map(|(row, similarity)| {
-                let guid = vectors.guid(*row).to_owned();
-                Near {
-                    path: paths[&guid].clone(),
-                    guid,
-                    similarity: *similarity,
-                    because: None,
-                    word_similarity: None,
-                }
-            })
-            .collect();
+    for (intent, mut near) in intents.iter().zip(found) {
         let explained = explained.min(near.len());
-        explain(embedder, intent, &mut near[..explained]).await?;
+        explain(embedder, vocabulary.as_ref(), intent, &mut near[..explained]).await?;
         groups.push(NearGroup {
             guids: near.iter().map(|n| n.guid.clone()).collect(),
             near,
@@ -408,15 +348,85 @@ pub async fn nearest(
         available: true,
         note: None,
         groups,
-        sub_intents,
     })
+}
+
+/// The index's vectors of `model`, read through their sketch past
+/// `sketch_min_rows`; why not, when they cannot serve this search.
+fn open_vectors(dir: &Path, limits: &Limits, model: &str, sketch_min_rows: usize) -> Result<Vectors, String> {
+    let file = match vectors::open(dir, limits) {
+        Ok(Some(file)) => file,
+        Ok(None) => return Err("the index has no vectors yet; `unity-assets index` embeds them".into()),
+        Err(e) => return Err(format!("{e:#}")),
+    };
+    let summary = file.summary();
+    if summary.model != model || summary.text != VERSION {
+        return Err(format!(
+            "the index's vectors come from {} and search would embed with {model}; `unity-assets index` re-embeds them",
+            summary.model
+        ));
+    }
+    // Past `ann_min_rows` the rows are ranked by their sketch, and only
+    // the nearest by it are read and scored.
+    let opened = match summary.count >= sketch_min_rows.max(1) && summary.sketched {
+        true => file.sketched(),
+        false => file.rows(),
+    };
+    opened.map_err(|e| format!("{e:#}"))
+}
+
+/// Per query, the `top_n` rows nearest it that `index` holds (and, when
+/// `filtered`, its filters pass), with their paths.
+fn nearest_rows(
+    vectors: &Vectors,
+    index: &IndexFiles,
+    filtered: bool,
+    queries: &[Vec<f32>],
+    top_n: usize,
+) -> anyhow::Result<Vec<Vec<Near>>> {
+    // Narrowed, the nearest are sought among the matching assets only, so
+    // filters never leave fewer than `top_n` when more match.
+    let allowed: Option<HashSet<String>> = match filtered {
+        false => None,
+        true => Some(index.guids_matching()?),
+    };
+    let passes = |row: usize| allowed.as_ref().is_none_or(|a| a.contains(vectors.guid(row)));
+    let found: Vec<Vec<(usize, f32)>> = queries.iter().map(|q| vectors.nearest(q, top_n, passes)).collect();
+    let paths = {
+        let wanted: HashSet<&str> = found.iter().flatten().map(|(row, _)| vectors.guid(*row)).collect();
+        index.indexed_paths(&wanted)?
+    };
+    // Vectors of rows no longer in the index (a stale file) are not answers.
+    Ok(found
+        .iter()
+        .map(|rows| {
+            rows.iter()
+                .filter_map(|(row, similarity)| {
+                    let guid = vectors.guid(*row);
+                    Some(Near {
+                        path: paths.get(guid)?.clone(),
+                        guid: guid.to_owned(),
+                        similarity: *similarity,
+                        because: None,
+                        word_similarity: None,
+                    })
+                })
+                .collect()
+        })
+        .collect())
 }
 
 /// For each asset, the query word and asset word closest in meaning
 /// ("비커 ≈ beaker"): what a person needs to trust a match no word shares.
 /// The query's subject words are preferred: "모델 ≈ model" (a `Models`
 /// folder) says the asset is a model, which any model is, not which one.
-async fn explain(embedder: &Embedder, intent: &str, near: &mut [Near]) -> anyhow::Result<()> {
+/// An asset word the project's `vocabulary` holds is not embedded again.
+async fn explain(
+    embedder: &Embedder,
+    vocabulary: Option<&Vectors>,
+    intent: &str,
+    near: &mut [Near],
+) -> anyhow::Result<()> {
     let kinds = TypeIntents::embedded();
     let mut query_words: Vec<String> = words(intent)
         .filter(|w| !kinds.names_a_kind(w))
@@ -435,25 +445,37 @@ async fn explain(embedder: &Embedder, intent: &str, near: &mut [Near]) -> anyhow
             asset_text(&row).split(' ').map(str::to_owned).collect()
         })
         .collect();
-    let mut texts: Vec<String> = query_words.clone();
-    asset_words.iter().for_each(|w| texts.extend(w.iter().cloned()));
-    if query_words.is_empty() || texts.len() == query_words.len() {
+    if query_words.is_empty() || asset_words.iter().all(Vec::is_empty) {
         return Ok(());
     }
+    let stored = vocabulary.map(Vectors::rows_by_key).unwrap_or_default();
+    let stored_row = |word: &str| stored.get(&(word, text_hash(word))).copied();
+    let unknown: Vec<String> = asset_words
+        .iter()
+        .flatten()
+        .filter(|w| stored_row(w).is_none())
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let texts: Vec<String> = query_words.iter().chain(&unknown).cloned().collect();
     let vectors = embedder.embed(&texts).await?;
-    let (query_vectors, mut rest) = vectors.split_at(query_words.len());
+    let (query_vectors, unknown_vectors) = vectors.split_at(query_words.len());
+    let similarity = |query: &[f32], word: &str| match (stored_row(word), vocabulary) {
+        (Some(row), Some(vocabulary)) => vocabulary.cosine(query, row),
+        _ => {
+            let at = unknown
+                .binary_search_by(|u| u.as_str().cmp(word))
+                .expect("an unknown word was embedded");
+            query.iter().zip(&unknown_vectors[at]).map(|(a, b)| a * b).sum::<f32>()
+        }
+    };
     for (n, words) in near.iter_mut().zip(&asset_words) {
-        let (mine, others) = rest.split_at(words.len());
-        rest = others;
         let best = query_words
             .iter()
             .zip(query_vectors)
-            .flat_map(|(q, qv)| {
-                words
-                    .iter()
-                    .zip(mine)
-                    .map(move |(w, wv)| (q, w, qv.iter().zip(wv).map(|(a, b)| a * b).sum::<f32>()))
-            })
+            .flat_map(|(q, qv)| words.iter().map(move |w| (q, w, qv)))
+            .map(|(q, w, qv)| (q, w, similarity(qv, w)))
             .max_by(|a, b| a.2.total_cmp(&b.2));
         n.because = best.map(|(q, w, _)| format!("{q} ≈ {w}"));
         n.word_similarity = best.map(|(_, _, similarity)| similarity);

@@ -2,7 +2,7 @@
 //! across languages (지도 → map, 산성 → acid) where a whole asset text
 //! blurs them, so the project's own vocabulary — the words of its file names
 //! and folders, a few thousand — is embedded at index time
-//! (`vocabulary.vectors`), and at search time (in `semantic.nearest`, before the word ranker runs) each query word the project
+//! (`vocabulary.vectors`), and at search time (`semantic.word-meanings`, before the word ranker runs) each query word the project
 //! does not hold (a predicate aside) is mapped to the project word nearest in meaning. That word
 //! joins the query's concept as a weighted alternative term, so the word
 //! ranker finds `Peach.prefab` for "복숭아" the way it finds a translation,
@@ -11,11 +11,12 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Arc;
 
 use engine::CallContext;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-use super::embedder::Embedder;
+use super::embedder::{Embedder, Unavailable};
 use super::vectors::{self, text_hash, Vectors};
 use crate::search::records::AssetRow;
 use crate::search::route::{SubIntent, WordMeaning};
@@ -96,27 +97,75 @@ pub struct WordSettings {
     pub weight: f32,
 }
 
+/// The index's vocabulary vectors, when `embedder` made them; why not, when not.
+pub(super) fn vocabulary_vectors(embedder: &Embedder, ctx: &CallContext) -> Result<Vectors, String> {
+    let dir = ctx.workdir.join(crate::index::INDEX_DIR);
+    match vectors::open_named(&dir, VOCABULARY_FILE, &ctx.limits) {
+        Ok(Some(file)) if file.summary().model == embedder.id() && file.summary().text == VOCABULARY_TEXT => {
+            file.rows().map_err(|e| format!("{e:#}"))
+        }
+        Ok(_) => Err("the index has no vocabulary vectors of this model; `unity-assets index` embeds them".into()),
+        Err(e) => Err(format!("{e:#}")),
+    }
+}
+
+/// `semantic.word-meanings`' arguments.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeaningsArgs {
+    sub_intents: Vec<SubIntent>,
+    /// `search.semantic.words`; none: no meanings are sought.
+    #[serde(default)]
+    words: Option<WordSettings>,
+    /// `search.aliases`: the vocabulary that tells which words the project lacks.
+    #[serde(default)]
+    aliases: Option<std::path::PathBuf>,
+}
+
+#[derive(Serialize)]
+pub struct MeaningsOut {
+    /// The sub-intents, each with the meanings of its words the project
+    /// does not hold: the word ranker searches with these.
+    sub_intents: Vec<SubIntent>,
+    /// Why no meaning was sought (no embedder, no vocabulary vectors).
+    note: Option<String>,
+}
+
+/// The sub-intents with their words' meanings ([`add_meanings`]); as they
+/// are, and a note, without an embedder or settings.
+pub async fn word_meanings(
+    embedder: &Result<Arc<Embedder>, Unavailable>,
+    args: MeaningsArgs,
+    ctx: &CallContext,
+) -> anyhow::Result<MeaningsOut> {
+    let MeaningsArgs {
+        mut sub_intents,
+        words,
+        aliases,
+    } = args;
+    let note = match (embedder, words) {
+        (Err(Unavailable(why)), _) => Some(why.clone()),
+        (Ok(_), None) => None,
+        (Ok(embedder), Some(settings)) => {
+            add_meanings(embedder, &mut sub_intents, aliases.as_deref(), settings, ctx).await?
+        }
+    };
+    Ok(MeaningsOut { sub_intents, note })
+}
+
 /// Add to each sub-intent its words the project does not hold, each with
 /// the project word nearest it in meaning (`settings` decide how near); a
 /// note instead when the vocabulary's vectors cannot be used.
-pub async fn add_meanings(
+async fn add_meanings(
     embedder: &Embedder,
     sub_intents: &mut [SubIntent],
     aliases: Option<&Path>,
     settings: WordSettings,
     ctx: &CallContext,
 ) -> anyhow::Result<Option<String>> {
-    let dir = ctx.workdir.join(crate::index::INDEX_DIR);
-    let vocabulary = match vectors::open_named(&dir, VOCABULARY_FILE, &ctx.limits) {
-        Ok(Some(file)) if file.summary().model == embedder.id() && file.summary().text == VOCABULARY_TEXT => {
-            file.rows()?
-        }
-        Ok(_) => {
-            return Ok(Some(
-                "the index has no vocabulary vectors of this model; `unity-assets index` embeds them".into(),
-            ))
-        }
-        Err(e) => return Ok(Some(format!("{e:#}"))),
+    let vocabulary = match vocabulary_vectors(embedder, ctx) {
+        Ok(vocabulary) => vocabulary,
+        Err(note) => return Ok(Some(note)),
     };
     let index = crate::search::term_index(ctx)?;
     let vocab = crate::search::vocabulary(aliases, ctx)?;
