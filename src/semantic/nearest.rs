@@ -327,18 +327,26 @@ pub async fn nearest(
         Err(note) => return Ok(unavailable(note)),
     };
     let intents: Vec<String> = sub_intents.into_iter().map(|s| s.intent).collect();
-    let queries = embedder.embed(&intents).await?;
+    // The words an explanation may name go with the intents, in one call
+    // (each call to the encoder reads all its weights).
+    let explaining: Vec<Vec<String>> = match explained {
+        0 => vec![vec![]; intents.len()],
+        _ => intents.iter().map(|intent| explaining_words(intent)).collect(),
+    };
+    let texts: Vec<String> = intents.iter().chain(explaining.iter().flatten()).cloned().collect();
+    let mut queries = embedder.embed(&texts).await?;
+    let mut word_vectors = queries.split_off(intents.len()).into_iter();
     let filtered = !filters.is_empty();
     let index = IndexFiles::new(index_dir(ctx), ctx.limits).narrowed(filters);
     let found =
         tokio::task::spawn_blocking(move || nearest_rows(&vectors, &index, filtered, &queries, top_n)).await??;
-    // The project's words were embedded at index time: an explanation
-    // embeds only the query's words and those the vocabulary lacks.
     let vocabulary = super::words::vocabulary_vectors(embedder, ctx).ok();
     let mut groups = vec![];
-    for (intent, mut near) in intents.iter().zip(found) {
+    for (words, mut near) in explaining.into_iter().zip(found) {
         let explained = explained.min(near.len());
-        explain(embedder, vocabulary.as_ref(), intent, &mut near[..explained]).await?;
+        let vectors: Vec<Vec<f32>> = word_vectors.by_ref().take(words.len()).collect();
+        let query = QueryWords { words, vectors };
+        explain(embedder, vocabulary.as_ref(), &query, &mut near[..explained]).await?;
         groups.push(NearGroup {
             guids: near.iter().map(|n| n.guid.clone()).collect(),
             near,
@@ -353,7 +361,7 @@ pub async fn nearest(
 
 /// The index's vectors of `model`, read through their sketch past
 /// `sketch_min_rows`; why not, when they cannot serve this search.
-fn open_vectors(dir: &Path, limits: &Limits, model: &str, sketch_min_rows: usize) -> Result<Vectors, String> {
+fn open_vectors(dir: &Path, limits: &Limits, model: &str, sketch_min_rows: usize) -> Result<Arc<Vectors>, String> {
     let file = match vectors::open(dir, limits) {
         Ok(Some(file)) => file,
         Ok(None) => return Err("the index has no vectors yet; `unity-assets index` embeds them".into()),
@@ -368,11 +376,8 @@ fn open_vectors(dir: &Path, limits: &Limits, model: &str, sketch_min_rows: usize
     }
     // Past `ann_min_rows` the rows are ranked by their sketch, and only
     // the nearest by it are read and scored.
-    let opened = match summary.count >= sketch_min_rows.max(1) && summary.sketched {
-        true => file.sketched(),
-        false => file.rows(),
-    };
-    opened.map_err(|e| format!("{e:#}"))
+    let sketched = summary.count >= sketch_min_rows.max(1) && summary.sketched;
+    file.for_search(sketched).map_err(|e| format!("{e:#}"))
 }
 
 /// Per query, the `top_n` rows nearest it that `index` holds (and, when
@@ -416,25 +421,40 @@ fn nearest_rows(
         .collect())
 }
 
-/// For each asset, the query word and asset word closest in meaning
-/// ("비커 ≈ beaker"): what a person needs to trust a match no word shares.
-/// The query's subject words are preferred: "모델 ≈ model" (a `Models`
-/// folder) says the asset is a model, which any model is, not which one.
-/// An asset word the project's `vocabulary` holds is not embedded again.
-async fn explain(
-    embedder: &Embedder,
-    vocabulary: Option<&Vectors>,
-    intent: &str,
-    near: &mut [Near],
-) -> anyhow::Result<()> {
+/// The words of `intent` an explanation may name. The query's subject
+/// words are preferred: "모델 ≈ model" (a `Models` folder) says the asset
+/// is a model, which any model is, not which one.
+fn explaining_words(intent: &str) -> Vec<String> {
     let kinds = TypeIntents::embedded();
-    let mut query_words: Vec<String> = words(intent)
+    let subject: Vec<String> = words(intent)
         .filter(|w| !kinds.names_a_kind(w))
         .map(str::to_owned)
         .collect();
-    if query_words.is_empty() {
-        query_words = words(intent).map(str::to_owned).collect();
+    match subject.is_empty() {
+        true => words(intent).map(str::to_owned).collect(),
+        false => subject,
     }
+}
+
+/// A sub-intent's [`explaining_words`] and their vectors.
+struct QueryWords {
+    words: Vec<String>,
+    vectors: Vec<Vec<f32>>,
+}
+
+/// For each asset, the query word and asset word closest in meaning
+/// ("비커 ≈ beaker"): what a person needs to trust a match no word shares.
+/// With the project's `vocabulary` the asset words are those it holds
+/// (embedded at index time; not `a` or `01`); without it every word of
+/// the asset's text is embedded here.
+async fn explain(
+    embedder: &Embedder,
+    vocabulary: Option<&Vectors>,
+    query: &QueryWords,
+    near: &mut [Near],
+) -> anyhow::Result<()> {
+    let stored = vocabulary.map(Vectors::rows_by_key);
+    let stored_row = |word: &str| stored.as_ref()?.get(&(word, text_hash(word))).copied();
     let asset_words: Vec<Vec<String>> = near
         .iter()
         .map(|n| {
@@ -442,25 +462,30 @@ async fn explain(
                 path: n.path.clone(),
                 ..AssetRow::default()
             };
-            asset_text(&row).split(' ').map(str::to_owned).collect()
+            asset_text(&row)
+                .split(' ')
+                .filter(|w| stored.is_none() || stored_row(w).is_some())
+                .map(str::to_owned)
+                .collect()
         })
         .collect();
-    if query_words.is_empty() || asset_words.iter().all(Vec::is_empty) {
+    if query.words.is_empty() || asset_words.iter().all(Vec::is_empty) {
         return Ok(());
     }
-    let stored = vocabulary.map(Vectors::rows_by_key).unwrap_or_default();
-    let stored_row = |word: &str| stored.get(&(word, text_hash(word))).copied();
-    let unknown: Vec<String> = asset_words
-        .iter()
-        .flatten()
-        .filter(|w| stored_row(w).is_none())
-        .cloned()
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let texts: Vec<String> = query_words.iter().chain(&unknown).cloned().collect();
-    let vectors = embedder.embed(&texts).await?;
-    let (query_vectors, unknown_vectors) = vectors.split_at(query_words.len());
+    let unknown: Vec<String> = match stored {
+        Some(_) => vec![],
+        None => asset_words
+            .iter()
+            .flatten()
+            .cloned()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+    };
+    let unknown_vectors = match unknown.is_empty() {
+        true => vec![],
+        false => embedder.embed(&unknown).await?,
+    };
     let similarity = |query: &[f32], word: &str| match (stored_row(word), vocabulary) {
         (Some(row), Some(vocabulary)) => vocabulary.cosine(query, row),
         _ => {
@@ -471,9 +496,10 @@ async fn explain(
         }
     };
     for (n, words) in near.iter_mut().zip(&asset_words) {
-        let best = query_words
+        let best = query
+            .words
             .iter()
-            .zip(query_vectors)
+            .zip(&query.vectors)
             .flat_map(|(q, qv)| words.iter().map(move |w| (q, w, qv)))
             .map(|(q, w, qv)| (q, w, similarity(qv, w)))
             .max_by(|a, b| a.2.total_cmp(&b.2));
