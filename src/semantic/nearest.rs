@@ -320,12 +320,6 @@ pub async fn nearest(
         Ok(e) => e,
         Err(Unavailable(why)) => return Ok(unavailable(why.clone())),
     };
-    let (dir, limits, model) = (index_dir(ctx), ctx.limits, embedder.id());
-    let opened = tokio::task::spawn_blocking(move || open_vectors(&dir, &limits, &model, sketch_min_rows)).await?;
-    let vectors = match opened {
-        Ok(vectors) => vectors,
-        Err(note) => return Ok(unavailable(note)),
-    };
     let intents: Vec<String> = sub_intents.into_iter().map(|s| s.intent).collect();
     // The words an explanation may name go with the intents, in one call
     // (each call to the encoder reads all its weights).
@@ -334,7 +328,15 @@ pub async fn nearest(
         _ => intents.iter().map(|intent| explaining_words(intent)).collect(),
     };
     let texts: Vec<String> = intents.iter().chain(explaining.iter().flatten()).cloned().collect();
-    let mut queries = embedder.embed(&texts).await?;
+    // The vectors are mapped (their sketch read in) while the query is encoded.
+    let (dir, limits, model) = (index_dir(ctx), ctx.limits, embedder.id());
+    let opened = tokio::task::spawn_blocking(move || open_vectors(&dir, &limits, &model, sketch_min_rows));
+    let (opened, queries) = tokio::join!(opened, embedder.embed(&texts));
+    let vectors = match opened? {
+        Ok(vectors) => vectors,
+        Err(note) => return Ok(unavailable(note)),
+    };
+    let mut queries = queries?;
     let mut word_vectors = queries.split_off(intents.len()).into_iter();
     let filtered = !filters.is_empty();
     let index = IndexFiles::new(index_dir(ctx), ctx.limits).narrowed(filters);

@@ -805,7 +805,13 @@ mod tests {
     #[test]
     fn the_kept_mapping_follows_the_file_version() {
         let dir = tempfile::tempdir().unwrap();
-        let open = || open(dir.path(), &Limits::default()).unwrap().unwrap().for_search(false).unwrap();
+        let open = || {
+            open(dir.path(), &Limits::default())
+                .unwrap()
+                .unwrap()
+                .for_search(false)
+                .unwrap()
+        };
         let mut vectors = Vectors::new("m".into(), "t".into(), 24);
         vectors.push("guid-0".into(), 1, &unit(0, 24));
         write(dir.path(), &vectors).unwrap();
