@@ -27,7 +27,7 @@ use engine::io::{Limits, RowLines};
 
 use super::filters::Filters;
 use super::records::{AssetRow, PackageRow};
-use super::term_index::TermIndex;
+use super::term_index::{RowSet, TermIndex};
 use super::text::{for_each_part, Scratch};
 
 pub const ASSETS_FILE: &str = "assets.jsonl";
@@ -189,6 +189,16 @@ impl IndexFiles {
         }
         let rows = IndexFiles::new(&self.dir, self.limits).rows_matching()?;
         Ok(filters.resolve_in(&rows))
+    }
+
+    /// The rows that pass the filters, numbered as the search index numbers
+    /// them (`assets.jsonl` order), and how many rows it has; `None`
+    /// without a fresh search index.
+    pub fn rows_passing(&self) -> anyhow::Result<Option<(RowSet, usize)>> {
+        let Some(index) = self.fresh_term_index() else {
+            return Ok(None);
+        };
+        Ok(Some((index.passing(&self.filters)?, index.lines())))
     }
 
     /// The guids of the rows that pass the filters: from the search index's

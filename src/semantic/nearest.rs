@@ -18,6 +18,7 @@ use crate::search::intent::TypeIntents;
 use crate::search::load::IndexFiles;
 use crate::search::records::{decode_row, AssetRow};
 use crate::search::route::SubIntent;
+use crate::search::term_index::RowSet;
 use crate::search::text::words;
 
 fn index_dir(ctx: &CallContext) -> std::path::PathBuf {
@@ -382,6 +383,15 @@ fn open_vectors(dir: &Path, limits: &Limits, model: &str, sketch_min_rows: usize
     file.for_search(sketched).map_err(|e| format!("{e:#}"))
 }
 
+/// Which vector rows a filtered search may answer with.
+enum Allowed {
+    Every,
+    /// By row number, as the search index numbers its rows.
+    Rows(RowSet),
+    /// By guid (no fresh search index, or one of other rows).
+    Guids(HashSet<String>),
+}
+
 /// Per query, the `top_n` rows nearest it that `index` holds (and, when
 /// `filtered`, its filters pass), with their paths.
 fn nearest_rows(
@@ -393,11 +403,21 @@ fn nearest_rows(
 ) -> anyhow::Result<Vec<Vec<Near>>> {
     // Narrowed, the nearest are sought among the matching assets only, so
     // filters never leave fewer than `top_n` when more match.
-    let allowed: Option<HashSet<String>> = match filtered {
-        false => None,
-        true => Some(index.guids_matching()?),
+    let allowed = match filtered {
+        false => Allowed::Every,
+        true => match index.rows_passing()? {
+            // The vectors are in `assets.jsonl` order, as the search index's
+            // rows are: with as many of them, a row is asked by its number,
+            // its record unread (the paths below check the filters again).
+            Some((rows, count)) if count == vectors.len() => Allowed::Rows(rows),
+            _ => Allowed::Guids(index.guids_matching()?),
+        },
     };
-    let passes = |row: usize| allowed.as_ref().is_none_or(|a| a.contains(vectors.guid(row)));
+    let passes = |row: usize| match &allowed {
+        Allowed::Every => true,
+        Allowed::Rows(rows) => u32::try_from(row).is_ok_and(|row| rows.contains(row)),
+        Allowed::Guids(guids) => guids.contains(vectors.guid(row)),
+    };
     let found: Vec<Vec<(usize, f32)>> = queries.iter().map(|q| vectors.nearest(q, top_n, passes)).collect();
     let paths = {
         let wanted: HashSet<&str> = found.iter().flatten().map(|(row, _)| vectors.guid(*row)).collect();
