@@ -125,6 +125,8 @@ async fn the_index_embeds_in_batches_with_the_key_and_then_only_what_changed() {
             .unwrap();
     assert_eq!(manifest["embedding"]["model"], "openai:concepts");
     assert_eq!(manifest["embedding"]["count"], 33);
+    // The file as this run left it: a no-op that finds it so reads it no more.
+    assert!(manifest["embedding"]["checked"]["inode"].is_u64(), "{manifest:#}");
 
     // Nothing changed: nothing embedded, no line.
     let again = run(&project, &["index"]);

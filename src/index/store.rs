@@ -109,6 +109,47 @@ pub(crate) struct Embedding {
     /// The length of each vector.
     pub dim: usize,
     pub(crate) count: usize,
+    /// The file as the run that wrote or checked it left it: a no-op run
+    /// that finds it so does not read it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) checked: Option<FileStamp>,
+}
+
+/// Which version of a file this is: index files are replaced by rename,
+/// so a new version is a new inode (and, as a rule, a new size or time).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct FileStamp {
+    device: u64,
+    inode: u64,
+    len: u64,
+    modified: Option<SystemTime>,
+}
+
+impl FileStamp {
+    pub(crate) fn of(file: &fs::File) -> std::io::Result<Self> {
+        Ok(Self::from_metadata(&file.metadata()?))
+    }
+
+    /// The stamp of the file at `path`, none when it cannot be read.
+    pub(crate) fn at(path: &Path) -> Option<Self> {
+        fs::metadata(path).ok().map(|meta| Self::from_metadata(&meta))
+    }
+
+    fn from_metadata(meta: &fs::Metadata) -> Self {
+        #[cfg(unix)]
+        let (device, inode) = {
+            use std::os::unix::fs::MetadataExt;
+            (meta.dev(), meta.ino())
+        };
+        #[cfg(not(unix))]
+        let (device, inode) = (0, 0);
+        Self {
+            device,
+            inode,
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        }
+    }
 }
 
 /// One finished row in `assets.jsonl.partial`: a tagged asset of the run in

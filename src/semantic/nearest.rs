@@ -198,9 +198,10 @@ pub struct EmbedArgs {
 /// manifest records the vectors file as it is (model, text version, count),
 /// the file's rows check out against its header (as a full run reads them)
 /// and carry their sketch, and the vocabulary was embedded by the same
-/// model. Never reads `assets.jsonl`, decodes a row or hashes a text: a
-/// no-op index with the encoder on costs about what the lexical no-op does.
-/// `Some(rows)` when current.
+/// model. A file the manifest's stamp says is the one the last run wrote or
+/// checked is not read again (a no-op beside a watcher costs what the
+/// lexical one does). Never reads `assets.jsonl`, decodes a row or hashes a
+/// text. `Some(rows)` when current.
 fn up_to_date(ctx: &CallContext, model: &str) -> anyhow::Result<Option<usize>> {
     let dir = index_dir(ctx);
     let Some(recorded) = store::read_manifest(&ctx.workdir, &ctx.limits)?.and_then(|m| m.embedding) else {
@@ -209,36 +210,50 @@ fn up_to_date(ctx: &CallContext, model: &str) -> anyhow::Result<Option<usize>> {
     let Ok(Some(file)) = vectors::open(&dir, &ctx.limits) else {
         return Ok(None);
     };
-    let sketched = file.summary().sketched;
-    let Ok(vectors) = file.rows_and_sketch() else {
-        return Ok(None);
-    };
     let vocabulary_current = matches!(
         vectors::open_named(&dir, super::words::VOCABULARY_FILE, &ctx.limits),
         Ok(Some(words)) if words.summary().model == model
     );
-    let recorded_as_is = embedding_of(&vectors) == recorded;
-    let current =
-        recorded_as_is && recorded.model == model && recorded.text == VERSION && vocabulary_current && sketched;
-    Ok(current.then_some(recorded.count))
+    let summary = file.summary();
+    let as_recorded = summary.model == recorded.model
+        && summary.text == recorded.text
+        && summary.dim == recorded.dim
+        && summary.count == recorded.count;
+    let ours = recorded.model == model && recorded.text == VERSION && vocabulary_current && summary.sketched;
+    if !(as_recorded && ours) {
+        return Ok(None);
+    }
+    if recorded.checked.is_some() && recorded.checked == vectors::stamp(&dir) {
+        return Ok(Some(recorded.count));
+    }
+    let Ok(vectors) = file.rows_and_sketch() else {
+        return Ok(None);
+    };
+    let checked = store::Embedding {
+        checked: None,
+        ..recorded
+    };
+    Ok((embedding_of(&vectors, None) == checked).then_some(vectors.len()))
 }
 
-/// What the manifest records of `vectors`.
-fn embedding_of(vectors: &Vectors) -> store::Embedding {
+/// What the manifest records of `vectors`, written or checked as `checked`.
+fn embedding_of(vectors: &Vectors, checked: Option<store::FileStamp>) -> store::Embedding {
     store::Embedding {
         model: vectors.model.clone(),
         text: vectors.text.clone(),
         dim: vectors.dim,
         count: vectors.len(),
+        checked,
     }
 }
 
-/// The manifest names the vectors' embedder, text and size.
+/// The manifest names the vectors' embedder, text and size, and the file
+/// as this run wrote or checked it.
 fn record_in_manifest(ctx: &CallContext, vectors: &Vectors) -> anyhow::Result<()> {
     let Some(mut manifest) = store::read_manifest(&ctx.workdir, &ctx.limits)? else {
         return Ok(());
     };
-    let embedding = Some(embedding_of(vectors));
+    let embedding = Some(embedding_of(vectors, vectors::stamp(&index_dir(ctx))));
     if manifest.embedding != embedding {
         manifest.embedding = embedding;
         store::write_manifest(&ctx.workdir, &manifest)?;

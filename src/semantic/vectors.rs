@@ -24,6 +24,7 @@ use engine::io::Limits;
 use serde::{Deserialize, Serialize};
 
 use super::sketch;
+use crate::index::store::FileStamp;
 
 /// The vectors' file in the index folder.
 pub const VECTORS_FILE: &str = "assets.vectors";
@@ -598,28 +599,8 @@ pub struct VectorsFile {
     path: std::path::PathBuf,
     map: memmap2::Mmap,
     summary: Summary,
-    /// Which file this is: index files are replaced by rename, so a new
-    /// version is a new inode.
-    identity: FileIdentity,
-}
-
-/// A file's device and inode (where the platform has them), size and
-/// modification time.
-#[derive(Clone, PartialEq)]
-struct FileIdentity(u64, u64, u64, Option<std::time::SystemTime>);
-
-impl FileIdentity {
-    fn of(file: &std::fs::File) -> std::io::Result<Self> {
-        let meta = file.metadata()?;
-        #[cfg(unix)]
-        let (device, inode) = {
-            use std::os::unix::fs::MetadataExt;
-            (meta.dev(), meta.ino())
-        };
-        #[cfg(not(unix))]
-        let (device, inode) = (0, 0);
-        Ok(Self(device, inode, meta.len(), meta.modified().ok()))
-    }
+    /// Which version of the file this is.
+    identity: FileStamp,
 }
 
 impl VectorsFile {
@@ -655,7 +636,7 @@ impl VectorsFile {
     /// other threads run (a 10^6-row file's populated sketch took ~4 ms to
     /// unmap, every thread's TLB flushed, on the search's path).
     pub fn for_search(self, sketched: bool) -> anyhow::Result<Arc<Vectors>> {
-        static KEPT: Mutex<Option<(FileIdentity, bool, Arc<Vectors>)>> = Mutex::new(None);
+        static KEPT: Mutex<Option<(FileStamp, bool, Arc<Vectors>)>> = Mutex::new(None);
         let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((identity, as_sketched, vectors)) = kept.as_ref() {
             if *identity == self.identity && *as_sketched == sketched {
@@ -676,6 +657,11 @@ fn corrupt(path: &Path) -> String {
     format!("{} is corrupt; `unity-assets index` rebuilds it", path.display())
 }
 
+/// The stamp of the project's vectors file as it is now (none without one).
+pub(crate) fn stamp(index_dir: &Path) -> Option<FileStamp> {
+    FileStamp::at(&index_dir.join(VECTORS_FILE))
+}
+
 /// The project's vectors file, `None` when there is none.
 pub fn open(index_dir: &Path, limits: &Limits) -> anyhow::Result<Option<VectorsFile>> {
     open_named(index_dir, VECTORS_FILE, limits)
@@ -694,7 +680,7 @@ pub(crate) fn open_named(index_dir: &Path, name: &str, limits: &Limits) -> anyho
     // them ([`write`]), never written in place, so the mapped bytes do not
     // change while they are read.
     let map = unsafe { memmap2::Mmap::map(&file) }.with_context(|| format!("cannot read {}", path.display()))?;
-    let identity = FileIdentity::of(&file).with_context(|| format!("cannot read {}", path.display()))?;
+    let identity = FileStamp::of(&file).with_context(|| format!("cannot read {}", path.display()))?;
     let header = read_header(&mut Reader { bytes: &map, at: 0 }).with_context(|| corrupt(&path))?;
     let summary = Summary {
         model: header.model,
