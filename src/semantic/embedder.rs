@@ -1,7 +1,7 @@
 //! The embedder a project uses: the builtin encoder (in-process, offline) or
 //! an OpenAI-compatible embeddings server, chosen by `embeddings:`.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use engine::io::Limits;
 use engine::llm::EmbeddingsClient;
@@ -73,7 +73,11 @@ impl Embedder {
                 let texts = texts.to_vec();
                 tokio::task::spawn_blocking(move || {
                     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                    encoder.embed(&refs).into_iter().map(|v| v.to_vec()).collect::<Vec<_>>()
+                    let embed = || encoder.embed(&refs).into_iter().map(|v| v.to_vec()).collect::<Vec<_>>();
+                    match encoder_threads() {
+                        Some(pool) => pool.install(embed),
+                        None => embed(),
+                    }
                 })
                 .await?
             }
@@ -82,6 +86,23 @@ impl Embedder {
         vectors.iter_mut().for_each(|v| normalize(v));
         Ok(vectors)
     }
+}
+
+/// The encoder's own threads. In the shared pool a thread that waits for
+/// its stolen half of an encoder call runs other work meanwhile, on its own
+/// stack: a long task of another stage (the search index's dictionary,
+/// built beside the vectors) then holds the call's end, and embedding
+/// stalled for seconds with a core idle. `None` when the threads cannot be
+/// started: the shared pool serves.
+fn encoder_threads() -> Option<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("encoder-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
 }
 
 /// Scale `v` to unit length (a zero vector stays zero).

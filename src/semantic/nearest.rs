@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use engine::io::Limits;
 use engine::CallContext;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::asset_text::{asset_text, VERSION};
@@ -16,21 +17,13 @@ use crate::index::store;
 use crate::search::filters::Filters;
 use crate::search::intent::TypeIntents;
 use crate::search::load::IndexFiles;
-use crate::search::records::{decode_row, AssetRow};
+use crate::search::records::AssetRow;
 use crate::search::route::SubIntent;
 use crate::search::term_index::RowSet;
 use crate::search::text::words;
 
 fn index_dir(ctx: &CallContext) -> std::path::PathBuf {
     ctx.workdir.join(crate::index::INDEX_DIR)
-}
-
-fn rows(ctx: &CallContext) -> anyhow::Result<Vec<AssetRow>> {
-    Ok(IndexFiles::new(index_dir(ctx), ctx.limits)
-        .asset_lines(None)?
-        .into_iter()
-        .filter_map(|line| decode_row(serde_json::Value::String(line)))
-        .collect())
 }
 
 #[derive(Serialize)]
@@ -92,9 +85,9 @@ pub async fn embed_assets(
             None
         }
     };
-    let rows = rows(ctx)?;
-    let texts: Vec<String> = rows.iter().map(asset_text).collect();
-    let hashes: Vec<u64> = texts.iter().map(|t| text_hash(t)).collect();
+    let rows = IndexFiles::new(&dir, ctx.limits).rows_matching()?;
+    let texts: Vec<String> = rows.par_iter().map(asset_text).collect();
+    let hashes: Vec<u64> = texts.par_iter().map(|t| text_hash(t)).collect();
     // Borrowed keys do not live across the await below.
     let reuse: Vec<Option<usize>> = {
         let reusable = previous.as_ref().map(Vectors::rows_by_key).unwrap_or_default();
