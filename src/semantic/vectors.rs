@@ -232,6 +232,13 @@ impl Vectors {
         self.push_record(guid, hash, scale, values.iter().copied());
     }
 
+    /// Row `row` of `other` (same space) as the row of `guid` and
+    /// `text_hash`: one text's vector, embedded once, for each row of it.
+    pub(crate) fn push_as(&mut self, guid: &str, text_hash: u64, other: &Vectors, row: usize) {
+        let Record { scale, values, .. } = other.record(row);
+        self.push_record(guid.as_bytes(), text_hash, scale, values.iter().copied());
+    }
+
     /// Row of each `(guid, text hash)` pair, for reuse on reindex.
     pub(crate) fn rows_by_key(&self) -> HashMap<(&str, u64), usize> {
         (0..self.len())
