@@ -88,12 +88,17 @@ pub async fn embed_assets(
     let rows = IndexFiles::new(&dir, ctx.limits).rows_matching()?;
     let texts: Vec<String> = rows.par_iter().map(asset_text).collect();
     let hashes: Vec<u64> = texts.par_iter().map(|t| text_hash(t)).collect();
+    let words = super::words::project_words(&rows);
+    // Only the guids are needed past here: a million decoded rows are
+    // not held while they are embedded.
+    let guids: Vec<String> = rows.into_iter().map(|row| row.guid).collect();
     // Borrowed keys do not live across the await below.
     let reuse: Vec<Option<usize>> = {
         let reusable = previous.as_ref().map(Vectors::rows_by_key).unwrap_or_default();
-        rows.iter()
+        guids
+            .iter()
             .zip(&hashes)
-            .map(|(row, hash)| reusable.get(&(row.guid.as_str(), *hash)).copied())
+            .map(|(guid, hash)| reusable.get(&(guid.as_str(), *hash)).copied())
             .collect()
     };
     // Each distinct text is embedded once: copies of an asset named alike
@@ -119,12 +124,10 @@ pub async fn embed_assets(
         .or(previous.as_ref().map(|p| p.dim))
         .unwrap_or(0);
     let mut out = Vectors::new(model.clone(), VERSION.to_owned(), dim);
-    for (((row, hash), reused), fresh_at) in rows.iter().zip(&hashes).zip(&reuse).zip(&fresh_of) {
+    for (((guid, hash), reused), fresh_at) in guids.iter().zip(&hashes).zip(&reuse).zip(&fresh_of) {
         match (reused, &previous, &fresh) {
             (Some(at), Some(previous), _) => out.push_from(previous, *at),
-            (_, _, Some(fresh)) => {
-                out.push_as(&row.guid, *hash, fresh, fresh_at.expect("a row not reused is embedded"))
-            }
+            (_, _, Some(fresh)) => out.push_as(guid, *hash, fresh, fresh_at.expect("a row not reused is embedded")),
             _ => unreachable!("a row is reused or embedded"),
         }
     }
@@ -134,7 +137,7 @@ pub async fn embed_assets(
         vectors::write(&dir, &out)?;
     }
     record_in_manifest(ctx, &out)?;
-    let words = super::words::embed_vocabulary(embedder, &rows, ctx).await?;
+    let words = super::words::embed_vocabulary(embedder, &words, ctx).await?;
     let distinct = wanted.len();
     let vectors_line = (embedded > 0 || !unchanged).then(|| {
         let copies = match distinct < embedded {
@@ -143,7 +146,7 @@ pub async fn embed_assets(
         };
         format!(
             "[unity-assets:index] vectors: {embedded} embedded{copies}, {} reused ({model})",
-            rows.len() - embedded
+            guids.len() - embedded
         )
     });
     let words_line = (words > 0).then(|| format!("[unity-assets:index] vocabulary: {words} words embedded ({model})"));
@@ -155,7 +158,7 @@ pub async fn embed_assets(
         model: Some(model),
         embedded,
         distinct,
-        reused: rows.len() - embedded,
+        reused: guids.len() - embedded,
     })
 }
 

@@ -43,9 +43,10 @@ pub fn project_words(rows: &[AssetRow]) -> Vec<String> {
     words.into_iter().collect()
 }
 
-/// Bring `vocabulary.vectors` up to date with `rows`: a word embedded before
-/// keeps its vector. Returns how many words were embedded anew.
-pub async fn embed_vocabulary(embedder: &Embedder, rows: &[AssetRow], ctx: &CallContext) -> anyhow::Result<usize> {
+/// Bring `vocabulary.vectors` up to date with `words` (the project's,
+/// [`project_words`]): a word embedded before keeps its vector. Returns how
+/// many words were embedded anew.
+pub async fn embed_vocabulary(embedder: &Embedder, words: &[String], ctx: &CallContext) -> anyhow::Result<usize> {
     let dir = ctx.workdir.join(crate::index::INDEX_DIR);
     let model = embedder.id();
     let previous = vectors::open_named(&dir, VOCABULARY_FILE, &ctx.limits)
@@ -53,7 +54,6 @@ pub async fn embed_vocabulary(embedder: &Embedder, rows: &[AssetRow], ctx: &Call
         .flatten()
         .and_then(|file| file.rows_and_sketch().ok())
         .filter(|v| v.model == model && v.text == VOCABULARY_TEXT);
-    let words = project_words(rows);
     let reusable = previous.as_ref().map(Vectors::rows_by_key).unwrap_or_default();
     let wanted: Vec<String> = words
         .iter()
@@ -71,7 +71,7 @@ pub async fn embed_vocabulary(embedder: &Embedder, rows: &[AssetRow], ctx: &Call
         .unwrap_or(0);
     let mut out = Vectors::new(model, VOCABULARY_TEXT.to_owned(), dim);
     let mut fresh = fresh.into_iter();
-    for word in &words {
+    for word in words {
         let hash = text_hash(word);
         match (reusable.get(&(word.as_str(), hash)), &previous) {
             (Some(&at), Some(previous)) => out.push_from(previous, at),
