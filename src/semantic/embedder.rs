@@ -74,7 +74,8 @@ impl Embedder {
                 tokio::task::spawn_blocking(move || {
                     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
                     let embed = || encoder.embed(&refs).into_iter().map(|v| v.to_vec()).collect::<Vec<_>>();
-                    match encoder_threads() {
+                    let threads = (refs.len() >= OWN_THREADS_FROM).then(encoder_threads).flatten();
+                    match threads {
                         Some(pool) => pool.install(embed),
                         None => embed(),
                     }
@@ -87,6 +88,10 @@ impl Embedder {
         Ok(vectors)
     }
 }
+
+/// Calls of this many texts (an index run's) go to the encoder's threads;
+/// a search's few texts are embedded where they are, no thread started.
+const OWN_THREADS_FROM: usize = 64;
 
 /// The encoder's own threads. In the shared pool a thread that waits for
 /// its stolen half of an encoder call runs other work meanwhile, on its own
