@@ -24,6 +24,7 @@ use std::time::SystemTime;
 
 use anyhow::Context as _;
 use engine::io::{Limits, RowLines};
+use rayon::prelude::*;
 
 use super::filters::Filters;
 use super::records::{AssetRow, PackageRow};
@@ -159,7 +160,6 @@ impl IndexFiles {
                 return rows.into_iter().try_for_each(|(line, row)| each(&line, row));
             }
         }
-        use rayon::prelude::*;
         let lines = self.lines(ASSETS_FILE)?;
         let lines: Vec<&str> = row_lines(lines.as_ref()).collect();
         // Decoded in parallel a block at a time, handed on in order.
@@ -359,13 +359,13 @@ impl IndexFiles {
     }
 }
 
-/// The non-blank lines of a JSONL file, without a byte-order mark. A line
-/// over `limits.line_kb` or not UTF-8 is skipped as a row that does not
-/// decode is (the indexer and `doctor` name them).
 /// Rows decoded at once by a scan of `assets.jsonl`: enough to keep every
 /// core busy, few enough that a million rows are never all held twice.
 const DECODED_AT_ONCE: usize = 8192;
 
+/// The non-blank lines of a JSONL file, without a byte-order mark. A line
+/// over `limits.line_kb` or not UTF-8 is skipped as a row that does not
+/// decode is (the indexer and `doctor` name them).
 fn row_lines(lines: Option<&RowLines>) -> impl Iterator<Item = &str> {
     lines
         .into_iter()

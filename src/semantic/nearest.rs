@@ -125,10 +125,12 @@ pub async fn embed_assets(
         .unwrap_or(0);
     let mut out = Vectors::new(model.clone(), VERSION.to_owned(), dim);
     for (((guid, hash), reused), fresh_at) in guids.iter().zip(&hashes).zip(&reuse).zip(&fresh_of) {
-        match (reused, &previous, &fresh) {
-            (Some(at), Some(previous), _) => out.push_from(previous, *at),
-            (_, _, Some(fresh)) => out.push_as(guid, *hash, fresh, fresh_at.expect("a row not reused is embedded")),
-            _ => unreachable!("a row is reused or embedded"),
+        match (reused, &previous) {
+            (Some(at), Some(previous)) => out.push_from(previous, *at),
+            _ => {
+                let fresh = fresh.as_ref().zip(*fresh_at).expect("a row not reused is embedded");
+                out.push_as(guid, *hash, fresh.0, fresh.1)
+            }
         }
     }
     let embedded = fresh_of.iter().flatten().count();
