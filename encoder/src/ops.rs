@@ -17,23 +17,12 @@ pub fn gemm(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], c: &
     }
     assert!(a.len() >= (m - 1) * lda + k && b.len() == k * n && c.len() >= (m - 1) * ldc + n);
     if m <= UNPACKED_ROWS {
-        // Each row of `b` is read once for every row of `c`, which stay in cache.
-        for i in 0..m {
-            let c_row = &mut c[i * ldc..i * ldc + n];
-            if beta == 0.0 {
-                c_row.fill(0.0); // as in BLAS: `c` is not read
-            } else {
-                c_row.iter_mut().for_each(|x| *x *= beta);
-            }
+        #[cfg(target_arch = "x86_64")]
+        if is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has the feature `gemm_in_place_wide` is compiled for.
+            return unsafe { gemm_in_place_wide(m, n, a, lda, b, c, ldc, beta) };
         }
-        for (p, b_row) in b.chunks_exact(n).enumerate() {
-            for i in 0..m {
-                let scale = a[i * lda + p];
-                let c_row = &mut c[i * ldc..i * ldc + n];
-                c_row.iter_mut().zip(b_row).for_each(|(x, &y)| *x += scale * y);
-            }
-        }
-        return;
+        return gemm_in_place(m, n, a, lda, b, c, ldc, beta);
     }
     // SAFETY: the assertion keeps every element the strides reach inside the slices.
     unsafe {
@@ -54,6 +43,37 @@ pub fn gemm(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], c: &
             1,
         );
     }
+}
+
+/// [`gemm`] of a few rows: each row of `b` is read once for every row of
+/// `c`, which stay in cache.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn gemm_in_place(m: usize, n: usize, a: &[f32], lda: usize, b: &[f32], c: &mut [f32], ldc: usize, beta: f32) {
+    for i in 0..m {
+        let c_row = &mut c[i * ldc..i * ldc + n];
+        if beta == 0.0 {
+            c_row.fill(0.0); // as in BLAS: `c` is not read
+        } else {
+            c_row.iter_mut().for_each(|x| *x *= beta);
+        }
+    }
+    for (p, b_row) in b.chunks_exact(n).enumerate() {
+        for i in 0..m {
+            let scale = a[i * lda + p];
+            let c_row = &mut c[i * ldc..i * ldc + n];
+            c_row.iter_mut().zip(b_row).for_each(|(x, &y)| *x += scale * y);
+        }
+    }
+}
+
+/// [`gemm_in_place`] compiled for AVX-512: 16 products at a time instead of
+/// 4, each the same multiply then add, so the same sums.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f")]
+fn gemm_in_place_wide(m: usize, n: usize, a: &[f32], lda: usize, b: &[f32], c: &mut [f32], ldc: usize, beta: f32) {
+    gemm_in_place(m, n, a, lda, b, c, ldc, beta)
 }
 
 /// Add `bias` to the first `bias.len()` columns of each row (rows `stride` apart).
@@ -163,5 +183,20 @@ mod tests {
         assert!((sum(&row, |v| v) / 37.0 - 1.0).abs() < 1e-5, "mean is beta");
         let var = sum(&row, |v| (v - 1.0) * (v - 1.0)) / 37.0;
         assert!((var - 4.0).abs() < 1e-4, "variance is gamma²: {var}");
+    }
+
+    #[test]
+    fn a_few_rows_give_the_same_sums_on_every_width() {
+        let (m, k, n) = (3, 37, 70);
+        let value = |i: usize| ((i * 7919) % 1000) as f32 / 997.0 - 0.5;
+        let a: Vec<f32> = (0..m * k).map(value).collect();
+        let b: Vec<f32> = (0..k * n).map(|i| value(i + 13)).collect();
+        let mut portable = vec![0.25f32; m * n];
+        let mut chosen = portable.clone();
+        gemm_in_place(m, n, &a, k, &b, &mut portable, n, 1.0);
+        gemm(m, k, n, &a, k, &b, &mut chosen, n, 1.0);
+        assert_eq!(portable, chosen, "the wide copy (where the CPU has it) sums alike");
+        let expected: f32 = 0.25 + (0..k).map(|p| a[p] * b[p * n]).sum::<f32>();
+        assert!((portable[0] - expected).abs() < 1e-5);
     }
 }
