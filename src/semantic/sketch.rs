@@ -11,6 +11,8 @@
 //! Unlike a graph index, the sketch is written with the vectors in one pass
 //! (no build) and a changed row changes its own eight words only.
 
+use rayon::prelude::*;
+
 /// 64-bit words of a `dim`-bit sketch.
 pub fn words(dim: usize) -> usize {
     dim.div_ceil(64)
@@ -49,29 +51,43 @@ fn word(bytes: &[u8]) -> u64 {
 /// Hamming distance of their sketches (`signs`: each row's words, in row
 /// order), nearest first; rows at equal distance in row order.
 ///
-/// Every distance is computed (a pass over the sketches alone, on every
-/// core past [`PARALLEL_ROWS`]); then the rows under the distance that holds
-/// `keep` of them are gathered and sorted, and asked whether they pass. A
-/// filter that turns rows away widens the distance and asks the next rows,
-/// so `passes` — which may read a row's record — is asked about few rows.
+/// Every distance is computed and counted (a pass over the sketches alone,
+/// on every core past [`PARALLEL_ROWS`]); then the rows under the distance
+/// that holds `keep` of them are gathered and sorted, and asked whether they
+/// pass. A filter that turns rows away widens the distance and asks the next
+/// rows, so `passes` — which may read a row's record — is asked about few rows.
 pub fn candidates(signs: &[u8], query: &[u64], keep: usize, passes: impl Fn(usize) -> bool) -> Vec<usize> {
     let row_bytes = query.len() * 8;
     if row_bytes == 0 || keep == 0 {
         return vec![];
     }
-    let mut distances = vec![0u16; signs.len() / row_bytes];
-    let parts = signs.chunks(row_bytes * PART_ROWS).zip(distances.chunks_mut(PART_ROWS));
-    if signs.len() / row_bytes > PARALLEL_ROWS {
-        use rayon::prelude::*;
-        parts
-            .par_bridge()
-            .for_each(|(signs, out)| fill_distances(signs, query, out));
-    } else {
-        parts.for_each(|(signs, out)| fill_distances(signs, query, out));
-    }
+    let rows = signs.len() / row_bytes;
+    let parallel = rows > PARALLEL_ROWS;
+    let mut distances = vec![0u16; rows];
+    // How many rows lie at each distance, counted part by part as computed.
+    let count = |(signs, out): (&[u8], &mut [u16])| {
+        fill_distances(signs, query, out);
+        let mut at = vec![0usize; row_bytes * 8 + 1];
+        out.iter().for_each(|d| at[usize::from(*d)] += 1);
+        at
+    };
+    let add = |mut a: Vec<usize>, b: Vec<usize>| {
+        a.iter_mut().zip(b).for_each(|(a, b)| *a += b);
+        a
+    };
+    let none = || vec![0usize; row_bytes * 8 + 1];
+    let (signs_parts, distance_parts) = (row_bytes * PART_ROWS, PART_ROWS);
+    let mut within = match parallel {
+        true => (signs
+            .par_chunks(signs_parts)
+            .zip(distances.par_chunks_mut(distance_parts)))
+        .map(count)
+        .reduce(none, add),
+        false => (signs.chunks(signs_parts).zip(distances.chunks_mut(distance_parts)))
+            .map(count)
+            .fold(none(), add),
+    };
     // How many rows lie at each distance or nearer.
-    let mut within = vec![0usize; row_bytes * 8 + 1];
-    distances.iter().for_each(|d| within[usize::from(*d)] += 1);
     for d in 1..within.len() {
         within[d] += within[d - 1];
     }
@@ -84,12 +100,22 @@ pub fn candidates(signs: &[u8], query: &[u64], keep: usize, passes: impl Fn(usiz
             .position(|n| *n >= wanted)
             .unwrap_or(within.len() - 1)
             .max(done_below);
-        let mut next: Vec<(u16, usize)> = distances
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| (done_below..=upto).contains(&usize::from(**d)))
-            .map(|(row, d)| (*d, row))
-            .collect();
+        let band = |(part, distances): (usize, &[u16])| -> Vec<(u16, usize)> {
+            distances
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| (done_below..=upto).contains(&usize::from(**d)))
+                .map(|(row, d)| (*d, part * PART_ROWS + row))
+                .collect()
+        };
+        let mut next: Vec<(u16, usize)> = match parallel {
+            true => distances
+                .par_chunks(PART_ROWS)
+                .enumerate()
+                .flat_map_iter(band)
+                .collect(),
+            false => distances.chunks(PART_ROWS).enumerate().flat_map(band).collect(),
+        };
         next.sort_unstable();
         kept.extend(
             next.into_iter()

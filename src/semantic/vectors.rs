@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context as _};
 use engine::io::Limits;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::sketch;
@@ -303,7 +304,13 @@ impl Vectors {
             }
             None => (0..self.len()).filter(|row| keep(*row)).collect(),
         };
-        let mut scored: Vec<(usize, f32)> = rows.into_iter().map(|row| (row, self.cosine(query, row))).collect();
+        // The rows read are scattered through the file: each is a page
+        // fault of its own, taken on every core.
+        let mut scored: Vec<(usize, f32)> = rows
+            .into_par_iter()
+            .with_min_len(SCORED_TOGETHER)
+            .map(|row| (row, self.cosine(query, row)))
+            .collect();
         let n = n.min(scored.len());
         if n == 0 {
             return vec![];
@@ -484,6 +491,9 @@ impl Vectors {
         })
     }
 }
+
+/// Rows a thread scores at least, so that a small index is scored where it is.
+const SCORED_TOGETHER: usize = 512;
 
 /// How many rows a search read through the sketch scores exactly for `n`
 /// answers: measured in docs/benchmarks.md#vectors-at-scale.
