@@ -95,6 +95,9 @@ impl Invocation {
         if pipeline == "pick" {
             check_pick_index(inputs.get("index"))?;
         }
+        // Any pipeline may search (a team's own one through `run: search`):
+        // the vocabulary is read while the project opens and the run compiles.
+        crate::search::prepare_vocabulary();
         Ok(Self {
             pipeline: pipeline.to_owned(),
             inputs,
@@ -217,9 +220,6 @@ impl Invocation {
     /// progress shows). `trust_for_run`: `--trust`. Dropping the future
     /// cancels the run; atomic writes never leave a half-written file.
     pub async fn run(&self, project: &Project, trust_for_run: bool, runtime: &Runtime) -> Finished {
-        // Any pipeline may search (a team's own one through `run: search`):
-        // the vocabulary is read beside the trust review and the compile.
-        crate::search::prepare_vocabulary();
         // A pipeline file `run FILE` names is reviewed too when it lies inside
         // the project; doctor, which reports an untrusted project, is refused
         // only when its own pipeline is a project override that reaches out.
