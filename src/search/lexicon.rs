@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::data_files::LexiconFile;
 pub use super::data_files::Role;
-pub use super::lexicon_merge::{Lexicon, Sense};
+pub use super::lexicon_merge::{Lexicon, Sense, Text};
 
 /// The files shipped in the binary, merged by `build.rs` (in name order).
 const EMBEDDED_TABLE: &str = include_str!(concat!(env!("OUT_DIR"), "/lexicon.tsv"));
@@ -82,8 +82,8 @@ impl Lexicon {
         self.entries.get(key).map(Vec::as_slice).unwrap_or_default()
     }
 
-    pub fn keys_owned(&self) -> impl Iterator<Item = &String> {
-        self.entries.keys()
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.entries.keys().map(|key| key.as_ref())
     }
 
     #[cfg(test)]
@@ -93,13 +93,10 @@ impl Lexicon {
 
     /// `(term, key)` of every translation (not loose synonym), for the
     /// English→Korean direction.
-    pub fn translations(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.entries.iter().flat_map(|(key, senses)| {
-            senses
-                .iter()
-                .filter(|s| s.weight >= 1.0)
-                .map(move |s| (s.term.as_str(), key.as_str()))
-        })
+    pub fn translations(&self) -> impl Iterator<Item = (&Text, &Text)> {
+        self.entries
+            .iter()
+            .flat_map(|(key, senses)| senses.iter().filter(|s| s.weight >= 1.0).map(move |s| (&s.term, key)))
     }
 }
 
@@ -154,7 +151,7 @@ mod tests {
         assert!(problems.is_empty(), "{problems:?}");
         let table = lexicon.table().unwrap();
         assert_eq!(table.lines().count(), 3);
-        let read = Lexicon::from_table(&table).unwrap();
+        let read = Lexicon::from_table(Box::leak(table.into_boxed_str())).unwrap();
         assert_eq!(read, lexicon);
         assert_eq!(read.role("빨강"), Some(Role::Qualifier));
         assert_eq!(read.senses("제트팩")[0].written, "jet pack");

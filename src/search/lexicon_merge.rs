@@ -8,6 +8,7 @@
 //! JSON still 14.5 M (measured with callgrind). A project's own lexicon
 //! files are merged at run time by the same code.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::data_files::{LexiconFile, Role};
@@ -16,21 +17,27 @@ use super::text::phrase_term;
 /// Weight of a loose synonym (`~chest` under 상자): related, not the word.
 pub const LOOSE_WEIGHT: f32 = 0.6;
 
+/// A key or word of the lexicon: borrowed from the embedded table, which
+/// lives as long as the program (its 6,500 keys and 13,600 senses were as
+/// many allocations, ~5 ms of every search's start), owned when merged
+/// from files.
+pub type Text = Cow<'static, str>;
+
 /// One English word of an entry, normalised like record terms.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sense {
-    pub term: String,
+    pub term: Text,
     /// As written, for labels (`crate`).
-    pub written: String,
+    pub written: Text,
     pub weight: f32,
 }
 
 /// Every lexicon file merged: Korean key → its English senses.
 #[derive(Debug, Default, PartialEq)]
 pub struct Lexicon {
-    pub(super) entries: HashMap<String, Vec<Sense>>,
+    pub(super) entries: HashMap<Text, Vec<Sense>>,
     /// A key's role: a thing when any file lists it as one.
-    pub(super) roles: HashMap<String, Role>,
+    pub(super) roles: HashMap<Text, Role>,
 }
 
 /// What separates the fields of a [`Lexicon::table`] line; no key or word
@@ -42,7 +49,7 @@ impl Lexicon {
     /// key's senses once (a translation anywhere wins over a loose synonym).
     pub fn add(&mut self, file: LexiconFile) {
         for (key, words) in file.entries {
-            let key = key.trim().to_lowercase();
+            let key: Text = key.trim().to_lowercase().into();
             self.roles
                 .entry(key.clone())
                 .and_modify(|r| {
@@ -64,10 +71,14 @@ impl Lexicon {
                         // "jet pack" over "jetpack": the spaced form also
                         // matches a name split into its words (GirlJetPack).
                         if written.split_whitespace().count() > s.written.split_whitespace().count() {
-                            s.written = written;
+                            s.written = written.into();
                         }
                     }
-                    None => senses.push(Sense { term, written, weight }),
+                    None => senses.push(Sense {
+                        term: term.into(),
+                        written: written.into(),
+                        weight,
+                    }),
                 }
             }
         }
@@ -79,14 +90,18 @@ impl Lexicon {
     /// a line break, which the table cannot carry.
     #[allow(dead_code)] // build.rs writes the table with it; the crate's tests read it back.
     pub fn table(&self) -> Option<String> {
-        let mut keys: Vec<&String> = self.entries.keys().collect();
+        let mut keys: Vec<&Text> = self.entries.keys().collect();
         keys.sort();
         let mut out = String::new();
         for key in keys {
             let role = self.roles.get(key).copied().unwrap_or_default();
-            let mut fields = vec![key.clone(), ROLES.iter().position(|r| *r == role)?.to_string()];
+            let mut fields = vec![key.to_string(), ROLES.iter().position(|r| *r == role)?.to_string()];
             for sense in &self.entries[key] {
-                fields.extend([sense.term.clone(), sense.written.clone(), sense.weight.to_string()]);
+                fields.extend([
+                    sense.term.to_string(),
+                    sense.written.to_string(),
+                    sense.weight.to_string(),
+                ]);
             }
             if fields.iter().any(|f| f.contains([FIELD, '\n', '\r'])) {
                 return None;
@@ -97,8 +112,9 @@ impl Lexicon {
         Some(out)
     }
 
-    /// The lexicon a [`Lexicon::table`] holds; `None` for a line it cannot read.
-    pub fn from_table(table: &str) -> Option<Lexicon> {
+    /// The lexicon a [`Lexicon::table`] holds, borrowing its words; `None`
+    /// for a line it cannot read.
+    pub fn from_table(table: &'static str) -> Option<Lexicon> {
         let lines = table.bytes().filter(|&b| b == b'\n').count();
         let mut lexicon = Lexicon {
             entries: HashMap::with_capacity(lines),
@@ -113,13 +129,13 @@ impl Lexicon {
             let mut senses = Vec::new();
             while let Some(term) = next() {
                 senses.push(Sense {
-                    term: term.to_owned(),
-                    written: next()?.to_owned(),
+                    term: term.into(),
+                    written: next()?.into(),
                     weight: next()?.parse().ok()?,
                 });
             }
-            lexicon.roles.insert(key.to_owned(), role);
-            lexicon.entries.insert(key.to_owned(), senses);
+            lexicon.roles.insert(key.into(), role);
+            lexicon.entries.insert(key.into(), senses);
         }
         Some(lexicon)
     }

@@ -452,11 +452,11 @@ impl Query {
         // less. Keys grown from one root (폭발, 폭발하다, 폭발음) are one sense.
         let senses = keys
             .iter()
-            .filter(|key| !keys.iter().any(|root| root != *key && key.starts_with(root.as_str())))
+            .filter(|key| !keys.iter().any(|root| root != *key && key.starts_with(root.as_ref())))
             .count();
         let sibling_weight = SIBLING_WEIGHT / senses.max(1) as f32;
         for key in keys {
-            add_term(&mut terms, key.clone(), SIBLING_WEIGHT);
+            add_term(&mut terms, key.to_string(), SIBLING_WEIGHT);
             // Siblings are other translations of the key (not its loose synonyms).
             for (sibling, weight, _) in vocab.senses(key) {
                 if weight >= 1.0 {

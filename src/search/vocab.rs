@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 pub use super::data_files::SceneRequest;
 use super::data_files::{Phrase, VocabularyFile};
-use super::lexicon::{Lexicon, Role};
+use super::lexicon::{Lexicon, Role, Text};
 use super::morph::Morphology;
 use super::text::{is_hangul, korean_forms, phrase_term};
 
@@ -56,7 +56,7 @@ pub struct Vocabulary {
     /// Korean (or any) key → its aliases as written (for the hint block).
     aliases: BTreeMap<String, Vec<String>>,
     /// Normalised English term → the keys listing it (the backward map).
-    reverse: HashMap<String, Vec<String>>,
+    reverse: HashMap<Text, Vec<Text>>,
     stopwords: HashSet<String>,
     weak: HashSet<String>,
     /// Category → normalised English terms.
@@ -139,7 +139,7 @@ impl Vocabulary {
     }
 
     fn from_file(file: VocabularyFile, lexicon: Arc<Lexicon>) -> Self {
-        let mut reverse: HashMap<String, Vec<String>> = HashMap::new();
+        let mut reverse: HashMap<Text, Vec<Text>> = HashMap::new();
         let aliases: BTreeMap<String, Vec<String>> = file
             .aliases
             .into_iter()
@@ -148,14 +148,14 @@ impl Vocabulary {
         let alias_terms = aliases.iter().flat_map(|(key, list)| {
             list.iter()
                 .filter_map(|a| phrase_term(a))
-                .map(move |t| (t, key.as_str()))
+                .map(move |t| (Text::from(t), Text::from(key.clone())))
         });
         // English→Korean: an alias, then a lexicon translation, names its key.
-        let translations = lexicon.translations().map(|(t, k)| (t.to_owned(), k));
+        let translations = lexicon.translations().map(|(t, k)| (t.clone(), k.clone()));
         for (term, key) in alias_terms.chain(translations) {
             let keys = reverse.entry(term).or_default();
-            if !keys.iter().any(|k| k == key) {
-                keys.push(key.to_owned());
+            if !keys.contains(&key) {
+                keys.push(key);
             }
         }
         let normalise_all = |words: Vec<String>| words.iter().filter_map(|w| normal_word(w)).collect();
@@ -251,7 +251,7 @@ impl Vocabulary {
             .lexicon
             .senses(key)
             .iter()
-            .map(|s| (s.term.clone(), s.weight, s.written.clone()));
+            .map(|s| (s.term.to_string(), s.weight, s.written.to_string()));
         for (term, weight, written) in aliases.chain(lexicon) {
             match out.iter_mut().find(|s| s.0 == term) {
                 Some(s) => s.1 = s.1.max(weight),
@@ -262,7 +262,7 @@ impl Vocabulary {
     }
 
     /// Keys whose alias lists hold the normalised English `term`.
-    pub(crate) fn keys_for_term(&self, term: &str) -> &[String] {
+    pub(crate) fn keys_for_term(&self, term: &str) -> &[Text] {
         self.reverse.get(term).map(Vec::as_slice).unwrap_or_default()
     }
 
@@ -295,30 +295,25 @@ impl Vocabulary {
             return (vec![lemma], predicate);
         }
         let stripped = forms.last().map(String::as_str).unwrap_or(word);
-        let mut inside: Vec<&String> = self
+        let mut inside: Vec<&str> = self
             .aliases
             .keys()
-            .chain(self.lexicon.keys_owned())
-            .filter(|k| k.chars().count() >= 2 && stripped.contains(k.as_str()))
+            .map(String::as_str)
+            .chain(self.lexicon.keys())
+            .filter(|k| k.chars().count() >= 2 && stripped.contains(k))
             .collect();
         // Longest first, then leftmost, then by name: keys come out of hash
         // maps, and two of one length that overlap (벚꽃|꽃잎 in 벚꽃잎) must
         // not be chosen between by the process's hash seed.
-        inside.sort_by_cached_key(|k| {
-            (
-                std::cmp::Reverse(k.chars().count()),
-                stripped.find(k.as_str()),
-                (*k).clone(),
-            )
-        });
+        inside.sort_by_cached_key(|k| (std::cmp::Reverse(k.chars().count()), stripped.find(k), *k));
         let mut taken: Vec<(usize, usize)> = Vec::new();
         let mut found = Vec::new();
         for key in inside {
-            for (at, _) in stripped.match_indices(key.as_str()) {
+            for (at, _) in stripped.match_indices(key) {
                 let span = (at, at + key.len());
                 if taken.iter().all(|&(s, e)| span.1 <= s || span.0 >= e) {
                     taken.push(span);
-                    found.push((at, key.clone()));
+                    found.push((at, key.to_owned()));
                     break;
                 }
             }
@@ -371,7 +366,7 @@ mod tests {
         assert_eq!(v.aliases_of("좀비").unwrap()[0], "zombie");
         assert!(v
             .keys_for_term(&crate::search::text::stem("zombie"))
-            .contains(&"좀비".to_owned()));
+            .contains(&Text::from("좀비")));
         assert!(v.is_stopword("만들어줘"));
         assert!(!v.subtype_rules.is_empty());
         assert!(!v.scene_request.roles.is_empty());
