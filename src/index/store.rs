@@ -32,6 +32,10 @@ use super::row::AssetRow;
 
 /// The project's index folder, relative to its root.
 pub const INDEX_DIR: &str = ".claude/unity-asset-index";
+/// Rows of `assets.jsonl` decoded at once, in parallel, wherever rows are
+/// read in order: enough to keep every core busy, few enough that a million
+/// rows are never all held twice.
+pub(crate) const ROWS_DECODED_AT_ONCE: usize = 8192;
 pub(crate) const ASSETS_FILE: &str = "assets.jsonl";
 pub(crate) const PACKAGES_FILE: &str = "packages.jsonl";
 pub(crate) const MANIFEST_FILE: &str = "manifest.json";

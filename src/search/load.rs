@@ -30,6 +30,7 @@ use super::filters::Filters;
 use super::records::{AssetRow, PackageRow};
 use super::term_index::{RowSet, TermIndex};
 use super::text::{for_each_part, Scratch};
+use crate::index::store::ROWS_DECODED_AT_ONCE;
 
 pub const ASSETS_FILE: &str = "assets.jsonl";
 pub const PACKAGES_FILE: &str = "packages.jsonl";
@@ -163,7 +164,7 @@ impl IndexFiles {
         let lines = self.lines(ASSETS_FILE)?;
         let lines: Vec<&str> = row_lines(lines.as_ref()).collect();
         // Decoded in parallel a block at a time, handed on in order.
-        for block in lines.chunks(DECODED_AT_ONCE) {
+        for block in lines.chunks(ROWS_DECODED_AT_ONCE) {
             let rows: Vec<Option<AssetRow>> = block
                 .par_iter()
                 .map(|line| {
@@ -358,10 +359,6 @@ impl IndexFiles {
         Ok(row_lines(self.lines(ASSETS_FILE)?.as_ref()).count())
     }
 }
-
-/// Rows decoded at once by a scan of `assets.jsonl`: enough to keep every
-/// core busy, few enough that a million rows are never all held twice.
-const DECODED_AT_ONCE: usize = 8192;
 
 /// The non-blank lines of a JSONL file, without a byte-order mark. A line
 /// over `limits.line_kb` or not UTF-8 is skipped as a row that does not

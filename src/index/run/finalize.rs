@@ -76,9 +76,6 @@ pub struct ScanText {
     pub(crate) tree: Tree,
 }
 
-/// Assets decoded at once (in parallel) between rows written in order.
-const DECODED_AT_ONCE: usize = 8192;
-
 /// Merge tags (partial rows, previous index, builtin) with the scan, write
 /// every index file, and close the run.
 pub fn finalize(project: &Path, limits: &Limits, scan: &ScanText, diff: &Diff) -> anyhow::Result<Finalized> {
@@ -114,7 +111,7 @@ pub fn finalize(project: &Path, limits: &Limits, scan: &ScanText, diff: &Diff) -
     let dir = store::index_dir(project);
     let assets_path = dir.join(store::ASSETS_FILE);
     let mut rows = Rows::new(AtomicFile::create(&assets_path).with_context(|| cannot_write(&assets_path))?);
-    for chunk in sorted.chunks(DECODED_AT_ONCE) {
+    for chunk in sorted.chunks(store::ROWS_DECODED_AT_ONCE) {
         let assets: Vec<ScannedAsset> = chunk
             .par_iter()
             .map(|(_, i)| packed::Text::decode(lines[*i]))
