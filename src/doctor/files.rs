@@ -12,7 +12,7 @@ use crate::index::store::{self, Freshness};
 use crate::index::watch;
 
 /// Files the index folder may hold; anything else there is stray.
-const INDEX_FILES: [&str; 11] = [
+const INDEX_FILES: [&str; 12] = [
     store::MANIFEST_FILE,
     store::PACKAGES_FILE,
     store::ASSETS_FILE,
@@ -20,6 +20,7 @@ const INDEX_FILES: [&str; 11] = [
     store::SIGNATURES_FILE,
     crate::index::graph::GRAPH_FILE,
     crate::semantic::vectors::VECTORS_FILE,
+    crate::semantic::VOCABULARY_FILE,
     "search-result.json",
     "feedback.jsonl",
     "orchestrator-audit.jsonl",
@@ -211,7 +212,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let index = store::index_dir(dir.path());
         std::fs::create_dir_all(&index).unwrap();
-        std::fs::write(index.join("assets.jsonl"), "").unwrap();
+        for written in [
+            "assets.jsonl",
+            "assets.vectors",
+            "vocabulary.vectors",
+            "search-index.bin",
+        ] {
+            std::fs::write(index.join(written), "").unwrap();
+        }
         assert!(temp_files(dir.path(), &Limits::default()).ok());
         std::fs::write(index.join(".assets.jsonl.12.0.tmp"), "").unwrap();
         let check = temp_files(dir.path(), &Limits::default());

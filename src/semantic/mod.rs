@@ -31,6 +31,7 @@ const EMBEDDINGS_SERVER: Reach = Reach {
 
 pub use config::{EmbeddingsConfig, EmbeddingsProvider};
 pub use embedder::{Embedder, Unavailable};
+pub(crate) use words::VOCABULARY_FILE;
 
 /// The project's embedder, opened on first use and kept for the process
 /// (the MCP server answers many searches with one).
