@@ -158,3 +158,33 @@ fn names_with_separators_digits_or_long_extensions_are_found() {
         assert_eq!(paths.first().map(String::as_str), Some(want), "{query}: {paths:?}");
     }
 }
+
+/// A typo in a name's first word (`Quiksand` of `Quicksand-Bold`), and a
+/// typo of a whole camelCase name among names that share most of its words
+/// (`BoxOnBoxArea` holds three of `PlyerOnBoxArea`'s four).
+#[test]
+fn a_typo_of_a_names_start_or_among_its_lookalikes_finds_it() {
+    let p = Project::configured(BIN, "");
+    for (i, f) in [
+        "Assets/Fonts/Quicksand-Bold.otf",
+        "Assets/Fonts/Roboto-Bold.otf",
+        "Assets/Tiles/PlayerOnBoxArea.png",
+        "Assets/Tiles/BoxOnBoxArea.png",
+        "Assets/Tiles/EditorBoxOnBoxArea.png",
+        "Assets/Tiles/BoxArea.png",
+    ]
+    .iter()
+    .enumerate()
+    {
+        p.add_asset(f, i + 1);
+    }
+    assert_eq!(p.run(&["index"]).code, 0);
+    for (query, want) in [
+        ("Quiksand", "Assets/Fonts/Quicksand-Bold.otf"),
+        ("PlyerOnBoxArea", "Assets/Tiles/PlayerOnBoxArea.png"),
+    ] {
+        let (paths, confidence) = top(&p, query, &[]);
+        assert_eq!(paths.first().map(String::as_str), Some(want), "{query}: {paths:?}");
+        assert!(confidence >= 0.40, "{query}: {confidence}");
+    }
+}

@@ -7,7 +7,8 @@
 //!
 //! The search index posts every row under its normalised file name
 //! ([`key`]), so an exact name is one dictionary lookup, a prefix one range,
-//! and a one-edit typo (names of 5+ letters) a few hundred lookups, at any
+//! a one-edit typo (names of 5+ letters) a few hundred lookups, and a typo
+//! of a prefix as many ranges when nothing nearer answers, at any
 //! project size. `semantic.fuse` looks the names up ([`lookup`]) and puts
 //! them with the other retrievers' candidates.
 
@@ -145,6 +146,10 @@ pub enum NameMatch {
     Prefix,
     /// The name is one edit away from the query.
     Typo,
+    /// The name starts with what is one edit away from the query
+    /// (`Quiksand` of `Quicksand-Bold`); looked for only when nothing
+    /// nearer answers.
+    TypoPrefix,
 }
 
 impl NameMatch {
@@ -157,8 +162,8 @@ impl NameMatch {
             (NameMatch::Exact, true) => 0.95f32.max(t.auto),
             (NameMatch::Exact, false) => between(0.9),
             (NameMatch::OtherExtension, _) => between(0.5),
-            (NameMatch::Prefix | NameMatch::Typo, true) => between(0.7),
-            (NameMatch::Prefix | NameMatch::Typo, false) => between(0.4),
+            (NameMatch::Prefix | NameMatch::Typo | NameMatch::TypoPrefix, true) => between(0.7),
+            (NameMatch::Prefix | NameMatch::Typo | NameMatch::TypoPrefix, false) => between(0.4),
         };
         (c * 1000.0).round() / 1000.0
     }
@@ -173,6 +178,9 @@ impl NameMatch {
             ),
             NameMatch::Prefix => format!("Its file name {file} starts with the name asked for."),
             NameMatch::Typo => format!("Its file name {file} is one letter from the name asked for."),
+            NameMatch::TypoPrefix => {
+                format!("Its file name {file} starts with what is one letter from the name asked for.")
+            }
         }
     }
 }
@@ -344,7 +352,12 @@ mod tests {
         assert!(NameMatch::Exact.confidence(true, t) >= t.auto);
         let shared = NameMatch::Exact.confidence(false, t);
         assert!(shared >= t.confirm && shared < t.auto);
-        for fuzzy in [NameMatch::Prefix, NameMatch::Typo, NameMatch::OtherExtension] {
+        for fuzzy in [
+            NameMatch::Prefix,
+            NameMatch::Typo,
+            NameMatch::TypoPrefix,
+            NameMatch::OtherExtension,
+        ] {
             let c = fuzzy.confidence(true, t);
             assert!(c >= t.confirm && c < t.auto, "{fuzzy:?} {c}");
         }

@@ -30,8 +30,12 @@ use super::vocab::{normal_word, Vocabulary};
 /// Weight of a term reached through a sibling translation (`bgm` → 음악 →
 /// `music`): related, but not what the user typed.
 const SIBLING_WEIGHT: f32 = 0.7;
-/// Weight of one part of a compound word (`main` of `main-menu`).
-const PART_WEIGHT: f32 = 0.5;
+/// Weight of one of `parts` parts of a compound word (`main` of
+/// `main-menu`, a half): all its parts together make one whole word, so
+/// two of `PlyerOnBoxArea`'s four are no match of it.
+fn part_weight(parts: usize) -> f32 {
+    1.0 / parts.max(2) as f32
+}
 /// Prior of a Korean word the vocabulary does not know: it may matter, but
 /// we cannot tell, so missing it costs half as much as missing a known word.
 const UNKNOWN_PRIOR: f32 = 0.5;
@@ -397,12 +401,17 @@ impl Query {
             for (term, weight, written) in &senses {
                 self.words.insert(term.clone());
                 add_term(&mut terms, term.clone(), *weight);
-                // A phrase ("spider web") also counts by its words, each
-                // half: both together make a whole match in one field.
-                let parts = super::text::terms(written);
-                if parts.len() > 1 && !vocab.aliases_of(&key).is_some_and(|a| a.contains(written)) {
-                    for part in parts.into_iter().filter(|p| p != term) {
-                        add_term(&mut terms, part, weight * PART_WEIGHT);
+                // A phrase ("spider web") or a closed compound (`jellyfish`)
+                // also counts by its words, each a part: together they make a
+                // whole match in one field. A project may name the thing by
+                // one of them (`Jelly.prefab`, `wood_pile` for `firewood`).
+                if !vocab.aliases_of(&key).is_some_and(|a| a.contains(written)) {
+                    let parts: Vec<String> = compound_parts(written, vocab)
+                        .into_iter()
+                        .filter(|p| p != term)
+                        .collect();
+                    for part in &parts {
+                        add_term(&mut terms, part.clone(), weight * part_weight(parts.len()));
                     }
                 }
             }
@@ -439,12 +448,13 @@ impl Query {
             return;
         }
         let mut terms = vec![(normal.clone(), 1.0)];
-        let parts = super::text::terms(word);
-        if parts.len() > 1 {
-            for part in parts.into_iter().filter(|p| *p != normal) {
-                self.words.insert(part.clone());
-                add_term(&mut terms, part, PART_WEIGHT);
-            }
+        let parts: Vec<String> = compound_parts(word, vocab)
+            .into_iter()
+            .filter(|p| *p != normal)
+            .collect();
+        for part in &parts {
+            self.words.insert(part.clone());
+            add_term(&mut terms, part.clone(), part_weight(parts.len()));
         }
         let keys = vocab.keys_for_term(&normal);
         // A word several keys translate has several senses (character: 캐릭터,
@@ -485,6 +495,20 @@ impl Query {
         if !self.concepts.iter().any(same) {
             self.concepts.push(concept);
         }
+    }
+}
+
+/// The words of a compound, as terms: a phrase's or a name's parts
+/// (`spider web`, `PlyerOnBoxArea`), else a closed English compound's two
+/// words ([`Vocabulary::compound_words`]); none for a single plain word.
+fn compound_parts(written: &str, vocab: &Vocabulary) -> Vec<String> {
+    let parts = super::text::terms(written);
+    if parts.len() > 1 {
+        return parts;
+    }
+    match vocab.compound_words(&written.to_lowercase()) {
+        Some((first, last)) => super::text::terms(&format!("{first} {last}")),
+        None => Vec::new(),
     }
 }
 
@@ -574,6 +598,29 @@ mod tests {
             Some(1.0),
             "the compound's own translation stays whole"
         );
+    }
+
+    #[test]
+    fn a_compounds_parts_together_make_one_whole_word() {
+        let vocab = Vocabulary::embedded();
+        let weight = |q: &Query, term: &str| q.concepts[0].terms.iter().find(|t| t.0 == term).map(|t| t.1);
+        // Four parts: any two of them are half the name, not all of it.
+        let q = Query::analyze("PlyerOnBoxArea", &vocab);
+        assert_eq!(weight(&q, "box"), Some(0.25), "{:?}", q.concepts[0].terms);
+        // A closed compound, typed or translated, counts by its two words.
+        for typed in ["jellyfish", "해파리"] {
+            let q = Query::analyze(typed, &vocab);
+            assert_eq!(weight(&q, "jellyfish"), Some(1.0), "{typed}");
+            assert_eq!(
+                (weight(&q, &stem("jelly")), weight(&q, "fish")),
+                (Some(0.5), Some(0.5)),
+                "{typed}"
+            );
+        }
+        assert_eq!(weight(&Query::analyze("장작", &vocab), "fire"), Some(0.5));
+        // A short word is no compound, whatever words it holds.
+        let q = Query::analyze("carpet", &vocab);
+        assert_eq!(weight(&q, "car"), None, "{:?}", q.concepts[0].terms);
     }
 
     #[test]

@@ -401,3 +401,26 @@ fn a_rare_words_best_asset_stays_a_candidate_past_the_top_k() {
     );
     assert_eq!(got.len(), 3, "{got:?}");
 }
+
+#[test]
+fn a_closed_compound_finds_what_is_named_by_one_of_its_words() {
+    // A project names its jellyfish `Jelly` and its puffer `Puffer`: the
+    // compound's words find them, under what holds the whole word.
+    let rows = vec![
+        row("jelly", "Assets/Units/Jelly.prefab", "Prefab", &[], ""),
+        row("whole", "Assets/Units/Jellyfish_Big.prefab", "Prefab", &[], ""),
+        row("puffer", "Assets/Units/Puffer.prefab", "Prefab", &[], ""),
+        row("stone", "Assets/Props/Stone.prefab", "Prefab", &[], ""),
+    ];
+    let options = RankOptions {
+        top_k: 3,
+        ..Default::default()
+    };
+    let ranked = |q: &str| rank_assets(&rows, &Query::analyze(q, &Vocabulary::embedded()), &options);
+    let got = ranked("해파리");
+    let guids: Vec<&str> = got.iter().map(|c| c.guid.as_str()).collect();
+    assert_eq!(guids[..2], ["whole", "jelly"], "{got:?}");
+    assert!(got[0].confidence > got[1].confidence, "{got:?}");
+    assert_eq!(ranked("복어")[0].guid, "puffer");
+    assert!(ranked("돌멩이").iter().all(|c| c.guid != "jelly"));
+}

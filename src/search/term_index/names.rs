@@ -25,8 +25,14 @@ impl TermIndex {
             for name in self.names_starting(&query.stem) {
                 self.rows_named(&name, NameMatch::Prefix, &mut found)?;
             }
-            for name in query.neighbours() {
-                self.rows_named(&name, NameMatch::Typo, &mut found)?;
+            let neighbours = query.neighbours();
+            for name in &neighbours {
+                self.rows_named(name, NameMatch::Typo, &mut found)?;
+            }
+            if found.is_empty() {
+                for name in neighbours.iter().flat_map(|n| self.names_starting(n)) {
+                    self.rows_named(&name, NameMatch::TypoPrefix, &mut found)?;
+                }
             }
         }
         // Each row once, as its best match.
