@@ -287,16 +287,25 @@ impl Query {
         for concept in &mut query.concepts {
             let Some(word) = &concept.unknown_korean else { continue };
             let found = index.lookup(word);
-            // A key that matches one project word is sharper evidence than
-            // the word nearest in meaning (펀치 is `punch`, not `dept`); one
-            // that matches several (성수: `san`, `scene`…) is not.
-            if found.is_empty() || (concept.by_meaning.is_some() && found.len() > 1) {
+            if found.is_empty() {
                 continue;
             }
-            if let Some(near) = concept.by_meaning.take() {
-                concept.terms.retain(|(term, _)| *term != near);
+            // A key that matches one project word is sharper evidence than
+            // the word nearest in meaning (펀치 is `punch`, not `dept`), and
+            // replaces it; one that matches several (성수: `san`, `scene`…)
+            // is not, and joins it: the records decide (셔플 is `shuffle`,
+            // not the `lzw` nearest in meaning).
+            match concept.by_meaning.take() {
+                Some(near) if found.len() > 1 => {
+                    concept.label = format!("{} / {word} ({}?)", concept.label, found.join("/"));
+                    concept.by_meaning = Some(near);
+                }
+                Some(near) => {
+                    concept.terms.retain(|(term, _)| *term != near);
+                    concept.label = format!("{word} ({}?)", found.join("/"));
+                }
+                None => concept.label = format!("{word} ({}?)", found.join("/")),
             }
-            concept.label = format!("{word} ({}?)", found.join("/"));
             for term in found {
                 add_term(&mut concept.terms, term.clone(), LOANWORD_WEIGHT);
             }
@@ -340,6 +349,41 @@ impl Query {
             self.subject = None;
         }
         self
+    }
+
+    /// This query about another of its things, when no record of the corpus
+    /// holds its subject (`unseen`: bit `c` per scored concept) and a thing
+    /// of the subject's phrase is held: "철퇴 장애물" where nothing is an
+    /// obstacle asks for the mace. A subject the project lacks is a gap of
+    /// its words, no evidence against a record that has the rest. "wooden
+    /// bridge" keeps its subject (wooden is no thing): a wooden barrel is
+    /// still no bridge.
+    pub(crate) fn with_held_subject(&self, unseen: u32) -> Option<Query> {
+        let subject = self.subject?;
+        let unseen = |c: usize| c >= 32 || unseen >> c & 1 == 1;
+        if !unseen(subject) {
+            return None;
+        }
+        let start = self
+            .post_modifiers
+            .iter()
+            .rev()
+            .copied()
+            .find(|&p| p <= subject)
+            .unwrap_or(0);
+        let end = self
+            .post_modifiers
+            .iter()
+            .copied()
+            .find(|&p| p > subject)
+            .unwrap_or(self.concepts.len());
+        let thing = |c: &Concept| !c.predicate && !c.generic && !c.context;
+        let held = (start..end)
+            .rev()
+            .find(|&c| c != subject && !unseen(c) && thing(&self.concepts[c]))?;
+        let mut query = self.clone();
+        query.subject = Some(held);
+        Some(query)
     }
 
     /// Whether the query holds anything to search for.
@@ -624,6 +668,26 @@ mod tests {
     }
 
     #[test]
+    fn a_light_verb_of_a_descriptive_sentence_is_no_concept() {
+        // 나는 is 나다 ("a sound that is made"), not 날다 ("fly"); 나오는 plays.
+        let vocab = Vocabulary::embedded();
+        for (sentence, words) in [
+            ("캐릭터가 땅에 착지할 때 나는 소리", &["캐릭터", "땅"][..]),
+            ("영웅이 죽을 때 나오는 애니메이션", &["영웅"][..]),
+        ] {
+            let q = Query::analyze(sentence, &vocab);
+            let concepts: Vec<&str> = q.concepts.iter().map(|c| c.word.as_str()).collect();
+            assert!(words.iter().all(|w| concepts.contains(w)), "{sentence}: {concepts:?}");
+            assert!(
+                !concepts
+                    .iter()
+                    .any(|c| ["날다", "나다", "나오다", "나오는"].contains(c)),
+                "{sentence}: {concepts:?}"
+            );
+        }
+    }
+
+    #[test]
     fn korean_words_become_translated_concepts() {
         let q = Query::analyze("탑다운 게임용 좀비 적 캐릭터를 찾아줘", &Vocabulary::embedded());
         let labels: Vec<_> = q.concepts.iter().map(|c| c.label.as_str()).collect();
@@ -808,6 +872,28 @@ mod tests {
         // With no loanword to find, the word nearest in meaning stays.
         let kept = by_meaning.with_loanwords(&LoanIndex::build(&[row("Assets/Dept Water.png")]));
         assert!(kept.concepts[0].terms.iter().any(|(t, _)| t == "dept"));
+
+        // Several project words of its key join the word nearest in meaning:
+        // the records tell them apart.
+        let shuffle = crate::search::route::WordMeaning {
+            word: "셔플".into(),
+            term: "lzw".into(),
+            similarity: 0.79,
+            weight: 0.6,
+        };
+        let loans = LoanIndex::build(&[
+            row("Assets/Icons/shuffle.png"),
+            row("Assets/Lzw.cs"),
+            row("Assets/esPR.asset"),
+        ]);
+        let both = Query::analyze("셔플", &Vocabulary::embedded())
+            .with_meanings(std::slice::from_ref(&shuffle))
+            .with_loanwords(&loans);
+        let terms: Vec<&str> = both.concepts[0].terms.iter().map(|(t, _)| t.as_str()).collect();
+        assert!(
+            ["shuffle", "espr", "lzw"].iter().all(|t| terms.contains(t)),
+            "{terms:?}"
+        );
     }
 
     #[test]

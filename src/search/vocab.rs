@@ -301,12 +301,13 @@ impl Vocabulary {
             return (vec![exact.clone()], false);
         }
         let morphology = Morphology::embedded();
-        // The whole word first (다는 is 달다, not 다 + 는), then stripped forms.
-        if let Some(lemma) = forms
-            .iter()
-            .flat_map(|f| morphology.lemmas(f))
-            .find(|lemma| self.knows(lemma))
-        {
+        // The whole word first (다는 is 달다, not 다 + 는), then stripped forms;
+        // a light verb's reading before any other (나는 is 나다, not 날다).
+        let lemmas: Vec<String> = forms.iter().flat_map(|f| morphology.lemmas(f)).collect();
+        if let Some(light) = lemmas.iter().find(|lemma| self.is_stopword(lemma)) {
+            return (vec![light.clone()], true);
+        }
+        if let Some(lemma) = lemmas.into_iter().find(|lemma| self.knows(lemma)) {
             let predicate = lemma.ends_with('다');
             return (vec![lemma], predicate);
         }

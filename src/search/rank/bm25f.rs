@@ -444,6 +444,14 @@ pub fn concept_bm25(prior: f32, idf: f32, tfn: f32) -> f32 {
     prior * idf * tfn * (K1 + 1.0) / (tfn + K1)
 }
 
+/// The concepts (bit `c`) no record holds, from their document frequencies.
+pub fn unseen_concepts(df: &[f32]) -> u32 {
+    df.iter()
+        .enumerate()
+        .filter(|(_, &d)| d == 0.0)
+        .fold(0u32, |mask, (c, _)| mask | 1 << c)
+}
+
 /// The most records a concept may be held by and still be rare.
 const RARE_ROWS: f32 = 16.0;
 
@@ -535,11 +543,7 @@ pub fn score_each_in<D: Document + Sync>(docs: &[D], queries: &[&Query], corpus:
         .into_iter()
         .map(|span| {
             let (weights, total_weight) = coverage_weights(&concepts[span.clone()], &df[span.clone()], n);
-            let unseen = df[span.clone()]
-                .iter()
-                .enumerate()
-                .filter(|(_, &d)| d == 0.0)
-                .fold(0u32, |mask, (k, _)| mask | 1 << k);
+            let unseen = unseen_concepts(&df[span.clone()]);
             let rare = rare_concepts(&df[span.clone()]);
             hits.iter()
                 .filter(|hit| span.clone().any(|c| found(hit, c)))

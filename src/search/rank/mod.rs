@@ -75,7 +75,8 @@ use super::records::AssetRow;
 pub(crate) use bm25f::Fnv;
 pub use bm25f::{
     add_field_lengths, average_lengths, concept_bm25, concept_match, coverage_weights, for_each_field_term, idf,
-    rare_concepts, score, score_each, score_each_in, scored_concepts, Corpus, Document, Field, Scored, FIELDS,
+    rare_concepts, score, score_each, score_each_in, scored_concepts, unseen_concepts, Corpus, Document, Field, Scored,
+    FIELDS,
 };
 pub use bound::{ConfidenceBound, SUM_SLACK};
 pub use evidence::Evidence;
@@ -352,6 +353,10 @@ fn calibrate(row: &AssetRow, query: &Query, s: &Scored, bonus: f32, thresholds: 
 
 /// Confidence, order, top-K and reasoning for one query's scores.
 fn candidates(rows: &[AssetRow], query: &Query, options: &RankOptions, scored: Vec<Scored>) -> Vec<(Candidate, f32)> {
+    // A subject no record holds moves to a thing some record holds (the
+    // unseen concepts are the corpus's, the same on every record).
+    let moved = scored.first().and_then(|s| query.with_held_subject(s.unseen));
+    let query = moved.as_ref().unwrap_or(query);
     let mut scored: Vec<Entry> = scored
         .into_iter()
         .map(|s| {

@@ -135,3 +135,24 @@ fn a_subject_found_only_through_a_sibling_translation_is_not_lifted_to_confirm()
     assert_eq!(got[0].guid, "boat", "{got:?}");
     assert!(got[0].confidence >= confirm, "{got:?}");
 }
+
+#[test]
+fn a_subject_no_asset_holds_gives_way_to_the_thing_that_is_found() {
+    // Nothing in the project is an obstacle: "mace obstacle" asks for the
+    // mace, which is confirmed; with an obstacle in the project, the mace
+    // lacks the subject and stays under confirm.
+    let confirm = Thresholds::default().confirm;
+    let mut rows = vec![row("mace", "Mace"), row("saw", "Saw_Blade")];
+    for query in ["철퇴 장애물", "mace obstacle"] {
+        let got = ranked(&rows, query);
+        assert_eq!(got[0].guid, "mace", "{query}: {got:?}");
+        assert!(got[0].confidence >= confirm, "{query}: {got:?}");
+    }
+    rows.push(row("wall", "Obstacle_Wall"));
+    let got = ranked(&rows, "mace obstacle");
+    let mace = got.iter().find(|c| c.guid == "mace").unwrap();
+    assert!(mace.confidence < confirm, "{got:?}");
+    // A qualifier is no thing: a wooden mace is no bridge.
+    let got = ranked(&[row("mace", "Wooden_Mace")], "wooden bridge");
+    assert!(got.iter().all(|c| c.confidence < confirm), "{got:?}");
+}

@@ -22,7 +22,8 @@ use super::super::loanword::{hangul_key, LoanIndex};
 use super::super::query::Query;
 use super::super::rank::{
     average_lengths, concept_bm25, concept_match, coverage_weights, idf, rank_resolved, rank_resolved_with_bm25,
-    rare_concepts, scored_concepts, with_loanwords, Candidate, ConfidenceBound, Corpus, RankOptions, FIELDS, SUM_SLACK,
+    rare_concepts, scored_concepts, unseen_concepts, with_loanwords, Candidate, ConfidenceBound, Corpus, RankOptions,
+    FIELDS, SUM_SLACK,
 };
 use super::super::records::AssetRow;
 use super::format::KEY_SEPARATOR;
@@ -100,7 +101,7 @@ impl TermIndex {
             true => Some(self.loan_index(requests)?),
             false => None,
         };
-        let resolved = with_loanwords(requests, loans.as_ref());
+        let mut resolved = with_loanwords(requests, loans.as_ref());
         let queries: Vec<&Query> = requests
             .iter()
             .zip(&resolved)
@@ -140,6 +141,23 @@ impl TermIndex {
             df.push(per_concept);
             hits.push(found);
         }
+        // A subject no row holds moves to a thing some row holds, before
+        // the bounds are drawn, as the ranking of the rows read moves it.
+        let moved: Vec<Option<Query>> = queries
+            .iter()
+            .zip(&df)
+            .map(|(query, df)| query.with_held_subject(unseen_concepts(df)))
+            .collect();
+        for (own, moved) in resolved.iter_mut().zip(moved) {
+            if moved.is_some() {
+                *own = moved;
+            }
+        }
+        let queries: Vec<&Query> = requests
+            .iter()
+            .zip(&resolved)
+            .map(|((query, _), own)| own.as_ref().unwrap_or(query))
+            .collect();
         let corpus = Corpus {
             docs: self.header.rows,
             len_sums: self.header.len_sums,
