@@ -22,6 +22,9 @@ const CONCEPTS: &[&[&str]] = &[
     &["lighthouse", "등대", "beacon"],
     &["crate", "상자", "box"],
     &["zombie", "좀비", "undead"],
+    // 셔플 is nearer `lzw` than `shuffle` (twice one, once the other).
+    &["lzw", "셔플", "셔플"],
+    &["shuffle", "셔플"],
 ];
 const NOISE_DIMS: usize = 256;
 
@@ -34,9 +37,18 @@ fn embed(text: &str) -> Vec<f32> {
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
     {
-        match CONCEPTS.iter().position(|c| c.contains(&word)) {
-            Some(i) => v[i] += 1.0,
-            None => {
+        let kin: Vec<(usize, usize)> = CONCEPTS
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i, c.iter().filter(|w| **w == word).count()))
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        for &(i, n) in &kin {
+            v[i] += n as f32;
+        }
+        match kin.is_empty() {
+            false => {}
+            true => {
                 let h = word
                     .bytes()
                     .fold(7usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize));
@@ -365,4 +377,35 @@ async fn a_damaged_sketch_is_found_by_index_and_written_again() {
         "{index:?}"
     );
     assert_eq!(std::fs::read(&vectors).unwrap(), written);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loanword_of_several_project_words_is_the_one_near_in_meaning() {
+    // 셔플's sound files `shuffle` and `espr`; nearest in meaning overall is
+    // `lzw`, but of the words it sounds like, `shuffle` is near enough.
+    let server = LlmServer::respond_with(Arc::new(embeddings_server_reply)).await;
+    let project = Project::generated(BIN, 10);
+    for (i, rel) in [
+        "Assets/Icons/shuffle.png",
+        "Assets/Data/esPR.asset",
+        "Assets/Code/Lzw.cs",
+    ]
+    .iter()
+    .enumerate()
+    {
+        project.add_asset(rel, 0xf100 + i);
+    }
+    project.configure(&format!(
+        "embeddings:\n  provider: openai\n  base_url: \"{}/v1\"\n  model: concepts\n  api_key_env: TEST_EMBED_KEY\n",
+        server.url()
+    ));
+    assert_eq!(run(&project, &["index"]).code, 0);
+    let found = run(&project, &["search", "셔플"]);
+    assert_eq!(found.code, 0, "{found:?}");
+    let first = &result(&project)["groups"][0]["candidates"][0];
+    assert_eq!(first["path"], "Assets/Icons/shuffle.png", "{found:?}");
+    assert!(
+        first["reasoning"].as_str().unwrap().contains("셔플 (shuffle?)"),
+        "{first:#}"
+    );
 }

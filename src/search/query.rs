@@ -287,27 +287,24 @@ impl Query {
         for concept in &mut query.concepts {
             let Some(word) = &concept.unknown_korean else { continue };
             let found = index.lookup(word);
+            // A key that matches one project word is sharper evidence than
+            // the word nearest in meaning (펀치 is `punch`, not `dept`); one
+            // that matches several (성수: `san`, `scene`…) is not, unless the
+            // word nearest in meaning is one of them (셔플: `shuffle`).
+            let found: Vec<String> = match &concept.by_meaning {
+                Some(near) if found.contains(near) => vec![near.clone()],
+                Some(_) if found.len() > 1 => continue,
+                _ => found.to_vec(),
+            };
             if found.is_empty() {
                 continue;
             }
-            // A key that matches one project word is sharper evidence than
-            // the word nearest in meaning (펀치 is `punch`, not `dept`), and
-            // replaces it; one that matches several (성수: `san`, `scene`…)
-            // is not, and joins it: the records decide (셔플 is `shuffle`,
-            // not the `lzw` nearest in meaning).
-            match concept.by_meaning.take() {
-                Some(near) if found.len() > 1 => {
-                    concept.label = format!("{} / {word} ({}?)", concept.label, found.join("/"));
-                    concept.by_meaning = Some(near);
-                }
-                Some(near) => {
-                    concept.terms.retain(|(term, _)| *term != near);
-                    concept.label = format!("{word} ({}?)", found.join("/"));
-                }
-                None => concept.label = format!("{word} ({}?)", found.join("/")),
+            if let Some(near) = concept.by_meaning.take() {
+                concept.terms.retain(|(term, _)| *term != near);
             }
+            concept.label = format!("{word} ({}?)", found.join("/"));
             for term in found {
-                add_term(&mut concept.terms, term.clone(), LOANWORD_WEIGHT);
+                add_term(&mut concept.terms, term, LOANWORD_WEIGHT);
             }
             concept.prior = 1.0;
             concept.unknown_korean = None;
@@ -873,27 +870,25 @@ mod tests {
         let kept = by_meaning.with_loanwords(&LoanIndex::build(&[row("Assets/Dept Water.png")]));
         assert!(kept.concepts[0].terms.iter().any(|(t, _)| t == "dept"));
 
-        // Several project words of its key join the word nearest in meaning:
-        // the records tell them apart.
-        let shuffle = crate::search::route::WordMeaning {
+        // Of several project words of its key, the one nearest in meaning
+        // is the loanword; the others are not.
+        let loans = LoanIndex::build(&[row("Assets/Icons/shuffle.png"), row("Assets/esPR.asset")]);
+        let near = |term: &str| crate::search::route::WordMeaning {
             word: "셔플".into(),
-            term: "lzw".into(),
-            similarity: 0.79,
+            term: term.into(),
+            similarity: 0.5,
             weight: 0.6,
         };
-        let loans = LoanIndex::build(&[
-            row("Assets/Icons/shuffle.png"),
-            row("Assets/Lzw.cs"),
-            row("Assets/esPR.asset"),
-        ]);
-        let both = Query::analyze("셔플", &Vocabulary::embedded())
-            .with_meanings(std::slice::from_ref(&shuffle))
+        let analyzed = Query::analyze("셔플", &Vocabulary::embedded());
+        let heard = analyzed
+            .clone()
+            .with_meanings(&[near("shuffle")])
             .with_loanwords(&loans);
-        let terms: Vec<&str> = both.concepts[0].terms.iter().map(|(t, _)| t.as_str()).collect();
-        assert!(
-            ["shuffle", "espr", "lzw"].iter().all(|t| terms.contains(t)),
-            "{terms:?}"
-        );
+        let terms: Vec<&str> = heard.concepts[0].terms.iter().map(|(t, _)| t.as_str()).collect();
+        assert!(terms.contains(&"shuffle") && !terms.contains(&"espr"), "{terms:?}");
+        let other = analyzed.with_meanings(&[near("lzw")]).with_loanwords(&loans);
+        let terms: Vec<&str> = other.concepts[0].terms.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(terms, ["셔플", "lzw"], "ambiguous sound, the meaning stands");
     }
 
     #[test]

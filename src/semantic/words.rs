@@ -20,7 +20,7 @@ use super::embedder::{Embedder, Unavailable};
 use super::vectors::{self, text_hash, Vectors};
 use crate::search::records::AssetRow;
 use crate::search::route::{SubIntent, WordMeaning};
-use crate::search::text::{for_each_part, Scratch};
+use crate::search::text::{for_each_part, stem, Scratch};
 
 /// The vocabulary's vectors, beside `assets.vectors`.
 pub const VOCABULARY_FILE: &str = "vocabulary.vectors";
@@ -95,6 +95,14 @@ pub struct WordSettings {
     /// The weight of the project word as a term of the query word's concept
     /// (a translation's is 1, a sibling translation's 0.7).
     pub weight: f32,
+    /// The least cosine at which a project word the query word may be the
+    /// loanword of stands for it: its sound agrees, so less is asked.
+    #[serde(default = "default_min_loanword_similarity")]
+    pub min_loanword_similarity: f32,
+}
+
+fn default_min_loanword_similarity() -> f32 {
+    0.4
 }
 
 /// The index's vocabulary vectors, when `embedder` made them; why not, when not.
@@ -170,6 +178,7 @@ async fn add_meanings(
     let index = crate::search::term_index(ctx)?;
     let vocab = crate::search::vocabulary(aliases, ctx)?;
     // Per sub-intent, its words no term of which any row holds (in any field).
+    let mut unknown_korean = Vec::new();
     let missing: Vec<Vec<String>> = sub_intents
         .iter()
         .map(|intent| {
@@ -180,10 +189,13 @@ async fn add_meanings(
                 // cosines of real matches.
                 .filter(|c| !c.predicate)
                 .filter(|c| !c.terms.iter().any(|(term, _)| index.holds(term)))
+                .inspect(|c| unknown_korean.extend(c.unknown_korean.clone()))
                 .map(|c| c.word.clone())
                 .collect()
         })
         .collect();
+    // The project words an unknown Hangul word may be the loanword of.
+    let loans = index.loanwords(unknown_korean.iter().map(String::as_str))?;
     let words: Vec<String> = missing
         .iter()
         .flatten()
@@ -198,6 +210,19 @@ async fn add_meanings(
     for (intent, missing) in sub_intents.iter_mut().zip(&missing) {
         for word in missing {
             let at = words.binary_search(word).expect("every missing word was embedded");
+            // Of several project words its sound may stand for, the one
+            // near it in meaning (셔플: `shuffle`, not `espr`).
+            let sounded = loans.lookup(word);
+            let heard = vocabulary.nearest(&embedded[at], 1, |row| sounded.contains(&stem(vocabulary.guid(row))));
+            if let Some(&(best, similarity)) = heard.first().filter(|(_, s)| *s >= settings.min_loanword_similarity) {
+                intent.meanings.push(WordMeaning {
+                    word: word.clone(),
+                    term: vocabulary.guid(best).to_owned(),
+                    similarity: (similarity * 100.0).round() / 100.0,
+                    weight: settings.weight,
+                });
+                continue;
+            }
             let near = vocabulary.nearest(&embedded[at], 2, |_| true);
             let Some(&(best, similarity)) = near.first() else {
                 continue;

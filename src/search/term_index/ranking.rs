@@ -68,6 +68,14 @@ impl TermIndex {
     /// The project's words the Hangul words of `requests` no vocabulary
     /// knows may be loanwords of: the terms filed under their keys.
     fn loan_index(&self, requests: &[(Query, RankOptions)]) -> anyhow::Result<LoanIndex> {
+        let unknown = requests.iter().flat_map(|(query, _)| &query.concepts);
+        self.loanwords(unknown.filter_map(|c| c.unknown_korean.as_deref()))
+    }
+
+    /// The project's words `hangul` words may be loanwords of: the terms
+    /// filed under their keys (read for those keys only, not the whole
+    /// project's words).
+    pub(crate) fn loanwords<'w>(&self, hangul: impl Iterator<Item = &'w str>) -> anyhow::Result<LoanIndex> {
         use fst::{IntoStreamer as _, Streamer as _};
         let (start, end) = self.header.loan_keys;
         let keys = self
@@ -76,8 +84,7 @@ impl TermIndex {
             .and_then(|section| fst::Set::new(section).ok())
             .ok_or_else(|| damaged("its loanword keys"))?;
         let mut pairs = Vec::new();
-        let unknown = requests.iter().flat_map(|(query, _)| &query.concepts);
-        for key in unknown.filter_map(|c| c.unknown_korean.as_deref()).map(hangul_key) {
+        for key in hangul.map(hangul_key) {
             let from = format!("{key}{KEY_SEPARATOR}");
             let to = format!("{key}{}", char::from(KEY_SEPARATOR as u8 + 1));
             let mut terms = keys.range().ge(&from).lt(&to).into_stream();
