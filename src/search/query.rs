@@ -439,15 +439,16 @@ impl Query {
             self.words.insert(key.clone());
             let senses = vocab.senses(&key);
             let mut terms = vec![(key.clone(), 1.0)];
-            for (term, weight, written) in &senses {
+            for (i, (term, weight, written)) in senses.iter().enumerate() {
                 self.words.insert(term.clone());
                 add_term(&mut terms, term.clone(), *weight);
-                // A phrase ("spider web") or a closed compound (`jellyfish`)
-                // also counts by its words, each a part: together they make a
+                // A phrase ("spider web") or the first translation's closed
+                // compound (`jellyfish`; not `marksman` after `sniper`) also
+                // counts by its words, each a part: together they make a
                 // whole match in one field. A project may name the thing by
                 // one of them (`Jelly.prefab`, `wood_pile` for `firewood`).
                 if !vocab.aliases_of(&key).is_some_and(|a| a.contains(written)) {
-                    let parts: Vec<String> = compound_parts(written, vocab)
+                    let parts: Vec<String> = compound_parts(written, vocab, i == 0)
                         .into_iter()
                         .filter(|p| p != term)
                         .collect();
@@ -489,7 +490,7 @@ impl Query {
             return;
         }
         let mut terms = vec![(normal.clone(), 1.0)];
-        let parts: Vec<String> = compound_parts(word, vocab)
+        let parts: Vec<String> = compound_parts(word, vocab, true)
             .into_iter()
             .filter(|p| *p != normal)
             .collect();
@@ -540,12 +541,13 @@ impl Query {
 }
 
 /// The words of a compound, as terms: a phrase's or a name's parts
-/// (`spider web`, `PlyerOnBoxArea`), else a closed English compound's two
-/// words ([`Vocabulary::compound_words`]); none for a single plain word.
-fn compound_parts(written: &str, vocab: &Vocabulary) -> Vec<String> {
+/// (`spider web`, `PlyerOnBoxArea`), else, when `closed` ones are asked
+/// for, a closed English compound's two words
+/// ([`Vocabulary::compound_words`]); none for a single plain word.
+fn compound_parts(written: &str, vocab: &Vocabulary, closed: bool) -> Vec<String> {
     let parts = super::text::terms(written);
-    if parts.len() > 1 {
-        return parts;
+    if parts.len() > 1 || !closed {
+        return if parts.len() > 1 { parts } else { Vec::new() };
     }
     match vocab.compound_words(&written.to_lowercase()) {
         Some((first, last)) => super::text::terms(&format!("{first} {last}")),
@@ -659,9 +661,13 @@ mod tests {
             );
         }
         assert_eq!(weight(&Query::analyze("장작", &vocab), "fire"), Some(0.5));
-        // A short word is no compound, whatever words it holds.
-        let q = Query::analyze("carpet", &vocab);
-        assert_eq!(weight(&q, "car"), None, "{:?}", q.concepts[0].terms);
+        // A part of three letters is no word of the compound (`carpet`,
+        // `submarine`), nor is a later translation's (저격수: sniper, marksman).
+        for (typed, part) in [("carpet", "car"), ("저격수", "man")] {
+            let q = Query::analyze(typed, &vocab);
+            assert_eq!(weight(&q, part), None, "{typed}: {:?}", q.concepts[0].terms);
+        }
+        assert_eq!(vocab.compound_words("submarine"), None);
     }
 
     #[test]

@@ -263,18 +263,18 @@ impl Vocabulary {
 
     /// A closed English compound's two words (`jellyfish` → `jelly`, `fish`;
     /// `firewood` → `fire`, `wood`), when its last word is one the
-    /// vocabulary translates to and its first is too or has four letters or
-    /// more; the longest such last word. Words under seven letters are not
-    /// split (`carpet` is no car).
+    /// vocabulary translates to and both have four letters or more (`sub`
+    /// of `submarine`, `man` of `marksman` would match too much); the
+    /// longest such last word.
     pub(crate) fn compound_words<'w>(&self, word: &'w str) -> Option<(&'w str, &'w str)> {
-        const SHORTEST: usize = 7;
-        if word.len() < SHORTEST || !word.bytes().all(|b| b.is_ascii_lowercase()) {
+        const PART: usize = 4;
+        if word.len() < 2 * PART || !word.bytes().all(|b| b.is_ascii_lowercase()) {
             return None;
         }
         let known = |w: &str| phrase_term(w).is_some_and(|term| !self.keys_for_term(&term).is_empty());
-        (3..=word.len() - 3)
+        (PART..=word.len() - PART)
             .map(|at| word.split_at(at))
-            .find(|(first, last)| known(last) && (first.len() >= 4 || known(first)))
+            .find(|(_, last)| known(last))
     }
 
     /// Keys whose alias lists hold the normalised English `term`.
