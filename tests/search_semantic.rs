@@ -89,11 +89,16 @@ fn project(server: &LlmServer, extra: &str) -> Project {
     {
         project.add_asset(rel, 0xf000 + i);
     }
+    embed_with(&project, server, extra);
+    project
+}
+
+/// Point `project`'s `embeddings:` at `server` (batches of 8), with `extra` config.
+fn embed_with(project: &Project, server: &LlmServer, extra: &str) {
     project.configure(&format!(
         "embeddings:\n  provider: openai\n  base_url: \"{}/v1\"\n  model: concepts\n  api_key_env: TEST_EMBED_KEY\n  batch_size: 8\n{extra}",
         server.url()
     ));
-    project
 }
 
 fn result(project: &Project) -> Value {
@@ -395,10 +400,7 @@ async fn a_loanword_of_several_project_words_is_the_one_near_in_meaning() {
     {
         project.add_asset(rel, 0xf100 + i);
     }
-    project.configure(&format!(
-        "embeddings:\n  provider: openai\n  base_url: \"{}/v1\"\n  model: concepts\n  api_key_env: TEST_EMBED_KEY\n",
-        server.url()
-    ));
+    embed_with(&project, &server, "");
     assert_eq!(run(&project, &["index"]).code, 0);
     let found = run(&project, &["search", "셔플"]);
     assert_eq!(found.code, 0, "{found:?}");
