@@ -81,9 +81,12 @@ fn runs_unity_assets(config: &ServerConfig) -> bool {
         .is_some_and(|stem| stem == env!("CARGO_PKG_NAME"))
 }
 
-/// Where a build's audit log is: one JSON line per call screened or sent.
+/// A build's audit log, in the index folder: one JSON line per call screened or sent.
+pub const AUDIT_FILE: &str = "orchestrator-audit.jsonl";
+
+/// Where a build's audit log is ([`AUDIT_FILE`]).
 pub fn audit_path(project: &Path) -> PathBuf {
-    project.join(INDEX_DIR).join("orchestrator-audit.jsonl")
+    project.join(INDEX_DIR).join(AUDIT_FILE)
 }
 
 /// One group's plan on its way to the editor.

@@ -201,9 +201,11 @@ fn next_step(verdicts: &[Verdict], failed: bool, caller: Caller) -> String {
     let open = verdicts.contains(&Verdict::Unconfirmed);
     let rerun = caller.rerun_any();
     match (failed, added, open) {
-        (true, ..) => {
-            "see the reasons above; the audit log is .claude/unity-asset-index/orchestrator-audit.jsonl".into()
-        }
+        (true, ..) => format!(
+            "see the reasons above; the audit log is {}/{}",
+            crate::index::INDEX_DIR,
+            super::execute::AUDIT_FILE
+        ),
         (false, true, false) => "check the assets added to the scene, then review the changes with git diff".into(),
         (false, true, true) => format!("check the assets added to the scene; for the unconfirmed groups, {rerun}"),
         (false, false, true) => format!("nothing was added to the scene; {rerun} to apply the unconfirmed groups"),

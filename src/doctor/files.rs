@@ -21,9 +21,9 @@ const INDEX_FILES: [&str; 12] = [
     crate::index::graph::GRAPH_FILE,
     crate::semantic::vectors::VECTORS_FILE,
     crate::semantic::VOCABULARY_FILE,
-    "search-result.json",
-    "feedback.jsonl",
-    "orchestrator-audit.jsonl",
+    crate::search::result::RESULT_FILE,
+    crate::search::pick::FEEDBACK_FILE,
+    crate::build::execute::AUDIT_FILE,
     crate::search::term_index::SEARCH_INDEX_FILE,
 ];
 
