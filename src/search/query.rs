@@ -546,10 +546,11 @@ impl Query {
 /// ([`Vocabulary::compound_words`]); none for a single plain word.
 fn compound_parts(written: &str, vocab: &Vocabulary, closed: bool) -> Vec<String> {
     let parts = super::text::terms(written);
-    if parts.len() > 1 || !closed {
-        return if parts.len() > 1 { parts } else { Vec::new() };
+    if parts.len() > 1 {
+        return parts;
     }
-    match vocab.compound_words(&written.to_lowercase()) {
+    let lower = written.to_lowercase();
+    match vocab.compound_words(&lower).filter(|_| closed) {
         Some((first, last)) => super::text::terms(&format!("{first} {last}")),
         None => Vec::new(),
     }

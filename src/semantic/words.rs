@@ -213,7 +213,10 @@ async fn add_meanings(
             // Of several project words its sound may stand for, the one
             // near it in meaning (셔플: `shuffle`, not `espr`).
             let sounded = loans.lookup(word);
-            let heard = vocabulary.nearest(&embedded[at], 1, |row| sounded.contains(&stem(vocabulary.guid(row))));
+            let heard = match sounded.is_empty() {
+                true => Vec::new(),
+                false => vocabulary.nearest(&embedded[at], 1, |row| sounded.contains(&stem(vocabulary.guid(row)))),
+            };
             if let Some(&(best, similarity)) = heard.first().filter(|(_, s)| *s >= settings.min_loanword_similarity) {
                 intent.meanings.push(WordMeaning {
                     word: word.clone(),

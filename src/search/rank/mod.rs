@@ -231,6 +231,18 @@ pub(crate) fn with_loanwords(requests: &[(Query, RankOptions)], loans: Option<&L
         .collect()
 }
 
+/// Each request's query as resolved (its own where `resolved` holds none).
+pub(crate) fn resolved_queries<'q>(
+    requests: &'q [(Query, RankOptions)],
+    resolved: &'q [Option<Query>],
+) -> Vec<&'q Query> {
+    requests
+        .iter()
+        .zip(resolved)
+        .map(|((query, _), own)| own.as_ref().unwrap_or(query))
+        .collect()
+}
+
 /// Rank `rows` for each request, its query as [`with_loanwords`] resolved
 /// it; with `corpus`, `rows` may be only the records that match, scored
 /// with the whole corpus's statistics ([`Corpus`]).
@@ -254,11 +266,7 @@ pub(crate) fn rank_resolved_with_bm25(
     resolved: &[Option<Query>],
     corpus: Option<&Corpus>,
 ) -> Vec<Vec<(Candidate, f32)>> {
-    let queries: Vec<&Query> = requests
-        .iter()
-        .zip(resolved)
-        .map(|((q, _), r)| r.as_ref().unwrap_or(q))
-        .collect();
+    let queries = resolved_queries(requests, resolved);
     score_each_in(rows, &queries, corpus)
         .into_iter()
         .zip(requests.iter().zip(&queries))

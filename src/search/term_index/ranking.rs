@@ -22,8 +22,8 @@ use super::super::loanword::{hangul_key, LoanIndex};
 use super::super::query::Query;
 use super::super::rank::{
     average_lengths, concept_bm25, concept_match, coverage_weights, idf, rank_resolved, rank_resolved_with_bm25,
-    rare_concepts, scored_concepts, unseen_concepts, with_loanwords, Candidate, ConfidenceBound, Corpus, RankOptions,
-    FIELDS, SUM_SLACK,
+    rare_concepts, resolved_queries, scored_concepts, unseen_concepts, with_loanwords, Candidate, ConfidenceBound,
+    Corpus, RankOptions, FIELDS, SUM_SLACK,
 };
 use super::super::records::AssetRow;
 use super::format::KEY_SEPARATOR;
@@ -109,11 +109,7 @@ impl TermIndex {
             false => None,
         };
         let mut resolved = with_loanwords(requests, loans.as_ref());
-        let queries: Vec<&Query> = requests
-            .iter()
-            .zip(&resolved)
-            .map(|((query, _), own)| own.as_ref().unwrap_or(query))
-            .collect();
+        let queries = resolved_queries(requests, &resolved);
         let mut postings: HashMap<&str, Vec<FieldPostings>> = HashMap::new();
         let mut hits = Vec::with_capacity(queries.len());
         let mut df = Vec::with_capacity(queries.len());
@@ -160,11 +156,7 @@ impl TermIndex {
                 *own = moved;
             }
         }
-        let queries: Vec<&Query> = requests
-            .iter()
-            .zip(&resolved)
-            .map(|((query, _), own)| own.as_ref().unwrap_or(query))
-            .collect();
+        let queries = resolved_queries(requests, &resolved);
         let corpus = Corpus {
             docs: self.header.rows,
             len_sums: self.header.len_sums,
