@@ -287,14 +287,15 @@ impl Query {
         for concept in &mut query.concepts {
             let Some(word) = &concept.unknown_korean else { continue };
             let found = index.lookup(word);
-            // A key that matches one project word is sharper evidence than
-            // the word nearest in meaning (펀치 is `punch`, not `dept`); one
-            // that matches several (성수: `san`, `scene`…) is not, unless the
-            // word nearest in meaning is one of them (셔플: `shuffle`).
+            // The meaning stage weighed the words the key matches and took
+            // one near enough in meaning (셔플: `shuffle`, of `shuffle` and
+            // `espr`); a word it found instead means none of them was
+            // (생각 is `thought`, not `chunk`). Without a meaning, the key
+            // alone decides.
             let found: Vec<String> = match &concept.by_meaning {
                 Some(near) if found.contains(near) => vec![near.clone()],
-                Some(_) if found.len() > 1 => continue,
-                _ => found.to_vec(),
+                Some(_) => continue,
+                None => found.to_vec(),
             };
             if found.is_empty() {
                 continue;
@@ -853,47 +854,44 @@ mod tests {
     }
 
     #[test]
-    fn a_loanword_of_a_project_word_replaces_the_word_nearest_in_meaning() {
+    fn a_loanword_stands_unless_meaning_found_another_word() {
         let row = |path: &str| crate::search::records::AssetRow {
             path: path.into(),
             name: path.rsplit('/').next().unwrap().split('.').next().unwrap().into(),
             ..Default::default()
         };
-        let loans = LoanIndex::build(&[row("Assets/Anim/Right Punch.anim"), row("Assets/Dept Water.png")]);
-        let dept = crate::search::route::WordMeaning {
-            word: "펀치".into(),
-            term: "dept".into(),
-            similarity: 0.71,
+        let near = |word: &str, term: &str| crate::search::route::WordMeaning {
+            word: word.into(),
+            term: term.into(),
+            similarity: 0.9,
             weight: 0.6,
         };
-        let by_meaning = Query::analyze("펀치", &Vocabulary::embedded()).with_meanings(std::slice::from_ref(&dept));
-        assert_eq!(by_meaning.concepts[0].by_meaning.as_deref(), Some("dept"));
+        // Without a meaning (no model), the key alone decides.
+        let loans = LoanIndex::build(&[row("Assets/Anim/Right Punch.anim"), row("Assets/Dept Water.png")]);
+        let heard = Query::analyze("펀치", &Vocabulary::embedded()).with_loanwords(&loans);
+        let terms: Vec<&str> = heard.concepts[0].terms.iter().map(|(t, _)| t.as_str()).collect();
+        assert!(terms.contains(&"punch") && !terms.contains(&"dept"), "{terms:?}");
+        assert!(!heard.has_unknown_korean());
+
+        // The meaning stage weighed `chunk`, the word the sound of 생각
+        // files, and found `thought` instead: the meaning stands.
+        let loans = LoanIndex::build(&[row("Assets/Terrain/Chunk.prefab"), row("Assets/UI/ThoughtBubble.png")]);
+        let by_meaning = Query::analyze("생각", &Vocabulary::embedded()).with_meanings(&[near("생각", "thought")]);
         let resolved = by_meaning.with_loanwords(&loans);
         let terms: Vec<&str> = resolved.concepts[0].terms.iter().map(|(t, _)| t.as_str()).collect();
-        assert!(terms.contains(&"punch") && !terms.contains(&"dept"), "{terms:?}");
-        assert!(resolved.concepts[0].by_meaning.is_none() && !resolved.has_unknown_korean());
-
-        // With no loanword to find, the word nearest in meaning stays.
-        let kept = by_meaning.with_loanwords(&LoanIndex::build(&[row("Assets/Dept Water.png")]));
-        assert!(kept.concepts[0].terms.iter().any(|(t, _)| t == "dept"));
+        assert!(terms.contains(&"thought") && !terms.contains(&"chunk"), "{terms:?}");
 
         // Of several project words of its key, the one nearest in meaning
         // is the loanword; the others are not.
         let loans = LoanIndex::build(&[row("Assets/Icons/shuffle.png"), row("Assets/esPR.asset")]);
-        let near = |term: &str| crate::search::route::WordMeaning {
-            word: "셔플".into(),
-            term: term.into(),
-            similarity: 0.5,
-            weight: 0.6,
-        };
         let analyzed = Query::analyze("셔플", &Vocabulary::embedded());
         let heard = analyzed
             .clone()
-            .with_meanings(&[near("shuffle")])
+            .with_meanings(&[near("셔플", "shuffle")])
             .with_loanwords(&loans);
         let terms: Vec<&str> = heard.concepts[0].terms.iter().map(|(t, _)| t.as_str()).collect();
         assert!(terms.contains(&"shuffle") && !terms.contains(&"espr"), "{terms:?}");
-        let other = analyzed.with_meanings(&[near("lzw")]).with_loanwords(&loans);
+        let other = analyzed.with_meanings(&[near("셔플", "lzw")]).with_loanwords(&loans);
         let terms: Vec<&str> = other.concepts[0].terms.iter().map(|(t, _)| t.as_str()).collect();
         assert_eq!(terms, ["셔플", "lzw"], "ambiguous sound, the meaning stands");
     }
