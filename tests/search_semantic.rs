@@ -25,6 +25,7 @@ const CONCEPTS: &[&[&str]] = &[
     // 셔플 is nearer `lzw` than `shuffle` (twice one, once the other).
     &["lzw", "셔플", "셔플"],
     &["shuffle", "셔플"],
+    &["invernadero", "온실"],
 ];
 const NOISE_DIMS: usize = 256;
 
@@ -182,7 +183,7 @@ async fn meaning_finds_what_no_word_shares_says_how_and_stays_under_auto() {
     // (or the asset text as a whole is near it), and the reasoning says so.
     let reasoning = top["reasoning"].as_str().unwrap();
     assert!(
-        reasoning.contains("비커 ≈ flask") || reasoning.contains("비커 ≈ laboratory"),
+        reasoning.contains("비커 (beaker) ≈ flask") || reasoning.contains("비커 (beaker) ≈ laboratory"),
         "{reasoning}"
     );
     let confidence = top["confidence"].as_f64().unwrap();
@@ -408,6 +409,33 @@ async fn a_loanword_of_several_project_words_is_the_one_near_in_meaning() {
     assert_eq!(first["path"], "Assets/Icons/shuffle.png", "{found:?}");
     assert!(
         first["reasoning"].as_str().unwrap().contains("셔플 (shuffle?)"),
+        "{first:#}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_word_only_half_of_which_the_project_holds_still_gets_its_meaning() {
+    // 온실 is a greenhouse; the project holds only `house` (a folder), and
+    // names its greenhouse in Spanish: the word's meaning finds it.
+    let server = LlmServer::respond_with(Arc::new(embeddings_server_reply)).await;
+    let project = Project::generated(BIN, 10);
+    for (i, rel) in ["Assets/Houses/Cabin.png", "Assets/Models/Invernadero 01.fbx"]
+        .iter()
+        .enumerate()
+    {
+        project.add_asset(rel, 0xf200 + i);
+    }
+    embed_with(&project, &server, "");
+    assert_eq!(run(&project, &["index"]).code, 0);
+    let found = run(&project, &["search", "온실"]);
+    assert_eq!(found.code, 0, "{found:?}");
+    let first = &result(&project)["groups"][0]["candidates"][0];
+    assert_eq!(first["path"], "Assets/Models/Invernadero 01.fbx", "{found:?}");
+    assert!(
+        first["reasoning"]
+            .as_str()
+            .unwrap()
+            .contains("온실 (greenhouse) ≈ invernadero"),
         "{first:#}"
     );
 }

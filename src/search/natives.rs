@@ -469,8 +469,13 @@ pub fn register(registry: &mut Registry) {
                 let groups = a
                     .intents
                     .iter()
-                    .map(|intent| ChosenPackages {
-                        packages: rank::rank_packages(&a.packages, &Query::analyze(&intent.intent, &vocab), a.top_k),
+                    .map(|intent| {
+                        // With the words' meanings, as the assets are ranked:
+                        // a package named by a meaning (온실 ≈ `invernadero`) is chosen.
+                        let query = Query::analyze(&intent.intent, &vocab).with_meanings(&intent.meanings);
+                        ChosenPackages {
+                            packages: rank::rank_packages(&a.packages, &query, a.top_k),
+                        }
                     })
                     .collect();
                 Ok(PackageSelection { groups })

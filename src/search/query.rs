@@ -313,7 +313,8 @@ impl Query {
         query
     }
 
-    /// Each concept whose word the project does not hold, with the project
+    /// Each concept whose word the project does not hold (nor a translation:
+    /// a half of a compound may be held), with the project
     /// word nearest it in meaning as an alternative term, labelled so
     /// reasoning says how it matched (`복숭아 ≈ peach (0.83)`).
     pub(crate) fn with_meanings(mut self, meanings: &[WordMeaning]) -> Self {
@@ -321,7 +322,9 @@ impl Query {
             let Some(m) = meanings.iter().find(|m| m.word == concept.word) else {
                 continue;
             };
-            concept.label = format!("{} ≈ {} ({:.2})", m.word, m.term, m.similarity);
+            // The concept's own label stays: a half of a compound may
+            // match too (`house` of 온실's greenhouse).
+            concept.label = format!("{} ≈ {} ({:.2})", concept.label, m.term, m.similarity);
             let near = stem(&m.term);
             add_term(&mut concept.terms, near.clone(), m.weight);
             concept.prior = 1.0;
@@ -449,13 +452,7 @@ impl Query {
                 // whole match in one field. A project may name the thing by
                 // one of them (`Jelly.prefab`, `wood_pile` for `firewood`).
                 if !vocab.aliases_of(&key).is_some_and(|a| a.contains(written)) {
-                    let parts: Vec<String> = compound_parts(written, vocab, i == 0)
-                        .into_iter()
-                        .filter(|p| p != term)
-                        .collect();
-                    for part in &parts {
-                        add_term(&mut terms, part.clone(), weight * part_weight(parts.len()));
-                    }
+                    add_compound_parts(&mut terms, written, term, *weight, vocab, i == 0);
                 }
             }
             let label = match senses.first() {
@@ -491,14 +488,8 @@ impl Query {
             return;
         }
         let mut terms = vec![(normal.clone(), 1.0)];
-        let parts: Vec<String> = compound_parts(word, vocab, true)
-            .into_iter()
-            .filter(|p| *p != normal)
-            .collect();
-        for part in &parts {
-            self.words.insert(part.clone());
-            add_term(&mut terms, part.clone(), part_weight(parts.len()));
-        }
+        self.words
+            .extend(add_compound_parts(&mut terms, word, &normal, 1.0, vocab, true));
         let keys = vocab.keys_for_term(&normal);
         // A word several keys translate has several senses (character: 캐릭터,
         // 문자): each sense's siblings stand for one of them, so they count
@@ -539,6 +530,26 @@ impl Query {
             self.concepts.push(concept);
         }
     }
+}
+
+/// Add the parts of `written` other than its `whole` term to `terms`, the
+/// whole's `weight` shared among them ([`part_weight`]); returns the parts.
+fn add_compound_parts(
+    terms: &mut Vec<(String, f32)>,
+    written: &str,
+    whole: &str,
+    weight: f32,
+    vocab: &Vocabulary,
+    closed: bool,
+) -> Vec<String> {
+    let parts: Vec<String> = compound_parts(written, vocab, closed)
+        .into_iter()
+        .filter(|p| p != whole)
+        .collect();
+    for part in &parts {
+        add_term(terms, part.clone(), weight * part_weight(parts.len()));
+    }
+    parts
 }
 
 /// The words of a compound, as terms: a phrase's or a name's parts

@@ -177,7 +177,9 @@ async fn add_meanings(
     };
     let index = crate::search::term_index(ctx)?;
     let vocab = crate::search::vocabulary(aliases, ctx)?;
-    // Per sub-intent, its words no term of which any row holds (in any field).
+    // Per sub-intent, its words no row holds (in any field) by the word or
+    // a translation: a half of a compound (`house` of greenhouse) or a
+    // loose synonym is no sign the project names the thing.
     let mut unknown_korean = Vec::new();
     let missing: Vec<Vec<String>> = sub_intents
         .iter()
@@ -188,7 +190,7 @@ async fn add_meanings(
                 // A predicate (먹을, 나는) drifts to unrelated words at the
                 // cosines of real matches.
                 .filter(|c| !c.predicate)
-                .filter(|c| !c.terms.iter().any(|(term, _)| index.holds(term)))
+                .filter(|c| !c.terms.iter().any(|(term, weight)| *weight >= 1.0 && index.holds(term)))
                 .inspect(|c| unknown_korean.extend(c.unknown_korean.clone()))
                 .map(|c| c.word.clone())
                 .collect()
