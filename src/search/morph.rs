@@ -60,6 +60,7 @@ struct RulesFile {
     b_irregular: bool,
     h_irregular: Vec<char>,
     noun_roots: Vec<String>,
+    modifier_nouns: Vec<String>,
 }
 
 /// The rule tables, with jamo resolved to indices.
@@ -72,6 +73,7 @@ pub struct Morphology {
     b_irregular: bool,
     h_irregular: Vec<u32>,
     noun_roots: Vec<String>,
+    modifier_nouns: Vec<String>,
 }
 
 impl Morphology {
@@ -106,7 +108,14 @@ impl Morphology {
                 .map(|c| jamo(c, medial_index, "vowel"))
                 .collect::<Result<_, _>>()?,
             noun_roots: file.noun_roots,
+            modifier_nouns: file.modifier_nouns,
         })
+    }
+
+    /// Whether `word` is a dependent noun a predicate in modifier form comes
+    /// before (때 of 살 때): the word before it is read as a predicate first.
+    pub fn is_modifier_noun(&self, word: &str) -> bool {
+        self.modifier_nouns.iter().any(|n| n == word)
     }
 
     /// Lemma candidates of `word` (no particles), in dictionary form, most

@@ -23,6 +23,7 @@ use super::intent::TypeIntents;
 use super::lexicon::Role;
 use super::lexicon_merge::LOOSE_WEIGHT;
 use super::loanword::LoanIndex;
+use super::morph::Morphology;
 use super::route::WordMeaning;
 use super::text::{is_hangul, korean_forms, phrase_term, stem, words};
 use super::vocab::{normal_word, Vocabulary};
@@ -144,7 +145,7 @@ impl Query {
                 // Analysed apart: its concept is set aside, its words and
                 // aliases still reach the router and the hint block.
                 let mut aside = Query::default();
-                aside.add_word(&word, korean, vocab);
+                aside.add_word(&word, korean, false, vocab);
                 query.words.extend(aside.words);
                 query.alias_matches.extend(aside.alias_matches);
                 query.type_concepts.extend(aside.concepts);
@@ -158,7 +159,14 @@ impl Query {
                 }
             }
             let before = query.concepts.len();
-            query.add_word(&word, korean, vocab);
+            // A word before a dependent noun (살 때) modifies it: a predicate.
+            let modifies = korean
+                && rest.peek().is_some_and(|next| {
+                    korean_forms(next)
+                        .iter()
+                        .any(|f| Morphology::embedded().is_modifier_noun(f))
+                });
+            query.add_word(&word, korean, modifies, vocab);
             if query.concepts.len() > before {
                 if let Some(head) = head {
                     query.concepts[before].add_head_senses(head, vocab);
@@ -403,18 +411,18 @@ impl Query {
             .filter(|t| t.is_ascii())
     }
 
-    fn add_word(&mut self, word: &str, korean: bool, vocab: &Vocabulary) {
+    fn add_word(&mut self, word: &str, korean: bool, modifies: bool, vocab: &Vocabulary) {
         if korean {
-            self.add_korean(word, vocab);
+            self.add_korean(word, modifies, vocab);
         } else {
             self.add_latin(word, vocab);
         }
     }
 
-    fn add_korean(&mut self, word: &str, vocab: &Vocabulary) {
+    fn add_korean(&mut self, word: &str, modifies: bool, vocab: &Vocabulary) {
         let forms = korean_forms(&word.to_lowercase());
         self.words.extend(forms.iter().cloned());
-        let (keys, predicate) = vocab.korean_match(word);
+        let (keys, predicate) = vocab.korean_match(word, modifies);
         // A predicate's lemma wins over a stopword left by stripping its
         // ending as a particle (다는 is 달다, not 다 + 는).
         if !predicate && forms.iter().any(|f| vocab.is_stopword(f)) {
@@ -615,7 +623,7 @@ impl Concept {
     /// 이미지) says what kind of asset, not what it shows.
     fn add_head_senses(&mut self, head: &str, vocab: &Vocabulary) {
         let intents = TypeIntents::embedded();
-        let things = vocab.korean_match(head).0.into_iter().filter(|key| {
+        let things = vocab.korean_match(head, false).0.into_iter().filter(|key| {
             vocab.role(key) == Role::Thing && intents.intent_of(key).is_none() && !intents.is_generic(key)
         });
         for key in things {
@@ -701,6 +709,28 @@ mod tests {
                 "{sentence}: {concepts:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_word_before_a_dependent_noun_is_read_as_a_predicate() {
+        // 팔 때 is "when digging" (파다), not "arm" (팔); 살 때 "when buying".
+        let vocab = Vocabulary::embedded();
+        for (sentence, lemma, term) in [
+            ("삽으로 땅 팔 때 나는 소리", "파다", "dig"),
+            ("상점에서 아이템 살 때 나는 소리", "사다", "buy"),
+        ] {
+            let q = Query::analyze(sentence, &vocab);
+            let read = q.concepts.iter().find(|c| c.word == lemma);
+            assert!(
+                read.is_some_and(|c| c.predicate && c.terms.iter().any(|(t, _)| t == term)),
+                "{sentence}: {:?}",
+                q.concepts
+            );
+            assert!(q.concepts.iter().all(|c| c.word != "팔"), "{sentence}");
+        }
+        // Elsewhere the noun stands: 팔 is an arm.
+        let arm = Query::analyze("팔 아이콘", &vocab);
+        assert!(arm.concepts.iter().any(|c| c.word == "팔" && !c.predicate));
     }
 
     #[test]

@@ -290,14 +290,17 @@ impl Vocabulary {
     /// more, since one syllable inside a word is noise); else the shortest
     /// alias key containing the word (two syllables or more).
     pub fn korean_keys(&self, word: &str) -> Vec<String> {
-        self.korean_match(word).0
+        self.korean_match(word, false).0
     }
 
     /// [`Vocabulary::korean_keys`], and whether the key is a predicate's
-    /// lemma (a modifier such as 깨지는, not a thing).
-    pub(crate) fn korean_match(&self, word: &str) -> (Vec<String>, bool) {
+    /// lemma (a modifier such as 깨지는, not a thing). A word that `modifies`
+    /// a dependent noun after it (팔 of 팔 때) is read as a predicate first:
+    /// 파다 "dig", not the noun 팔 "arm".
+    pub(crate) fn korean_match(&self, word: &str, modifies: bool) -> (Vec<String>, bool) {
         let forms = korean_forms(word);
-        if let Some(exact) = forms.iter().find(|f| self.knows(f)) {
+        let exact = forms.iter().find(|f| self.knows(f));
+        if let Some(exact) = exact.filter(|_| !modifies) {
             return (vec![exact.clone()], false);
         }
         let morphology = Morphology::embedded();
@@ -310,6 +313,9 @@ impl Vocabulary {
         if let Some(lemma) = lemmas.into_iter().find(|lemma| self.knows(lemma)) {
             let predicate = lemma.ends_with('다');
             return (vec![lemma], predicate);
+        }
+        if let Some(exact) = exact {
+            return (vec![exact.clone()], false);
         }
         let stripped = forms.last().map(String::as_str).unwrap_or(word);
         let mut inside: Vec<&str> = self
@@ -418,9 +424,15 @@ mod tests {
         let v = Vocabulary::parse("version: 1\naliases:\n  뷰퓨: [petal]\n  퓨뷰: [cherry blossom]\n").unwrap();
         for _ in 0..20 {
             let v = Vocabulary::parse("version: 1\naliases:\n  퓨뷰: [cherry blossom]\n  뷰퓨: [petal]\n").unwrap();
-            assert_eq!(v.korean_match("퓨뷰퓨나무").0.first().map(String::as_str), Some("퓨뷰"));
+            assert_eq!(
+                v.korean_match("퓨뷰퓨나무", false).0.first().map(String::as_str),
+                Some("퓨뷰")
+            );
         }
-        assert_eq!(v.korean_match("퓨뷰퓨나무").0.first().map(String::as_str), Some("퓨뷰"));
+        assert_eq!(
+            v.korean_match("퓨뷰퓨나무", false).0.first().map(String::as_str),
+            Some("퓨뷰")
+        );
     }
 
     #[test]
