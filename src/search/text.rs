@@ -247,6 +247,11 @@ fn stem_edit(word: &str) -> (usize, &'static str) {
     } else {
         word
     };
+    // A final oe loses its e, so hero/heroes and shoe/shoes both meet:
+    // hero, sho.
+    if w.len() >= 4 && w.ends_with("oe") {
+        return (w.len() - 1, "");
+    }
     for suffix in ["ing", "ed"] {
         if let Some(base) = w.strip_suffix(suffix) {
             if base.len() >= 3 && base.bytes().any(|b| b"aeiouy".contains(&b)) {
@@ -345,6 +350,9 @@ mod tests {
     #[test]
     fn stems_consistently() {
         assert_eq!(stem("zombies"), stem("zombie"));
+        assert_eq!(stem("heroes"), stem("hero"));
+        assert_eq!(stem("shoes"), stem("shoe"));
+        assert_eq!(stem("potatoes"), stem("potato"));
         assert_eq!(stem("settings"), stem("setting"));
         assert_eq!(stem("running"), "run");
         assert_eq!(stem("weathered"), "weather");
