@@ -215,6 +215,9 @@ mod tests {
             asset_type(&data, &subject("Assets/readme.weird", None, &none)),
             "DefaultAsset"
         );
+        // A SpeedTree tree is a model a level places, not an unknown file.
+        let tree = subject("Assets/SpeedTree/Palm/Palm_Desktop.spm", None, &none);
+        assert_eq!(asset_type(&data, &tree), "Model");
     }
 
     #[test]
