@@ -385,57 +385,43 @@ async fn a_damaged_sketch_is_found_by_index_and_written_again() {
     assert_eq!(std::fs::read(&vectors).unwrap(), written);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_loanword_of_several_project_words_is_the_one_near_in_meaning() {
-    // 셔플's sound files `shuffle` and `espr`; nearest in meaning overall is
-    // `lzw`, but of the words it sounds like, `shuffle` is near enough.
+/// Index a generated project with `files` added (embedded by the stand-in
+/// encoder), search `query`, and return the first candidate's path and reasoning.
+async fn first_found(files: &[&str], query: &str) -> (String, String) {
     let server = LlmServer::respond_with(Arc::new(embeddings_server_reply)).await;
     let project = Project::generated(BIN, 10);
-    for (i, rel) in [
-        "Assets/Icons/shuffle.png",
-        "Assets/Data/esPR.asset",
-        "Assets/Code/Lzw.cs",
-    ]
-    .iter()
-    .enumerate()
-    {
+    for (i, rel) in files.iter().enumerate() {
         project.add_asset(rel, 0xf100 + i);
     }
     embed_with(&project, &server, "");
     assert_eq!(run(&project, &["index"]).code, 0);
-    let found = run(&project, &["search", "셔플"]);
+    let found = run(&project, &["search", query]);
     assert_eq!(found.code, 0, "{found:?}");
     let first = &result(&project)["groups"][0]["candidates"][0];
-    assert_eq!(first["path"], "Assets/Icons/shuffle.png", "{found:?}");
-    assert!(
-        first["reasoning"].as_str().unwrap().contains("셔플 (shuffle?)"),
-        "{first:#}"
-    );
+    let text = |key: &str| first[key].as_str().unwrap_or_else(|| panic!("{found:?}")).to_owned();
+    (text("path"), text("reasoning"))
 }
 
-#[tokio::test(flavor = "multi_thread")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loanword_of_several_project_words_is_the_one_near_in_meaning() {
+    // 셔플's sound files `shuffle` and `espr`; nearest in meaning overall is
+    // `lzw`, but of the words it sounds like, `shuffle` is near enough.
+    let files = [
+        "Assets/Icons/shuffle.png",
+        "Assets/Data/esPR.asset",
+        "Assets/Code/Lzw.cs",
+    ];
+    let (path, reasoning) = first_found(&files, "셔플").await;
+    assert_eq!(path, "Assets/Icons/shuffle.png", "{reasoning}");
+    assert!(reasoning.contains("셔플 (shuffle?)"), "{reasoning}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_word_only_half_of_which_the_project_holds_still_gets_its_meaning() {
     // 온실 is a greenhouse; the project holds only `house` (a folder), and
     // names its greenhouse in Spanish: the word's meaning finds it.
-    let server = LlmServer::respond_with(Arc::new(embeddings_server_reply)).await;
-    let project = Project::generated(BIN, 10);
-    for (i, rel) in ["Assets/Houses/Cabin.png", "Assets/Models/Invernadero 01.fbx"]
-        .iter()
-        .enumerate()
-    {
-        project.add_asset(rel, 0xf200 + i);
-    }
-    embed_with(&project, &server, "");
-    assert_eq!(run(&project, &["index"]).code, 0);
-    let found = run(&project, &["search", "온실"]);
-    assert_eq!(found.code, 0, "{found:?}");
-    let first = &result(&project)["groups"][0]["candidates"][0];
-    assert_eq!(first["path"], "Assets/Models/Invernadero 01.fbx", "{found:?}");
-    assert!(
-        first["reasoning"]
-            .as_str()
-            .unwrap()
-            .contains("온실 (greenhouse) ≈ invernadero"),
-        "{first:#}"
-    );
+    let files = ["Assets/Houses/Cabin.png", "Assets/Models/Invernadero 01.fbx"];
+    let (path, reasoning) = first_found(&files, "온실").await;
+    assert_eq!(path, "Assets/Models/Invernadero 01.fbx", "{reasoning}");
+    assert!(reasoning.contains("온실 (greenhouse) ≈ invernadero"), "{reasoning}");
 }
