@@ -728,9 +728,15 @@ mod tests {
             );
             assert!(q.concepts.iter().all(|c| c.word != "팔"), "{sentence}");
         }
-        // Elsewhere the noun stands: 팔 is an arm.
+        // Elsewhere the noun stands: 팔 is an arm, 얼음 적 an ice enemy.
         let arm = Query::analyze("팔 아이콘", &vocab);
         assert!(arm.concepts.iter().any(|c| c.word == "팔" && !c.predicate));
+        let ice = Query::analyze("얼음 적 캐릭터", &vocab);
+        assert!(
+            ice.concepts.iter().any(|c| c.word == "얼음" && !c.predicate),
+            "{:?}",
+            ice.concepts
+        );
     }
 
     #[test]
