@@ -183,9 +183,7 @@ fn rank_requests<'a>(
     intents
         .iter()
         .map(|intent| {
-            let query = Query::analyze(&intent.intent, vocab)
-                .with_meanings(&intent.meanings)
-                .with_theme(intent.theme.as_deref());
+            let query = intent.query(vocab);
             let options = RankOptions {
                 subtype_hint: intent.subtype_hint.as_deref(),
                 past_boosts: hints::past_pick_boosts(&query, past_picks, vocab),

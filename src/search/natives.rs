@@ -469,13 +469,8 @@ pub fn register(registry: &mut Registry) {
                 let groups = a
                     .intents
                     .iter()
-                    .map(|intent| {
-                        // With the words' meanings, as the assets are ranked:
-                        // a package named by a meaning (온실 ≈ `invernadero`) is chosen.
-                        let query = Query::analyze(&intent.intent, &vocab).with_meanings(&intent.meanings);
-                        ChosenPackages {
-                            packages: rank::rank_packages(&a.packages, &query, a.top_k),
-                        }
+                    .map(|intent| ChosenPackages {
+                        packages: rank::rank_packages(&a.packages, &intent.query(&vocab), a.top_k),
                     })
                     .collect();
                 Ok(PackageSelection { groups })

@@ -39,6 +39,16 @@ pub struct SubIntent {
     pub theme: Option<String>,
 }
 
+impl SubIntent {
+    /// Its query as every ranking reads it, of packages or of assets: its
+    /// words with the meanings found for them and its theme.
+    pub(crate) fn query(&self, vocab: &Vocabulary) -> Query {
+        Query::analyze(&self.intent, vocab)
+            .with_meanings(&self.meanings)
+            .with_theme(self.theme.as_deref())
+    }
+}
+
 /// A query word and the project word nearest it in meaning.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WordMeaning {

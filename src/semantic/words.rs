@@ -213,27 +213,24 @@ async fn add_meanings(
         for word in missing {
             let at = words.binary_search(word).expect("every missing word was embedded");
             // Of several project words its sound may stand for, the one
-            // near it in meaning (셔플: `shuffle`, not `espr`).
+            // near it in meaning (셔플: `shuffle`, not `espr`); else the
+            // project word nearest in meaning, clear of the next.
             let sounded = loans.lookup(word);
             let heard = match sounded.is_empty() {
-                true => Vec::new(),
-                false => vocabulary.nearest(&embedded[at], 1, |row| sounded.contains(&stem(vocabulary.guid(row)))),
+                true => None,
+                false => vocabulary
+                    .nearest(&embedded[at], 1, |row| sounded.contains(&stem(vocabulary.guid(row))))
+                    .first()
+                    .copied()
+                    .filter(|&(_, s)| s >= settings.min_loanword_similarity),
             };
-            if let Some(&(best, similarity)) = heard.first().filter(|(_, s)| *s >= settings.min_loanword_similarity) {
-                intent.meanings.push(WordMeaning {
-                    word: word.clone(),
-                    term: vocabulary.guid(best).to_owned(),
-                    similarity: (similarity * 100.0).round() / 100.0,
-                    weight: settings.weight,
-                });
-                continue;
-            }
-            let near = vocabulary.nearest(&embedded[at], 2, |_| true);
-            let Some(&(best, similarity)) = near.first() else {
-                continue;
+            let nearest = || {
+                let near = vocabulary.nearest(&embedded[at], 2, |_| true);
+                let &(best, similarity) = near.first()?;
+                let margin = similarity - near.get(1).map_or(0.0, |n| n.1);
+                (similarity >= settings.min_similarity && margin >= settings.min_margin).then_some((best, similarity))
             };
-            let margin = similarity - near.get(1).map_or(0.0, |n| n.1);
-            if similarity >= settings.min_similarity && margin >= settings.min_margin {
+            if let Some((best, similarity)) = heard.or_else(nearest) {
                 intent.meanings.push(WordMeaning {
                     word: word.clone(),
                     term: vocabulary.guid(best).to_owned(),
