@@ -7,8 +7,12 @@ its features (src/search/scorer.rs FEATURES) and whether the judges accepted it.
 
 The model is a logistic regression (Newton's method, L2-regularised, every query weighing the
 same however many candidates it pooled), so its output is a probability that a candidate is an
-answer: `auto` 0.70 and `confirm` 0.40 read as such. Plain Python, no packages: a team retrains
-on its own judgments with the binary it has.
+answer: `auto` 0.70 and `confirm` 0.40 read as such. The likelihood weighs every pooled
+candidate, most of them far below any shown answer; what a user meets is only the top of each
+answer and whether it reaches confirm. So the fit is then refined by coordinate ascent on that
+measure itself (the simulation below), pulled toward the likelihood's weights so the scale stays
+a probability's wherever the measure does not ask otherwise. Plain Python, no packages: a team
+retrains on its own judgments with the binary it has.
 
 Usage:
   train.py DIR... --out data/search-weights.yml      # train on every project
@@ -40,6 +44,7 @@ FEATURES = ["meaning_on", "rule", "rule_gap", "lexical", "lexical_rank", "name_e
             "in_file_name", "brevity", "folder_only", "part_only",
             "missing", "unseen", "subject_missing", "subject_unseen", "off_type", "wanted_type", "meaning_alone", "bm25",
             "subject_strength", "loose"]
+NAME_EXACT = FEATURES.index("name_exact")
 L2 = 1.0
 CONFIRM = 0.40
 AUTO = 0.70
@@ -48,6 +53,16 @@ SUBJECT_MISSING_CAP = 0.35
 # A control weighs three queries: it is a tenth of the judged queries, and a confident answer
 # where there is none misleads more than a weak answer where there is one.
 CONTROL_WEIGHT = 3.0
+# In the measure the ascent climbs, a control kept under confirm is worth six answers found: a
+# step that trades one for a few answers of the projects it trains on loses it on unseen ones.
+MEASURE_CONTROL_WEIGHT = 6.0
+# What leaving the likelihood's weights costs the ascent, in queries per unit squared.
+PULL = 5.0
+# The moves the ascent tries on one weight at a time.
+STEPS = (-1.0, -0.5, -0.25, -0.1, 0.1, 0.25, 0.5, 1.0)
+# Evidence against a candidate: the ascent never makes it count for one (a query word the
+# asset lacks cannot raise its probability, whatever a few judged projects reward).
+AGAINST = {"missing", "unseen", "subject_missing", "subject_unseen", "off_type", "loose", "folder_only", "part_only"}
 
 
 def load(folders):
@@ -119,8 +134,13 @@ def sigmoid(z):
 
 def confidence(w, row):
     """As src/semantic/fuse.rs learned_confidence reads the probability."""
+    return capped(sigmoid(w[0] + sum(a * b for a, b in zip(w[1:], row["features"]))), row)
+
+
+def capped(p, row):
+    """The probability `p` under learned_confidence's rules: a named asset keeps its rule
+    confidence, an off-type one stays under confirm, one found by meaning alone under auto."""
     f = dict(zip(FEATURES, row["features"]))
-    p = sigmoid(w[0] + sum(a * b for a, b in zip(w[1:], row["features"])))
     named = f["name_exact"] or f["name_fuzzy"]
     if named:
         p = max(p, f["rule"])
@@ -133,17 +153,90 @@ def confidence(w, row):
 
 def simulate(w, pool):
     """(answer in the shown top 3, best confidence) for one query, ranked as semantic.fuse ranks."""
+    return shown_top(pool, [confidence(w, row) for row in pool])
+
+
+def shown_top(pool, confidences):
+    """`simulate` for candidates whose confidences are already known."""
+    top = shown(pool, confidences)
+    return any(row["answer"] for _, row in top[:3]), max((c for c, _ in top), default=0.0)
+
+
+def shown(pool, confidences):
+    """(confidence, row) of the candidates shown, in order: top 3 per group, groups interleaved."""
     groups = collections.defaultdict(list)
-    for row in pool:
-        groups[row["group"]].append((row["features"][FEATURES.index("name_exact")], confidence(w, row), row))
-    shown = []
+    for row, c in zip(pool, confidences):
+        groups[row["group"]].append((row["features"][NAME_EXACT], c, row))
+    out = []
     ranked = [sorted(g, key=lambda t: (-t[0], -t[1]))[:3] for _, g in sorted(groups.items())]
     for rank in range(3):
         for g in ranked:
-            if rank < len(g) and g[rank][2]["guid"] not in [s[2]["guid"] for s in shown]:
-                shown.append(g[rank])
-    best = max((s[1] for s in shown), default=0.0)
-    return any(s[2]["answer"] for s in shown[:3]), best
+            if rank < len(g) and g[rank][2]["guid"] not in [row["guid"] for _, row in out]:
+                out.append(g[rank][1:])
+    return out
+
+
+def calibration(w, queries):
+    """For the queries whose first shown candidate reaches confirm, and auto: how many there
+    are and how many of those firsts are answers (a control's never is)."""
+    out = {CONFIRM: [0, 0], AUTO: [0, 0]}
+    for pool in queries.values():
+        top = shown(pool, [confidence(w, row) for row in pool])
+        for threshold, counts in out.items():
+            if top and top[0][0] >= threshold:
+                counts[0] += 1
+                counts[1] += top[0][1]["answer"]
+    return out
+
+
+def right(pool, hit, best):
+    """Whether the search answered a query right: an answer shown at confirm or better, or for
+    a control, nothing that confident."""
+    return best < CONFIRM if pool[0]["control"] else hit and best >= CONFIRM
+
+
+def ascend(queries, start):
+    """`start` refined one weight at a time toward more queries answered right (a control
+    counting MEASURE_CONTROL_WEIGHT), less PULL times the squared distance from `start`; a
+    weight of AGAINST stays at most zero."""
+    pools = list(queries.values())
+    # Each candidate's linear score, kept current as the weights move.
+    scores = [[start[0] + sum(a * b for a, b in zip(start[1:], row["features"])) for row in pool]
+              for pool in pools]
+
+    def inputs(row, i):
+        return 1.0 if i == 0 else row["features"][i - 1]
+
+    def measure(w, i, step):
+        total = 0.0
+        for pool, zs in zip(pools, scores):
+            hit, best = shown_top(pool, [capped(sigmoid(z + step * inputs(row, i)), row) for row, z in zip(pool, zs)])
+            if right(pool, hit, best):
+                total += MEASURE_CONTROL_WEIGHT if pool[0]["control"] else 1.0
+        moved = [wj + (step if j == i else 0.0) for j, wj in enumerate(w)]
+        return total - PULL * sum((a - b) ** 2 for a, b in zip(moved, start))
+
+    w = list(start)
+    current = measure(w, 0, 0.0)
+    for _ in range(3):
+        moved = False
+        for i in range(len(w)):
+            steps = [s for s in STEPS if i == 0 or FEATURES[i - 1] not in AGAINST or w[i] + s <= 0 or s < 0]
+            value, step = max(((measure(w, i, s), s) for s in steps), key=lambda t: t[0])
+            if value > current + 1e-9:
+                current, moved = value, True
+                w[i] += step
+                for pool, zs in zip(pools, scores):
+                    for k, row in enumerate(pool):
+                        zs[k] += step * inputs(row, i)
+        if not moved:
+            break
+    return w
+
+
+def train(queries, control_weight):
+    """The shipped model: the likelihood fit, then the ascent on the measure."""
+    return ascend(queries, fit(queries, control_weight))
 
 
 def score(w, queries):
@@ -152,12 +245,9 @@ def score(w, queries):
     for (name, _, _), pool in queries.items():
         hit, best = simulate(w, pool)
         s = out[name]
-        if pool[0]["control"]:
-            s[2] += best < CONFIRM
-            s[3] += 1
-        else:
-            s[0] += hit and best >= CONFIRM
-            s[1] += 1
+        control = pool[0]["control"]
+        s[2 if control else 0] += right(pool, hit, best)
+        s[3 if control else 1] += 1
     return out
 
 
@@ -185,18 +275,22 @@ def main():
     described = lambda names: (f"{len(names)} judged projects, {sum(1 for n, _, _ in queries if n in names)} "
                                f"query runs ({len(a.features)} configurations)")
     if a.out:
-        write(fit(queries, a.control_weight), a.out, described(sets))
+        write(train(queries, a.control_weight), a.out, described(sets))
     if a.lopo or a.report:
-        held = {}
+        held, firsts = {}, {CONFIRM: [0, 0], AUTO: [0, 0]}
         for name in sets:
             rest = collections.OrderedDict((k, v) for k, v in queries.items() if k[0] != name)
-            w = fit(rest, a.control_weight)
+            w = train(rest, a.control_weight)
             if a.lopo:
                 os.makedirs(a.lopo, exist_ok=True)
                 write(w, os.path.join(a.lopo, f"{name}.yml"), described([s for s in sets if s != name]))
-            held[name] = score(w, {k: v for k, v in queries.items() if k[0] == name})[name]
+            mine = {k: v for k, v in queries.items() if k[0] == name}
+            held[name] = score(w, mine)[name]
+            for threshold, (count, answers) in calibration(w, mine).items():
+                firsts[threshold][0] += count
+                firsts[threshold][1] += answers
         if a.report:
-            inside = score(fit(queries, a.control_weight), queries)
+            inside = score(train(queries, a.control_weight), queries)
             print(f"{'project':<20} {'held-out R@3':>12} {'controls':>9} {'in-sample R@3':>14}")
             for name in sets:
                 h, i = held[name], inside[name]
@@ -204,6 +298,8 @@ def main():
             mean = lambda d: sum(d[n][0] / max(d[n][1], 1) for n in sets) / len(sets)
             print(f"{'mean':<20} {mean(held):>12.3f} {sum(held[n][2] for n in sets):>4}/"
                   f"{sum(held[n][3] for n in sets):<4} {mean(inside):>14.3f}")
+            for threshold, (n, hits) in firsts.items():
+                print(f"held out, first shown at {threshold:.2f} or more: {hits}/{n} answers ({hits / max(n, 1):.2f})")
 
 
 if __name__ == "__main__":
