@@ -154,8 +154,14 @@ impl Query {
                 continue;
             }
             if korean && !query.type_named {
-                if let Some(intent) = forms.last().and_then(|f| intents.suffix_intent(f)) {
+                // A type word written apart (엔진 소리) names the type as
+                // "engine sound" does, even when the lexicon joins the two
+                // into one concept; written together (발소리), its ending
+                // only leans toward the type.
+                let apart = head.and_then(|h| korean_forms(h).iter().find_map(|f| intents.intent_of(f)));
+                if let Some(intent) = apart.or_else(|| forms.last().and_then(|f| intents.suffix_intent(f))) {
                     query.type_intent = Some(intent.to_owned());
+                    query.type_named = apart.is_some();
                 }
             }
             let before = query.concepts.len();
@@ -325,7 +331,7 @@ impl Query {
     /// a half of a compound may be held), with the project
     /// word nearest it in meaning as an alternative term, labelled so
     /// reasoning says how it matched (`복숭아 ≈ peach (0.83)`).
-    pub(crate) fn with_meanings(mut self, meanings: &[WordMeaning]) -> Self {
+    pub(crate) fn with_meanings(mut self, meanings: &[WordMeaning], vocab: &Vocabulary) -> Self {
         for concept in &mut self.concepts {
             let Some(m) = meanings.iter().find(|m| m.word == concept.word) else {
                 continue;
@@ -334,11 +340,15 @@ impl Query {
             // match too (`house` of 온실's greenhouse).
             concept.label = format!("{} ≈ {} ({:.2})", concept.label, m.term, m.similarity);
             let near = stem(&m.term);
+            // A meaning that is one of the word's translations (`exploding`
+            // for explosion, whose sibling is `explode`) confirms it: what it
+            // matches stays the word's own evidence, not meaning alone.
+            let given = vocab.translations(&concept.word).contains(&near);
             add_term(&mut concept.terms, near.clone(), m.weight);
             concept.prior = 1.0;
             // `unknown_korean` stays: a loanword of the project's words,
             // resolved at ranking, replaces this guess.
-            concept.by_meaning = Some(near);
+            concept.by_meaning = (!given).then_some(near);
         }
         self
     }
@@ -780,7 +790,7 @@ mod tests {
         let weight = |term: &str| q.concepts[0].terms.iter().find(|t| t.0 == term).map(|t| t.1);
         // 폭발, 폭발하다 and 폭발음 are one sense, whatever else translates it.
         let senses = keys.iter().filter(|k| !k.starts_with("폭발")).count() + 1;
-        assert_eq!(weight("explode"), Some(SIBLING_WEIGHT / senses as f32), "{keys:?}");
+        assert_eq!(weight("explod"), Some(SIBLING_WEIGHT / senses as f32), "{keys:?}");
     }
 
     #[test]
@@ -798,7 +808,10 @@ mod tests {
         let only = Query::analyze("효과음", &vocab);
         assert_eq!(only.concepts.len(), 1, "a query of type words only keeps them");
         assert_eq!(Query::analyze("발소리", &vocab).type_intent.as_deref(), Some("audio"));
-        assert!(!Query::analyze("발소리", &vocab).type_named);
+        assert!(!Query::analyze("발소리", &vocab).type_named, "an ending only leans");
+        let apart = Query::analyze("자동차 엔진 소리", &vocab);
+        assert!(apart.type_named, "a type word written apart names the type");
+        assert_eq!(apart.type_intent.as_deref(), Some("audio"));
     }
 
     /// The label of `query`'s subject concept.
@@ -896,7 +909,7 @@ mod tests {
         };
         let resolved = q.with_loanwords(&LoanIndex::build(&[row]));
         assert!(!resolved.has_unknown_korean());
-        assert!(resolved.concepts[0].terms.iter().any(|(t, _)| t == "snowmobile"));
+        assert!(resolved.concepts[0].terms.iter().any(|(t, _)| t == "snowmobil"));
         assert_eq!(resolved.concepts[0].prior, 1.0);
     }
 
@@ -913,9 +926,10 @@ mod tests {
             similarity: 0.9,
             weight: 0.6,
         };
+        let vocab = Vocabulary::embedded();
         // Without a meaning (no model), the key alone decides.
         let loans = LoanIndex::build(&[row("Assets/Anim/Right Punch.anim"), row("Assets/Dept Water.png")]);
-        let heard = Query::analyze("펀치", &Vocabulary::embedded()).with_loanwords(&loans);
+        let heard = Query::analyze("펀치", &vocab).with_loanwords(&loans);
         let terms: Vec<&str> = heard.concepts[0].terms.iter().map(|(t, _)| t.as_str()).collect();
         assert!(terms.contains(&"punch") && !terms.contains(&"dept"), "{terms:?}");
         assert!(!heard.has_unknown_korean());
@@ -923,7 +937,7 @@ mod tests {
         // The meaning stage weighed `chunk`, the word the sound of 생각
         // files, and found `thought` instead: the meaning stands.
         let loans = LoanIndex::build(&[row("Assets/Terrain/Chunk.prefab"), row("Assets/UI/ThoughtBubble.png")]);
-        let by_meaning = Query::analyze("생각", &Vocabulary::embedded()).with_meanings(&[near("생각", "thought")]);
+        let by_meaning = Query::analyze("생각", &vocab).with_meanings(&[near("생각", "thought")], &vocab);
         let resolved = by_meaning.with_loanwords(&loans);
         let terms: Vec<&str> = resolved.concepts[0].terms.iter().map(|(t, _)| t.as_str()).collect();
         assert!(terms.contains(&"thought") && !terms.contains(&"chunk"), "{terms:?}");
@@ -931,16 +945,27 @@ mod tests {
         // Of several project words of its key, the one nearest in meaning
         // is the loanword; the others are not.
         let loans = LoanIndex::build(&[row("Assets/Icons/shuffle.png"), row("Assets/esPR.asset")]);
-        let analyzed = Query::analyze("셔플", &Vocabulary::embedded());
+        let analyzed = Query::analyze("셔플", &vocab);
         let heard = analyzed
             .clone()
-            .with_meanings(&[near("셔플", "shuffle")])
+            .with_meanings(&[near("셔플", "shuffle")], &vocab)
             .with_loanwords(&loans);
         let terms: Vec<&str> = heard.concepts[0].terms.iter().map(|(t, _)| t.as_str()).collect();
-        assert!(terms.contains(&"shuffle") && !terms.contains(&"espr"), "{terms:?}");
-        let other = analyzed.with_meanings(&[near("셔플", "lzw")]).with_loanwords(&loans);
+        assert!(terms.contains(&"shuffl") && !terms.contains(&"espr"), "{terms:?}");
+        let other = analyzed
+            .with_meanings(&[near("셔플", "lzw")], &vocab)
+            .with_loanwords(&loans);
         let terms: Vec<&str> = other.concepts[0].terms.iter().map(|(t, _)| t.as_str()).collect();
         assert_eq!(terms, ["셔플", "lzw"], "ambiguous sound, the meaning stands");
+
+        // A meaning that is a translation the lexicon gave confirms it.
+        let confirmed = Query::analyze("explosion", &vocab).with_meanings(&[near("explosion", "exploding")], &vocab);
+        assert_eq!(
+            confirmed.concepts[0].by_meaning, None,
+            "explode is explosion's own sibling"
+        );
+        let found = Query::analyze("explosion", &vocab).with_meanings(&[near("explosion", "kaboom")], &vocab);
+        assert_eq!(found.concepts[0].by_meaning.as_deref(), Some("kaboom"));
     }
 
     #[test]

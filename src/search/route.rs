@@ -44,7 +44,7 @@ impl SubIntent {
     /// words with the meanings found for them and its theme.
     pub(crate) fn query(&self, vocab: &Vocabulary) -> Query {
         Query::analyze(&self.intent, vocab)
-            .with_meanings(&self.meanings)
+            .with_meanings(&self.meanings, vocab)
             .with_theme(self.theme.as_deref())
     }
 }

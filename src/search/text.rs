@@ -255,7 +255,14 @@ fn stem_edit(word: &str) -> (usize, &'static str) {
     for suffix in ["ing", "ed"] {
         if let Some(base) = w.strip_suffix(suffix) {
             if base.len() >= 3 && base.bytes().any(|b| b"aeiouy".contains(&b)) {
-                return (undouble(base).len(), "");
+                let single = undouble(base);
+                // A short stem lost its e (firing, shaking): it is fire, shake.
+                let e = if single.len() == base.len() && short_syllable(base) {
+                    "e"
+                } else {
+                    ""
+                };
+                return (single.len(), e);
             }
         }
     }
@@ -263,8 +270,36 @@ fn stem_edit(word: &str) -> (usize, &'static str) {
     match b {
         [.., b'i', b'e'] => (w.len() - 1, ""),
         [.., c, b'y'] if !b"aeiou".contains(c) => (w.len() - 1, "i"),
+        // A final e goes unless the stem is one short syllable (fire, shake
+        // keep it), so explode and exploding, bounce and bouncing meet.
+        [.., b'e'] if !is_vowel(b, b.len() - 2) && !short_syllable(&w[..w.len() - 1]) => (w.len() - 1, ""),
         _ => (w.len(), ""),
     }
+}
+
+/// Whether `b[i]` is a vowel: a, e, i, o, u, and y after a consonant.
+fn is_vowel(b: &[u8], i: usize) -> bool {
+    match b[i] {
+        b'a' | b'e' | b'i' | b'o' | b'u' => true,
+        b'y' => i > 0 && !is_vowel(b, i - 1),
+        _ => false,
+    }
+}
+
+/// Whether `stem` is one syllable ending consonant–vowel–consonant (fir,
+/// shak, hop; not w, x or y last): Porter's test for a lost final e.
+fn short_syllable(stem: &str) -> bool {
+    let b = stem.as_bytes();
+    let n = b.len();
+    let vowels = (0..n)
+        .filter(|&i| is_vowel(b, i) && (i == 0 || !is_vowel(b, i - 1)))
+        .count();
+    n >= 3
+        && vowels == 1
+        && !is_vowel(b, n - 1)
+        && is_vowel(b, n - 2)
+        && !is_vowel(b, n - 3)
+        && !b"wxy".contains(&b[n - 1])
 }
 
 fn undouble(base: &str) -> &str {
@@ -358,6 +393,26 @@ mod tests {
         assert_eq!(stem("weathered"), "weather");
         assert_eq!(stem("enemies"), stem("enemy"));
         assert_eq!(stem("glass"), "glass");
+        for (a, b) in [
+            ("explode", "exploding"),
+            ("bounce", "bouncing"),
+            ("fire", "firing"),
+            ("shake", "shaking"),
+        ] {
+            assert_eq!(stem(a), stem(b), "{a} and {b} meet");
+        }
+        for (a, b) in [
+            ("animate", "animated"),
+            ("slide", "slides"),
+            ("table", "tables"),
+            ("rotate", "rotating"),
+        ] {
+            assert_eq!(stem(a), stem(b), "{a} and {b} meet");
+        }
+        assert_ne!(stem("fire"), stem("fir"));
+        assert_ne!(stem("plane"), stem("plan"));
+        assert_eq!(stem("waving"), "wave", "not the wav extension");
+        assert_eq!(stem("tree"), "tree");
         assert_eq!(stem("ui"), "ui");
         assert_eq!(phrase_term("sound-effect"), phrase_term("Sound Effects"));
     }

@@ -277,6 +277,20 @@ impl Vocabulary {
             .find(|(_, last)| known(last))
     }
 
+    /// The full translations (weight 1, as terms) of the keys a query word
+    /// stands for: a Korean word's own, an English word's siblings (explode
+    /// of explosion) — what a meaning of it only confirms.
+    pub(crate) fn translations(&self, word: &str) -> Vec<String> {
+        let keys: Vec<String> = match word.chars().any(is_hangul) {
+            true => self.korean_keys(word),
+            false => normal_word(word)
+                .map(|w| self.keys_for_term(&w).iter().map(|k| k.to_string()).collect())
+                .unwrap_or_default(),
+        };
+        let senses = keys.iter().flat_map(|key| self.senses(key));
+        senses.filter(|s| s.1 >= 1.0).map(|s| s.0).collect()
+    }
+
     /// Keys whose alias lists hold the normalised English `term`.
     pub(crate) fn keys_for_term(&self, term: &str) -> &[Text] {
         self.reverse.get(term).map(Vec::as_slice).unwrap_or_default()

@@ -345,7 +345,7 @@ fn meaning_alone_with_a_word_missing_waits_for_a_person() {
     use crate::search::route::WordMeaning;
     let rows = vec![
         row("w", "Assets/Props/Weapon_Bow.prefab", "Prefab", &[], ""),
-        row("p", "Assets/Props/Peach.prefab", "Prefab", &[], ""),
+        row("p", "Assets/Props/Plum.prefab", "Prefab", &[], ""),
     ];
     let meaning = |word: &str, term: &str| WordMeaning {
         word: word.into(),
@@ -358,14 +358,16 @@ fn meaning_alone_with_a_word_missing_waits_for_a_person() {
         ..Default::default()
     };
     let rank_with = |q: &str, meanings: &[WordMeaning]| {
-        let query = Query::analyze(q, &Vocabulary::embedded()).with_meanings(meanings);
+        let vocab = Vocabulary::embedded();
+        let query = Query::analyze(q, &vocab).with_meanings(meanings, &vocab);
         rank_assets(&rows, &query, &options)
     };
     let sniper = rank_with("sniper rifle", &[meaning("rifle", "weapon")]);
     assert_eq!(sniper[0].guid, "w");
     assert!(sniper[0].confidence < 0.40, "{sniper:?}");
     assert!(sniper[0].reasoning.contains("Only words near in meaning"), "{sniper:?}");
-    let peach = rank_with("복숭아", &[meaning("복숭아", "peach")]);
+    // (plum: not a translation the lexicon gives, which meaning would only confirm)
+    let peach = rank_with("복숭아", &[meaning("복숭아", "plum")]);
     assert_eq!(peach[0].guid, "p");
     assert!(
         (0.40..0.70).contains(&peach[0].confidence),

@@ -28,7 +28,7 @@ use super::super::rank::{Fnv, FIELDS};
 use crate::index::is_written_guid;
 
 /// The magic and format version: a file of another version is rebuilt.
-pub(super) const MAGIC: &[u8; 8] = b"UASIDX\x00\x09";
+pub(super) const MAGIC: &[u8; 8] = b"UASIDX\x00\x0a";
 /// Bytes per row in the row table.
 pub(super) const ROW_BYTES: usize = 20;
 /// Bytes per entry of the guid table: a guid's 16 bytes, its row id.
