@@ -11,11 +11,12 @@ answer: `auto` 0.70 and `confirm` 0.40 read as such. The likelihood weighs every
 candidate, most of them far below any shown answer; what a user meets is only the top of each
 answer and whether it reaches confirm. So the fit is then refined by coordinate ascent on that
 measure itself (the simulation below), pulled toward the likelihood's weights so the scale stays
-a probability's wherever the measure does not ask otherwise. Plain Python, no packages: a team
-retrains on its own judgments with the binary it has.
+a probability's wherever the measure does not ask otherwise. With several projects, the weights
+written are the mean of the fits each without one project (`shipped_weights`). Plain Python, no
+packages: a team retrains on its own judgments with the binary it has.
 
 Usage:
-  train.py DIR... --out data/search-weights.yml      # train on every project
+  train.py DIR... --out data/search-weights.yml      # the mean of the leave-one-out fits
   train.py DIR... --lopo OUT                         # OUT/NAME.yml trained without NAME
   train.py DIR... --report                           # simulated in-sample and held-out figures
 
@@ -274,32 +275,43 @@ def main():
     sets = sorted({name for name, _, _ in queries})
     described = lambda names: (f"{len(names)} judged projects, {sum(1 for n, _, _ in queries if n in names)} "
                                f"query runs ({len(a.features)} configurations)")
+    folds = {name: train(collections.OrderedDict((k, v) for k, v in queries.items() if k[0] != name), a.control_weight)
+             for name in sets} if len(sets) > 1 else {}
+    shipped = shipped_weights(queries, folds, a.control_weight)
     if a.out:
-        write(train(queries, a.control_weight), a.out, described(sets))
-    if a.lopo or a.report:
+        how = f"; the mean of {len(folds)} fits, each without one project" if folds else ""
+        write(shipped, a.out, described(sets) + how)
+    if a.lopo:
+        os.makedirs(a.lopo, exist_ok=True)
+        for name, w in folds.items():
+            write(w, os.path.join(a.lopo, f"{name}.yml"), described([s for s in sets if s != name]))
+    if a.report:
         held, firsts = {}, {CONFIRM: [0, 0], AUTO: [0, 0]}
-        for name in sets:
-            rest = collections.OrderedDict((k, v) for k, v in queries.items() if k[0] != name)
-            w = train(rest, a.control_weight)
-            if a.lopo:
-                os.makedirs(a.lopo, exist_ok=True)
-                write(w, os.path.join(a.lopo, f"{name}.yml"), described([s for s in sets if s != name]))
+        for name, w in folds.items():
             mine = {k: v for k, v in queries.items() if k[0] == name}
             held[name] = score(w, mine)[name]
             for threshold, (count, answers) in calibration(w, mine).items():
                 firsts[threshold][0] += count
                 firsts[threshold][1] += answers
-        if a.report:
-            inside = score(train(queries, a.control_weight), queries)
-            print(f"{'project':<20} {'held-out R@3':>12} {'controls':>9} {'in-sample R@3':>14}")
-            for name in sets:
-                h, i = held[name], inside[name]
-                print(f"{name:<20} {h[0] / max(h[1], 1):>12.3f} {h[2]:>4}/{h[3]:<4} {i[0] / max(i[1], 1):>14.3f}")
-            mean = lambda d: sum(d[n][0] / max(d[n][1], 1) for n in sets) / len(sets)
-            print(f"{'mean':<20} {mean(held):>12.3f} {sum(held[n][2] for n in sets):>4}/"
-                  f"{sum(held[n][3] for n in sets):<4} {mean(inside):>14.3f}")
-            for threshold, (n, hits) in firsts.items():
-                print(f"held out, first shown at {threshold:.2f} or more: {hits}/{n} answers ({hits / max(n, 1):.2f})")
+        inside = score(shipped, queries)
+        print(f"{'project':<20} {'held-out R@3':>12} {'controls':>9} {'in-sample R@3':>14}")
+        for name in folds:
+            h, i = held[name], inside[name]
+            print(f"{name:<20} {h[0] / max(h[1], 1):>12.3f} {h[2]:>4}/{h[3]:<4} {i[0] / max(i[1], 1):>14.3f}")
+        mean = lambda d: sum(d[n][0] / max(d[n][1], 1) for n in folds) / max(len(folds), 1)
+        print(f"{'mean':<20} {mean(held):>12.3f} {sum(h[2] for h in held.values()):>4}/"
+              f"{sum(h[3] for h in held.values()):<4} {mean(inside):>14.3f}")
+        for threshold, (n, hits) in firsts.items():
+            print(f"held out, first shown at {threshold:.2f} or more: {hits}/{n} answers ({hits / max(n, 1):.2f})")
+
+
+def shipped_weights(queries, folds, control_weight):
+    """The mean of the fits each without one project, when there are several: the ascent moves
+    whole steps for a few queries, and one fit on every project kept such steps that cost three
+    no-answer controls of the dev sets; the mean keeps what the fits agree on. One project: its fit."""
+    if not folds:
+        return train(queries, control_weight)
+    return [sum(ws) / len(folds) for ws in zip(*folds.values())]
 
 
 if __name__ == "__main__":

@@ -267,7 +267,11 @@ mod tests {
         ];
         let index = LoanIndex::build(&rows);
         // A name's words joined are a word too, as the record's terms are.
-        assert_eq!(index.lookup("스노우모빌"), ["snowmobil"], "stemmed as the index is");
+        assert_eq!(
+            index.lookup("스노우모빌"),
+            [stem("snowmobile")],
+            "stemmed as the index is"
+        );
         assert!(crate::search::text::terms("SnowMobile_02").contains(&"snowmobil".to_owned()));
         assert_eq!(index.lookup("랜턴"), [stem("lantern")]);
         assert_eq!(index.lookup("헬리콥터"), ["helicopter"]);

@@ -82,8 +82,9 @@ pub struct Concept {
     /// A Korean word no vocabulary knows, kept to be read as a loanword
     /// against the project's own words (`super::loanword`).
     pub(crate) unknown_korean: Option<String>,
-    /// The project word it was found through, nearest in meaning
-    /// ([`Query::with_meanings`]): none of its own terms is in the project.
+    /// The project word it was found through, nearest in meaning, as
+    /// written ([`Query::with_meanings`]): none of its own terms is in the
+    /// project.
     pub(crate) by_meaning: Option<String>,
 }
 
@@ -306,18 +307,20 @@ impl Query {
             // `espr`); a word it found instead means none of them was
             // (생각 is `thought`, not `chunk`). Without a meaning, the key
             // alone decides.
-            let found: Vec<String> = match &concept.by_meaning {
-                Some(near) if found.contains(near) => vec![near.clone()],
+            // The index holds stems; a meaning's word is shown as written.
+            let (shown, found): (Vec<String>, Vec<String>) = match &concept.by_meaning {
+                Some(near) if found.contains(&stem(near)) => (vec![near.clone()], vec![stem(near)]),
                 Some(_) => continue,
-                None => found.to_vec(),
+                None => (found.to_vec(), found.to_vec()),
             };
             if found.is_empty() {
                 continue;
             }
             if let Some(near) = concept.by_meaning.take() {
+                let near = stem(&near);
                 concept.terms.retain(|(term, _)| *term != near);
             }
-            concept.label = format!("{word} ({}?)", found.join("/"));
+            concept.label = format!("{word} ({}?)", shown.join("/"));
             for term in found {
                 add_term(&mut concept.terms, term, LOANWORD_WEIGHT);
             }
@@ -344,11 +347,11 @@ impl Query {
             // for explosion, whose sibling is `explode`) confirms it: what it
             // matches stays the word's own evidence, not meaning alone.
             let given = vocab.translations(&concept.word).contains(&near);
-            add_term(&mut concept.terms, near.clone(), m.weight);
+            add_term(&mut concept.terms, near, m.weight);
             concept.prior = 1.0;
             // `unknown_korean` stays: a loanword of the project's words,
             // resolved at ranking, replaces this guess.
-            concept.by_meaning = (!given).then_some(near);
+            concept.by_meaning = (!given).then(|| m.term.clone());
         }
         self
     }

@@ -1,9 +1,9 @@
 //! The learned scorer: the probability that a candidate is what the query
 //! asked for, from the evidence of every channel (name, words, meaning) —
 //! a logistic model whose weights are data (`data/search-weights.yml`,
-//! overridable like every data file), trained from judged queries by
-//! `unity-assets eval --train` (`benchmarks/judged/train.py` reproduces the
-//! shipped file).
+//! overridable like every data file), trained on the candidates `unity-assets
+//! eval --features` dumps for judged queries by `benchmarks/judged/train.py`
+//! (which reproduces the shipped file).
 
 use std::collections::BTreeMap;
 
