@@ -8,6 +8,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::search::result::shown_confidence;
+
 /// One candidate as search-result.json holds it.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct Candidate {
@@ -175,14 +177,24 @@ fn parse_choose(pairs: &[String], groups: &[Group]) -> anyhow::Result<Vec<(usize
 /// and full reasoning, numbered from 1, then `abort`.
 pub fn dialog(decision: &Decision) -> (String, Vec<String>) {
     let prompt = format!(
-        "[unity-assets:build] {}. \"{}\" — best confidence {:.2}; choose a candidate (numbered from 1):",
-        decision.group, decision.sub_intent, decision.max_confidence
+        "[unity-assets:build] {}. \"{}\" — best confidence {}; choose a candidate (numbered from 1):",
+        decision.group,
+        decision.sub_intent,
+        shown_confidence(decision.max_confidence)
     );
     let mut choices: Vec<String> = decision
         .candidates
         .iter()
         .enumerate()
-        .map(|(i, c)| format!("{}. {} ({:.2}) — {}", i + 1, c.path, c.confidence, c.reasoning))
+        .map(|(i, c)| {
+            format!(
+                "{}. {} ({}) — {}",
+                i + 1,
+                c.path,
+                shown_confidence(c.confidence),
+                c.reasoning
+            )
+        })
         .collect();
     choices.push("abort".to_owned());
     (prompt, choices)

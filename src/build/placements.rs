@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::gate::{Choice, Decision};
 use super::plan::Plan;
 use super::summary::Caller;
+use crate::search::result::shown_confidence;
 
 const PREFIX: &str = "[unity-assets:build]";
 
@@ -132,25 +133,18 @@ pub fn report(
 
 /// `[unity-assets:build] 1. zombie enemy — auto (0.86): Assets/Z.prefab at [0, 0, 0] — …`
 fn line(p: &Placement, confirm: f64, caller: Caller) -> String {
+    let best = shown_confidence(p.max_confidence);
     let how = match p.choice {
-        Choice::Auto => format!("auto ({:.2})", p.max_confidence),
-        Choice::Confirmed => format!("chosen ({:.2})", p.max_confidence),
+        Choice::Auto => format!("auto ({best})"),
+        Choice::Confirmed => format!("chosen ({best})"),
         Choice::Proposed => format!(
-            "asks first ({:.2}; shown: its first candidate; {})",
-            p.max_confidence,
+            "asks first ({best}; shown: its first candidate; {})",
             caller.rerun(p.group)
         ),
-        Choice::NoFit => format!(
-            "nothing placed: no candidate reaches confirm ({confirm:.2}; best {:.2})",
-            p.max_confidence
-        ),
+        Choice::NoFit => format!("nothing placed: no candidate reaches confirm ({confirm:.2}; best {best})"),
         Choice::Aborted => "nothing placed: aborted".to_owned(),
         Choice::Unconfirmed | Choice::Pending => {
-            format!(
-                "nothing placed: unconfirmed ({:.2}; {})",
-                p.max_confidence,
-                caller.rerun(p.group)
-            )
+            format!("nothing placed: unconfirmed ({best}; {})", caller.rerun(p.group))
         }
     };
     let mut text = format!("{PREFIX} {}. {} — {how}", p.group, p.sub_intent);

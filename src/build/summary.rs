@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::execute::Execution;
 use super::gate::{Choice, Decision};
+use crate::search::result::shown_confidence;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -112,7 +113,7 @@ pub fn summarize(
         let chosen = d
             .chosen
             .as_ref()
-            .map(|c| format!("{} ({:.2})", c.path, c.confidence))
+            .map(|c| format!("{} ({})", c.path, shown_confidence(c.confidence)))
             .unwrap_or_default();
         let applied_detail = match pulls_in.get(&d.group) {
             Some(pulled) => format!("{chosen}; {pulled}"),
@@ -132,7 +133,11 @@ pub fn summarize(
             },
             (Choice::Unconfirmed | Choice::Pending | Choice::Proposed, ..) => (
                 Verdict::Unconfirmed,
-                format!("best confidence {:.2}; {}", d.max_confidence, caller.rerun(d.group)),
+                format!(
+                    "best confidence {}; {}",
+                    shown_confidence(d.max_confidence),
+                    caller.rerun(d.group)
+                ),
             ),
             (Choice::Aborted, ..) => (Verdict::Rejected, "aborted by the user".into()),
             (Choice::NoFit, ..) => (Verdict::Rejected, "no fitting candidate".into()),
@@ -160,8 +165,10 @@ pub fn summarize(
         if d.choice == Choice::NoFit {
             for c in d.candidates.iter().take(3) {
                 lines.push(format!(
-                    "    closest: {} ({:.2}) — {}",
-                    c.path, c.confidence, c.reasoning
+                    "    closest: {} ({}) — {}",
+                    c.path,
+                    shown_confidence(c.confidence),
+                    c.reasoning
                 ));
             }
             lines.push(format!(

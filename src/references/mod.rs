@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 use crate::index::graph::{self, ReferenceGraph};
 use crate::index::record::Depth;
 use crate::index::store;
+use crate::search::result::shown_confidence;
 use engine::Reach;
 use resolve::{Candidate, FoundBy, Resolution, SearchSource};
 use walk::Direction;
@@ -83,8 +84,12 @@ impl Outcome {
 
     fn with_candidates(mut self, candidates: Vec<Candidate>) -> Self {
         for c in candidates.iter().take(5) {
-            self.line
-                .push_str(&format!("\n  {:.2}  {}  ({})", c.confidence, c.path, c.guid));
+            self.line.push_str(&format!(
+                "\n  {}  {}  ({})",
+                shown_confidence(c.confidence),
+                c.path,
+                c.guid
+            ));
         }
         self.document["candidates"] = json!(candidates);
         self

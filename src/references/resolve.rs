@@ -10,6 +10,7 @@ use super::Outcome;
 use crate::index::graph::ReferenceGraph;
 use crate::index::is_guid;
 use crate::search::records::{decode_row, AssetRow};
+use crate::search::result::shown_confidence;
 use crate::search::vocab::Vocabulary;
 
 /// How the asset was found.
@@ -190,8 +191,8 @@ fn by_search(
             crate::exit::FAILED,
             "ambiguous",
             format!(
-                "`{text}` names no one asset with confidence (best {:.2}; a pick needs {:.2}, a lead of {:.2} over the next and one request)",
-                candidates[0].confidence, search.auto, search.margin
+                "`{text}` names no one asset with confidence (best {}; a pick needs {:.2}, a lead of {:.2} over the next and one request)",
+                shown_confidence(candidates[0].confidence), search.auto, search.margin
             ),
             "name one of these by its path or guid",
         )

@@ -198,10 +198,10 @@ impl SearchResult {
                     }
                     for (j, c) in group.candidates.iter().take(shown_per_group).enumerate() {
                         lines.push(format!(
-                            "   [{}] {} ({:.2}) — {}",
+                            "   [{}] {} ({}) — {}",
                             offset + j,
                             c.path,
-                            c.confidence,
+                            shown_confidence(c.confidence),
                             first_sentence(&c.reasoning)
                         ));
                     }
@@ -290,9 +290,9 @@ impl SearchResult {
             }
             for c in group.candidates.iter().take(shown_per_group) {
                 lines.push(format!(
-                    "   {} ({:.2}) — {}",
+                    "   {} ({}) — {}",
                     c.path,
-                    c.confidence,
+                    shown_confidence(c.confidence),
                     first_sentence(&c.reasoning)
                 ));
             }
@@ -328,6 +328,14 @@ impl SearchResult {
 }
 
 /// The first sentence of a reasoning text, on one line.
+/// A confidence as people read it: two places, never rounded up, so a
+/// candidate under a threshold never shows as the threshold (0.399 reads
+/// 0.39, not confirm's 0.40).
+pub fn shown_confidence(confidence: impl Into<f64>) -> String {
+    // The small lift keeps a value stored as 0.6999999 at 0.70.
+    format!("{:.2}", (confidence.into() * 100.0 + 1e-3).floor() / 100.0)
+}
+
 fn first_sentence(text: &str) -> String {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     match line.find(". ") {
@@ -402,6 +410,15 @@ mod tests {
         );
         assert!(result.groups[0].candidates[0].reasoning.contains("Second sentence"));
         assert_eq!(SearchResult::best_confidence(&result.groups), 0.9);
+    }
+
+    #[test]
+    fn a_confidence_under_a_threshold_never_shows_as_it() {
+        assert_eq!(shown_confidence(0.399_f32), "0.39");
+        assert_eq!(shown_confidence(0.3996), "0.39");
+        assert_eq!(shown_confidence(0.402), "0.40");
+        assert_eq!(shown_confidence(0.7_f32), "0.70", "an f32 just under 0.7 is 0.7");
+        assert_eq!(shown_confidence(1.0), "1.00");
     }
 
     #[test]
