@@ -261,6 +261,17 @@ mod tests {
             check("Model", "Assets/Kit/Bob.fbx", &humanoid).as_deref(),
             Some("Model/character")
         );
+        // A character's motion is an animation first.
+        for motion in [
+            "Assets/Characters/Oppy/Animations/reaction_pet.fbx",
+            "Assets/Kit/Bob@Walk.fbx",
+        ] {
+            assert_eq!(
+                check("Model", motion, &humanoid).as_deref(),
+                Some("Model/animation"),
+                "{motion}"
+            );
+        }
         assert_eq!(
             check("Texture2D", "Assets/Kit/Rock_normal.png", &none).as_deref(),
             Some("Texture/normal-map")
