@@ -135,21 +135,21 @@ def sigmoid(z):
 
 def confidence(w, row):
     """As src/semantic/fuse.rs learned_confidence reads the probability."""
-    return capped(sigmoid(w[0] + sum(a * b for a, b in zip(w[1:], row["features"]))), row)
+    low, high = bounds(row)
+    return min(max(sigmoid(w[0] + sum(a * b for a, b in zip(w[1:], row["features"]))), low), high)
 
 
-def capped(p, row):
-    """The probability `p` under learned_confidence's rules: a named asset keeps its rule
-    confidence, an off-type one stays under confirm, one found by meaning alone under auto."""
+def bounds(row):
+    """Where learned_confidence's rules hold a candidate's probability, whatever the weights: a
+    named asset keeps its rule confidence, an off-type one stays under confirm, one found by
+    meaning alone under auto."""
     f = dict(zip(FEATURES, row["features"]))
-    named = f["name_exact"] or f["name_fuzzy"]
-    if named:
-        p = max(p, f["rule"])
-    elif f["off_type"] or f["subject_unseen"]:
-        p = min(p, SUBJECT_MISSING_CAP)
-    if (f["meaning_alone"] or (not f["lexical"] and f["cosine"]) or f["missing"] >= 0.5) and not named:
-        p = min(p, AUTO - CAP_BELOW_AUTO)
-    return p
+    if f["name_exact"] or f["name_fuzzy"]:
+        return f["rule"], 1.0
+    high = SUBJECT_MISSING_CAP if f["off_type"] or f["subject_unseen"] else 1.0
+    if f["meaning_alone"] or (not f["lexical"] and f["cosine"]) or f["missing"] >= 0.5:
+        high = min(high, AUTO - CAP_BELOW_AUTO)
+    return 0.0, high
 
 
 def simulate(w, pool):
@@ -201,17 +201,21 @@ def ascend(queries, start):
     counting MEASURE_CONTROL_WEIGHT), less PULL times the squared distance from `start`; a
     weight of AGAINST stays at most zero."""
     pools = list(queries.values())
-    # Each candidate's linear score, kept current as the weights move.
+    # Each candidate's linear score, kept current as the weights move, and its bounds, which
+    # the weights never move.
     scores = [[start[0] + sum(a * b for a, b in zip(start[1:], row["features"])) for row in pool]
               for pool in pools]
+    limits = [[bounds(row) for row in pool] for pool in pools]
 
     def inputs(row, i):
         return 1.0 if i == 0 else row["features"][i - 1]
 
     def measure(w, i, step):
         total = 0.0
-        for pool, zs in zip(pools, scores):
-            hit, best = shown_top(pool, [capped(sigmoid(z + step * inputs(row, i)), row) for row, z in zip(pool, zs)])
+        for pool, zs, lims in zip(pools, scores, limits):
+            confidences = [min(max(sigmoid(z + step * inputs(row, i)), low), high)
+                           for row, z, (low, high) in zip(pool, zs, lims)]
+            hit, best = shown_top(pool, confidences)
             if right(pool, hit, best):
                 total += MEASURE_CONTROL_WEIGHT if pool[0]["control"] else 1.0
         moved = [wj + (step if j == i else 0.0) for j, wj in enumerate(w)]

@@ -523,10 +523,8 @@ impl Query {
         for key in keys {
             add_term(&mut terms, key.to_string(), SIBLING_WEIGHT);
             // Siblings are other translations of the key (not its loose synonyms).
-            for (sibling, weight, _) in vocab.senses(key) {
-                if weight >= 1.0 {
-                    add_term(&mut terms, sibling, sibling_weight);
-                }
+            for sibling in vocab.full_translations(key) {
+                add_term(&mut terms, sibling, sibling_weight);
             }
         }
         let prior = if vocab.is_weak(&normal) { WEAK_PRIOR } else { 1.0 };
@@ -639,12 +637,8 @@ impl Concept {
         let things = vocab.korean_match(head, false).0.into_iter().filter(|key| {
             vocab.role(key) == Role::Thing && intents.intent_of(key).is_none() && !intents.is_generic(key)
         });
-        for key in things {
-            for (term, weight, _) in vocab.senses(&key) {
-                if weight >= 1.0 {
-                    add_term(&mut self.terms, term, LOOSE_WEIGHT);
-                }
-            }
+        for term in things.flat_map(|key| vocab.full_translations(&key).collect::<Vec<_>>()) {
+            add_term(&mut self.terms, term, LOOSE_WEIGHT);
         }
     }
 }

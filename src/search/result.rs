@@ -327,7 +327,6 @@ impl SearchResult {
     }
 }
 
-/// The first sentence of a reasoning text, on one line.
 /// A confidence as people read it: two places, never rounded up, so a
 /// candidate under a threshold never shows as the threshold (0.399 reads
 /// 0.39, not confirm's 0.40).
@@ -336,6 +335,7 @@ pub fn shown_confidence(confidence: impl Into<f64>) -> String {
     format!("{:.2}", (confidence.into() * 100.0 + 1e-3).floor() / 100.0)
 }
 
+/// The first sentence of a reasoning text, on one line.
 fn first_sentence(text: &str) -> String {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     match line.find(". ") {

@@ -287,8 +287,12 @@ impl Vocabulary {
                 .map(|w| self.keys_for_term(&w).iter().map(|k| k.to_string()).collect())
                 .unwrap_or_default(),
         };
-        let senses = keys.iter().flat_map(|key| self.senses(key));
-        senses.filter(|s| s.1 >= 1.0).map(|s| s.0).collect()
+        keys.iter().flat_map(|key| self.full_translations(key)).collect()
+    }
+
+    /// A key's translations (weight 1), not its loose synonyms.
+    pub(crate) fn full_translations(&self, key: &str) -> impl Iterator<Item = String> {
+        self.senses(key).into_iter().filter(|s| s.1 >= 1.0).map(|s| s.0)
     }
 
     /// Keys whose alias lists hold the normalised English `term`.
