@@ -26,6 +26,7 @@ const CONCEPTS: &[&[&str]] = &[
     &["lzw", "셔플", "셔플"],
     &["shuffle", "셔플"],
     &["invernadero", "온실"],
+    &["piglet", "돼지"],
 ];
 const NOISE_DIMS: usize = 256;
 
@@ -424,4 +425,14 @@ async fn a_word_only_half_of_which_the_project_holds_still_gets_its_meaning() {
     let (path, reasoning) = first_found(&files, "온실").await;
     assert_eq!(path, "Assets/Models/Invernadero 01.fbx", "{reasoning}");
     assert!(reasoning.contains("온실 (greenhouse) ≈ invernadero"), "{reasoning}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_word_only_a_folder_holds_still_gets_its_meaning() {
+    // 돼지 is a pig; `pig` is only a folder's word here, and the project
+    // names its pigs `swine_piglet`: the word's meaning finds them.
+    let files = ["Assets/Pig/Feeder.png", "Assets/Monsters/swine_piglet.prefab"];
+    let (path, reasoning) = first_found(&files, "돼지").await;
+    assert_eq!(path, "Assets/Monsters/swine_piglet.prefab", "{reasoning}");
+    assert!(reasoning.contains("돼지 (pig) ≈ piglet"), "{reasoning}");
 }

@@ -616,14 +616,17 @@ fn is_participle(lower: &str, vocab: &Vocabulary) -> bool {
 /// "배경음악"): two adjacent Korean words whose concatenation (without the
 /// second word's particle) is a vocabulary key are that key, one concept,
 /// so the compound's own translation (`bgm`) is what must be found rather
-/// than each half separately.
+/// than each half separately. The key must reach into the second word: a
+/// second word whose end reads as particles (도로: 도 + 로) is no part of
+/// the first (갈림길 도로 is a fork and a road).
 fn spaced_compound(first: &str, second: &str, vocab: &Vocabulary) -> Option<String> {
     if !second.chars().any(is_hangul) {
         return None;
     }
+    let first_len = first.chars().count();
     korean_forms(&format!("{first}{second}").to_lowercase())
         .into_iter()
-        .find(|form| vocab.knows(form) && !vocab.is_stopword(form))
+        .find(|form| form.chars().count() > first_len && vocab.knows(form) && !vocab.is_stopword(form))
 }
 
 impl Concept {
@@ -985,6 +988,17 @@ mod tests {
         );
         let apart = Query::analyze("좀비 악마", &vocab);
         assert_eq!(apart.concepts.len(), 2, "not a compound: two concepts");
+        // 도로 read as particles (도 + 로) would leave 갈림길 alone and lose the road.
+        let road = Query::analyze("갈림길 도로", &vocab);
+        assert_eq!(labels(&road).len(), 2, "{:?}", labels(&road));
+        // A word no key stands for is no key that contains it (주인, owner, is no 주인공).
+        let owner = Query::analyze("상점 주인", &vocab);
+        assert_eq!(
+            owner.concepts[1].unknown_korean.as_deref(),
+            Some("주인"),
+            "{:?}",
+            labels(&owner)
+        );
         // A lexicon key joins as an alias does.
         let heartbeat = Query::analyze("심장 박동 소리", &vocab);
         assert!(

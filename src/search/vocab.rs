@@ -305,8 +305,9 @@ impl Vocabulary {
     /// of a particle-stripped form first; else a lemma of it
     /// (`Morphology::lemmas`: 깨지는 → 깨지다); else the keys contained in
     /// the word (longest first, not overlapping; keys of two syllables or
-    /// more, since one syllable inside a word is noise); else the shortest
-    /// alias key containing the word (two syllables or more).
+    /// more, since one syllable inside a word is noise). A word no key
+    /// stands for is left to its loanword and its meaning: the alias key
+    /// that merely contains it (주인공 for 주인, owner) is another word.
     pub fn korean_keys(&self, word: &str) -> Vec<String> {
         self.korean_match(word, false).0
     }
@@ -362,16 +363,6 @@ impl Vocabulary {
         if !found.is_empty() {
             found.sort();
             return (found.into_iter().map(|(_, k)| k).collect(), false);
-        }
-        if stripped.chars().count() >= 2 {
-            if let Some(key) = self
-                .aliases
-                .keys()
-                .filter(|k| k.contains(stripped))
-                .min_by_key(|k| (k.chars().count(), k.as_str()))
-            {
-                return (vec![key.clone()], false);
-            }
         }
         (Vec::new(), false)
     }

@@ -2,8 +2,8 @@
 //! across languages (지도 → map, 산성 → acid) where a whole asset text
 //! blurs them, so the project's own vocabulary — the words of its file names
 //! and folders, a few thousand — is embedded at index time
-//! (`vocabulary.vectors`), and at search time (`semantic.word-meanings`, before the word ranker runs) each query word the project
-//! does not hold (a predicate aside) is mapped to the project word nearest in meaning. That word
+//! (`vocabulary.vectors`), and at search time (`semantic.word-meanings`, before the word ranker runs) each query word no file name
+//! of the project holds (a predicate aside) is mapped to the project word nearest in meaning. That word
 //! joins the query's concept as a weighted alternative term, so the word
 //! ranker finds `Peach.prefab` for "복숭아" the way it finds a translation,
 //! and says so (`복숭아 ≈ peach (0.83)`). The cut and the weight are params
@@ -132,8 +132,8 @@ pub struct MeaningsArgs {
 
 #[derive(Serialize)]
 pub struct MeaningsOut {
-    /// The sub-intents, each with the meanings of its words the project
-    /// does not hold: the word ranker searches with these.
+    /// The sub-intents, each with the meanings of its words no file name
+    /// holds: the word ranker searches with these.
     sub_intents: Vec<SubIntent>,
     /// Why no meaning was sought (no embedder, no vocabulary vectors).
     note: Option<String>,
@@ -161,7 +161,7 @@ pub async fn word_meanings(
     Ok(MeaningsOut { sub_intents, note })
 }
 
-/// Add to each sub-intent its words the project does not hold, each with
+/// Add to each sub-intent its words no file name holds, each with
 /// the project word nearest it in meaning (`settings` decide how near); a
 /// note instead when the vocabulary's vectors cannot be used.
 async fn add_meanings(
@@ -177,9 +177,11 @@ async fn add_meanings(
     };
     let index = crate::search::term_index(ctx)?;
     let vocab = crate::search::vocabulary(aliases, ctx)?;
-    // Per sub-intent, its words no row holds (in any field) by the word or
-    // a translation: a half of a compound (`house` of greenhouse) or a
-    // loose synonym is no sign the project names the thing.
+    // Per sub-intent, its words no file name holds by the word or a
+    // translation: a half of a compound (`house` of greenhouse) or a loose
+    // synonym is no sign the project names the thing, nor is a word held
+    // only by a part or a folder (`pig` of a child `pig_spear`, where the
+    // project names its pigs `swine_piglet`).
     let mut unknown_korean = Vec::new();
     let missing: Vec<Vec<String>> = sub_intents
         .iter()
@@ -190,7 +192,7 @@ async fn add_meanings(
                 // A predicate (먹을, 나는) drifts to unrelated words at the
                 // cosines of real matches.
                 .filter(|c| !c.predicate)
-                .filter(|c| !c.terms.iter().any(|(term, weight)| *weight >= 1.0 && index.holds(term)))
+                .filter(|c| !c.terms.iter().any(|(term, weight)| *weight >= 1.0 && index.names(term)))
                 .inspect(|c| unknown_korean.extend(c.unknown_korean.clone()))
                 .map(|c| c.word.clone())
                 .collect()

@@ -355,6 +355,15 @@ impl TermIndex {
         self.terms.range().ge(&start).lt(&end).into_stream().next().is_some()
     }
 
+    /// Whether some row holds `term` in its file name ([`format::field_key`]
+    /// writes the name field as `a`).
+    pub fn names(&self, term: &str) -> bool {
+        use fst::{IntoStreamer as _, Streamer as _};
+        let start = format!("{term}{KEY_SEPARATOR}a");
+        let end = format!("{term}{KEY_SEPARATOR}b");
+        self.terms.range().ge(&start).lt(&end).into_stream().next().is_some()
+    }
+
     /// Where `term` is, field by field: every key of it in the dictionary
     /// ([`format::field_key`]), one range of it.
     fn postings(&self, term: &str) -> anyhow::Result<Vec<FieldPostings>> {
