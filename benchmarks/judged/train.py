@@ -33,6 +33,7 @@ import collections
 import glob
 import json
 import math
+import multiprocessing
 import os
 import sys
 
@@ -210,14 +211,21 @@ def ascend(queries, start):
     def inputs(row, i):
         return 1.0 if i == 0 else row["features"][i - 1]
 
+    def worth(p, step, i):
+        """What pool p adds to the measure with weight i moved by `step`."""
+        pool = pools[p]
+        confidences = [min(max(sigmoid(z + step * inputs(row, i)), low), high)
+                       for row, z, (low, high) in zip(pool, scores[p], limits[p])]
+        hit, best = shown_top(pool, confidences)
+        return (MEASURE_CONTROL_WEIGHT if pool[0]["control"] else 1.0) * right(pool, hit, best)
+
+    # A step on weight i changes only the pools where some candidate has feature i.
+    touched = [[p for p, pool in enumerate(pools) if any(inputs(row, i) for row in pool)]
+               for i in range(len(start))]
+    worths = [worth(p, 0.0, 0) for p in range(len(pools))]
+
     def measure(w, i, step):
-        total = 0.0
-        for pool, zs, lims in zip(pools, scores, limits):
-            confidences = [min(max(sigmoid(z + step * inputs(row, i)), low), high)
-                           for row, z, (low, high) in zip(pool, zs, lims)]
-            hit, best = shown_top(pool, confidences)
-            if right(pool, hit, best):
-                total += MEASURE_CONTROL_WEIGHT if pool[0]["control"] else 1.0
+        total = sum(worths) + sum(worth(p, step, i) - worths[p] for p in touched[i])
         moved = [wj + (step if j == i else 0.0) for j, wj in enumerate(w)]
         return total - PULL * sum((a - b) ** 2 for a, b in zip(moved, start))
 
@@ -231,9 +239,9 @@ def ascend(queries, start):
             if value > current + 1e-9:
                 current, moved = value, True
                 w[i] += step
-                for pool, zs in zip(pools, scores):
-                    for k, row in enumerate(pool):
-                        zs[k] += step * inputs(row, i)
+                for p in touched[i]:
+                    scores[p] = [z + step * inputs(row, i) for row, z in zip(pools[p], scores[p])]
+                    worths[p] = worth(p, 0.0, i)
         if not moved:
             break
     return w
@@ -279,8 +287,7 @@ def main():
     sets = sorted({name for name, _, _ in queries})
     described = lambda names: (f"{len(names)} judged projects, {sum(1 for n, _, _ in queries if n in names)} "
                                f"query runs ({len(a.features)} configurations)")
-    folds = {name: train(collections.OrderedDict((k, v) for k, v in queries.items() if k[0] != name), a.control_weight)
-             for name in sets} if len(sets) > 1 else {}
+    folds = leave_one_out(queries, sets, a.control_weight) if len(sets) > 1 else {}
     shipped = shipped_weights(queries, folds, a.control_weight)
     if a.out:
         how = f"; the mean of {len(folds)} fits, each without one project" if folds else ""
@@ -307,6 +314,22 @@ def main():
               f"{sum(h[3] for h in held.values()):<4} {mean(inside):>14.3f}")
         for threshold, (n, hits) in firsts.items():
             print(f"held out, first shown at {threshold:.2f} or more: {hits}/{n} answers ({hits / max(n, 1):.2f})")
+
+
+def without(queries, name):
+    return collections.OrderedDict((k, v) for k, v in queries.items() if k[0] != name)
+
+
+def fold(args):
+    queries, name, control_weight = args
+    return train(without(queries, name), control_weight)
+
+
+def leave_one_out(queries, sets, control_weight):
+    """Per project, the fit trained without it; the folds run on every core."""
+    with multiprocessing.Pool(min(len(sets), os.cpu_count() or 1)) as workers:
+        fits = workers.map(fold, [(queries, name, control_weight) for name in sets])
+    return dict(zip(sets, fits))
 
 
 def shipped_weights(queries, folds, control_weight):

@@ -616,16 +616,23 @@ fn is_participle(lower: &str, vocab: &Vocabulary) -> bool {
 /// "배경음악"): two adjacent Korean words whose concatenation (without the
 /// second word's particle) is a vocabulary key are that key, one concept,
 /// so the compound's own translation (`bgm`) is what must be found rather
-/// than each half separately. The key must reach into the second word: a
-/// second word whose end reads as particles (도로: 도 + 로) is no part of
-/// the first (갈림길 도로 is a fork and a road).
+/// than each half separately; a predicate alike, by its lemma ("숨 쉬는" is
+/// 숨쉬다, breathe). The key must reach into the second word: a second word
+/// whose end reads as particles (도로: 도 + 로) is no part of the first
+/// (갈림길 도로 is a fork and a road).
 fn spaced_compound(first: &str, second: &str, vocab: &Vocabulary) -> Option<String> {
     if !second.chars().any(is_hangul) {
         return None;
     }
     let first_len = first.chars().count();
-    korean_forms(&format!("{first}{second}").to_lowercase())
+    let forms = korean_forms(&format!("{first}{second}").to_lowercase());
+    let lemmas: Vec<String> = forms
+        .iter()
+        .flat_map(|form| Morphology::embedded().lemmas(form))
+        .collect();
+    forms
         .into_iter()
+        .chain(lemmas)
         .find(|form| form.chars().count() > first_len && vocab.knows(form) && !vocab.is_stopword(form))
 }
 
@@ -991,6 +998,8 @@ mod tests {
         // 도로 read as particles (도 + 로) would leave 갈림길 alone and lose the road.
         let road = Query::analyze("갈림길 도로", &vocab);
         assert_eq!(labels(&road).len(), 2, "{:?}", labels(&road));
+        let breathing = Query::analyze("숨 쉬는 소리", &vocab);
+        assert!(labels(&breathing)[0].starts_with("숨쉬다"), "{:?}", labels(&breathing));
         // A word no key stands for is no key that contains it (주인, owner, is no 주인공).
         let owner = Query::analyze("상점 주인", &vocab);
         assert_eq!(
