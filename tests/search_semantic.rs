@@ -418,21 +418,28 @@ async fn a_loanword_of_several_project_words_is_the_one_near_in_meaning() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_word_only_half_of_which_the_project_holds_still_gets_its_meaning() {
-    // 온실 is a greenhouse; the project holds only `house` (a folder), and
-    // names its greenhouse in Spanish: the word's meaning finds it.
-    let files = ["Assets/Houses/Cabin.png", "Assets/Models/Invernadero 01.fbx"];
-    let (path, reasoning) = first_found(&files, "온실").await;
-    assert_eq!(path, "Assets/Models/Invernadero 01.fbx", "{reasoning}");
-    assert!(reasoning.contains("온실 (greenhouse) ≈ invernadero"), "{reasoning}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_word_only_a_folder_holds_still_gets_its_meaning() {
-    // 돼지 is a pig; `pig` is only a folder's word here, and the project
-    // names its pigs `swine_piglet`: the word's meaning finds them.
-    let files = ["Assets/Pig/Feeder.png", "Assets/Monsters/swine_piglet.prefab"];
-    let (path, reasoning) = first_found(&files, "돼지").await;
-    assert_eq!(path, "Assets/Monsters/swine_piglet.prefab", "{reasoning}");
-    assert!(reasoning.contains("돼지 (pig) ≈ piglet"), "{reasoning}");
+async fn a_word_no_file_name_holds_still_gets_its_meaning() {
+    // Each project holds the word only where it says little (half of a
+    // compound in a folder, a folder) and names the thing otherwise.
+    let cases = [
+        // 온실 is a greenhouse: only `house` is held, and it is Spanish.
+        (
+            ["Assets/Houses/Cabin.png", "Assets/Models/Invernadero 01.fbx"],
+            "온실",
+            "Assets/Models/Invernadero 01.fbx",
+            "온실 (greenhouse) ≈ invernadero",
+        ),
+        // 돼지 is a pig: `pig` is a folder's word, the pigs are `swine_piglet`.
+        (
+            ["Assets/Pig/Feeder.png", "Assets/Monsters/swine_piglet.prefab"],
+            "돼지",
+            "Assets/Monsters/swine_piglet.prefab",
+            "돼지 (pig) ≈ piglet",
+        ),
+    ];
+    for (files, query, wanted, how) in cases {
+        let (path, reasoning) = first_found(&files, query).await;
+        assert_eq!(path, wanted, "{query}: {reasoning}");
+        assert!(reasoning.contains(how), "{query}: {reasoning}");
+    }
 }

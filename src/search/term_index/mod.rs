@@ -355,8 +355,8 @@ impl TermIndex {
         self.terms.range().ge(&start).lt(&end).into_stream().next().is_some()
     }
 
-    /// Whether some row holds `term` in its file name ([`format::field_key`]
-    /// writes the name field as `a`).
+    /// Whether some row holds `term` in its file name (the dictionary keys
+    /// the name field, the first of every field, with the letter `a`).
     pub fn names(&self, term: &str) -> bool {
         use fst::{IntoStreamer as _, Streamer as _};
         let start = format!("{term}{KEY_SEPARATOR}a");
