@@ -347,16 +347,8 @@ impl TermIndex {
         self.header.lines
     }
 
-    /// Whether some row holds `term` in some field (one dictionary range).
-    pub fn holds(&self, term: &str) -> bool {
-        use fst::{IntoStreamer as _, Streamer as _};
-        let start = format!("{term}{KEY_SEPARATOR}");
-        let end = format!("{term}{}", char::from(KEY_SEPARATOR as u8 + 1));
-        self.terms.range().ge(&start).lt(&end).into_stream().next().is_some()
-    }
-
-    /// Whether some row holds `term` in its file name (the dictionary keys
-    /// the name field, the first of every field, with the letter `a`).
+    /// Whether some row holds `term` in its file name (one dictionary
+    /// range: the name field, the first of every field, is keyed `a`).
     pub fn names(&self, term: &str) -> bool {
         use fst::{IntoStreamer as _, Streamer as _};
         let start = format!("{term}{KEY_SEPARATOR}a");
