@@ -16,6 +16,7 @@ use test_support::fake_unity::{self, FakeUnity};
 use test_support::llm_server::{LlmServer, Reply};
 use unity_assets::build::plan::{plan, PlanAsset, PlanRequest};
 use unity_assets::eval::{load_seed_templates, seed_guid};
+use unity_assets::search::shown_confidence;
 
 const BIN: &str = env!("CARGO_BIN_EXE_unity-assets");
 const NO_FRESH_RESULT_LINE: &str =
@@ -177,8 +178,10 @@ impl TopCandidate {
     /// (`; pulls in …`, from the reference graph), so it is given up to there.
     fn verdict_line(&self, group: usize, verdict: &str) -> String {
         let line = format!(
-            "[unity-assets:build] {group}. {} — {verdict}: {} ({:.2})",
-            self.sub_intent, self.path, self.confidence
+            "[unity-assets:build] {group}. {} — {verdict}: {} ({})",
+            self.sub_intent,
+            self.path,
+            shown_confidence(self.confidence)
         );
         if self.path.ends_with(".prefab") {
             format!("{line}; pulls in ")
@@ -353,8 +356,9 @@ fn build_runs_search_first_then_sends_each_asset_type_through_the_real_server() 
     assert_eq!(shape(sent_now), pairs(&[create, save]));
     assert_eq!(sent_now[0].params["componentsToAdd"][0]["typeName"], "AudioSource");
     let unconfirmed = format!(
-        "[unity-assets:build] 1. {} — unconfirmed: best confidence {:.2}; rerun with --choose 1=N (N counts from 1) or --yes",
-        tops[0].sub_intent, tops[0].confidence
+        "[unity-assets:build] 1. {} — unconfirmed: best confidence {}; rerun with --choose 1=N (N counts from 1) or --yes",
+        tops[0].sub_intent,
+        shown_confidence(tops[0].confidence)
     );
     assert!(second.has_line(&unconfirmed), "{}", second.output());
     let summary = summary_line(&["auto applied", "unconfirmed", "unconfirmed"], 2);

@@ -34,6 +34,7 @@ pub mod vocab;
 
 pub use indexed::search_indexed;
 pub use natives::register;
+pub use result::shown_confidence;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
