@@ -626,12 +626,11 @@ fn spaced_compound(first: &str, second: &str, vocab: &Vocabulary) -> Option<Stri
     }
     let first_len = first.chars().count();
     let forms = korean_forms(&format!("{first}{second}").to_lowercase());
-    let lemmas: Vec<String> = forms
-        .iter()
-        .flat_map(|form| Morphology::embedded().lemmas(form))
-        .collect();
+    // Lemmas only when no written form is a key: most pairs stop at the first.
+    let lemmas = forms.iter().flat_map(|form| Morphology::embedded().lemmas(form));
     forms
-        .into_iter()
+        .iter()
+        .cloned()
         .chain(lemmas)
         .find(|form| form.chars().count() > first_len && vocab.knows(form) && !vocab.is_stopword(form))
 }
